@@ -18,7 +18,10 @@
 /// weight rows [cout_g, kh·kw·cin_g] (a linear layer's [n, k] layout, read as gemm's DenseB). A is
 /// never stored: its a source (kernels/convolution/im2col_a.hpp) gathers each stage from x, a
 /// 16-byte asynchronous copy per 8 channels of one tap when c_in and cin_g are multiples of 8
-/// (zeros for taps in the padding), element by element otherwise. The groups run along z.
+/// (zeros for taps in the padding), element by element otherwise. Each thread places its rows of
+/// the stage in the image once per tile and its columns' tap once per step, so no copy divides;
+/// a plain 1×1 (stride 1, no padding, one group) reads x as the dense [pixels, c_in] matrix it
+/// is. The groups run along z.
 ///
 /// ## Layout
 /// - `x [batch, h, w, c_in]` T; `weight [c_out, kh, kw, c_in / group_count]` T
@@ -47,10 +50,8 @@ namespace {
 template <class T>
 void dense_conv(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out,
                 const convolution::Shape& s) {
-  convolution::dense_product(x, weight, s,
-                             [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
-                               store(out[r * s.c_out + c], cast<T>(sum));
-                             });
+  convolution::dense_product(x, weight, out, s,
+                             [](const Expr<u32>&, const Expr<f32>& sum) { return sum; });
 }
 
 }  // namespace
@@ -152,6 +153,22 @@ IRON_TEST(iron_conv2d, rgb_3x3_2x5x5x3_to_10, F32, F16, BF16) {
 IRON_TEST(iron_conv2d, pointwise_2x8x8x32_to_136, F32, F16, BF16) {
   return conv_setup(square(2, 8, 32, 136, 1, 1, 0), false, dt, rng);
 }
+// A plain 1×1 (stride 1, no padding, one group) reads x as the dense [pixels, c_in] matrix:
+// 154 pixels (a partial second tile of rows) in a non-square image; 12 channels take the
+// element-by-element path; a stride of 2 is a 1×1 that still gathers.
+IRON_TEST(iron_conv2d, pointwise_dense_2x7x11x24_to_40, F32, F16, BF16) {
+  return conv_setup({2, 7, 11, 24, 40, 1, 1, 1, 1, 0, 0, 1, 1, 1}, false, dt, rng);
+}
+IRON_TEST(iron_conv2d, pointwise_odd_channels_9x9x12_to_20, F32, F16, BF16) {
+  return conv_setup(square(1, 9, 12, 20, 1, 1, 0), false, dt, rng);
+}
+IRON_TEST(iron_conv2d, pointwise_s2_9x9x16_to_24, F32, F16, BF16) {
+  return conv_setup(square(1, 9, 16, 24, 1, 2, 0), false, dt, rng);
+}
+// Five steps of k (the ring wraps, each thread's taps move across kernel rows) over 200 pixels.
+IRON_TEST(iron_conv2d, resnet_3x3_steps_2x10x10x32_to_24, F32, F16, BF16) {
+  return conv_setup(square(2, 10, 32, 24, 3, 1, 1), false, dt, rng);
+}
 // Padding past the kernel's reach (outputs whose every tap is padding), dilation 2.
 IRON_TEST(iron_conv2d, wide_padding_dilated_4x4x8_to_8, F32, F16, BF16) {
   return conv_setup(square(1, 4, 8, 8, 3, 1, 4, 2), false, dt, rng);
@@ -177,6 +194,10 @@ IRON_TEST(iron_conv1d, taps3_2x20x16_to_24, F32, F16, BF16) {
 }
 IRON_TEST(iron_conv1d, strided_dilated_groups2_1x23x12_to_10, F32, F16, BF16) {
   return conv_setup(line(1, 23, 12, 10, 3, 2, 2, 2, 2), true, dt, rng);
+}
+// A kernel of one tap: the dense path, over 150 positions.
+IRON_TEST(iron_conv1d, pointwise_2x75x16_to_24, F32, F16, BF16) {
+  return conv_setup(line(2, 75, 16, 24, 1, 1, 0), true, dt, rng);
 }
 
 // ResNet-50's 3×3 layers of each stage and a 1×1 expansion, batch 32.

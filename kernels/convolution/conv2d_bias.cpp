@@ -61,11 +61,9 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_fused, (convolution::Activation ACT),
   layout(out, "[batch, " + oh + ", " + ow + ", c_out]");
   const convolution::Shape s{batch,    h,        w,     c_in,  c_out, kh,    kw,
                              stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, group_count};
-  convolution::dense_product(x, weight, s,
-                             [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
-                               auto v = sum + cast<f32>(load(bias[c]));
-                               store(out[r * c_out + c], cast<T>(convolution::activate<T, ACT>(v)));
-                             });
+  convolution::dense_product(x, weight, out, s, [&](const Expr<u32>& c, const Expr<f32>& sum) {
+    return convolution::activate<T, ACT>(sum + cast<f32>(load(bias[c])));
+  });
 }
 IRON_KERNEL_VARIANT(iron_conv2d_fused, bias, convolution::Activation::Identity);
 IRON_KERNEL_VARIANT(iron_conv2d_fused, bias_relu, convolution::Activation::Relu);

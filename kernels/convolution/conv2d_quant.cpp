@@ -63,10 +63,8 @@ template <class T, class BSource>
 void quant_conv(const Tensor<T>& x, const Out<T>& out, const convolution::Shape& s,
                 const BSource& bsrc) {
   convolution::conv_product(
-      x, s, [&](const Expr<u32>&, const Expr<u32>&, const Expr<u32>&) { return bsrc; },
-      [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
-        store(out[r * s.c_out + c], cast<T>(sum));
-      });
+      x, out, s, [&](const Expr<u32>&, const Expr<u32>&, const Expr<u32>&) { return bsrc; },
+      [&](const Expr<u32>&, const Expr<f32>& sum) { return sum; });
 }
 
 }  // namespace

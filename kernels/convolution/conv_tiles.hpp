@@ -1,11 +1,14 @@
 /// The product every implicit-GEMM convolution form shares: group g's tile of im2col(x) ·
-/// weightᵀ (kernels/convolution/im2col_a.hpp) on gemm::product_from's tensor-core tiles, each sum
-/// handed to the form's epilogue with its output pixel and output channel.
+/// weightᵀ (kernels/convolution/im2col_a.hpp) on gemm::product_tile_from's tensor-core tiles,
+/// each sum turned into its output by the form's value(channel, sum) and written to out as T,
+/// two adjacent channels a store where the widths allow (store_tile).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iron/iron.hpp>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "../gemm/gemm_tiles.hpp"
@@ -59,11 +62,56 @@ inline dsl::Geometry conv1d_geometry(const dsl::GeometryQuery& q) {
   return tile_geometry(q.constant("batch") * ol, q.constant("c_out") / groups, groups);
 }
 
+/// Writes a simdgroup's accumulators `acc` (its element (0, 0) at row `row`, column `col` of
+/// group g's m × n block of out) to out[r · c_out + first + c] (first = g · n) as T, each the
+/// f32 value(first + c, sum). Where c_out and n are even, two adjacent channels that a lane holds
+/// in consecutive slots (the lane maps of mma.m16n8k16 and of Metal's 8×8 matrices both pair
+/// them) go out in one 4-byte store; other pairs and odd widths one element at a time.
+template <class T, class Acc, class Value>
+void store_tile(const dsl::Out<T>& out, const Acc& acc, const dsl::Expr<dsl::u32>& row,
+                const dsl::Expr<dsl::u32>& col, const dsl::Expr<dsl::u32>& m,
+                const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& c_out,
+                const dsl::Expr<dsl::u32>& first, Value&& value) {
+  using namespace iron::dsl;
+  const auto one = [&](std::uint32_t slot) {
+    auto r = row + acc.row(slot);
+    auto c = col + acc.col(slot);
+    IRON_IF(r < m && c < n) {
+      store(out[r * c_out + first + c], cast<T>(value(first + c, acc.get(slot))));
+    }
+  };
+  IRON_IF(c_out % 2u == 0u && n % 2u == 0u) {
+    for (std::uint32_t slot = 0; slot < Acc::elements; slot += 2) {
+      auto r = row + acc.row(slot);
+      auto c = col + acc.col(slot);
+      auto paired = acc.row(slot + 1) == acc.row(slot) && acc.col(slot + 1) == acc.col(slot) + 1u &&
+                    c % 2u == 0u;
+      IRON_IF(paired) {
+        // n is even and c too: the pair is inside out with its first element.
+        IRON_IF(r < m && c < n) {
+          auto channel = first + c;
+          store_lanes(out[r * c_out + channel],
+                      std::array<Expr<T>, 2>{cast<T>(value(channel, acc.get(slot))),
+                                             cast<T>(value(channel + 1u, acc.get(slot + 1)))});
+        }
+      }
+      IRON_ELSE {
+        one(slot);
+        one(slot + 1);
+      }
+    }
+  }
+  IRON_ELSE {
+    for (std::uint32_t slot = 0; slot < Acc::elements; ++slot) one(slot);
+  }
+}
+
 /// This group's tile of convolution group g = program_id<2>(): the weight rows of the group from
-/// make_b(g, n, k) (a b source of [n, k] rows), epilogue(pixel, channel, sum) for each output
-/// element inside out, channel counted across all groups.
-template <class T, class MakeB, class Epilogue>
-void conv_product(const dsl::Tensor<T>& x, const Shape& s, MakeB&& make_b, Epilogue&& epilogue) {
+/// make_b(g, n, k) (a b source of [n, k] rows), each output element inside out written as
+/// value(channel, sum) rounded to T (channel counted across all groups; store_tile).
+template <class T, class MakeB, class Value>
+void conv_product(const dsl::Tensor<T>& x, const dsl::Out<T>& out, const Shape& s, MakeB&& make_b,
+                  Value&& value) {
   using namespace iron::dsl;
   auto g = program_id<2>();
   auto n = s.cout_g();
@@ -71,24 +119,27 @@ void conv_product(const dsl::Tensor<T>& x, const Shape& s, MakeB&& make_b, Epilo
   auto k = s.kh * s.kw * cin_g;
   auto m = s.batch * s.oh() * s.ow();
   const auto [row0, col0] = gemm::banded_tile(gemm::kBM, gemm::kBN);
-  gemm::product_from(Im2colA<T>{x, s, g * cin_g}, make_b(g, n, k), m, n, k, row0, col0,
-                     [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
-                       epilogue(r, g * n + c, sum);
-                     });
+  const auto bsrc = make_b(g, n, k);
+  constexpr std::uint32_t kCols =
+      gemm::step_k<T, std::remove_cvref_t<decltype(bsrc)>::wide_steps>();
+  gemm::product_tile_from(make_im2col_a<T, kCols>(x, s, g * cin_g, row0, m), bsrc, m, n, k, row0,
+                          col0, [&](const auto& acc, const Expr<u32>& row, const Expr<u32>& col) {
+                            store_tile(out, acc, row, col, m, n, s.c_out, g * n, value);
+                          });
 }
 
 /// conv_product with a plain weight [c_out, kh, kw, cin_g]: group g's rows as gemm's [n, k]
 /// DenseB.
-template <class T, class Epilogue>
-void dense_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight, const Shape& s,
-                   Epilogue&& epilogue) {
+template <class T, class Value>
+void dense_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight, const dsl::Out<T>& out,
+                   const Shape& s, Value&& value) {
   using namespace iron::dsl;
   conv_product(
-      x, s,
+      x, out, s,
       [&](const Expr<u32>& g, const Expr<u32>& n, const Expr<u32>& k) {
         return gemm::DenseB<T, col_major>{weight, g * n * k};
       },
-      std::forward<Epilogue>(epilogue));
+      std::forward<Value>(value));
 }
 
 }  // namespace iron::kernels::convolution

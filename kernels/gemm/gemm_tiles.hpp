@@ -204,13 +204,15 @@ struct DenseA {
 };
 
 /// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`asrc` an a source such as DenseA, of
-/// m rows and k columns; `bsrc` a b source such as DenseB) and calls epilogue(r, c, sum) for
-/// every element (r, c) of the tile inside out, with sum the f32 Σ_p a(r, p) · b(p, c).
-template <class ASource, class BSource, class Epilogue>
-void product_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
-                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
-                  const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
-                  Epilogue&& epilogue) {
+/// m rows and k columns; `bsrc` a b source such as DenseB) and hands each simdgroup's kWM × kWN
+/// accumulator on whole: finish(acc, first_row, first_col), the row and column of its element
+/// (0, 0), for an epilogue that writes several elements at once (the convolutions' paired
+/// stores).
+template <class ASource, class BSource, class Finish>
+void product_tile_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
+                       const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                       const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
+                       Finish&& finish) {
   using namespace iron::dsl;
   using T = typename ASource::type;
   constexpr bool kWide = BSource::wide_steps;
@@ -263,12 +265,27 @@ void product_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl:
       barrier();
     }
   }
-  // Each lane hands on the elements it holds, where they fall inside out.
-  for (std::uint32_t slot = 0; slot < FragAcc<kWM, kWN>::elements; ++slot) {
-    auto r = row0 + warp_row + acc.row(slot);
-    auto c = col0 + warp_col + acc.col(slot);
-    IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
-  }
+  finish(acc, row0 + warp_row, col0 + warp_col);
+}
+
+/// product_tile_from with an element-by-element epilogue: epilogue(r, c, sum) for every element
+/// (r, c) of the tile inside out, with sum the f32 Σ_p a(r, p) · b(p, c).
+template <class ASource, class BSource, class Epilogue>
+void product_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
+                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                  const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
+                  Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  product_tile_from(
+      asrc, bsrc, m, n, k, row0, col0,
+      [&](const FragAcc<kWM, kWN>& acc, const Expr<u32>& first_row, const Expr<u32>& first_col) {
+        // Each lane hands on the elements it holds, where they fall inside out.
+        for (std::uint32_t slot = 0; slot < FragAcc<kWM, kWN>::elements; ++slot) {
+          auto r = first_row + acc.row(slot);
+          auto c = first_col + acc.col(slot);
+          IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+        }
+      });
 }
 
 /// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`a` [m, k] from `a_base`; `b` a b

@@ -14,10 +14,8 @@
 /// ## How it runs
 /// Four threads a channel, each holding 4 of its 16 states: a thread reads and writes its states
 /// as one 16-byte vector, so a simdgroup moves 512 consecutive bytes of the state each way, the
-/// whole of it once; a simdgroup takes two such chunks of 512 bytes a pass and issues both
-/// chunks' loads first, so each lane has 32 bytes of state (and 32 of A) in flight. The four
-/// partial sums of y meet by two shuffles; the first of the four writes y. x, dt and z are read
-/// by the four threads of a channel at one address.
+/// whole of it once. The four partial sums of y meet by two shuffles; the first of the four
+/// writes y. x, dt and z are read by the four threads of a channel at one address.
 ///
 /// ## Layout
 /// - `state       [batch, dim, 16]` f32, InOut
@@ -28,9 +26,8 @@
 /// - dim a multiple of 8 (every model's is), so each simdgroup holds whole channels
 ///
 /// ## Dispatch
-/// Reduction (its shuffles need whole simdgroups), grid-stride over batch · dim · 4 threads' work
-/// in passes of two simdgroups' worth, tpg a multiple of 32 up to 1024: any grid up to one
-/// thread each. softplus and use_z 0 or 1.
+/// Reduction (its shuffles need whole simdgroups), grid-stride over batch · dim · 4 threads, tpg a
+/// multiple of 32 up to 1024: any grid up to one thread each. softplus and use_z 0 or 1.
 #include <array>
 #include <iron/iron.hpp>
 #include <string>
@@ -43,7 +40,6 @@ using namespace iron::dsl;
 
 namespace {
 constexpr u32 kThreadStates = 4;  ///< states a thread: one 16-byte vector of f32
-constexpr u32 kChunksAPass = 2;   ///< simdgroups' worth of threads' work a simdgroup loads at once
 }  // namespace
 
 IRON_KERNEL_TEMPLATE(iron_ssm_selective_scan_update, (u32 N),
@@ -67,56 +63,38 @@ IRON_KERNEL_TEMPLATE(iron_ssm_selective_scan_update, (u32 N),
   layout(z, "[batch, dim]");
   layout(y, "[batch, dim]");
   require_multiple_of(dim, 8);  // batch · dim · P is whole simdgroups: all lanes take each trip
-  auto lane = lane_id();
-  auto chunks = batch * dim * P / 32u;  // simdgroups' worth of threads
-  auto passes = simdgroup_count() * grid_groups<0>();
-  for (auto pass : range(program_id<0>() * simdgroup_count() + simdgroup_id(),
-                         (chunks + (kChunksAPass - 1u)) / kChunksAPass, passes)) {
-    // kChunksAPass chunks of 32 threads' work a pass, all their loads issued before any
-    // arithmetic; a chunk past the end reads the last one again and writes nothing.
-    std::array<Expr<u32>, kChunksAPass> row, first;
-    std::array<std::array<Expr<f32>, kThreadStates>, kChunksAPass> h, a;
-    std::array<std::array<Expr<T>, kThreadStates>, kChunksAPass> bv, cv;
-    for (u32 r = 0; r < kChunksAPass; ++r) {
-      auto i = min(pass * kChunksAPass + r, chunks - 1u) * 32u + lane;
-      row[r] = i / P;  // b · dim + d
-      first[r] = i % P * kThreadStates;
-      auto d = row[r] % dim;
-      auto b = row[r] / dim;
-      h[r] = load_lanes<kThreadStates>(state[row[r] * N + first[r]]);
-      a[r] = load_lanes<kThreadStates>(A[d * N + first[r]]);
-      bv[r] = load_lanes<kThreadStates>(B[b * N + first[r]]);
-      cv[r] = load_lanes<kThreadStates>(C[b * N + first[r]]);
+  for (auto i : range(global_id<0>(), batch * dim * P, grid_threads<0>())) {
+    auto row = i / P;  // b · dim + d
+    auto first = i % P * kThreadStates;
+    auto d = row % dim;
+    auto b = row / dim;
+    auto step = scan_dt(cast<f32>(load(dt[row])), load(dt_bias[d]), softplus);
+    auto xin = cast<f32>(load(x[row]));
+    auto x_dt = step * xin;
+    const auto h = load_lanes<kThreadStates>(state[row * N + first]);
+    const auto a = load_lanes<kThreadStates>(A[d * N + first]);
+    const auto bv = load_lanes<kThreadStates>(B[b * N + first]);
+    const auto cv = load_lanes<kThreadStates>(C[b * N + first]);
+    std::array<Expr<f32>, kThreadStates> next;
+    Expr<f32> partial = 0.0f;
+    for (u32 q = 0; q < kThreadStates; ++q) {
+      next[q] = fma(exp2(step * (a[q] * kLog2eF32)), h[q], x_dt * cast<f32>(bv[q]));
+      partial = fma(cast<f32>(cv[q]), next[q], partial);
     }
-    for (u32 r = 0; r < kChunksAPass; ++r) {
-      auto d = row[r] % dim;
-      auto step = scan_dt(cast<f32>(load(dt[row[r]])), load(dt_bias[d]), softplus);
-      auto xin = cast<f32>(load(x[row[r]]));
-      auto x_dt = step * xin;
-      std::array<Expr<f32>, kThreadStates> next;
-      Expr<f32> partial = 0.0f;
-      for (u32 q = 0; q < kThreadStates; ++q) {
-        next[q] = fma(exp2(step * (a[r][q] * kLog2eF32)), h[r][q], x_dt * cast<f32>(bv[r][q]));
-        partial = fma(cast<f32>(cv[r][q]), next[q], partial);
-      }
-      for (u32 m = 1; m < P; m *= 2) partial = partial + simd_shuffle_xor(partial, m);
-      IRON_IF(pass * kChunksAPass + r < chunks) {
-        store_lanes(state[row[r] * N + first[r]], next);
-        IRON_IF(first[r] == 0u) {
-          Var<f32> out = fma(load(D[d]), xin, partial);
-          IRON_IF(use_z != 0u) { out = Expr<f32>(out) * silu<T>(cast<f32>(load(z[row[r]]))); }
-          store(y[row[r]], cast<T>(Expr<f32>(out)));
-        }
-      }
+    store_lanes(state[row * N + first], next);
+    for (u32 m = 1; m < P; m *= 2) partial = partial + simd_shuffle_xor(partial, m);
+    IRON_IF(first == 0u) {
+      Var<f32> out = fma(load(D[d]), xin, partial);
+      IRON_IF(use_z != 0u) { out = Expr<f32>(out) * silu<T>(cast<f32>(load(z[row]))); }
+      store(y[row], cast<T>(Expr<f32>(out)));
     }
   }
 }
 IRON_KERNEL_VARIANT(iron_ssm_selective_scan_update, n16, 16);
 
-// Four threads a channel, a simdgroup a pass of two chunks of 32 such threads, groups of 256.
+// Four threads a channel, groups of 256.
 IRON_GEOMETRY(iron_ssm_selective_scan_update_n16) {
-  const std::uint64_t chunks = q.constant("batch") * q.constant("dim") * (16 / kThreadStates) / 32;
-  return Geometry::elementwise((chunks + kChunksAPass - 1) / kChunksAPass * 32,
+  return Geometry::elementwise(q.constant("batch") * q.constant("dim") * (16 / kThreadStates),
                                q.threads_per_group(256));
 }
 
@@ -202,17 +180,12 @@ IRON_TEST(iron_ssm_selective_scan_update_n16, batch6_dim48, F32, F16, BF16) {
 }
 
 // One sequence of 8 channels (one simdgroup), neither softplus nor the gate; and 5 sequences of
-// 64 channels on one group of 32 threads, so the grid-stride loop makes 20 passes.
+// 64 channels on one group of 32 threads, so the grid-stride loop wraps 40 times.
 IRON_TEST(iron_ssm_selective_scan_update_n16, single_sequence_plain, F32, F16, BF16) {
   return update_setup(1, 8, false, false, 0, dt, rng);
 }
 IRON_TEST(iron_ssm_selective_scan_update_n16, small_grid, F32, F16, BF16) {
   return update_setup(5, 64, true, true, 1, dt, rng);
-}
-
-// Three chunks of 32 threads' work on one simdgroup: the second pass is half empty.
-IRON_TEST(iron_ssm_selective_scan_update_n16, odd_chunks_small_grid, F32, F16, BF16) {
-  return update_setup(3, 8, true, true, 1, dt, rng);
 }
 
 // A decode batch of 64 sequences of Falcon-Mamba-7B's 8192 channels: 32 MiB of state each way.

@@ -17,9 +17,8 @@
 /// ## How it runs
 /// A simdgroup a (sequence, head, head dimension) row: each lane holds N/32 consecutive states,
 /// read and written as one vector (16 bytes for N = 128, 8 for N = 64), so a row moves as one
-/// coalesced 4N-byte access each way. A simdgroup takes R rows a pass (2 of 128 states, 4 of
-/// 64) and issues all their loads first, so each lane has 32 bytes of state in flight. B and C
-/// are read by every row of the group from the L1; y is a simd_sum, written by lane 0.
+/// coalesced 4N-byte access each way. B and C are read by every row of the group from the L1;
+/// y is a simd_sum, written by lane 0.
 ///
 /// ## Layout
 /// - `state       [batch, heads, head_dim, N]` f32, InOut
@@ -30,8 +29,8 @@
 ///   heads / ngroups consecutive heads)
 ///
 /// ## Dispatch
-/// Reduction: tpg a multiple of 32 up to 1024, R rows a simdgroup pass, grid-stride: any grid up
-/// to one simdgroup a row. softplus and use_z 0 or 1.
+/// Reduction: tpg a multiple of 32 up to 1024, a row a simdgroup, grid-stride: any grid up to
+/// one simdgroup a row. softplus and use_z 0 or 1.
 #include <array>
 #include <iron/iron.hpp>
 #include <string>
@@ -42,18 +41,12 @@
 namespace iron::kernels {
 using namespace iron::dsl;
 
-/// Rows a simdgroup updates at once: 32 bytes of state a lane in flight (two rows of 128 states,
-/// four of 64).
-template <u32 N>
-inline constexpr u32 kSsdUpdateRows = 8 / (N / 32);
-
 IRON_KERNEL_TEMPLATE(iron_ssm_ssd_update, (u32 N),
                      (InOut<f32> state, Tensor<T> x, Tensor<T> dt, Tensor<f32> dt_bias,
                       Tensor<f32> A, Tensor<T> B, Tensor<T> C, Tensor<f32> D, Tensor<T> z, Out<T> y,
                       Constexpr<u32> batch, Constexpr<u32> heads, Constexpr<u32> head_dim,
                       Constexpr<u32> ngroups, Constexpr<u32> softplus, Constexpr<u32> use_z)) {
   constexpr u32 Q = N / 32;  // states a lane
-  constexpr u32 R = kSsdUpdateRows<N>;
   static_assert(N % 64 == 0 && Q * 4 <= 16);
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
   grid("[<= ceil_div(batch * heads * head_dim * 32, tpg), 1, 1]");
@@ -70,46 +63,31 @@ IRON_KERNEL_TEMPLATE(iron_ssm_ssd_update, (u32 N),
   layout(y, "[batch, heads, head_dim]");
   auto lane = lane_id();
   auto first = lane * Q;
-  auto rows = batch * heads * head_dim;
-  auto passes = simdgroup_count() * grid_groups<0>();
-  for (auto pass :
-       range(program_id<0>() * simdgroup_count() + simdgroup_id(), (rows + (R - 1u)) / R, passes)) {
-    // R rows a pass, all their loads issued before any arithmetic; a row past the end reads
-    // the last row again and writes nothing.
-    std::array<Expr<u32>, R> row;
-    std::array<std::array<Expr<f32>, Q>, R> old;
-    std::array<std::array<Expr<T>, Q>, R> bv, cv;
-    for (u32 r = 0; r < R; ++r) {
-      row[r] = min(pass * R + r, rows - 1u);
-      auto bh = row[r] / head_dim;  // b · heads + h
-      auto h = bh % heads;
-      auto bc = (bh / heads * ngroups + h * ngroups / heads) * N + first;
-      old[r] = load_lanes<Q>(state[row[r] * N + first]);
-      bv[r] = load_lanes<Q>(B[bc]);
-      cv[r] = load_lanes<Q>(C[bc]);
+  auto rows_per_group = simdgroup_count();
+  for (auto row : range(program_id<0>() * rows_per_group + simdgroup_id(), batch * heads * head_dim,
+                        grid_groups<0>() * rows_per_group)) {
+    auto bh = row / head_dim;  // b · heads + h
+    auto h = bh % heads;
+    auto bc = (bh / heads * ngroups + h * ngroups / heads) * N + first;
+    auto step = scan_dt(cast<f32>(load(dt[bh])), load(dt_bias[h]), softplus);
+    auto decay = exp(step * load(A[h]));
+    auto xin = cast<f32>(load(x[row]));
+    auto x_dt = step * xin;
+    const auto old = load_lanes<Q>(state[row * N + first]);
+    const auto bv = load_lanes<Q>(B[bc]);
+    const auto cv = load_lanes<Q>(C[bc]);
+    std::array<Expr<f32>, Q> next;
+    Expr<f32> partial = 0.0f;
+    for (u32 q = 0; q < Q; ++q) {
+      next[q] = fma(decay, old[q], x_dt * cast<f32>(bv[q]));
+      partial = fma(cast<f32>(cv[q]), next[q], partial);
     }
-    for (u32 r = 0; r < R; ++r) {
-      auto bh = row[r] / head_dim;
-      auto h = bh % heads;
-      auto step = scan_dt(cast<f32>(load(dt[bh])), load(dt_bias[h]), softplus);
-      auto decay = exp(step * load(A[h]));
-      auto xin = cast<f32>(load(x[row[r]]));
-      auto x_dt = step * xin;
-      std::array<Expr<f32>, Q> next;
-      Expr<f32> partial = 0.0f;
-      for (u32 q = 0; q < Q; ++q) {
-        next[q] = fma(decay, old[r][q], x_dt * cast<f32>(bv[r][q]));
-        partial = fma(cast<f32>(cv[r][q]), next[q], partial);
-      }
-      auto total = simd_sum(partial);
-      IRON_IF(pass * R + r < rows) {
-        store_lanes(state[row[r] * N + first], next);
-        IRON_IF(lane == 0u) {
-          Var<f32> out = fma(load(D[h]), xin, total);
-          IRON_IF(use_z != 0u) { out = Expr<f32>(out) * silu<T>(cast<f32>(load(z[row[r]]))); }
-          store(y[row[r]], cast<T>(Expr<f32>(out)));
-        }
-      }
+    store_lanes(state[row * N + first], next);
+    auto total = simd_sum(partial);
+    IRON_IF(lane == 0u) {
+      Var<f32> out = fma(load(D[h]), xin, total);
+      IRON_IF(use_z != 0u) { out = Expr<f32>(out) * silu<T>(cast<f32>(load(z[row]))); }
+      store(y[row], cast<T>(Expr<f32>(out)));
     }
   }
 }
@@ -118,18 +96,17 @@ IRON_KERNEL_VARIANT(iron_ssm_ssd_update, n128, 128);
 
 namespace {
 
-/// A simdgroup a pass of R rows, groups of 256 threads.
-template <u32 N>
+/// A simdgroup a row, groups of 256 threads.
 Geometry ssd_update_geometry(const GeometryQuery& q) {
-  constexpr u32 R = kSsdUpdateRows<N>;
-  const std::uint64_t rows = q.constant("batch") * q.constant("heads") * q.constant("head_dim");
-  return Geometry::elementwise((rows + R - 1) / R * 32, q.threads_per_group(256));
+  return Geometry::elementwise(
+      q.constant("batch") * q.constant("heads") * q.constant("head_dim") * 32,
+      q.threads_per_group(256));
 }
 
 }  // namespace
 
-IRON_GEOMETRY(iron_ssm_ssd_update_n64) { return ssd_update_geometry<64>(q); }
-IRON_GEOMETRY(iron_ssm_ssd_update_n128) { return ssd_update_geometry<128>(q); }
+IRON_GEOMETRY(iron_ssm_ssd_update_n64) { return ssd_update_geometry(q); }
+IRON_GEOMETRY(iron_ssm_ssd_update_n128) { return ssd_update_geometry(q); }
 
 }  // namespace iron::kernels
 
@@ -231,14 +208,6 @@ IRON_TEST(iron_ssm_ssd_update_n128, group_a_head_plain, F32, F16, BF16) {
 }
 IRON_TEST(iron_ssm_ssd_update_n64, small_grid, F32, F16, BF16) {
   return ssd_update_setup({5, 1, 6, 8, 1, 64}, 2, dt, rng);
-}
-
-// 15 rows: the last pass of two (or four) rows is partial.
-IRON_TEST(iron_ssm_ssd_update_n128, odd_rows, F32, F16, BF16) {
-  return ssd_update_setup({1, 1, 3, 5, 1, 128}, 0, dt, rng);
-}
-IRON_TEST(iron_ssm_ssd_update_n64, odd_rows_small_grid, F32, F16, BF16) {
-  return ssd_update_setup({1, 1, 3, 5, 3, 64}, 1, dt, rng);
 }
 
 // Mamba-2 2.7B's layer (80 heads of 64, one group, 128 states) for a decode batch of 32:

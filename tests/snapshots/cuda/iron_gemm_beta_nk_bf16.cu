@@ -268,481 +268,481 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v25 = v24 << 7u;
   const unsigned int v28 = v22 / v20;
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
   const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:248
   if (v63) {
-    for (unsigned int v2794 = 0u; v2794 < 2u; v2794 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2795 = v2794 << 6u;
-      const bool v2797 = v2795 < v2;
-      if (v2797) {
-        const unsigned int v2799 = v2794 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v2801 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2804 = v2801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2807 = v2801 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2808 = v2807 << 3u;
-        const unsigned int v2809 = v25 + v2804;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2810 = v2809 < v0;
-        const unsigned int v2811 = v2795 + v2808;
-        const bool v2812 = v2811 < v2;
-        const bool v2813 = v2810 && v2812;
-        const unsigned int v2815 = v2809 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2817 = v2815 + v2795;
-        const unsigned int v2818 = v2817 + v2808;
-        const unsigned int v2819 = v2813 ? v2818 : 0u;
-        const unsigned int v2821 = v2804 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2822 = v2799 + v2821;
-        const unsigned int v2823 = v2822 + v2808;
-        iron_copy_async<16>(shm0 + (v2823 ^ (((v2823 >> 6u) & 7u) << 3u)), a + v2819, v2813);
-        const unsigned int v2826 = v2801 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2828 = v2826 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2831 = v2826 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2832 = v2831 << 3u;
-        const unsigned int v2833 = v25 + v2828;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2834 = v2833 < v0;
-        const unsigned int v2835 = v2795 + v2832;
-        const bool v2836 = v2835 < v2;
-        const bool v2837 = v2834 && v2836;
-        const unsigned int v2839 = v2833 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2841 = v2839 + v2795;
-        const unsigned int v2842 = v2841 + v2832;
-        const unsigned int v2843 = v2837 ? v2842 : 0u;
-        const unsigned int v2845 = v2828 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2846 = v2799 + v2845;
-        const unsigned int v2847 = v2846 + v2832;
-        iron_copy_async<16>(shm0 + (v2847 ^ (((v2847 >> 6u) & 7u) << 3u)), a + v2843, v2837);
-        const unsigned int v2850 = v2801 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2852 = v2850 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2855 = v2850 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2856 = v2855 << 3u;
-        const unsigned int v2857 = v25 + v2852;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2858 = v2857 < v0;
-        const unsigned int v2859 = v2795 + v2856;
-        const bool v2860 = v2859 < v2;
-        const bool v2861 = v2858 && v2860;
-        const unsigned int v2863 = v2857 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2865 = v2863 + v2795;
-        const unsigned int v2866 = v2865 + v2856;
-        const unsigned int v2867 = v2861 ? v2866 : 0u;
-        const unsigned int v2869 = v2852 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2870 = v2799 + v2869;
-        const unsigned int v2871 = v2870 + v2856;
-        iron_copy_async<16>(shm0 + (v2871 ^ (((v2871 >> 6u) & 7u) << 3u)), a + v2867, v2861);
-        const unsigned int v2874 = v2801 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2876 = v2874 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2879 = v2874 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2880 = v2879 << 3u;
-        const unsigned int v2881 = v25 + v2876;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2882 = v2881 < v0;
-        const unsigned int v2883 = v2795 + v2880;
-        const bool v2884 = v2883 < v2;
-        const bool v2885 = v2882 && v2884;
-        const unsigned int v2887 = v2881 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2889 = v2887 + v2795;
-        const unsigned int v2890 = v2889 + v2880;
-        const unsigned int v2891 = v2885 ? v2890 : 0u;
-        const unsigned int v2893 = v2876 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2894 = v2799 + v2893;
-        const unsigned int v2895 = v2894 + v2880;
-        iron_copy_async<16>(shm0 + (v2895 ^ (((v2895 >> 6u) & 7u) << 3u)), a + v2891, v2885);
-        const unsigned int v2898 = v2801 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2900 = v2898 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2903 = v2898 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2904 = v2903 << 3u;
-        const unsigned int v2905 = v25 + v2900;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2906 = v2905 < v0;
-        const unsigned int v2907 = v2795 + v2904;
-        const bool v2908 = v2907 < v2;
-        const bool v2909 = v2906 && v2908;
-        const unsigned int v2911 = v2905 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2913 = v2911 + v2795;
-        const unsigned int v2914 = v2913 + v2904;
-        const unsigned int v2915 = v2909 ? v2914 : 0u;
-        const unsigned int v2917 = v2900 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2918 = v2799 + v2917;
-        const unsigned int v2919 = v2918 + v2904;
-        iron_copy_async<16>(shm0 + (v2919 ^ (((v2919 >> 6u) & 7u) << 3u)), a + v2915, v2909);
-        const unsigned int v2922 = v2801 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2924 = v2922 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2927 = v2922 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2928 = v2927 << 3u;
-        const unsigned int v2929 = v25 + v2924;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2930 = v2929 < v0;
-        const unsigned int v2931 = v2795 + v2928;
-        const bool v2932 = v2931 < v2;
-        const bool v2933 = v2930 && v2932;
-        const unsigned int v2935 = v2929 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2937 = v2935 + v2795;
-        const unsigned int v2938 = v2937 + v2928;
-        const unsigned int v2939 = v2933 ? v2938 : 0u;
-        const unsigned int v2941 = v2924 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2942 = v2799 + v2941;
-        const unsigned int v2943 = v2942 + v2928;
-        iron_copy_async<16>(shm0 + (v2943 ^ (((v2943 >> 6u) & 7u) << 3u)), a + v2939, v2933);
-        const unsigned int v2946 = v2801 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2948 = v2946 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2951 = v2946 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2952 = v2951 << 3u;
-        const unsigned int v2953 = v25 + v2948;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2954 = v2953 < v0;
-        const unsigned int v2955 = v2795 + v2952;
-        const bool v2956 = v2955 < v2;
-        const bool v2957 = v2954 && v2956;
-        const unsigned int v2959 = v2953 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2961 = v2959 + v2795;
-        const unsigned int v2962 = v2961 + v2952;
-        const unsigned int v2963 = v2957 ? v2962 : 0u;
-        const unsigned int v2965 = v2948 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2966 = v2799 + v2965;
-        const unsigned int v2967 = v2966 + v2952;
-        iron_copy_async<16>(shm0 + (v2967 ^ (((v2967 >> 6u) & 7u) << 3u)), a + v2963, v2957);
-        const unsigned int v2970 = v2801 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2972 = v2970 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2975 = v2970 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2976 = v2975 << 3u;
-        const unsigned int v2977 = v25 + v2972;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2978 = v2977 < v0;
-        const unsigned int v2979 = v2795 + v2976;
-        const bool v2980 = v2979 < v2;
-        const bool v2981 = v2978 && v2980;
-        const unsigned int v2983 = v2977 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2985 = v2983 + v2795;
-        const unsigned int v2986 = v2985 + v2976;
-        const unsigned int v2987 = v2981 ? v2986 : 0u;
-        const unsigned int v2989 = v2972 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2990 = v2799 + v2989;
-        const unsigned int v2991 = v2990 + v2976;
-        iron_copy_async<16>(shm0 + (v2991 ^ (((v2991 >> 6u) & 7u) << 3u)), a + v2987, v2981);
-        const unsigned int v3003 = v29 + v2804;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3004 = v3003 < v1;
-        const bool v3007 = v3004 && v2812;
-        const unsigned int v3009 = v3003 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3011 = v3009 + v2795;
-        const unsigned int v3012 = v3011 + v2808;
-        const unsigned int v3013 = v3007 ? v3012 : 0u;
-        iron_copy_async<16>(shm1 + (v2823 ^ (((v2823 >> 6u) & 7u) << 3u)), b + v3013, v3007);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3027 = v29 + v2828;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3028 = v3027 < v1;
-        const bool v3031 = v3028 && v2836;
-        const unsigned int v3033 = v3027 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3035 = v3033 + v2795;
-        const unsigned int v3036 = v3035 + v2832;
-        const unsigned int v3037 = v3031 ? v3036 : 0u;
-        iron_copy_async<16>(shm1 + (v2847 ^ (((v2847 >> 6u) & 7u) << 3u)), b + v3037, v3031);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3051 = v29 + v2852;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3052 = v3051 < v1;
-        const bool v3055 = v3052 && v2860;
-        const unsigned int v3057 = v3051 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3059 = v3057 + v2795;
-        const unsigned int v3060 = v3059 + v2856;
-        const unsigned int v3061 = v3055 ? v3060 : 0u;
-        iron_copy_async<16>(shm1 + (v2871 ^ (((v2871 >> 6u) & 7u) << 3u)), b + v3061, v3055);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3075 = v29 + v2876;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3076 = v3075 < v1;
-        const bool v3079 = v3076 && v2884;
-        const unsigned int v3081 = v3075 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3083 = v3081 + v2795;
-        const unsigned int v3084 = v3083 + v2880;
-        const unsigned int v3085 = v3079 ? v3084 : 0u;
-        iron_copy_async<16>(shm1 + (v2895 ^ (((v2895 >> 6u) & 7u) << 3u)), b + v3085, v3079);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3099 = v29 + v2900;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3100 = v3099 < v1;
-        const bool v3103 = v3100 && v2908;
-        const unsigned int v3105 = v3099 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3107 = v3105 + v2795;
-        const unsigned int v3108 = v3107 + v2904;
-        const unsigned int v3109 = v3103 ? v3108 : 0u;
-        iron_copy_async<16>(shm1 + (v2919 ^ (((v2919 >> 6u) & 7u) << 3u)), b + v3109, v3103);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3123 = v29 + v2924;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3124 = v3123 < v1;
-        const bool v3127 = v3124 && v2932;
-        const unsigned int v3129 = v3123 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3131 = v3129 + v2795;
-        const unsigned int v3132 = v3131 + v2928;
-        const unsigned int v3133 = v3127 ? v3132 : 0u;
-        iron_copy_async<16>(shm1 + (v2943 ^ (((v2943 >> 6u) & 7u) << 3u)), b + v3133, v3127);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3147 = v29 + v2948;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3148 = v3147 < v1;
-        const bool v3151 = v3148 && v2956;
-        const unsigned int v3153 = v3147 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3155 = v3153 + v2795;
-        const unsigned int v3156 = v3155 + v2952;
-        const unsigned int v3157 = v3151 ? v3156 : 0u;
-        iron_copy_async<16>(shm1 + (v2967 ^ (((v2967 >> 6u) & 7u) << 3u)), b + v3157, v3151);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3171 = v29 + v2972;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3172 = v3171 < v1;
-        const bool v3175 = v3172 && v2980;
-        const unsigned int v3177 = v3171 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3179 = v3177 + v2795;
-        const unsigned int v3180 = v3179 + v2976;
-        const unsigned int v3181 = v3175 ? v3180 : 0u;
-        iron_copy_async<16>(shm1 + (v2991 ^ (((v2991 >> 6u) & 7u) << 3u)), b + v3181, v3175);  // kernels/gemm/gemm_tiles.hpp:82
+    for (unsigned int v2540 = 0u; v2540 < 2u; v2540 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2541 = v2540 << 6u;
+      const bool v2543 = v2541 < v2;
+      if (v2543) {
+        const unsigned int v2545 = v2540 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2547 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2550 = v2547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2553 = v2547 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2554 = v2553 << 3u;
+        const unsigned int v2555 = v25 + v2550;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2556 = v2555 < v0;
+        const unsigned int v2557 = v2541 + v2554;
+        const bool v2558 = v2557 < v2;
+        const bool v2559 = v2556 && v2558;
+        const unsigned int v2561 = v2555 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2563 = v2561 + v2541;
+        const unsigned int v2564 = v2563 + v2554;
+        const unsigned int v2565 = v2559 ? v2564 : 0u;
+        const unsigned int v2567 = v2550 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2568 = v2545 + v2567;
+        const unsigned int v2569 = v2568 + v2554;
+        iron_copy_async<16>(shm0 + (v2569 ^ (((v2569 >> 6u) & 7u) << 3u)), a + v2565, v2559);
+        const unsigned int v2572 = v2547 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2574 = v2572 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2577 = v2572 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2578 = v2577 << 3u;
+        const unsigned int v2579 = v25 + v2574;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2580 = v2579 < v0;
+        const unsigned int v2581 = v2541 + v2578;
+        const bool v2582 = v2581 < v2;
+        const bool v2583 = v2580 && v2582;
+        const unsigned int v2585 = v2579 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2587 = v2585 + v2541;
+        const unsigned int v2588 = v2587 + v2578;
+        const unsigned int v2589 = v2583 ? v2588 : 0u;
+        const unsigned int v2591 = v2574 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2592 = v2545 + v2591;
+        const unsigned int v2593 = v2592 + v2578;
+        iron_copy_async<16>(shm0 + (v2593 ^ (((v2593 >> 6u) & 7u) << 3u)), a + v2589, v2583);
+        const unsigned int v2596 = v2547 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2598 = v2596 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2601 = v2596 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2602 = v2601 << 3u;
+        const unsigned int v2603 = v25 + v2598;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2604 = v2603 < v0;
+        const unsigned int v2605 = v2541 + v2602;
+        const bool v2606 = v2605 < v2;
+        const bool v2607 = v2604 && v2606;
+        const unsigned int v2609 = v2603 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2611 = v2609 + v2541;
+        const unsigned int v2612 = v2611 + v2602;
+        const unsigned int v2613 = v2607 ? v2612 : 0u;
+        const unsigned int v2615 = v2598 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2616 = v2545 + v2615;
+        const unsigned int v2617 = v2616 + v2602;
+        iron_copy_async<16>(shm0 + (v2617 ^ (((v2617 >> 6u) & 7u) << 3u)), a + v2613, v2607);
+        const unsigned int v2620 = v2547 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2622 = v2620 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2625 = v2620 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2626 = v2625 << 3u;
+        const unsigned int v2627 = v25 + v2622;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2628 = v2627 < v0;
+        const unsigned int v2629 = v2541 + v2626;
+        const bool v2630 = v2629 < v2;
+        const bool v2631 = v2628 && v2630;
+        const unsigned int v2633 = v2627 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2635 = v2633 + v2541;
+        const unsigned int v2636 = v2635 + v2626;
+        const unsigned int v2637 = v2631 ? v2636 : 0u;
+        const unsigned int v2639 = v2622 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2640 = v2545 + v2639;
+        const unsigned int v2641 = v2640 + v2626;
+        iron_copy_async<16>(shm0 + (v2641 ^ (((v2641 >> 6u) & 7u) << 3u)), a + v2637, v2631);
+        const unsigned int v2644 = v2547 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2646 = v2644 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2649 = v2644 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2650 = v2649 << 3u;
+        const unsigned int v2651 = v25 + v2646;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2652 = v2651 < v0;
+        const unsigned int v2653 = v2541 + v2650;
+        const bool v2654 = v2653 < v2;
+        const bool v2655 = v2652 && v2654;
+        const unsigned int v2657 = v2651 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2659 = v2657 + v2541;
+        const unsigned int v2660 = v2659 + v2650;
+        const unsigned int v2661 = v2655 ? v2660 : 0u;
+        const unsigned int v2663 = v2646 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2664 = v2545 + v2663;
+        const unsigned int v2665 = v2664 + v2650;
+        iron_copy_async<16>(shm0 + (v2665 ^ (((v2665 >> 6u) & 7u) << 3u)), a + v2661, v2655);
+        const unsigned int v2668 = v2547 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2670 = v2668 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2673 = v2668 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2674 = v2673 << 3u;
+        const unsigned int v2675 = v25 + v2670;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2676 = v2675 < v0;
+        const unsigned int v2677 = v2541 + v2674;
+        const bool v2678 = v2677 < v2;
+        const bool v2679 = v2676 && v2678;
+        const unsigned int v2681 = v2675 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2683 = v2681 + v2541;
+        const unsigned int v2684 = v2683 + v2674;
+        const unsigned int v2685 = v2679 ? v2684 : 0u;
+        const unsigned int v2687 = v2670 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2688 = v2545 + v2687;
+        const unsigned int v2689 = v2688 + v2674;
+        iron_copy_async<16>(shm0 + (v2689 ^ (((v2689 >> 6u) & 7u) << 3u)), a + v2685, v2679);
+        const unsigned int v2692 = v2547 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2694 = v2692 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2697 = v2692 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2698 = v2697 << 3u;
+        const unsigned int v2699 = v25 + v2694;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2700 = v2699 < v0;
+        const unsigned int v2701 = v2541 + v2698;
+        const bool v2702 = v2701 < v2;
+        const bool v2703 = v2700 && v2702;
+        const unsigned int v2705 = v2699 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2707 = v2705 + v2541;
+        const unsigned int v2708 = v2707 + v2698;
+        const unsigned int v2709 = v2703 ? v2708 : 0u;
+        const unsigned int v2711 = v2694 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2712 = v2545 + v2711;
+        const unsigned int v2713 = v2712 + v2698;
+        iron_copy_async<16>(shm0 + (v2713 ^ (((v2713 >> 6u) & 7u) << 3u)), a + v2709, v2703);
+        const unsigned int v2716 = v2547 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2718 = v2716 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2721 = v2716 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2722 = v2721 << 3u;
+        const unsigned int v2723 = v25 + v2718;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2724 = v2723 < v0;
+        const unsigned int v2725 = v2541 + v2722;
+        const bool v2726 = v2725 < v2;
+        const bool v2727 = v2724 && v2726;
+        const unsigned int v2729 = v2723 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2731 = v2729 + v2541;
+        const unsigned int v2732 = v2731 + v2722;
+        const unsigned int v2733 = v2727 ? v2732 : 0u;
+        const unsigned int v2735 = v2718 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2736 = v2545 + v2735;
+        const unsigned int v2737 = v2736 + v2722;
+        iron_copy_async<16>(shm0 + (v2737 ^ (((v2737 >> 6u) & 7u) << 3u)), a + v2733, v2727);
+        const unsigned int v2749 = v29 + v2550;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2750 = v2749 < v1;
+        const bool v2753 = v2750 && v2558;
+        const unsigned int v2755 = v2749 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2757 = v2755 + v2541;
+        const unsigned int v2758 = v2757 + v2554;
+        const unsigned int v2759 = v2753 ? v2758 : 0u;
+        iron_copy_async<16>(shm1 + (v2569 ^ (((v2569 >> 6u) & 7u) << 3u)), b + v2759, v2753);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2773 = v29 + v2574;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2774 = v2773 < v1;
+        const bool v2777 = v2774 && v2582;
+        const unsigned int v2779 = v2773 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2781 = v2779 + v2541;
+        const unsigned int v2782 = v2781 + v2578;
+        const unsigned int v2783 = v2777 ? v2782 : 0u;
+        iron_copy_async<16>(shm1 + (v2593 ^ (((v2593 >> 6u) & 7u) << 3u)), b + v2783, v2777);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2797 = v29 + v2598;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2798 = v2797 < v1;
+        const bool v2801 = v2798 && v2606;
+        const unsigned int v2803 = v2797 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2805 = v2803 + v2541;
+        const unsigned int v2806 = v2805 + v2602;
+        const unsigned int v2807 = v2801 ? v2806 : 0u;
+        iron_copy_async<16>(shm1 + (v2617 ^ (((v2617 >> 6u) & 7u) << 3u)), b + v2807, v2801);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2821 = v29 + v2622;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2822 = v2821 < v1;
+        const bool v2825 = v2822 && v2630;
+        const unsigned int v2827 = v2821 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2829 = v2827 + v2541;
+        const unsigned int v2830 = v2829 + v2626;
+        const unsigned int v2831 = v2825 ? v2830 : 0u;
+        iron_copy_async<16>(shm1 + (v2641 ^ (((v2641 >> 6u) & 7u) << 3u)), b + v2831, v2825);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2845 = v29 + v2646;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2846 = v2845 < v1;
+        const bool v2849 = v2846 && v2654;
+        const unsigned int v2851 = v2845 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2853 = v2851 + v2541;
+        const unsigned int v2854 = v2853 + v2650;
+        const unsigned int v2855 = v2849 ? v2854 : 0u;
+        iron_copy_async<16>(shm1 + (v2665 ^ (((v2665 >> 6u) & 7u) << 3u)), b + v2855, v2849);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2869 = v29 + v2670;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2870 = v2869 < v1;
+        const bool v2873 = v2870 && v2678;
+        const unsigned int v2875 = v2869 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2877 = v2875 + v2541;
+        const unsigned int v2878 = v2877 + v2674;
+        const unsigned int v2879 = v2873 ? v2878 : 0u;
+        iron_copy_async<16>(shm1 + (v2689 ^ (((v2689 >> 6u) & 7u) << 3u)), b + v2879, v2873);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2893 = v29 + v2694;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2894 = v2893 < v1;
+        const bool v2897 = v2894 && v2702;
+        const unsigned int v2899 = v2893 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2901 = v2899 + v2541;
+        const unsigned int v2902 = v2901 + v2698;
+        const unsigned int v2903 = v2897 ? v2902 : 0u;
+        iron_copy_async<16>(shm1 + (v2713 ^ (((v2713 >> 6u) & 7u) << 3u)), b + v2903, v2897);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2917 = v29 + v2718;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2918 = v2917 < v1;
+        const bool v2921 = v2918 && v2726;
+        const unsigned int v2923 = v2917 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2925 = v2923 + v2541;
+        const unsigned int v2926 = v2925 + v2722;
+        const unsigned int v2927 = v2921 ? v2926 : 0u;
+        iron_copy_async<16>(shm1 + (v2737 ^ (((v2737 >> 6u) & 7u) << 3u)), b + v2927, v2921);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
-    const unsigned int v3198 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3204 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v2944 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v2950 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (unsigned int v3186 = 0u; v3186 < v2; v3186 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v3188 = v3186 >> 6u;
-      const unsigned int v3190 = v3188 % 3u;
+    for (unsigned int v2932 = 0u; v2932 < v2; v2932 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2934 = v2932 >> 6u;
+      const unsigned int v2936 = v2934 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3192 = v3190 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
-      const unsigned int v3199 = v3192 + v3198;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v3199, 64u);
-      const unsigned int v3205 = v3192 + v3204;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v3205, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3212 = v3199 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v3212, 64u);
-      const unsigned int v3218 = v3205 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v3218, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3224 = v3199 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v3224, 64u);
-      const unsigned int v3230 = v3205 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v3230, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3236 = v3199 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v3236, 64u);
-      const unsigned int v3242 = v3205 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v3242, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3245 = v3186 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v3247 = v3188 + 2u;
-      const unsigned int v3248 = v3247 % 3u;
-      const bool v3249 = v3245 < v2;
-      if (v3249) {
-        const unsigned int v3251 = v3248 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v3253 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3256 = v3253 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3259 = v3253 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3260 = v3259 << 3u;
-        const unsigned int v3261 = v25 + v3256;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3262 = v3261 < v0;
-        const unsigned int v3263 = v3245 + v3260;
-        const bool v3264 = v3263 < v2;
-        const bool v3265 = v3262 && v3264;
-        const unsigned int v3267 = v3261 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3269 = v3267 + v3245;
-        const unsigned int v3270 = v3269 + v3260;
-        const unsigned int v3271 = v3265 ? v3270 : 0u;
-        const unsigned int v3273 = v3256 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3274 = v3251 + v3273;
-        const unsigned int v3275 = v3274 + v3260;
-        iron_copy_async<16>(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), a + v3271, v3265);
-        const unsigned int v3278 = v3253 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3280 = v3278 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3283 = v3278 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3284 = v3283 << 3u;
-        const unsigned int v3285 = v25 + v3280;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3286 = v3285 < v0;
-        const unsigned int v3287 = v3245 + v3284;
-        const bool v3288 = v3287 < v2;
-        const bool v3289 = v3286 && v3288;
-        const unsigned int v3291 = v3285 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3293 = v3291 + v3245;
-        const unsigned int v3294 = v3293 + v3284;
-        const unsigned int v3295 = v3289 ? v3294 : 0u;
-        const unsigned int v3297 = v3280 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3298 = v3251 + v3297;
-        const unsigned int v3299 = v3298 + v3284;
-        iron_copy_async<16>(shm0 + (v3299 ^ (((v3299 >> 6u) & 7u) << 3u)), a + v3295, v3289);
-        const unsigned int v3302 = v3253 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3304 = v3302 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3307 = v3302 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3308 = v3307 << 3u;
-        const unsigned int v3309 = v25 + v3304;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3310 = v3309 < v0;
-        const unsigned int v3311 = v3245 + v3308;
-        const bool v3312 = v3311 < v2;
-        const bool v3313 = v3310 && v3312;
-        const unsigned int v3315 = v3309 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3317 = v3315 + v3245;
-        const unsigned int v3318 = v3317 + v3308;
-        const unsigned int v3319 = v3313 ? v3318 : 0u;
-        const unsigned int v3321 = v3304 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3322 = v3251 + v3321;
-        const unsigned int v3323 = v3322 + v3308;
-        iron_copy_async<16>(shm0 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), a + v3319, v3313);
-        const unsigned int v3326 = v3253 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3328 = v3326 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3331 = v3326 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3332 = v3331 << 3u;
-        const unsigned int v3333 = v25 + v3328;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3334 = v3333 < v0;
-        const unsigned int v3335 = v3245 + v3332;
-        const bool v3336 = v3335 < v2;
-        const bool v3337 = v3334 && v3336;
-        const unsigned int v3339 = v3333 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3341 = v3339 + v3245;
-        const unsigned int v3342 = v3341 + v3332;
-        const unsigned int v3343 = v3337 ? v3342 : 0u;
-        const unsigned int v3345 = v3328 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3346 = v3251 + v3345;
-        const unsigned int v3347 = v3346 + v3332;
-        iron_copy_async<16>(shm0 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), a + v3343, v3337);
-        const unsigned int v3350 = v3253 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3352 = v3350 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3355 = v3350 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3356 = v3355 << 3u;
-        const unsigned int v3357 = v25 + v3352;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3358 = v3357 < v0;
-        const unsigned int v3359 = v3245 + v3356;
-        const bool v3360 = v3359 < v2;
-        const bool v3361 = v3358 && v3360;
-        const unsigned int v3363 = v3357 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3365 = v3363 + v3245;
-        const unsigned int v3366 = v3365 + v3356;
-        const unsigned int v3367 = v3361 ? v3366 : 0u;
-        const unsigned int v3369 = v3352 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3370 = v3251 + v3369;
-        const unsigned int v3371 = v3370 + v3356;
-        iron_copy_async<16>(shm0 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), a + v3367, v3361);
-        const unsigned int v3374 = v3253 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3376 = v3374 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3379 = v3374 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3380 = v3379 << 3u;
-        const unsigned int v3381 = v25 + v3376;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3382 = v3381 < v0;
-        const unsigned int v3383 = v3245 + v3380;
-        const bool v3384 = v3383 < v2;
-        const bool v3385 = v3382 && v3384;
-        const unsigned int v3387 = v3381 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3389 = v3387 + v3245;
-        const unsigned int v3390 = v3389 + v3380;
-        const unsigned int v3391 = v3385 ? v3390 : 0u;
-        const unsigned int v3393 = v3376 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3394 = v3251 + v3393;
-        const unsigned int v3395 = v3394 + v3380;
-        iron_copy_async<16>(shm0 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), a + v3391, v3385);
-        const unsigned int v3398 = v3253 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3400 = v3398 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3403 = v3398 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3404 = v3403 << 3u;
-        const unsigned int v3405 = v25 + v3400;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3406 = v3405 < v0;
-        const unsigned int v3407 = v3245 + v3404;
-        const bool v3408 = v3407 < v2;
-        const bool v3409 = v3406 && v3408;
-        const unsigned int v3411 = v3405 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3413 = v3411 + v3245;
-        const unsigned int v3414 = v3413 + v3404;
-        const unsigned int v3415 = v3409 ? v3414 : 0u;
-        const unsigned int v3417 = v3400 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3418 = v3251 + v3417;
-        const unsigned int v3419 = v3418 + v3404;
-        iron_copy_async<16>(shm0 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), a + v3415, v3409);
-        const unsigned int v3422 = v3253 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3424 = v3422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3427 = v3422 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3428 = v3427 << 3u;
-        const unsigned int v3429 = v25 + v3424;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3430 = v3429 < v0;
-        const unsigned int v3431 = v3245 + v3428;
-        const bool v3432 = v3431 < v2;
-        const bool v3433 = v3430 && v3432;
-        const unsigned int v3435 = v3429 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3437 = v3435 + v3245;
-        const unsigned int v3438 = v3437 + v3428;
-        const unsigned int v3439 = v3433 ? v3438 : 0u;
-        const unsigned int v3441 = v3424 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3442 = v3251 + v3441;
-        const unsigned int v3443 = v3442 + v3428;
-        iron_copy_async<16>(shm0 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), a + v3439, v3433);
-        const unsigned int v3455 = v29 + v3256;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3456 = v3455 < v1;
-        const bool v3459 = v3456 && v3264;
-        const unsigned int v3461 = v3455 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3463 = v3461 + v3245;
-        const unsigned int v3464 = v3463 + v3260;
-        const unsigned int v3465 = v3459 ? v3464 : 0u;
-        iron_copy_async<16>(shm1 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), b + v3465, v3459);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3479 = v29 + v3280;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3480 = v3479 < v1;
-        const bool v3483 = v3480 && v3288;
-        const unsigned int v3485 = v3479 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3487 = v3485 + v3245;
-        const unsigned int v3488 = v3487 + v3284;
-        const unsigned int v3489 = v3483 ? v3488 : 0u;
-        iron_copy_async<16>(shm1 + (v3299 ^ (((v3299 >> 6u) & 7u) << 3u)), b + v3489, v3483);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3503 = v29 + v3304;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3504 = v3503 < v1;
-        const bool v3507 = v3504 && v3312;
-        const unsigned int v3509 = v3503 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3511 = v3509 + v3245;
-        const unsigned int v3512 = v3511 + v3308;
-        const unsigned int v3513 = v3507 ? v3512 : 0u;
-        iron_copy_async<16>(shm1 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), b + v3513, v3507);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3527 = v29 + v3328;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3528 = v3527 < v1;
-        const bool v3531 = v3528 && v3336;
-        const unsigned int v3533 = v3527 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3535 = v3533 + v3245;
-        const unsigned int v3536 = v3535 + v3332;
-        const unsigned int v3537 = v3531 ? v3536 : 0u;
-        iron_copy_async<16>(shm1 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), b + v3537, v3531);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3551 = v29 + v3352;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3552 = v3551 < v1;
-        const bool v3555 = v3552 && v3360;
-        const unsigned int v3557 = v3551 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3559 = v3557 + v3245;
-        const unsigned int v3560 = v3559 + v3356;
-        const unsigned int v3561 = v3555 ? v3560 : 0u;
-        iron_copy_async<16>(shm1 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), b + v3561, v3555);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3575 = v29 + v3376;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3576 = v3575 < v1;
-        const bool v3579 = v3576 && v3384;
-        const unsigned int v3581 = v3575 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3583 = v3581 + v3245;
-        const unsigned int v3584 = v3583 + v3380;
-        const unsigned int v3585 = v3579 ? v3584 : 0u;
-        iron_copy_async<16>(shm1 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), b + v3585, v3579);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3599 = v29 + v3400;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3600 = v3599 < v1;
-        const bool v3603 = v3600 && v3408;
-        const unsigned int v3605 = v3599 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3607 = v3605 + v3245;
-        const unsigned int v3608 = v3607 + v3404;
-        const unsigned int v3609 = v3603 ? v3608 : 0u;
-        iron_copy_async<16>(shm1 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), b + v3609, v3603);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3623 = v29 + v3424;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3624 = v3623 < v1;
-        const bool v3627 = v3624 && v3432;
-        const unsigned int v3629 = v3623 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3631 = v3629 + v3245;
-        const unsigned int v3632 = v3631 + v3428;
-        const unsigned int v3633 = v3627 ? v3632 : 0u;
-        iron_copy_async<16>(shm1 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), b + v3633, v3627);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2938 = v2936 << 13u;  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2945 = v2938 + v2944;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2945, 64u);
+      const unsigned int v2951 = v2938 + v2950;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2951, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2958 = v2945 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2958, 64u);
+      const unsigned int v2964 = v2951 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2964, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2970 = v2945 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2970, 64u);
+      const unsigned int v2976 = v2951 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2976, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2982 = v2945 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2982, 64u);
+      const unsigned int v2988 = v2951 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2988, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2991 = v2932 + 128u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2993 = v2934 + 2u;
+      const unsigned int v2994 = v2993 % 3u;
+      const bool v2995 = v2991 < v2;
+      if (v2995) {
+        const unsigned int v2997 = v2994 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2999 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3002 = v2999 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3005 = v2999 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3006 = v3005 << 3u;
+        const unsigned int v3007 = v25 + v3002;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3008 = v3007 < v0;
+        const unsigned int v3009 = v2991 + v3006;
+        const bool v3010 = v3009 < v2;
+        const bool v3011 = v3008 && v3010;
+        const unsigned int v3013 = v3007 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3015 = v3013 + v2991;
+        const unsigned int v3016 = v3015 + v3006;
+        const unsigned int v3017 = v3011 ? v3016 : 0u;
+        const unsigned int v3019 = v3002 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3020 = v2997 + v3019;
+        const unsigned int v3021 = v3020 + v3006;
+        iron_copy_async<16>(shm0 + (v3021 ^ (((v3021 >> 6u) & 7u) << 3u)), a + v3017, v3011);
+        const unsigned int v3024 = v2999 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3026 = v3024 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3029 = v3024 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3030 = v3029 << 3u;
+        const unsigned int v3031 = v25 + v3026;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3032 = v3031 < v0;
+        const unsigned int v3033 = v2991 + v3030;
+        const bool v3034 = v3033 < v2;
+        const bool v3035 = v3032 && v3034;
+        const unsigned int v3037 = v3031 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3039 = v3037 + v2991;
+        const unsigned int v3040 = v3039 + v3030;
+        const unsigned int v3041 = v3035 ? v3040 : 0u;
+        const unsigned int v3043 = v3026 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3044 = v2997 + v3043;
+        const unsigned int v3045 = v3044 + v3030;
+        iron_copy_async<16>(shm0 + (v3045 ^ (((v3045 >> 6u) & 7u) << 3u)), a + v3041, v3035);
+        const unsigned int v3048 = v2999 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3050 = v3048 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3053 = v3048 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3054 = v3053 << 3u;
+        const unsigned int v3055 = v25 + v3050;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3056 = v3055 < v0;
+        const unsigned int v3057 = v2991 + v3054;
+        const bool v3058 = v3057 < v2;
+        const bool v3059 = v3056 && v3058;
+        const unsigned int v3061 = v3055 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3063 = v3061 + v2991;
+        const unsigned int v3064 = v3063 + v3054;
+        const unsigned int v3065 = v3059 ? v3064 : 0u;
+        const unsigned int v3067 = v3050 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3068 = v2997 + v3067;
+        const unsigned int v3069 = v3068 + v3054;
+        iron_copy_async<16>(shm0 + (v3069 ^ (((v3069 >> 6u) & 7u) << 3u)), a + v3065, v3059);
+        const unsigned int v3072 = v2999 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3074 = v3072 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3077 = v3072 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3078 = v3077 << 3u;
+        const unsigned int v3079 = v25 + v3074;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3080 = v3079 < v0;
+        const unsigned int v3081 = v2991 + v3078;
+        const bool v3082 = v3081 < v2;
+        const bool v3083 = v3080 && v3082;
+        const unsigned int v3085 = v3079 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3087 = v3085 + v2991;
+        const unsigned int v3088 = v3087 + v3078;
+        const unsigned int v3089 = v3083 ? v3088 : 0u;
+        const unsigned int v3091 = v3074 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3092 = v2997 + v3091;
+        const unsigned int v3093 = v3092 + v3078;
+        iron_copy_async<16>(shm0 + (v3093 ^ (((v3093 >> 6u) & 7u) << 3u)), a + v3089, v3083);
+        const unsigned int v3096 = v2999 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3098 = v3096 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3101 = v3096 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3102 = v3101 << 3u;
+        const unsigned int v3103 = v25 + v3098;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3104 = v3103 < v0;
+        const unsigned int v3105 = v2991 + v3102;
+        const bool v3106 = v3105 < v2;
+        const bool v3107 = v3104 && v3106;
+        const unsigned int v3109 = v3103 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3111 = v3109 + v2991;
+        const unsigned int v3112 = v3111 + v3102;
+        const unsigned int v3113 = v3107 ? v3112 : 0u;
+        const unsigned int v3115 = v3098 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3116 = v2997 + v3115;
+        const unsigned int v3117 = v3116 + v3102;
+        iron_copy_async<16>(shm0 + (v3117 ^ (((v3117 >> 6u) & 7u) << 3u)), a + v3113, v3107);
+        const unsigned int v3120 = v2999 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3122 = v3120 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3125 = v3120 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3126 = v3125 << 3u;
+        const unsigned int v3127 = v25 + v3122;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3128 = v3127 < v0;
+        const unsigned int v3129 = v2991 + v3126;
+        const bool v3130 = v3129 < v2;
+        const bool v3131 = v3128 && v3130;
+        const unsigned int v3133 = v3127 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3135 = v3133 + v2991;
+        const unsigned int v3136 = v3135 + v3126;
+        const unsigned int v3137 = v3131 ? v3136 : 0u;
+        const unsigned int v3139 = v3122 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3140 = v2997 + v3139;
+        const unsigned int v3141 = v3140 + v3126;
+        iron_copy_async<16>(shm0 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), a + v3137, v3131);
+        const unsigned int v3144 = v2999 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3146 = v3144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3149 = v3144 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3150 = v3149 << 3u;
+        const unsigned int v3151 = v25 + v3146;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3152 = v3151 < v0;
+        const unsigned int v3153 = v2991 + v3150;
+        const bool v3154 = v3153 < v2;
+        const bool v3155 = v3152 && v3154;
+        const unsigned int v3157 = v3151 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3159 = v3157 + v2991;
+        const unsigned int v3160 = v3159 + v3150;
+        const unsigned int v3161 = v3155 ? v3160 : 0u;
+        const unsigned int v3163 = v3146 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3164 = v2997 + v3163;
+        const unsigned int v3165 = v3164 + v3150;
+        iron_copy_async<16>(shm0 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), a + v3161, v3155);
+        const unsigned int v3168 = v2999 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3170 = v3168 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3173 = v3168 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3174 = v3173 << 3u;
+        const unsigned int v3175 = v25 + v3170;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3176 = v3175 < v0;
+        const unsigned int v3177 = v2991 + v3174;
+        const bool v3178 = v3177 < v2;
+        const bool v3179 = v3176 && v3178;
+        const unsigned int v3181 = v3175 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3183 = v3181 + v2991;
+        const unsigned int v3184 = v3183 + v3174;
+        const unsigned int v3185 = v3179 ? v3184 : 0u;
+        const unsigned int v3187 = v3170 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3188 = v2997 + v3187;
+        const unsigned int v3189 = v3188 + v3174;
+        iron_copy_async<16>(shm0 + (v3189 ^ (((v3189 >> 6u) & 7u) << 3u)), a + v3185, v3179);
+        const unsigned int v3201 = v29 + v3002;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3202 = v3201 < v1;
+        const bool v3205 = v3202 && v3010;
+        const unsigned int v3207 = v3201 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3209 = v3207 + v2991;
+        const unsigned int v3210 = v3209 + v3006;
+        const unsigned int v3211 = v3205 ? v3210 : 0u;
+        iron_copy_async<16>(shm1 + (v3021 ^ (((v3021 >> 6u) & 7u) << 3u)), b + v3211, v3205);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3225 = v29 + v3026;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3226 = v3225 < v1;
+        const bool v3229 = v3226 && v3034;
+        const unsigned int v3231 = v3225 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3233 = v3231 + v2991;
+        const unsigned int v3234 = v3233 + v3030;
+        const unsigned int v3235 = v3229 ? v3234 : 0u;
+        iron_copy_async<16>(shm1 + (v3045 ^ (((v3045 >> 6u) & 7u) << 3u)), b + v3235, v3229);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3249 = v29 + v3050;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3250 = v3249 < v1;
+        const bool v3253 = v3250 && v3058;
+        const unsigned int v3255 = v3249 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3257 = v3255 + v2991;
+        const unsigned int v3258 = v3257 + v3054;
+        const unsigned int v3259 = v3253 ? v3258 : 0u;
+        iron_copy_async<16>(shm1 + (v3069 ^ (((v3069 >> 6u) & 7u) << 3u)), b + v3259, v3253);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3273 = v29 + v3074;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3274 = v3273 < v1;
+        const bool v3277 = v3274 && v3082;
+        const unsigned int v3279 = v3273 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3281 = v3279 + v2991;
+        const unsigned int v3282 = v3281 + v3078;
+        const unsigned int v3283 = v3277 ? v3282 : 0u;
+        iron_copy_async<16>(shm1 + (v3093 ^ (((v3093 >> 6u) & 7u) << 3u)), b + v3283, v3277);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3297 = v29 + v3098;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3298 = v3297 < v1;
+        const bool v3301 = v3298 && v3106;
+        const unsigned int v3303 = v3297 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3305 = v3303 + v2991;
+        const unsigned int v3306 = v3305 + v3102;
+        const unsigned int v3307 = v3301 ? v3306 : 0u;
+        iron_copy_async<16>(shm1 + (v3117 ^ (((v3117 >> 6u) & 7u) << 3u)), b + v3307, v3301);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3321 = v29 + v3122;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3322 = v3321 < v1;
+        const bool v3325 = v3322 && v3130;
+        const unsigned int v3327 = v3321 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3329 = v3327 + v2991;
+        const unsigned int v3330 = v3329 + v3126;
+        const unsigned int v3331 = v3325 ? v3330 : 0u;
+        iron_copy_async<16>(shm1 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), b + v3331, v3325);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3345 = v29 + v3146;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3346 = v3345 < v1;
+        const bool v3349 = v3346 && v3154;
+        const unsigned int v3351 = v3345 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3353 = v3351 + v2991;
+        const unsigned int v3354 = v3353 + v3150;
+        const unsigned int v3355 = v3349 ? v3354 : 0u;
+        iron_copy_async<16>(shm1 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), b + v3355, v3349);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3369 = v29 + v3170;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3370 = v3369 < v1;
+        const bool v3373 = v3370 && v3178;
+        const unsigned int v3375 = v3369 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3377 = v3375 + v2991;
+        const unsigned int v3378 = v3377 + v3174;
+        const unsigned int v3379 = v3373 ? v3378 : 0u;
+        iron_copy_async<16>(shm1 + (v3189 ^ (((v3189 >> 6u) & 7u) << 3u)), b + v3379, v3373);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
     __syncthreads();
   } else {
     const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -788,34 +788,34 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const unsigned int v615 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v615 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v616 = v25 + v34;
-  const unsigned int v617 = v616 + v615;
-  const unsigned int v618 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v619 = v29 + v38;
-  const unsigned int v620 = v619 + v618;
-  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v617 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v618 = v616 + v617;
+  const unsigned int v619 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v620 = v615 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
     const float v624 = v40.x[0];
-    const unsigned int v625 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v626 = v625 + v620;
     const iron_bf16 v627 = c[v626];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v628 = iron_to_f32(v627);
@@ -824,268 +824,304 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v631 = iron_f32_to_bf16(v630);
     c[v626] = v631;
   }
-  const unsigned int v632 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v634 = v616 + v632;
-  const unsigned int v635 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v637 = v619 + v635;
-  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v639 = v637 < v1;
-  const bool v640 = v638 && v639;
-  if (v640) {
-    const float v641 = v40.x[1];
-    const unsigned int v642 = v634 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v643 = v642 + v637;
-    const iron_bf16 v644 = c[v643];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v645 = iron_to_f32(v644);
-    const float v646 = v645 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v647 = fmaf(v641, v3, v646);
-    const iron_bf16 v648 = iron_f32_to_bf16(v647);
-    c[v643] = v648;
+  const unsigned int v632 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v633 = v616 + v632;
+  const unsigned int v634 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v635 = v615 + v634;
+  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v637 = v635 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v40.x[1];
+    const unsigned int v640 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v641 = v640 + v635;
+    const iron_bf16 v642 = c[v641];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v643 = iron_to_f32(v642);
+    const float v644 = v643 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v645 = fmaf(v639, v3, v644);
+    const iron_bf16 v646 = iron_f32_to_bf16(v645);
+    c[v641] = v646;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v651 = v616 + v649;
-  const unsigned int v652 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v654 = v619 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v656 = v654 < v1;
-  const bool v657 = v655 && v656;
-  if (v657) {
-    const float v658 = v40.x[2];
-    const unsigned int v659 = v651 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v660 = v659 + v654;
-    const iron_bf16 v661 = c[v660];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v662 = iron_to_f32(v661);
-    const float v663 = v662 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v664 = fmaf(v658, v3, v663);
-    const iron_bf16 v665 = iron_f32_to_bf16(v664);
-    c[v660] = v665;
+  const unsigned int v647 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v648 = v616 + v647;
+  const unsigned int v649 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v650 = v615 + v649;
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v652 = v650 < v1;
+  const bool v653 = v651 && v652;
+  if (v653) {
+    const float v654 = v40.x[2];
+    const unsigned int v655 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v656 = v655 + v650;
+    const iron_bf16 v657 = c[v656];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v658 = iron_to_f32(v657);
+    const float v659 = v658 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v660 = fmaf(v654, v3, v659);
+    const iron_bf16 v661 = iron_f32_to_bf16(v660);
+    c[v656] = v661;
   }
-  const unsigned int v666 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v668 = v616 + v666;
-  const unsigned int v669 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v671 = v619 + v669;
-  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v673 = v671 < v1;
-  const bool v674 = v672 && v673;
-  if (v674) {
-    const float v675 = v40.x[3];
-    const unsigned int v676 = v668 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v677 = v676 + v671;
-    const iron_bf16 v678 = c[v677];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v679 = iron_to_f32(v678);
-    const float v680 = v679 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v681 = fmaf(v675, v3, v680);
-    const iron_bf16 v682 = iron_f32_to_bf16(v681);
-    c[v677] = v682;
+  const unsigned int v662 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v663 = v616 + v662;
+  const unsigned int v664 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v665 = v615 + v664;
+  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v667 = v665 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v40.x[3];
+    const unsigned int v670 = v663 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v671 = v670 + v665;
+    const iron_bf16 v672 = c[v671];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v673 = iron_to_f32(v672);
+    const float v674 = v673 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v675 = fmaf(v669, v3, v674);
+    const iron_bf16 v676 = iron_f32_to_bf16(v675);
+    c[v671] = v676;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v685 = v616 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v688 = v619 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v690 = v688 < v1;
-  const bool v691 = v689 && v690;
-  if (v691) {
-    const float v692 = v40.x[4];
-    const unsigned int v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v694 = v693 + v688;
-    const iron_bf16 v695 = c[v694];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v696 = iron_to_f32(v695);
-    const float v697 = v696 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v698 = fmaf(v692, v3, v697);
-    const iron_bf16 v699 = iron_f32_to_bf16(v698);
-    c[v694] = v699;
+  const unsigned int v677 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v678 = v616 + v677;
+  const unsigned int v679 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v680 = v615 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v682 = v680 < v1;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v40.x[4];
+    const unsigned int v685 = v678 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v686 = v685 + v680;
+    const iron_bf16 v687 = c[v686];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v688 = iron_to_f32(v687);
+    const float v689 = v688 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v690 = fmaf(v684, v3, v689);
+    const iron_bf16 v691 = iron_f32_to_bf16(v690);
+    c[v686] = v691;
   }
-  const unsigned int v700 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v702 = v616 + v700;
-  const unsigned int v703 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v705 = v619 + v703;
-  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v707 = v705 < v1;
-  const bool v708 = v706 && v707;
-  if (v708) {
-    const float v709 = v40.x[5];
-    const unsigned int v710 = v702 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v711 = v710 + v705;
-    const iron_bf16 v712 = c[v711];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v713 = iron_to_f32(v712);
-    const float v714 = v713 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v715 = fmaf(v709, v3, v714);
-    const iron_bf16 v716 = iron_f32_to_bf16(v715);
-    c[v711] = v716;
+  const unsigned int v692 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v693 = v616 + v692;
+  const unsigned int v694 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v695 = v615 + v694;
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v697 = v695 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v40.x[5];
+    const unsigned int v700 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v701 = v700 + v695;
+    const iron_bf16 v702 = c[v701];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v703 = iron_to_f32(v702);
+    const float v704 = v703 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v705 = fmaf(v699, v3, v704);
+    const iron_bf16 v706 = iron_f32_to_bf16(v705);
+    c[v701] = v706;
   }
-  const unsigned int v717 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v719 = v616 + v717;
-  const unsigned int v720 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v722 = v619 + v720;
-  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v724 = v722 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v40.x[6];
-    const unsigned int v727 = v719 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v728 = v727 + v722;
-    const iron_bf16 v729 = c[v728];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v730 = iron_to_f32(v729);
-    const float v731 = v730 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v732 = fmaf(v726, v3, v731);
-    const iron_bf16 v733 = iron_f32_to_bf16(v732);
-    c[v728] = v733;
+  const unsigned int v707 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v708 = v616 + v707;
+  const unsigned int v709 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v710 = v615 + v709;
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v712 = v710 < v1;
+  const bool v713 = v711 && v712;
+  if (v713) {
+    const float v714 = v40.x[6];
+    const unsigned int v715 = v708 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v716 = v715 + v710;
+    const iron_bf16 v717 = c[v716];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v718 = iron_to_f32(v717);
+    const float v719 = v718 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v720 = fmaf(v714, v3, v719);
+    const iron_bf16 v721 = iron_f32_to_bf16(v720);
+    c[v716] = v721;
   }
-  const unsigned int v734 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v736 = v616 + v734;
-  const unsigned int v737 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v739 = v619 + v737;
-  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v741 = v739 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v40.x[7];
-    const unsigned int v744 = v736 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v745 = v744 + v739;
-    const iron_bf16 v746 = c[v745];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v747 = iron_to_f32(v746);
-    const float v748 = v747 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v749 = fmaf(v743, v3, v748);
-    const iron_bf16 v750 = iron_f32_to_bf16(v749);
-    c[v745] = v750;
+  const unsigned int v722 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v723 = v616 + v722;
+  const unsigned int v724 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v725 = v615 + v724;
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v727 = v725 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v40.x[7];
+    const unsigned int v730 = v723 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v731 = v730 + v725;
+    const iron_bf16 v732 = c[v731];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v733 = iron_to_f32(v732);
+    const float v734 = v733 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v735 = fmaf(v729, v3, v734);
+    const iron_bf16 v736 = iron_f32_to_bf16(v735);
+    c[v731] = v736;
   }
-  const unsigned int v751 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v753 = v616 + v751;
-  const unsigned int v754 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v756 = v619 + v754;
-  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v758 = v756 < v1;
-  const bool v759 = v757 && v758;
-  if (v759) {
-    const float v760 = v40.x[8];
-    const unsigned int v761 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v762 = v761 + v756;
-    const iron_bf16 v763 = c[v762];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v764 = iron_to_f32(v763);
-    const float v765 = v764 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v766 = fmaf(v760, v3, v765);
-    const iron_bf16 v767 = iron_f32_to_bf16(v766);
-    c[v762] = v767;
+  const unsigned int v737 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v738 = v616 + v737;
+  const unsigned int v739 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v740 = v615 + v739;
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v742 = v740 < v1;
+  const bool v743 = v741 && v742;
+  if (v743) {
+    const float v744 = v40.x[8];
+    const unsigned int v745 = v738 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v746 = v745 + v740;
+    const iron_bf16 v747 = c[v746];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v748 = iron_to_f32(v747);
+    const float v749 = v748 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v750 = fmaf(v744, v3, v749);
+    const iron_bf16 v751 = iron_f32_to_bf16(v750);
+    c[v746] = v751;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v770 = v616 + v768;
-  const unsigned int v771 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v773 = v619 + v771;
-  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v775 = v773 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v40.x[9];
-    const unsigned int v778 = v770 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v779 = v778 + v773;
-    const iron_bf16 v780 = c[v779];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v781 = iron_to_f32(v780);
-    const float v782 = v781 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v783 = fmaf(v777, v3, v782);
-    const iron_bf16 v784 = iron_f32_to_bf16(v783);
-    c[v779] = v784;
+  const unsigned int v752 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v753 = v616 + v752;
+  const unsigned int v754 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v755 = v615 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v757 = v755 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v40.x[9];
+    const unsigned int v760 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v761 = v760 + v755;
+    const iron_bf16 v762 = c[v761];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v763 = iron_to_f32(v762);
+    const float v764 = v763 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v765 = fmaf(v759, v3, v764);
+    const iron_bf16 v766 = iron_f32_to_bf16(v765);
+    c[v761] = v766;
   }
-  const unsigned int v785 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v787 = v616 + v785;
-  const unsigned int v788 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v790 = v619 + v788;
-  const bool v791 = v787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v792 = v790 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v40.x[10];
-    const unsigned int v795 = v787 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v796 = v795 + v790;
-    const iron_bf16 v797 = c[v796];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v798 = iron_to_f32(v797);
-    const float v799 = v798 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v800 = fmaf(v794, v3, v799);
-    const iron_bf16 v801 = iron_f32_to_bf16(v800);
-    c[v796] = v801;
+  const unsigned int v767 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v768 = v616 + v767;
+  const unsigned int v769 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v770 = v615 + v769;
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v772 = v770 < v1;
+  const bool v773 = v771 && v772;
+  if (v773) {
+    const float v774 = v40.x[10];
+    const unsigned int v775 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v776 = v775 + v770;
+    const iron_bf16 v777 = c[v776];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v778 = iron_to_f32(v777);
+    const float v779 = v778 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v780 = fmaf(v774, v3, v779);
+    const iron_bf16 v781 = iron_f32_to_bf16(v780);
+    c[v776] = v781;
   }
-  const unsigned int v802 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v804 = v616 + v802;
-  const unsigned int v805 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v807 = v619 + v805;
-  const bool v808 = v804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v809 = v807 < v1;
-  const bool v810 = v808 && v809;
-  if (v810) {
-    const float v811 = v40.x[11];
-    const unsigned int v812 = v804 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v813 = v812 + v807;
-    const iron_bf16 v814 = c[v813];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v815 = iron_to_f32(v814);
-    const float v816 = v815 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v817 = fmaf(v811, v3, v816);
-    const iron_bf16 v818 = iron_f32_to_bf16(v817);
-    c[v813] = v818;
+  const unsigned int v782 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v783 = v616 + v782;
+  const unsigned int v784 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v785 = v615 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v787 = v785 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v40.x[11];
+    const unsigned int v790 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v791 = v790 + v785;
+    const iron_bf16 v792 = c[v791];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v793 = iron_to_f32(v792);
+    const float v794 = v793 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v795 = fmaf(v789, v3, v794);
+    const iron_bf16 v796 = iron_f32_to_bf16(v795);
+    c[v791] = v796;
   }
-  const unsigned int v819 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v821 = v616 + v819;
-  const unsigned int v822 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v824 = v619 + v822;
-  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v826 = v824 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v40.x[12];
-    const unsigned int v829 = v821 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v830 = v829 + v824;
-    const iron_bf16 v831 = c[v830];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v832 = iron_to_f32(v831);
-    const float v833 = v832 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v834 = fmaf(v828, v3, v833);
-    const iron_bf16 v835 = iron_f32_to_bf16(v834);
-    c[v830] = v835;
+  const unsigned int v797 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v798 = v616 + v797;
+  const unsigned int v799 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v800 = v615 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v40.x[12];
+    const unsigned int v805 = v798 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v806 = v805 + v800;
+    const iron_bf16 v807 = c[v806];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v808 = iron_to_f32(v807);
+    const float v809 = v808 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v810 = fmaf(v804, v3, v809);
+    const iron_bf16 v811 = iron_f32_to_bf16(v810);
+    c[v806] = v811;
   }
-  const unsigned int v836 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v838 = v616 + v836;
-  const unsigned int v839 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v841 = v619 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v843 = v841 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v40.x[13];
-    const unsigned int v846 = v838 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v847 = v846 + v841;
-    const iron_bf16 v848 = c[v847];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v849 = iron_to_f32(v848);
-    const float v850 = v849 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v851 = fmaf(v845, v3, v850);
-    const iron_bf16 v852 = iron_f32_to_bf16(v851);
-    c[v847] = v852;
+  const unsigned int v812 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v813 = v616 + v812;
+  const unsigned int v814 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v815 = v615 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v817 = v815 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v40.x[13];
+    const unsigned int v820 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v821 = v820 + v815;
+    const iron_bf16 v822 = c[v821];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v823 = iron_to_f32(v822);
+    const float v824 = v823 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v825 = fmaf(v819, v3, v824);
+    const iron_bf16 v826 = iron_f32_to_bf16(v825);
+    c[v821] = v826;
   }
-  const unsigned int v853 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v855 = v616 + v853;
-  const unsigned int v856 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v858 = v619 + v856;
-  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v860 = v858 < v1;
-  const bool v861 = v859 && v860;
-  if (v861) {
-    const float v862 = v40.x[14];
-    const unsigned int v863 = v855 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v864 = v863 + v858;
-    const iron_bf16 v865 = c[v864];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v866 = iron_to_f32(v865);
-    const float v867 = v866 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v868 = fmaf(v862, v3, v867);
-    const iron_bf16 v869 = iron_f32_to_bf16(v868);
-    c[v864] = v869;
+  const unsigned int v827 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v828 = v616 + v827;
+  const unsigned int v829 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v830 = v615 + v829;
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v832 = v830 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v40.x[14];
+    const unsigned int v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v836 = v835 + v830;
+    const iron_bf16 v837 = c[v836];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v838 = iron_to_f32(v837);
+    const float v839 = v838 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v840 = fmaf(v834, v3, v839);
+    const iron_bf16 v841 = iron_f32_to_bf16(v840);
+    c[v836] = v841;
   }
-  const unsigned int v870 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v872 = v616 + v870;
-  const unsigned int v873 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v875 = v619 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v842 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v843 = v616 + v842;
+  const unsigned int v844 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v845 = v615 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v847 = v845 < v1;
+  const bool v848 = v846 && v847;
+  if (v848) {
+    const float v849 = v40.x[15];
+    const unsigned int v850 = v843 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v851 = v850 + v845;
+    const iron_bf16 v852 = c[v851];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v853 = iron_to_f32(v852);
+    const float v854 = v853 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v855 = fmaf(v849, v3, v854);
+    const iron_bf16 v856 = iron_f32_to_bf16(v855);
+    c[v851] = v856;
+  }
+  const unsigned int v857 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v858 = v616 + v857;
+  const unsigned int v859 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v860 = v615 + v859;
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v862 = v860 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v40.x[16];
+    const unsigned int v865 = v858 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v866 = v865 + v860;
+    const iron_bf16 v867 = c[v866];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v868 = iron_to_f32(v867);
+    const float v869 = v868 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v870 = fmaf(v864, v3, v869);
+    const iron_bf16 v871 = iron_f32_to_bf16(v870);
+    c[v866] = v871;
+  }
+  const unsigned int v872 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v873 = v616 + v872;
+  const unsigned int v874 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v875 = v615 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
-    const float v879 = v40.x[15];
-    const unsigned int v880 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v879 = v40.x[17];
+    const unsigned int v880 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v881 = v880 + v875;
     const iron_bf16 v882 = c[v881];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v883 = iron_to_f32(v882);
@@ -1094,268 +1130,304 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v886 = iron_f32_to_bf16(v885);
     c[v881] = v886;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v889 = v616 + v887;
-  const unsigned int v890 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v892 = v619 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v894 = v892 < v1;
-  const bool v895 = v893 && v894;
-  if (v895) {
-    const float v896 = v40.x[16];
-    const unsigned int v897 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v898 = v897 + v892;
-    const iron_bf16 v899 = c[v898];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v900 = iron_to_f32(v899);
-    const float v901 = v900 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v902 = fmaf(v896, v3, v901);
-    const iron_bf16 v903 = iron_f32_to_bf16(v902);
-    c[v898] = v903;
+  const unsigned int v887 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v888 = v616 + v887;
+  const unsigned int v889 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v890 = v615 + v889;
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v892 = v890 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v40.x[18];
+    const unsigned int v895 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v896 = v895 + v890;
+    const iron_bf16 v897 = c[v896];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v898 = iron_to_f32(v897);
+    const float v899 = v898 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v900 = fmaf(v894, v3, v899);
+    const iron_bf16 v901 = iron_f32_to_bf16(v900);
+    c[v896] = v901;
   }
-  const unsigned int v904 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v906 = v616 + v904;
-  const unsigned int v907 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v909 = v619 + v907;
-  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v911 = v909 < v1;
-  const bool v912 = v910 && v911;
-  if (v912) {
-    const float v913 = v40.x[17];
-    const unsigned int v914 = v906 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v915 = v914 + v909;
-    const iron_bf16 v916 = c[v915];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v917 = iron_to_f32(v916);
-    const float v918 = v917 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v919 = fmaf(v913, v3, v918);
-    const iron_bf16 v920 = iron_f32_to_bf16(v919);
-    c[v915] = v920;
+  const unsigned int v902 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v903 = v616 + v902;
+  const unsigned int v904 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v905 = v615 + v904;
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v907 = v905 < v1;
+  const bool v908 = v906 && v907;
+  if (v908) {
+    const float v909 = v40.x[19];
+    const unsigned int v910 = v903 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v911 = v910 + v905;
+    const iron_bf16 v912 = c[v911];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v913 = iron_to_f32(v912);
+    const float v914 = v913 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v915 = fmaf(v909, v3, v914);
+    const iron_bf16 v916 = iron_f32_to_bf16(v915);
+    c[v911] = v916;
   }
-  const unsigned int v921 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v923 = v616 + v921;
-  const unsigned int v924 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v926 = v619 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v928 = v926 < v1;
-  const bool v929 = v927 && v928;
-  if (v929) {
-    const float v930 = v40.x[18];
-    const unsigned int v931 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v932 = v931 + v926;
-    const iron_bf16 v933 = c[v932];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v934 = iron_to_f32(v933);
-    const float v935 = v934 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v936 = fmaf(v930, v3, v935);
-    const iron_bf16 v937 = iron_f32_to_bf16(v936);
-    c[v932] = v937;
+  const unsigned int v917 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v918 = v616 + v917;
+  const unsigned int v919 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v920 = v615 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v922 = v920 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v40.x[20];
+    const unsigned int v925 = v918 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v926 = v925 + v920;
+    const iron_bf16 v927 = c[v926];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v928 = iron_to_f32(v927);
+    const float v929 = v928 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v930 = fmaf(v924, v3, v929);
+    const iron_bf16 v931 = iron_f32_to_bf16(v930);
+    c[v926] = v931;
   }
-  const unsigned int v938 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v940 = v616 + v938;
-  const unsigned int v941 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v943 = v619 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v945 = v943 < v1;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v40.x[19];
-    const unsigned int v948 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v949 = v948 + v943;
-    const iron_bf16 v950 = c[v949];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v951 = iron_to_f32(v950);
-    const float v952 = v951 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v953 = fmaf(v947, v3, v952);
-    const iron_bf16 v954 = iron_f32_to_bf16(v953);
-    c[v949] = v954;
+  const unsigned int v932 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v933 = v616 + v932;
+  const unsigned int v934 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v935 = v615 + v934;
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v937 = v935 < v1;
+  const bool v938 = v936 && v937;
+  if (v938) {
+    const float v939 = v40.x[21];
+    const unsigned int v940 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v941 = v940 + v935;
+    const iron_bf16 v942 = c[v941];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v943 = iron_to_f32(v942);
+    const float v944 = v943 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v945 = fmaf(v939, v3, v944);
+    const iron_bf16 v946 = iron_f32_to_bf16(v945);
+    c[v941] = v946;
   }
-  const unsigned int v955 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v957 = v616 + v955;
-  const unsigned int v958 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v960 = v619 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v962 = v960 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v40.x[20];
-    const unsigned int v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v966 = v965 + v960;
-    const iron_bf16 v967 = c[v966];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v968 = iron_to_f32(v967);
-    const float v969 = v968 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v970 = fmaf(v964, v3, v969);
-    const iron_bf16 v971 = iron_f32_to_bf16(v970);
-    c[v966] = v971;
+  const unsigned int v947 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v948 = v616 + v947;
+  const unsigned int v949 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v950 = v615 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v952 = v950 < v1;
+  const bool v953 = v951 && v952;
+  if (v953) {
+    const float v954 = v40.x[22];
+    const unsigned int v955 = v948 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v956 = v955 + v950;
+    const iron_bf16 v957 = c[v956];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v958 = iron_to_f32(v957);
+    const float v959 = v958 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v960 = fmaf(v954, v3, v959);
+    const iron_bf16 v961 = iron_f32_to_bf16(v960);
+    c[v956] = v961;
   }
-  const unsigned int v972 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v974 = v616 + v972;
-  const unsigned int v975 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v977 = v619 + v975;
-  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v979 = v977 < v1;
-  const bool v980 = v978 && v979;
-  if (v980) {
-    const float v981 = v40.x[21];
-    const unsigned int v982 = v974 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v983 = v982 + v977;
-    const iron_bf16 v984 = c[v983];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v985 = iron_to_f32(v984);
-    const float v986 = v985 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v987 = fmaf(v981, v3, v986);
-    const iron_bf16 v988 = iron_f32_to_bf16(v987);
-    c[v983] = v988;
+  const unsigned int v962 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v963 = v616 + v962;
+  const unsigned int v964 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v965 = v615 + v964;
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v967 = v965 < v1;
+  const bool v968 = v966 && v967;
+  if (v968) {
+    const float v969 = v40.x[23];
+    const unsigned int v970 = v963 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v971 = v970 + v965;
+    const iron_bf16 v972 = c[v971];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v973 = iron_to_f32(v972);
+    const float v974 = v973 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v975 = fmaf(v969, v3, v974);
+    const iron_bf16 v976 = iron_f32_to_bf16(v975);
+    c[v971] = v976;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v991 = v616 + v989;
-  const unsigned int v992 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v994 = v619 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v996 = v994 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v40.x[22];
-    const unsigned int v999 = v991 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1000 = v999 + v994;
-    const iron_bf16 v1001 = c[v1000];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1002 = iron_to_f32(v1001);
-    const float v1003 = v1002 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1004 = fmaf(v998, v3, v1003);
-    const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
-    c[v1000] = v1005;
+  const unsigned int v977 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v978 = v616 + v977;
+  const unsigned int v979 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v980 = v615 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v982 = v980 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v40.x[24];
+    const unsigned int v985 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v986 = v985 + v980;
+    const iron_bf16 v987 = c[v986];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v988 = iron_to_f32(v987);
+    const float v989 = v988 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v990 = fmaf(v984, v3, v989);
+    const iron_bf16 v991 = iron_f32_to_bf16(v990);
+    c[v986] = v991;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1008 = v616 + v1006;
-  const unsigned int v1009 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1011 = v619 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1013 = v1011 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v40.x[23];
-    const unsigned int v1016 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1017 = v1016 + v1011;
-    const iron_bf16 v1018 = c[v1017];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1019 = iron_to_f32(v1018);
-    const float v1020 = v1019 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1021 = fmaf(v1015, v3, v1020);
-    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
-    c[v1017] = v1022;
+  const unsigned int v992 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v993 = v616 + v992;
+  const unsigned int v994 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v995 = v615 + v994;
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v40.x[25];
+    const unsigned int v1000 = v993 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1001 = v1000 + v995;
+    const iron_bf16 v1002 = c[v1001];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1003 = iron_to_f32(v1002);
+    const float v1004 = v1003 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1005 = fmaf(v999, v3, v1004);
+    const iron_bf16 v1006 = iron_f32_to_bf16(v1005);
+    c[v1001] = v1006;
   }
-  const unsigned int v1023 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1025 = v616 + v1023;
-  const unsigned int v1026 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1028 = v619 + v1026;
-  const bool v1029 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1030 = v1028 < v1;
-  const bool v1031 = v1029 && v1030;
-  if (v1031) {
-    const float v1032 = v40.x[24];
-    const unsigned int v1033 = v1025 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1034 = v1033 + v1028;
-    const iron_bf16 v1035 = c[v1034];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1036 = iron_to_f32(v1035);
-    const float v1037 = v1036 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1038 = fmaf(v1032, v3, v1037);
-    const iron_bf16 v1039 = iron_f32_to_bf16(v1038);
-    c[v1034] = v1039;
+  const unsigned int v1007 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1008 = v616 + v1007;
+  const unsigned int v1009 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1010 = v615 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1012 = v1010 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v40.x[26];
+    const unsigned int v1015 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1016 = v1015 + v1010;
+    const iron_bf16 v1017 = c[v1016];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1018 = iron_to_f32(v1017);
+    const float v1019 = v1018 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1020 = fmaf(v1014, v3, v1019);
+    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
+    c[v1016] = v1021;
   }
-  const unsigned int v1040 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1042 = v616 + v1040;
-  const unsigned int v1043 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1045 = v619 + v1043;
-  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1047 = v1045 < v1;
-  const bool v1048 = v1046 && v1047;
-  if (v1048) {
-    const float v1049 = v40.x[25];
-    const unsigned int v1050 = v1042 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1051 = v1050 + v1045;
-    const iron_bf16 v1052 = c[v1051];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1053 = iron_to_f32(v1052);
-    const float v1054 = v1053 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1055 = fmaf(v1049, v3, v1054);
-    const iron_bf16 v1056 = iron_f32_to_bf16(v1055);
-    c[v1051] = v1056;
+  const unsigned int v1022 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1023 = v616 + v1022;
+  const unsigned int v1024 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1025 = v615 + v1024;
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1027 = v1025 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v40.x[27];
+    const unsigned int v1030 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1031 = v1030 + v1025;
+    const iron_bf16 v1032 = c[v1031];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1033 = iron_to_f32(v1032);
+    const float v1034 = v1033 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1035 = fmaf(v1029, v3, v1034);
+    const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
+    c[v1031] = v1036;
   }
-  const unsigned int v1057 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1059 = v616 + v1057;
-  const unsigned int v1060 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1062 = v619 + v1060;
-  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1064 = v1062 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v40.x[26];
-    const unsigned int v1067 = v1059 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1068 = v1067 + v1062;
-    const iron_bf16 v1069 = c[v1068];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1070 = iron_to_f32(v1069);
-    const float v1071 = v1070 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1072 = fmaf(v1066, v3, v1071);
-    const iron_bf16 v1073 = iron_f32_to_bf16(v1072);
-    c[v1068] = v1073;
+  const unsigned int v1037 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1038 = v616 + v1037;
+  const unsigned int v1039 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1040 = v615 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v40.x[28];
+    const unsigned int v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1046 = v1045 + v1040;
+    const iron_bf16 v1047 = c[v1046];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1048 = iron_to_f32(v1047);
+    const float v1049 = v1048 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1050 = fmaf(v1044, v3, v1049);
+    const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
+    c[v1046] = v1051;
   }
-  const unsigned int v1074 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1076 = v616 + v1074;
-  const unsigned int v1077 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1079 = v619 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1081 = v1079 < v1;
-  const bool v1082 = v1080 && v1081;
-  if (v1082) {
-    const float v1083 = v40.x[27];
-    const unsigned int v1084 = v1076 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1085 = v1084 + v1079;
-    const iron_bf16 v1086 = c[v1085];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1087 = iron_to_f32(v1086);
-    const float v1088 = v1087 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1089 = fmaf(v1083, v3, v1088);
-    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
-    c[v1085] = v1090;
+  const unsigned int v1052 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1053 = v616 + v1052;
+  const unsigned int v1054 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1055 = v615 + v1054;
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1057 = v1055 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v40.x[29];
+    const unsigned int v1060 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1061 = v1060 + v1055;
+    const iron_bf16 v1062 = c[v1061];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1063 = iron_to_f32(v1062);
+    const float v1064 = v1063 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1065 = fmaf(v1059, v3, v1064);
+    const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
+    c[v1061] = v1066;
   }
-  const unsigned int v1091 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1093 = v616 + v1091;
-  const unsigned int v1094 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1096 = v619 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1098 = v1096 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v40.x[28];
-    const unsigned int v1101 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1102 = v1101 + v1096;
-    const iron_bf16 v1103 = c[v1102];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1104 = iron_to_f32(v1103);
-    const float v1105 = v1104 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1106 = fmaf(v1100, v3, v1105);
-    const iron_bf16 v1107 = iron_f32_to_bf16(v1106);
-    c[v1102] = v1107;
+  const unsigned int v1067 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1068 = v616 + v1067;
+  const unsigned int v1069 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1070 = v615 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1072 = v1070 < v1;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v40.x[30];
+    const unsigned int v1075 = v1068 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1076 = v1075 + v1070;
+    const iron_bf16 v1077 = c[v1076];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1078 = iron_to_f32(v1077);
+    const float v1079 = v1078 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1080 = fmaf(v1074, v3, v1079);
+    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
+    c[v1076] = v1081;
   }
-  const unsigned int v1108 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1110 = v616 + v1108;
-  const unsigned int v1111 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1113 = v619 + v1111;
-  const bool v1114 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1115 = v1113 < v1;
-  const bool v1116 = v1114 && v1115;
-  if (v1116) {
-    const float v1117 = v40.x[29];
-    const unsigned int v1118 = v1110 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1119 = v1118 + v1113;
-    const iron_bf16 v1120 = c[v1119];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1121 = iron_to_f32(v1120);
-    const float v1122 = v1121 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1123 = fmaf(v1117, v3, v1122);
-    const iron_bf16 v1124 = iron_f32_to_bf16(v1123);
-    c[v1119] = v1124;
+  const unsigned int v1082 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1083 = v616 + v1082;
+  const unsigned int v1084 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1085 = v615 + v1084;
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1087 = v1085 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v40.x[31];
+    const unsigned int v1090 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1091 = v1090 + v1085;
+    const iron_bf16 v1092 = c[v1091];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1093 = iron_to_f32(v1092);
+    const float v1094 = v1093 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1095 = fmaf(v1089, v3, v1094);
+    const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
+    c[v1091] = v1096;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1127 = v616 + v1125;
-  const unsigned int v1128 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1130 = v619 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1097 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1098 = v616 + v1097;
+  const unsigned int v1099 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1100 = v615 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1102 = v1100 < v1;
+  const bool v1103 = v1101 && v1102;
+  if (v1103) {
+    const float v1104 = v40.x[32];
+    const unsigned int v1105 = v1098 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1106 = v1105 + v1100;
+    const iron_bf16 v1107 = c[v1106];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1108 = iron_to_f32(v1107);
+    const float v1109 = v1108 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1110 = fmaf(v1104, v3, v1109);
+    const iron_bf16 v1111 = iron_f32_to_bf16(v1110);
+    c[v1106] = v1111;
+  }
+  const unsigned int v1112 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1113 = v616 + v1112;
+  const unsigned int v1114 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1115 = v615 + v1114;
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1117 = v1115 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v40.x[33];
+    const unsigned int v1120 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1121 = v1120 + v1115;
+    const iron_bf16 v1122 = c[v1121];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1123 = iron_to_f32(v1122);
+    const float v1124 = v1123 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1125 = fmaf(v1119, v3, v1124);
+    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
+    c[v1121] = v1126;
+  }
+  const unsigned int v1127 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1128 = v616 + v1127;
+  const unsigned int v1129 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1130 = v615 + v1129;
+  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
-    const float v1134 = v40.x[30];
-    const unsigned int v1135 = v1127 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v1134 = v40.x[34];
+    const unsigned int v1135 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1136 = v1135 + v1130;
     const iron_bf16 v1137 = c[v1136];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v1138 = iron_to_f32(v1137);
@@ -1364,268 +1436,304 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
     c[v1136] = v1141;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1144 = v616 + v1142;
-  const unsigned int v1145 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1147 = v619 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v40.x[31];
-    const unsigned int v1152 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1153 = v1152 + v1147;
-    const iron_bf16 v1154 = c[v1153];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1155 = iron_to_f32(v1154);
-    const float v1156 = v1155 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1157 = fmaf(v1151, v3, v1156);
-    const iron_bf16 v1158 = iron_f32_to_bf16(v1157);
-    c[v1153] = v1158;
+  const unsigned int v1142 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1143 = v616 + v1142;
+  const unsigned int v1144 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1145 = v615 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1147 = v1145 < v1;
+  const bool v1148 = v1146 && v1147;
+  if (v1148) {
+    const float v1149 = v40.x[35];
+    const unsigned int v1150 = v1143 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1151 = v1150 + v1145;
+    const iron_bf16 v1152 = c[v1151];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1153 = iron_to_f32(v1152);
+    const float v1154 = v1153 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1155 = fmaf(v1149, v3, v1154);
+    const iron_bf16 v1156 = iron_f32_to_bf16(v1155);
+    c[v1151] = v1156;
   }
-  const unsigned int v1159 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1161 = v616 + v1159;
-  const unsigned int v1162 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1164 = v619 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1166 = v1164 < v1;
-  const bool v1167 = v1165 && v1166;
-  if (v1167) {
-    const float v1168 = v40.x[32];
-    const unsigned int v1169 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1170 = v1169 + v1164;
-    const iron_bf16 v1171 = c[v1170];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1172 = iron_to_f32(v1171);
-    const float v1173 = v1172 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1174 = fmaf(v1168, v3, v1173);
-    const iron_bf16 v1175 = iron_f32_to_bf16(v1174);
-    c[v1170] = v1175;
+  const unsigned int v1157 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1158 = v616 + v1157;
+  const unsigned int v1159 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1160 = v615 + v1159;
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1162 = v1160 < v1;
+  const bool v1163 = v1161 && v1162;
+  if (v1163) {
+    const float v1164 = v40.x[36];
+    const unsigned int v1165 = v1158 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1166 = v1165 + v1160;
+    const iron_bf16 v1167 = c[v1166];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1168 = iron_to_f32(v1167);
+    const float v1169 = v1168 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1170 = fmaf(v1164, v3, v1169);
+    const iron_bf16 v1171 = iron_f32_to_bf16(v1170);
+    c[v1166] = v1171;
   }
-  const unsigned int v1176 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1178 = v616 + v1176;
-  const unsigned int v1179 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1181 = v619 + v1179;
-  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1183 = v1181 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v40.x[33];
-    const unsigned int v1186 = v1178 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1187 = v1186 + v1181;
-    const iron_bf16 v1188 = c[v1187];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1189 = iron_to_f32(v1188);
-    const float v1190 = v1189 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1191 = fmaf(v1185, v3, v1190);
-    const iron_bf16 v1192 = iron_f32_to_bf16(v1191);
-    c[v1187] = v1192;
+  const unsigned int v1172 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1173 = v616 + v1172;
+  const unsigned int v1174 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1175 = v615 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1177 = v1175 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v40.x[37];
+    const unsigned int v1180 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1181 = v1180 + v1175;
+    const iron_bf16 v1182 = c[v1181];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1183 = iron_to_f32(v1182);
+    const float v1184 = v1183 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1185 = fmaf(v1179, v3, v1184);
+    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
+    c[v1181] = v1186;
   }
-  const unsigned int v1193 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1195 = v616 + v1193;
-  const unsigned int v1196 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1198 = v619 + v1196;
-  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1200 = v1198 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v40.x[34];
-    const unsigned int v1203 = v1195 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1204 = v1203 + v1198;
-    const iron_bf16 v1205 = c[v1204];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1206 = iron_to_f32(v1205);
-    const float v1207 = v1206 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1208 = fmaf(v1202, v3, v1207);
-    const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
-    c[v1204] = v1209;
+  const unsigned int v1187 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1188 = v616 + v1187;
+  const unsigned int v1189 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1190 = v615 + v1189;
+  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1192 = v1190 < v1;
+  const bool v1193 = v1191 && v1192;
+  if (v1193) {
+    const float v1194 = v40.x[38];
+    const unsigned int v1195 = v1188 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1196 = v1195 + v1190;
+    const iron_bf16 v1197 = c[v1196];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1198 = iron_to_f32(v1197);
+    const float v1199 = v1198 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1200 = fmaf(v1194, v3, v1199);
+    const iron_bf16 v1201 = iron_f32_to_bf16(v1200);
+    c[v1196] = v1201;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1212 = v616 + v1210;
-  const unsigned int v1213 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1215 = v619 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1217 = v1215 < v1;
-  const bool v1218 = v1216 && v1217;
-  if (v1218) {
-    const float v1219 = v40.x[35];
-    const unsigned int v1220 = v1212 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1221 = v1220 + v1215;
-    const iron_bf16 v1222 = c[v1221];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1223 = iron_to_f32(v1222);
-    const float v1224 = v1223 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1225 = fmaf(v1219, v3, v1224);
-    const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
-    c[v1221] = v1226;
+  const unsigned int v1202 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1203 = v616 + v1202;
+  const unsigned int v1204 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1205 = v615 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1207 = v1205 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v40.x[39];
+    const unsigned int v1210 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1211 = v1210 + v1205;
+    const iron_bf16 v1212 = c[v1211];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1213 = iron_to_f32(v1212);
+    const float v1214 = v1213 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1215 = fmaf(v1209, v3, v1214);
+    const iron_bf16 v1216 = iron_f32_to_bf16(v1215);
+    c[v1211] = v1216;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1229 = v616 + v1227;
-  const unsigned int v1230 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1232 = v619 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1234 = v1232 < v1;
-  const bool v1235 = v1233 && v1234;
-  if (v1235) {
-    const float v1236 = v40.x[36];
-    const unsigned int v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1238 = v1237 + v1232;
-    const iron_bf16 v1239 = c[v1238];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1240 = iron_to_f32(v1239);
-    const float v1241 = v1240 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1242 = fmaf(v1236, v3, v1241);
-    const iron_bf16 v1243 = iron_f32_to_bf16(v1242);
-    c[v1238] = v1243;
+  const unsigned int v1217 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1218 = v616 + v1217;
+  const unsigned int v1219 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1220 = v615 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v40.x[40];
+    const unsigned int v1225 = v1218 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1226 = v1225 + v1220;
+    const iron_bf16 v1227 = c[v1226];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1228 = iron_to_f32(v1227);
+    const float v1229 = v1228 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1230 = fmaf(v1224, v3, v1229);
+    const iron_bf16 v1231 = iron_f32_to_bf16(v1230);
+    c[v1226] = v1231;
   }
-  const unsigned int v1244 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1246 = v616 + v1244;
-  const unsigned int v1247 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1249 = v619 + v1247;
-  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v40.x[37];
-    const unsigned int v1254 = v1246 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1255 = v1254 + v1249;
-    const iron_bf16 v1256 = c[v1255];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1257 = iron_to_f32(v1256);
-    const float v1258 = v1257 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1259 = fmaf(v1253, v3, v1258);
-    const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
-    c[v1255] = v1260;
+  const unsigned int v1232 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1233 = v616 + v1232;
+  const unsigned int v1234 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1235 = v615 + v1234;
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v40.x[41];
+    const unsigned int v1240 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1241 = v1240 + v1235;
+    const iron_bf16 v1242 = c[v1241];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1243 = iron_to_f32(v1242);
+    const float v1244 = v1243 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1245 = fmaf(v1239, v3, v1244);
+    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
+    c[v1241] = v1246;
   }
-  const unsigned int v1261 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1263 = v616 + v1261;
-  const unsigned int v1264 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1266 = v619 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1268 = v1266 < v1;
-  const bool v1269 = v1267 && v1268;
-  if (v1269) {
-    const float v1270 = v40.x[38];
-    const unsigned int v1271 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1272 = v1271 + v1266;
-    const iron_bf16 v1273 = c[v1272];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1274 = iron_to_f32(v1273);
-    const float v1275 = v1274 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1276 = fmaf(v1270, v3, v1275);
-    const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
-    c[v1272] = v1277;
+  const unsigned int v1247 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1248 = v616 + v1247;
+  const unsigned int v1249 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1250 = v615 + v1249;
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1252 = v1250 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v40.x[42];
+    const unsigned int v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1256 = v1255 + v1250;
+    const iron_bf16 v1257 = c[v1256];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1258 = iron_to_f32(v1257);
+    const float v1259 = v1258 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1260 = fmaf(v1254, v3, v1259);
+    const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
+    c[v1256] = v1261;
   }
-  const unsigned int v1278 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1280 = v616 + v1278;
-  const unsigned int v1281 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1283 = v619 + v1281;
-  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1285 = v1283 < v1;
-  const bool v1286 = v1284 && v1285;
-  if (v1286) {
-    const float v1287 = v40.x[39];
-    const unsigned int v1288 = v1280 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1289 = v1288 + v1283;
-    const iron_bf16 v1290 = c[v1289];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1291 = iron_to_f32(v1290);
-    const float v1292 = v1291 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1293 = fmaf(v1287, v3, v1292);
-    const iron_bf16 v1294 = iron_f32_to_bf16(v1293);
-    c[v1289] = v1294;
+  const unsigned int v1262 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1263 = v616 + v1262;
+  const unsigned int v1264 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1265 = v615 + v1264;
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1267 = v1265 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v40.x[43];
+    const unsigned int v1270 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1271 = v1270 + v1265;
+    const iron_bf16 v1272 = c[v1271];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1273 = iron_to_f32(v1272);
+    const float v1274 = v1273 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1275 = fmaf(v1269, v3, v1274);
+    const iron_bf16 v1276 = iron_f32_to_bf16(v1275);
+    c[v1271] = v1276;
   }
-  const unsigned int v1295 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1297 = v616 + v1295;
-  const unsigned int v1298 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1300 = v619 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1302 = v1300 < v1;
-  const bool v1303 = v1301 && v1302;
-  if (v1303) {
-    const float v1304 = v40.x[40];
-    const unsigned int v1305 = v1297 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1306 = v1305 + v1300;
-    const iron_bf16 v1307 = c[v1306];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1308 = iron_to_f32(v1307);
-    const float v1309 = v1308 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1310 = fmaf(v1304, v3, v1309);
-    const iron_bf16 v1311 = iron_f32_to_bf16(v1310);
-    c[v1306] = v1311;
+  const unsigned int v1277 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1278 = v616 + v1277;
+  const unsigned int v1279 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1280 = v615 + v1279;
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v40.x[44];
+    const unsigned int v1285 = v1278 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1286 = v1285 + v1280;
+    const iron_bf16 v1287 = c[v1286];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1288 = iron_to_f32(v1287);
+    const float v1289 = v1288 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1290 = fmaf(v1284, v3, v1289);
+    const iron_bf16 v1291 = iron_f32_to_bf16(v1290);
+    c[v1286] = v1291;
   }
-  const unsigned int v1312 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1314 = v616 + v1312;
-  const unsigned int v1315 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1317 = v619 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1319 = v1317 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v40.x[41];
-    const unsigned int v1322 = v1314 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1323 = v1322 + v1317;
-    const iron_bf16 v1324 = c[v1323];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1325 = iron_to_f32(v1324);
-    const float v1326 = v1325 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1327 = fmaf(v1321, v3, v1326);
-    const iron_bf16 v1328 = iron_f32_to_bf16(v1327);
-    c[v1323] = v1328;
+  const unsigned int v1292 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1293 = v616 + v1292;
+  const unsigned int v1294 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1295 = v615 + v1294;
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1297 = v1295 < v1;
+  const bool v1298 = v1296 && v1297;
+  if (v1298) {
+    const float v1299 = v40.x[45];
+    const unsigned int v1300 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1301 = v1300 + v1295;
+    const iron_bf16 v1302 = c[v1301];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1303 = iron_to_f32(v1302);
+    const float v1304 = v1303 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1305 = fmaf(v1299, v3, v1304);
+    const iron_bf16 v1306 = iron_f32_to_bf16(v1305);
+    c[v1301] = v1306;
   }
-  const unsigned int v1329 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1331 = v616 + v1329;
-  const unsigned int v1332 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1334 = v619 + v1332;
-  const bool v1335 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1336 = v1334 < v1;
-  const bool v1337 = v1335 && v1336;
-  if (v1337) {
-    const float v1338 = v40.x[42];
-    const unsigned int v1339 = v1331 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1340 = v1339 + v1334;
-    const iron_bf16 v1341 = c[v1340];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1342 = iron_to_f32(v1341);
-    const float v1343 = v1342 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1344 = fmaf(v1338, v3, v1343);
-    const iron_bf16 v1345 = iron_f32_to_bf16(v1344);
-    c[v1340] = v1345;
+  const unsigned int v1307 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1308 = v616 + v1307;
+  const unsigned int v1309 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1310 = v615 + v1309;
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1312 = v1310 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v40.x[46];
+    const unsigned int v1315 = v1308 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1316 = v1315 + v1310;
+    const iron_bf16 v1317 = c[v1316];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1318 = iron_to_f32(v1317);
+    const float v1319 = v1318 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1320 = fmaf(v1314, v3, v1319);
+    const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
+    c[v1316] = v1321;
   }
-  const unsigned int v1346 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1348 = v616 + v1346;
-  const unsigned int v1349 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1351 = v619 + v1349;
-  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1353 = v1351 < v1;
-  const bool v1354 = v1352 && v1353;
-  if (v1354) {
-    const float v1355 = v40.x[43];
-    const unsigned int v1356 = v1348 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1357 = v1356 + v1351;
-    const iron_bf16 v1358 = c[v1357];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1359 = iron_to_f32(v1358);
-    const float v1360 = v1359 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1361 = fmaf(v1355, v3, v1360);
-    const iron_bf16 v1362 = iron_f32_to_bf16(v1361);
-    c[v1357] = v1362;
+  const unsigned int v1322 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1323 = v616 + v1322;
+  const unsigned int v1324 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1325 = v615 + v1324;
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1327 = v1325 < v1;
+  const bool v1328 = v1326 && v1327;
+  if (v1328) {
+    const float v1329 = v40.x[47];
+    const unsigned int v1330 = v1323 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1331 = v1330 + v1325;
+    const iron_bf16 v1332 = c[v1331];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1333 = iron_to_f32(v1332);
+    const float v1334 = v1333 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1335 = fmaf(v1329, v3, v1334);
+    const iron_bf16 v1336 = iron_f32_to_bf16(v1335);
+    c[v1331] = v1336;
   }
-  const unsigned int v1363 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1365 = v616 + v1363;
-  const unsigned int v1366 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1368 = v619 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1370 = v1368 < v1;
-  const bool v1371 = v1369 && v1370;
-  if (v1371) {
-    const float v1372 = v40.x[44];
-    const unsigned int v1373 = v1365 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1374 = v1373 + v1368;
-    const iron_bf16 v1375 = c[v1374];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1376 = iron_to_f32(v1375);
-    const float v1377 = v1376 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1378 = fmaf(v1372, v3, v1377);
-    const iron_bf16 v1379 = iron_f32_to_bf16(v1378);
-    c[v1374] = v1379;
+  const unsigned int v1337 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1338 = v616 + v1337;
+  const unsigned int v1339 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1340 = v615 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1342 = v1340 < v1;
+  const bool v1343 = v1341 && v1342;
+  if (v1343) {
+    const float v1344 = v40.x[48];
+    const unsigned int v1345 = v1338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1346 = v1345 + v1340;
+    const iron_bf16 v1347 = c[v1346];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1348 = iron_to_f32(v1347);
+    const float v1349 = v1348 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1350 = fmaf(v1344, v3, v1349);
+    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
+    c[v1346] = v1351;
   }
-  const unsigned int v1380 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1382 = v616 + v1380;
-  const unsigned int v1383 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1385 = v619 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1352 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1353 = v616 + v1352;
+  const unsigned int v1354 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1355 = v615 + v1354;
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1357 = v1355 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v40.x[49];
+    const unsigned int v1360 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1361 = v1360 + v1355;
+    const iron_bf16 v1362 = c[v1361];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1363 = iron_to_f32(v1362);
+    const float v1364 = v1363 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1365 = fmaf(v1359, v3, v1364);
+    const iron_bf16 v1366 = iron_f32_to_bf16(v1365);
+    c[v1361] = v1366;
+  }
+  const unsigned int v1367 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1368 = v616 + v1367;
+  const unsigned int v1369 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1370 = v615 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1372 = v1370 < v1;
+  const bool v1373 = v1371 && v1372;
+  if (v1373) {
+    const float v1374 = v40.x[50];
+    const unsigned int v1375 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1376 = v1375 + v1370;
+    const iron_bf16 v1377 = c[v1376];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1378 = iron_to_f32(v1377);
+    const float v1379 = v1378 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1380 = fmaf(v1374, v3, v1379);
+    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
+    c[v1376] = v1381;
+  }
+  const unsigned int v1382 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1383 = v616 + v1382;
+  const unsigned int v1384 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1385 = v615 + v1384;
+  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
-    const float v1389 = v40.x[45];
-    const unsigned int v1390 = v1382 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v1389 = v40.x[51];
+    const unsigned int v1390 = v1383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1391 = v1390 + v1385;
     const iron_bf16 v1392 = c[v1391];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v1393 = iron_to_f32(v1392);
@@ -1634,268 +1742,304 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1396 = iron_f32_to_bf16(v1395);
     c[v1391] = v1396;
   }
-  const unsigned int v1397 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1399 = v616 + v1397;
-  const unsigned int v1400 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1402 = v619 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1404 = v1402 < v1;
-  const bool v1405 = v1403 && v1404;
-  if (v1405) {
-    const float v1406 = v40.x[46];
-    const unsigned int v1407 = v1399 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1408 = v1407 + v1402;
-    const iron_bf16 v1409 = c[v1408];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1410 = iron_to_f32(v1409);
-    const float v1411 = v1410 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1412 = fmaf(v1406, v3, v1411);
-    const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
-    c[v1408] = v1413;
+  const unsigned int v1397 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1398 = v616 + v1397;
+  const unsigned int v1399 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1400 = v615 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1402 = v1400 < v1;
+  const bool v1403 = v1401 && v1402;
+  if (v1403) {
+    const float v1404 = v40.x[52];
+    const unsigned int v1405 = v1398 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1406 = v1405 + v1400;
+    const iron_bf16 v1407 = c[v1406];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1408 = iron_to_f32(v1407);
+    const float v1409 = v1408 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1410 = fmaf(v1404, v3, v1409);
+    const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
+    c[v1406] = v1411;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1416 = v616 + v1414;
-  const unsigned int v1417 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1419 = v619 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v40.x[47];
-    const unsigned int v1424 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1425 = v1424 + v1419;
-    const iron_bf16 v1426 = c[v1425];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1427 = iron_to_f32(v1426);
-    const float v1428 = v1427 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1429 = fmaf(v1423, v3, v1428);
-    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
-    c[v1425] = v1430;
+  const unsigned int v1412 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1413 = v616 + v1412;
+  const unsigned int v1414 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1415 = v615 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1417 = v1415 < v1;
+  const bool v1418 = v1416 && v1417;
+  if (v1418) {
+    const float v1419 = v40.x[53];
+    const unsigned int v1420 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1421 = v1420 + v1415;
+    const iron_bf16 v1422 = c[v1421];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1423 = iron_to_f32(v1422);
+    const float v1424 = v1423 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1425 = fmaf(v1419, v3, v1424);
+    const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
+    c[v1421] = v1426;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1433 = v616 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1436 = v619 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1438 = v1436 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v40.x[48];
-    const unsigned int v1441 = v1433 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1442 = v1441 + v1436;
-    const iron_bf16 v1443 = c[v1442];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1444 = iron_to_f32(v1443);
-    const float v1445 = v1444 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1446 = fmaf(v1440, v3, v1445);
-    const iron_bf16 v1447 = iron_f32_to_bf16(v1446);
-    c[v1442] = v1447;
+  const unsigned int v1427 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1428 = v616 + v1427;
+  const unsigned int v1429 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1430 = v615 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1432 = v1430 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v40.x[54];
+    const unsigned int v1435 = v1428 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1436 = v1435 + v1430;
+    const iron_bf16 v1437 = c[v1436];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1438 = iron_to_f32(v1437);
+    const float v1439 = v1438 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1440 = fmaf(v1434, v3, v1439);
+    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
+    c[v1436] = v1441;
   }
-  const unsigned int v1448 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1450 = v616 + v1448;
-  const unsigned int v1451 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1453 = v619 + v1451;
-  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1455 = v1453 < v1;
-  const bool v1456 = v1454 && v1455;
-  if (v1456) {
-    const float v1457 = v40.x[49];
-    const unsigned int v1458 = v1450 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1459 = v1458 + v1453;
-    const iron_bf16 v1460 = c[v1459];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1461 = iron_to_f32(v1460);
-    const float v1462 = v1461 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1463 = fmaf(v1457, v3, v1462);
-    const iron_bf16 v1464 = iron_f32_to_bf16(v1463);
-    c[v1459] = v1464;
+  const unsigned int v1442 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1443 = v616 + v1442;
+  const unsigned int v1444 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1445 = v615 + v1444;
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1447 = v1445 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v40.x[55];
+    const unsigned int v1450 = v1443 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1451 = v1450 + v1445;
+    const iron_bf16 v1452 = c[v1451];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1453 = iron_to_f32(v1452);
+    const float v1454 = v1453 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1455 = fmaf(v1449, v3, v1454);
+    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
+    c[v1451] = v1456;
   }
-  const unsigned int v1465 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1467 = v616 + v1465;
-  const unsigned int v1468 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1470 = v619 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1472 = v1470 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v40.x[50];
-    const unsigned int v1475 = v1467 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1476 = v1475 + v1470;
-    const iron_bf16 v1477 = c[v1476];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1478 = iron_to_f32(v1477);
-    const float v1479 = v1478 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1480 = fmaf(v1474, v3, v1479);
-    const iron_bf16 v1481 = iron_f32_to_bf16(v1480);
-    c[v1476] = v1481;
+  const unsigned int v1457 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1458 = v616 + v1457;
+  const unsigned int v1459 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1460 = v615 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v40.x[56];
+    const unsigned int v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1466 = v1465 + v1460;
+    const iron_bf16 v1467 = c[v1466];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1468 = iron_to_f32(v1467);
+    const float v1469 = v1468 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1470 = fmaf(v1464, v3, v1469);
+    const iron_bf16 v1471 = iron_f32_to_bf16(v1470);
+    c[v1466] = v1471;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1484 = v616 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1487 = v619 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v40.x[51];
-    const unsigned int v1492 = v1484 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1493 = v1492 + v1487;
-    const iron_bf16 v1494 = c[v1493];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1495 = iron_to_f32(v1494);
-    const float v1496 = v1495 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1497 = fmaf(v1491, v3, v1496);
-    const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
-    c[v1493] = v1498;
+  const unsigned int v1472 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1473 = v616 + v1472;
+  const unsigned int v1474 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1475 = v615 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v40.x[57];
+    const unsigned int v1480 = v1473 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1481 = v1480 + v1475;
+    const iron_bf16 v1482 = c[v1481];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1483 = iron_to_f32(v1482);
+    const float v1484 = v1483 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1485 = fmaf(v1479, v3, v1484);
+    const iron_bf16 v1486 = iron_f32_to_bf16(v1485);
+    c[v1481] = v1486;
   }
-  const unsigned int v1499 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1501 = v616 + v1499;
-  const unsigned int v1502 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1504 = v619 + v1502;
-  const bool v1505 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1506 = v1504 < v1;
-  const bool v1507 = v1505 && v1506;
-  if (v1507) {
-    const float v1508 = v40.x[52];
-    const unsigned int v1509 = v1501 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1510 = v1509 + v1504;
-    const iron_bf16 v1511 = c[v1510];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1512 = iron_to_f32(v1511);
-    const float v1513 = v1512 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1514 = fmaf(v1508, v3, v1513);
-    const iron_bf16 v1515 = iron_f32_to_bf16(v1514);
-    c[v1510] = v1515;
+  const unsigned int v1487 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1488 = v616 + v1487;
+  const unsigned int v1489 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1490 = v615 + v1489;
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1492 = v1490 < v1;
+  const bool v1493 = v1491 && v1492;
+  if (v1493) {
+    const float v1494 = v40.x[58];
+    const unsigned int v1495 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1496 = v1495 + v1490;
+    const iron_bf16 v1497 = c[v1496];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1498 = iron_to_f32(v1497);
+    const float v1499 = v1498 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1500 = fmaf(v1494, v3, v1499);
+    const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
+    c[v1496] = v1501;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1518 = v616 + v1516;
-  const unsigned int v1519 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1521 = v619 + v1519;
-  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1523 = v1521 < v1;
-  const bool v1524 = v1522 && v1523;
-  if (v1524) {
-    const float v1525 = v40.x[53];
-    const unsigned int v1526 = v1518 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1527 = v1526 + v1521;
-    const iron_bf16 v1528 = c[v1527];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1529 = iron_to_f32(v1528);
-    const float v1530 = v1529 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1531 = fmaf(v1525, v3, v1530);
-    const iron_bf16 v1532 = iron_f32_to_bf16(v1531);
-    c[v1527] = v1532;
+  const unsigned int v1502 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1503 = v616 + v1502;
+  const unsigned int v1504 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1505 = v615 + v1504;
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1507 = v1505 < v1;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v40.x[59];
+    const unsigned int v1510 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1511 = v1510 + v1505;
+    const iron_bf16 v1512 = c[v1511];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1513 = iron_to_f32(v1512);
+    const float v1514 = v1513 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1515 = fmaf(v1509, v3, v1514);
+    const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
+    c[v1511] = v1516;
   }
-  const unsigned int v1533 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1535 = v616 + v1533;
-  const unsigned int v1536 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1538 = v619 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1540 = v1538 < v1;
-  const bool v1541 = v1539 && v1540;
-  if (v1541) {
-    const float v1542 = v40.x[54];
-    const unsigned int v1543 = v1535 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1544 = v1543 + v1538;
-    const iron_bf16 v1545 = c[v1544];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1546 = iron_to_f32(v1545);
-    const float v1547 = v1546 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1548 = fmaf(v1542, v3, v1547);
-    const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
-    c[v1544] = v1549;
+  const unsigned int v1517 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1518 = v616 + v1517;
+  const unsigned int v1519 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1520 = v615 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1522 = v1520 < v1;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v40.x[60];
+    const unsigned int v1525 = v1518 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1526 = v1525 + v1520;
+    const iron_bf16 v1527 = c[v1526];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1528 = iron_to_f32(v1527);
+    const float v1529 = v1528 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1530 = fmaf(v1524, v3, v1529);
+    const iron_bf16 v1531 = iron_f32_to_bf16(v1530);
+    c[v1526] = v1531;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1552 = v616 + v1550;
-  const unsigned int v1553 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1555 = v619 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v40.x[55];
-    const unsigned int v1560 = v1552 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1561 = v1560 + v1555;
-    const iron_bf16 v1562 = c[v1561];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1563 = iron_to_f32(v1562);
-    const float v1564 = v1563 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1565 = fmaf(v1559, v3, v1564);
-    const iron_bf16 v1566 = iron_f32_to_bf16(v1565);
-    c[v1561] = v1566;
+  const unsigned int v1532 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1533 = v616 + v1532;
+  const unsigned int v1534 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1535 = v615 + v1534;
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1537 = v1535 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v40.x[61];
+    const unsigned int v1540 = v1533 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1541 = v1540 + v1535;
+    const iron_bf16 v1542 = c[v1541];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1543 = iron_to_f32(v1542);
+    const float v1544 = v1543 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1545 = fmaf(v1539, v3, v1544);
+    const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
+    c[v1541] = v1546;
   }
-  const unsigned int v1567 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1569 = v616 + v1567;
-  const unsigned int v1570 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1572 = v619 + v1570;
-  const bool v1573 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1574 = v1572 < v1;
-  const bool v1575 = v1573 && v1574;
-  if (v1575) {
-    const float v1576 = v40.x[56];
-    const unsigned int v1577 = v1569 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1578 = v1577 + v1572;
-    const iron_bf16 v1579 = c[v1578];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1580 = iron_to_f32(v1579);
-    const float v1581 = v1580 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1582 = fmaf(v1576, v3, v1581);
-    const iron_bf16 v1583 = iron_f32_to_bf16(v1582);
-    c[v1578] = v1583;
+  const unsigned int v1547 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1548 = v616 + v1547;
+  const unsigned int v1549 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1550 = v615 + v1549;
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1552 = v1550 < v1;
+  const bool v1553 = v1551 && v1552;
+  if (v1553) {
+    const float v1554 = v40.x[62];
+    const unsigned int v1555 = v1548 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1556 = v1555 + v1550;
+    const iron_bf16 v1557 = c[v1556];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1558 = iron_to_f32(v1557);
+    const float v1559 = v1558 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1560 = fmaf(v1554, v3, v1559);
+    const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
+    c[v1556] = v1561;
   }
-  const unsigned int v1584 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1586 = v616 + v1584;
-  const unsigned int v1587 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1589 = v619 + v1587;
-  const bool v1590 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1591 = v1589 < v1;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v40.x[57];
-    const unsigned int v1594 = v1586 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1595 = v1594 + v1589;
-    const iron_bf16 v1596 = c[v1595];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1597 = iron_to_f32(v1596);
-    const float v1598 = v1597 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1599 = fmaf(v1593, v3, v1598);
-    const iron_bf16 v1600 = iron_f32_to_bf16(v1599);
-    c[v1595] = v1600;
+  const unsigned int v1562 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1563 = v616 + v1562;
+  const unsigned int v1564 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1565 = v615 + v1564;
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1567 = v1565 < v1;
+  const bool v1568 = v1566 && v1567;
+  if (v1568) {
+    const float v1569 = v40.x[63];
+    const unsigned int v1570 = v1563 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1571 = v1570 + v1565;
+    const iron_bf16 v1572 = c[v1571];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1573 = iron_to_f32(v1572);
+    const float v1574 = v1573 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1575 = fmaf(v1569, v3, v1574);
+    const iron_bf16 v1576 = iron_f32_to_bf16(v1575);
+    c[v1571] = v1576;
   }
-  const unsigned int v1601 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1603 = v616 + v1601;
-  const unsigned int v1604 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1606 = v619 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1608 = v1606 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v40.x[58];
-    const unsigned int v1611 = v1603 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1612 = v1611 + v1606;
-    const iron_bf16 v1613 = c[v1612];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1614 = iron_to_f32(v1613);
-    const float v1615 = v1614 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1616 = fmaf(v1610, v3, v1615);
-    const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
-    c[v1612] = v1617;
+  const unsigned int v1577 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1578 = v616 + v1577;
+  const unsigned int v1579 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1580 = v615 + v1579;
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1582 = v1580 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v40.x[64];
+    const unsigned int v1585 = v1578 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1586 = v1585 + v1580;
+    const iron_bf16 v1587 = c[v1586];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1588 = iron_to_f32(v1587);
+    const float v1589 = v1588 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1590 = fmaf(v1584, v3, v1589);
+    const iron_bf16 v1591 = iron_f32_to_bf16(v1590);
+    c[v1586] = v1591;
   }
-  const unsigned int v1618 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1620 = v616 + v1618;
-  const unsigned int v1621 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1623 = v619 + v1621;
-  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1625 = v1623 < v1;
-  const bool v1626 = v1624 && v1625;
-  if (v1626) {
-    const float v1627 = v40.x[59];
-    const unsigned int v1628 = v1620 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1629 = v1628 + v1623;
-    const iron_bf16 v1630 = c[v1629];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1631 = iron_to_f32(v1630);
-    const float v1632 = v1631 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1633 = fmaf(v1627, v3, v1632);
-    const iron_bf16 v1634 = iron_f32_to_bf16(v1633);
-    c[v1629] = v1634;
+  const unsigned int v1592 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1593 = v616 + v1592;
+  const unsigned int v1594 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1595 = v615 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1597 = v1595 < v1;
+  const bool v1598 = v1596 && v1597;
+  if (v1598) {
+    const float v1599 = v40.x[65];
+    const unsigned int v1600 = v1593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1601 = v1600 + v1595;
+    const iron_bf16 v1602 = c[v1601];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1603 = iron_to_f32(v1602);
+    const float v1604 = v1603 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1605 = fmaf(v1599, v3, v1604);
+    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
+    c[v1601] = v1606;
   }
-  const unsigned int v1635 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1637 = v616 + v1635;
-  const unsigned int v1638 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1640 = v619 + v1638;
-  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1607 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1608 = v616 + v1607;
+  const unsigned int v1609 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1610 = v615 + v1609;
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1612 = v1610 < v1;
+  const bool v1613 = v1611 && v1612;
+  if (v1613) {
+    const float v1614 = v40.x[66];
+    const unsigned int v1615 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1616 = v1615 + v1610;
+    const iron_bf16 v1617 = c[v1616];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1618 = iron_to_f32(v1617);
+    const float v1619 = v1618 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1620 = fmaf(v1614, v3, v1619);
+    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
+    c[v1616] = v1621;
+  }
+  const unsigned int v1622 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1623 = v616 + v1622;
+  const unsigned int v1624 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1625 = v615 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1627 = v1625 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v40.x[67];
+    const unsigned int v1630 = v1623 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1631 = v1630 + v1625;
+    const iron_bf16 v1632 = c[v1631];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1633 = iron_to_f32(v1632);
+    const float v1634 = v1633 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1635 = fmaf(v1629, v3, v1634);
+    const iron_bf16 v1636 = iron_f32_to_bf16(v1635);
+    c[v1631] = v1636;
+  }
+  const unsigned int v1637 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1638 = v616 + v1637;
+  const unsigned int v1639 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1640 = v615 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
-    const float v1644 = v40.x[60];
-    const unsigned int v1645 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v1644 = v40.x[68];
+    const unsigned int v1645 = v1638 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1646 = v1645 + v1640;
     const iron_bf16 v1647 = c[v1646];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v1648 = iron_to_f32(v1647);
@@ -1904,268 +2048,304 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
     c[v1646] = v1651;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1654 = v616 + v1652;
-  const unsigned int v1655 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1657 = v619 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1659 = v1657 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v40.x[61];
-    const unsigned int v1662 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1663 = v1662 + v1657;
-    const iron_bf16 v1664 = c[v1663];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1665 = iron_to_f32(v1664);
-    const float v1666 = v1665 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1667 = fmaf(v1661, v3, v1666);
-    const iron_bf16 v1668 = iron_f32_to_bf16(v1667);
-    c[v1663] = v1668;
+  const unsigned int v1652 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1653 = v616 + v1652;
+  const unsigned int v1654 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1655 = v615 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1657 = v1655 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v40.x[69];
+    const unsigned int v1660 = v1653 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1661 = v1660 + v1655;
+    const iron_bf16 v1662 = c[v1661];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1663 = iron_to_f32(v1662);
+    const float v1664 = v1663 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1665 = fmaf(v1659, v3, v1664);
+    const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
+    c[v1661] = v1666;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1671 = v616 + v1669;
-  const unsigned int v1672 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1674 = v619 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1676 = v1674 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v40.x[62];
-    const unsigned int v1679 = v1671 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1680 = v1679 + v1674;
-    const iron_bf16 v1681 = c[v1680];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1682 = iron_to_f32(v1681);
-    const float v1683 = v1682 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1684 = fmaf(v1678, v3, v1683);
-    const iron_bf16 v1685 = iron_f32_to_bf16(v1684);
-    c[v1680] = v1685;
+  const unsigned int v1667 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1668 = v616 + v1667;
+  const unsigned int v1669 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1670 = v615 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v40.x[70];
+    const unsigned int v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1676 = v1675 + v1670;
+    const iron_bf16 v1677 = c[v1676];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1678 = iron_to_f32(v1677);
+    const float v1679 = v1678 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1680 = fmaf(v1674, v3, v1679);
+    const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
+    c[v1676] = v1681;
   }
-  const unsigned int v1686 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1688 = v616 + v1686;
-  const unsigned int v1689 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1691 = v619 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1693 = v1691 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v40.x[63];
-    const unsigned int v1696 = v1688 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1697 = v1696 + v1691;
-    const iron_bf16 v1698 = c[v1697];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1699 = iron_to_f32(v1698);
-    const float v1700 = v1699 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1701 = fmaf(v1695, v3, v1700);
-    const iron_bf16 v1702 = iron_f32_to_bf16(v1701);
-    c[v1697] = v1702;
+  const unsigned int v1682 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1683 = v616 + v1682;
+  const unsigned int v1684 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1685 = v615 + v1684;
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1687 = v1685 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v40.x[71];
+    const unsigned int v1690 = v1683 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1691 = v1690 + v1685;
+    const iron_bf16 v1692 = c[v1691];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1693 = iron_to_f32(v1692);
+    const float v1694 = v1693 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1695 = fmaf(v1689, v3, v1694);
+    const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
+    c[v1691] = v1696;
   }
-  const unsigned int v1703 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1705 = v616 + v1703;
-  const unsigned int v1706 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1708 = v619 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1710 = v1708 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v40.x[64];
-    const unsigned int v1713 = v1705 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1714 = v1713 + v1708;
-    const iron_bf16 v1715 = c[v1714];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1716 = iron_to_f32(v1715);
-    const float v1717 = v1716 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1718 = fmaf(v1712, v3, v1717);
-    const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
-    c[v1714] = v1719;
+  const unsigned int v1697 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1698 = v616 + v1697;
+  const unsigned int v1699 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1700 = v615 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1702 = v1700 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v40.x[72];
+    const unsigned int v1705 = v1698 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1706 = v1705 + v1700;
+    const iron_bf16 v1707 = c[v1706];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1708 = iron_to_f32(v1707);
+    const float v1709 = v1708 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1710 = fmaf(v1704, v3, v1709);
+    const iron_bf16 v1711 = iron_f32_to_bf16(v1710);
+    c[v1706] = v1711;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1722 = v616 + v1720;
-  const unsigned int v1723 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1725 = v619 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1727 = v1725 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v40.x[65];
-    const unsigned int v1730 = v1722 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1731 = v1730 + v1725;
-    const iron_bf16 v1732 = c[v1731];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1733 = iron_to_f32(v1732);
-    const float v1734 = v1733 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1735 = fmaf(v1729, v3, v1734);
-    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
-    c[v1731] = v1736;
+  const unsigned int v1712 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1713 = v616 + v1712;
+  const unsigned int v1714 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1715 = v615 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1717 = v1715 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v40.x[73];
+    const unsigned int v1720 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1721 = v1720 + v1715;
+    const iron_bf16 v1722 = c[v1721];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1723 = iron_to_f32(v1722);
+    const float v1724 = v1723 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1725 = fmaf(v1719, v3, v1724);
+    const iron_bf16 v1726 = iron_f32_to_bf16(v1725);
+    c[v1721] = v1726;
   }
-  const unsigned int v1737 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1739 = v616 + v1737;
-  const unsigned int v1740 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1742 = v619 + v1740;
-  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1744 = v1742 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v40.x[66];
-    const unsigned int v1747 = v1739 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1748 = v1747 + v1742;
-    const iron_bf16 v1749 = c[v1748];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1750 = iron_to_f32(v1749);
-    const float v1751 = v1750 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1752 = fmaf(v1746, v3, v1751);
-    const iron_bf16 v1753 = iron_f32_to_bf16(v1752);
-    c[v1748] = v1753;
+  const unsigned int v1727 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1728 = v616 + v1727;
+  const unsigned int v1729 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1730 = v615 + v1729;
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1732 = v1730 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v40.x[74];
+    const unsigned int v1735 = v1728 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1736 = v1735 + v1730;
+    const iron_bf16 v1737 = c[v1736];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1738 = iron_to_f32(v1737);
+    const float v1739 = v1738 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1740 = fmaf(v1734, v3, v1739);
+    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
+    c[v1736] = v1741;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1756 = v616 + v1754;
-  const unsigned int v1757 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1759 = v619 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1761 = v1759 < v1;
-  const bool v1762 = v1760 && v1761;
-  if (v1762) {
-    const float v1763 = v40.x[67];
-    const unsigned int v1764 = v1756 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1765 = v1764 + v1759;
-    const iron_bf16 v1766 = c[v1765];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1767 = iron_to_f32(v1766);
-    const float v1768 = v1767 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1769 = fmaf(v1763, v3, v1768);
-    const iron_bf16 v1770 = iron_f32_to_bf16(v1769);
-    c[v1765] = v1770;
+  const unsigned int v1742 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1743 = v616 + v1742;
+  const unsigned int v1744 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1745 = v615 + v1744;
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1747 = v1745 < v1;
+  const bool v1748 = v1746 && v1747;
+  if (v1748) {
+    const float v1749 = v40.x[75];
+    const unsigned int v1750 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1751 = v1750 + v1745;
+    const iron_bf16 v1752 = c[v1751];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1753 = iron_to_f32(v1752);
+    const float v1754 = v1753 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1755 = fmaf(v1749, v3, v1754);
+    const iron_bf16 v1756 = iron_f32_to_bf16(v1755);
+    c[v1751] = v1756;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1773 = v616 + v1771;
-  const unsigned int v1774 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1776 = v619 + v1774;
-  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1778 = v1776 < v1;
-  const bool v1779 = v1777 && v1778;
-  if (v1779) {
-    const float v1780 = v40.x[68];
-    const unsigned int v1781 = v1773 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1782 = v1781 + v1776;
-    const iron_bf16 v1783 = c[v1782];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1784 = iron_to_f32(v1783);
-    const float v1785 = v1784 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1786 = fmaf(v1780, v3, v1785);
-    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
-    c[v1782] = v1787;
+  const unsigned int v1757 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1758 = v616 + v1757;
+  const unsigned int v1759 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1760 = v615 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v40.x[76];
+    const unsigned int v1765 = v1758 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1766 = v1765 + v1760;
+    const iron_bf16 v1767 = c[v1766];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1768 = iron_to_f32(v1767);
+    const float v1769 = v1768 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1770 = fmaf(v1764, v3, v1769);
+    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
+    c[v1766] = v1771;
   }
-  const unsigned int v1788 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1790 = v616 + v1788;
-  const unsigned int v1791 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1793 = v619 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1795 = v1793 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v40.x[69];
-    const unsigned int v1798 = v1790 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1799 = v1798 + v1793;
-    const iron_bf16 v1800 = c[v1799];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1801 = iron_to_f32(v1800);
-    const float v1802 = v1801 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1803 = fmaf(v1797, v3, v1802);
-    const iron_bf16 v1804 = iron_f32_to_bf16(v1803);
-    c[v1799] = v1804;
+  const unsigned int v1772 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1773 = v616 + v1772;
+  const unsigned int v1774 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1775 = v615 + v1774;
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1777 = v1775 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v40.x[77];
+    const unsigned int v1780 = v1773 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1781 = v1780 + v1775;
+    const iron_bf16 v1782 = c[v1781];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1783 = iron_to_f32(v1782);
+    const float v1784 = v1783 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1785 = fmaf(v1779, v3, v1784);
+    const iron_bf16 v1786 = iron_f32_to_bf16(v1785);
+    c[v1781] = v1786;
   }
-  const unsigned int v1805 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1807 = v616 + v1805;
-  const unsigned int v1808 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1810 = v619 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v40.x[70];
-    const unsigned int v1815 = v1807 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1816 = v1815 + v1810;
-    const iron_bf16 v1817 = c[v1816];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1818 = iron_to_f32(v1817);
-    const float v1819 = v1818 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1820 = fmaf(v1814, v3, v1819);
-    const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
-    c[v1816] = v1821;
+  const unsigned int v1787 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1788 = v616 + v1787;
+  const unsigned int v1789 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1790 = v615 + v1789;
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1792 = v1790 < v1;
+  const bool v1793 = v1791 && v1792;
+  if (v1793) {
+    const float v1794 = v40.x[78];
+    const unsigned int v1795 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1796 = v1795 + v1790;
+    const iron_bf16 v1797 = c[v1796];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1798 = iron_to_f32(v1797);
+    const float v1799 = v1798 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1800 = fmaf(v1794, v3, v1799);
+    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
+    c[v1796] = v1801;
   }
-  const unsigned int v1822 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1824 = v616 + v1822;
-  const unsigned int v1825 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1827 = v619 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1829 = v1827 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v40.x[71];
-    const unsigned int v1832 = v1824 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1833 = v1832 + v1827;
-    const iron_bf16 v1834 = c[v1833];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1835 = iron_to_f32(v1834);
-    const float v1836 = v1835 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1837 = fmaf(v1831, v3, v1836);
-    const iron_bf16 v1838 = iron_f32_to_bf16(v1837);
-    c[v1833] = v1838;
+  const unsigned int v1802 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1803 = v616 + v1802;
+  const unsigned int v1804 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1805 = v615 + v1804;
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1807 = v1805 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v40.x[79];
+    const unsigned int v1810 = v1803 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1811 = v1810 + v1805;
+    const iron_bf16 v1812 = c[v1811];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1813 = iron_to_f32(v1812);
+    const float v1814 = v1813 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1815 = fmaf(v1809, v3, v1814);
+    const iron_bf16 v1816 = iron_f32_to_bf16(v1815);
+    c[v1811] = v1816;
   }
-  const unsigned int v1839 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1841 = v616 + v1839;
-  const unsigned int v1842 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1844 = v619 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1846 = v1844 < v1;
-  const bool v1847 = v1845 && v1846;
-  if (v1847) {
-    const float v1848 = v40.x[72];
-    const unsigned int v1849 = v1841 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1850 = v1849 + v1844;
-    const iron_bf16 v1851 = c[v1850];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1852 = iron_to_f32(v1851);
-    const float v1853 = v1852 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1854 = fmaf(v1848, v3, v1853);
-    const iron_bf16 v1855 = iron_f32_to_bf16(v1854);
-    c[v1850] = v1855;
+  const unsigned int v1817 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1818 = v616 + v1817;
+  const unsigned int v1819 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1820 = v615 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1822 = v1820 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v40.x[80];
+    const unsigned int v1825 = v1818 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1826 = v1825 + v1820;
+    const iron_bf16 v1827 = c[v1826];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1828 = iron_to_f32(v1827);
+    const float v1829 = v1828 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1830 = fmaf(v1824, v3, v1829);
+    const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
+    c[v1826] = v1831;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1858 = v616 + v1856;
-  const unsigned int v1859 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1861 = v619 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1863 = v1861 < v1;
-  const bool v1864 = v1862 && v1863;
-  if (v1864) {
-    const float v1865 = v40.x[73];
-    const unsigned int v1866 = v1858 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1867 = v1866 + v1861;
-    const iron_bf16 v1868 = c[v1867];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1869 = iron_to_f32(v1868);
-    const float v1870 = v1869 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1871 = fmaf(v1865, v3, v1870);
-    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
-    c[v1867] = v1872;
+  const unsigned int v1832 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1833 = v616 + v1832;
+  const unsigned int v1834 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1835 = v615 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1837 = v1835 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v40.x[81];
+    const unsigned int v1840 = v1833 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1841 = v1840 + v1835;
+    const iron_bf16 v1842 = c[v1841];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1843 = iron_to_f32(v1842);
+    const float v1844 = v1843 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1845 = fmaf(v1839, v3, v1844);
+    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
+    c[v1841] = v1846;
   }
-  const unsigned int v1873 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1875 = v616 + v1873;
-  const unsigned int v1876 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1878 = v619 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1880 = v1878 < v1;
-  const bool v1881 = v1879 && v1880;
-  if (v1881) {
-    const float v1882 = v40.x[74];
-    const unsigned int v1883 = v1875 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1884 = v1883 + v1878;
-    const iron_bf16 v1885 = c[v1884];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1886 = iron_to_f32(v1885);
-    const float v1887 = v1886 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1888 = fmaf(v1882, v3, v1887);
-    const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
-    c[v1884] = v1889;
+  const unsigned int v1847 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1848 = v616 + v1847;
+  const unsigned int v1849 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1850 = v615 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v40.x[82];
+    const unsigned int v1855 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1856 = v1855 + v1850;
+    const iron_bf16 v1857 = c[v1856];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1858 = iron_to_f32(v1857);
+    const float v1859 = v1858 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1860 = fmaf(v1854, v3, v1859);
+    const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
+    c[v1856] = v1861;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1892 = v616 + v1890;
-  const unsigned int v1893 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1895 = v619 + v1893;
-  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1862 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1863 = v616 + v1862;
+  const unsigned int v1864 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1865 = v615 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v40.x[83];
+    const unsigned int v1870 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1871 = v1870 + v1865;
+    const iron_bf16 v1872 = c[v1871];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1873 = iron_to_f32(v1872);
+    const float v1874 = v1873 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1875 = fmaf(v1869, v3, v1874);
+    const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
+    c[v1871] = v1876;
+  }
+  const unsigned int v1877 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1878 = v616 + v1877;
+  const unsigned int v1879 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1880 = v615 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v40.x[84];
+    const unsigned int v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1886 = v1885 + v1880;
+    const iron_bf16 v1887 = c[v1886];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1888 = iron_to_f32(v1887);
+    const float v1889 = v1888 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1890 = fmaf(v1884, v3, v1889);
+    const iron_bf16 v1891 = iron_f32_to_bf16(v1890);
+    c[v1886] = v1891;
+  }
+  const unsigned int v1892 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1893 = v616 + v1892;
+  const unsigned int v1894 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1895 = v615 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
-    const float v1899 = v40.x[75];
-    const unsigned int v1900 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v1899 = v40.x[85];
+    const unsigned int v1900 = v1893 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v1901 = v1900 + v1895;
     const iron_bf16 v1902 = c[v1901];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v1903 = iron_to_f32(v1902);
@@ -2174,268 +2354,304 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
     c[v1901] = v1906;
   }
-  const unsigned int v1907 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1909 = v616 + v1907;
-  const unsigned int v1910 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1912 = v619 + v1910;
-  const bool v1913 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1914 = v1912 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v40.x[76];
-    const unsigned int v1917 = v1909 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1918 = v1917 + v1912;
-    const iron_bf16 v1919 = c[v1918];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1920 = iron_to_f32(v1919);
-    const float v1921 = v1920 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1922 = fmaf(v1916, v3, v1921);
-    const iron_bf16 v1923 = iron_f32_to_bf16(v1922);
-    c[v1918] = v1923;
+  const unsigned int v1907 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1908 = v616 + v1907;
+  const unsigned int v1909 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1910 = v615 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1912 = v1910 < v1;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v40.x[86];
+    const unsigned int v1915 = v1908 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1916 = v1915 + v1910;
+    const iron_bf16 v1917 = c[v1916];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1918 = iron_to_f32(v1917);
+    const float v1919 = v1918 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1920 = fmaf(v1914, v3, v1919);
+    const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
+    c[v1916] = v1921;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1926 = v616 + v1924;
-  const unsigned int v1927 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1929 = v619 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1931 = v1929 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v40.x[77];
-    const unsigned int v1934 = v1926 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1935 = v1934 + v1929;
-    const iron_bf16 v1936 = c[v1935];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1937 = iron_to_f32(v1936);
-    const float v1938 = v1937 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1939 = fmaf(v1933, v3, v1938);
-    const iron_bf16 v1940 = iron_f32_to_bf16(v1939);
-    c[v1935] = v1940;
+  const unsigned int v1922 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1923 = v616 + v1922;
+  const unsigned int v1924 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1925 = v615 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1927 = v1925 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v40.x[87];
+    const unsigned int v1930 = v1923 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1931 = v1930 + v1925;
+    const iron_bf16 v1932 = c[v1931];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1933 = iron_to_f32(v1932);
+    const float v1934 = v1933 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1935 = fmaf(v1929, v3, v1934);
+    const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
+    c[v1931] = v1936;
   }
-  const unsigned int v1941 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1943 = v616 + v1941;
-  const unsigned int v1944 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1946 = v619 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1948 = v1946 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v40.x[78];
-    const unsigned int v1951 = v1943 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1952 = v1951 + v1946;
-    const iron_bf16 v1953 = c[v1952];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1954 = iron_to_f32(v1953);
-    const float v1955 = v1954 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1956 = fmaf(v1950, v3, v1955);
-    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
-    c[v1952] = v1957;
+  const unsigned int v1937 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1938 = v616 + v1937;
+  const unsigned int v1939 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1940 = v615 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1942 = v1940 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v40.x[88];
+    const unsigned int v1945 = v1938 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1946 = v1945 + v1940;
+    const iron_bf16 v1947 = c[v1946];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1948 = iron_to_f32(v1947);
+    const float v1949 = v1948 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1950 = fmaf(v1944, v3, v1949);
+    const iron_bf16 v1951 = iron_f32_to_bf16(v1950);
+    c[v1946] = v1951;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1960 = v616 + v1958;
-  const unsigned int v1961 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1963 = v619 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v40.x[79];
-    const unsigned int v1968 = v1960 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1969 = v1968 + v1963;
-    const iron_bf16 v1970 = c[v1969];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1971 = iron_to_f32(v1970);
-    const float v1972 = v1971 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1973 = fmaf(v1967, v3, v1972);
-    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
-    c[v1969] = v1974;
+  const unsigned int v1952 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1953 = v616 + v1952;
+  const unsigned int v1954 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1955 = v615 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v40.x[89];
+    const unsigned int v1960 = v1953 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1961 = v1960 + v1955;
+    const iron_bf16 v1962 = c[v1961];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1963 = iron_to_f32(v1962);
+    const float v1964 = v1963 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1965 = fmaf(v1959, v3, v1964);
+    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
+    c[v1961] = v1966;
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1977 = v616 + v1975;
-  const unsigned int v1978 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1980 = v619 + v1978;
-  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1982 = v1980 < v1;
-  const bool v1983 = v1981 && v1982;
-  if (v1983) {
-    const float v1984 = v40.x[80];
-    const unsigned int v1985 = v1977 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v1986 = v1985 + v1980;
-    const iron_bf16 v1987 = c[v1986];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1988 = iron_to_f32(v1987);
-    const float v1989 = v1988 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1990 = fmaf(v1984, v3, v1989);
-    const iron_bf16 v1991 = iron_f32_to_bf16(v1990);
-    c[v1986] = v1991;
+  const unsigned int v1967 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1968 = v616 + v1967;
+  const unsigned int v1969 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1970 = v615 + v1969;
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1972 = v1970 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v40.x[90];
+    const unsigned int v1975 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1976 = v1975 + v1970;
+    const iron_bf16 v1977 = c[v1976];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1978 = iron_to_f32(v1977);
+    const float v1979 = v1978 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1980 = fmaf(v1974, v3, v1979);
+    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
+    c[v1976] = v1981;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1994 = v616 + v1992;
-  const unsigned int v1995 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1997 = v619 + v1995;
-  const bool v1998 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1999 = v1997 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v40.x[81];
-    const unsigned int v2002 = v1994 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2003 = v2002 + v1997;
-    const iron_bf16 v2004 = c[v2003];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2005 = iron_to_f32(v2004);
-    const float v2006 = v2005 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2007 = fmaf(v2001, v3, v2006);
-    const iron_bf16 v2008 = iron_f32_to_bf16(v2007);
-    c[v2003] = v2008;
+  const unsigned int v1982 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1983 = v616 + v1982;
+  const unsigned int v1984 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1985 = v615 + v1984;
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1987 = v1985 < v1;
+  const bool v1988 = v1986 && v1987;
+  if (v1988) {
+    const float v1989 = v40.x[91];
+    const unsigned int v1990 = v1983 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v1991 = v1990 + v1985;
+    const iron_bf16 v1992 = c[v1991];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1993 = iron_to_f32(v1992);
+    const float v1994 = v1993 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1995 = fmaf(v1989, v3, v1994);
+    const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
+    c[v1991] = v1996;
   }
-  const unsigned int v2009 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2011 = v616 + v2009;
-  const unsigned int v2012 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2014 = v619 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2016 = v2014 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v40.x[82];
-    const unsigned int v2019 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2020 = v2019 + v2014;
-    const iron_bf16 v2021 = c[v2020];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2022 = iron_to_f32(v2021);
-    const float v2023 = v2022 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2024 = fmaf(v2018, v3, v2023);
-    const iron_bf16 v2025 = iron_f32_to_bf16(v2024);
-    c[v2020] = v2025;
+  const unsigned int v1997 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1998 = v616 + v1997;
+  const unsigned int v1999 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2000 = v615 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2002 = v2000 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v40.x[92];
+    const unsigned int v2005 = v1998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2006 = v2005 + v2000;
+    const iron_bf16 v2007 = c[v2006];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2008 = iron_to_f32(v2007);
+    const float v2009 = v2008 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2010 = fmaf(v2004, v3, v2009);
+    const iron_bf16 v2011 = iron_f32_to_bf16(v2010);
+    c[v2006] = v2011;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2028 = v616 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2031 = v619 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v40.x[83];
-    const unsigned int v2036 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2037 = v2036 + v2031;
-    const iron_bf16 v2038 = c[v2037];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2039 = iron_to_f32(v2038);
-    const float v2040 = v2039 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2041 = fmaf(v2035, v3, v2040);
-    const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
-    c[v2037] = v2042;
+  const unsigned int v2012 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2013 = v616 + v2012;
+  const unsigned int v2014 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2015 = v615 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2017 = v2015 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v40.x[93];
+    const unsigned int v2020 = v2013 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2021 = v2020 + v2015;
+    const iron_bf16 v2022 = c[v2021];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2023 = iron_to_f32(v2022);
+    const float v2024 = v2023 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2025 = fmaf(v2019, v3, v2024);
+    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
+    c[v2021] = v2026;
   }
-  const unsigned int v2043 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2045 = v616 + v2043;
-  const unsigned int v2046 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2048 = v619 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v40.x[84];
-    const unsigned int v2053 = v2045 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2054 = v2053 + v2048;
-    const iron_bf16 v2055 = c[v2054];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2056 = iron_to_f32(v2055);
-    const float v2057 = v2056 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2058 = fmaf(v2052, v3, v2057);
-    const iron_bf16 v2059 = iron_f32_to_bf16(v2058);
-    c[v2054] = v2059;
+  const unsigned int v2027 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2028 = v616 + v2027;
+  const unsigned int v2029 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2030 = v615 + v2029;
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2032 = v2030 < v1;
+  const bool v2033 = v2031 && v2032;
+  if (v2033) {
+    const float v2034 = v40.x[94];
+    const unsigned int v2035 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2036 = v2035 + v2030;
+    const iron_bf16 v2037 = c[v2036];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2038 = iron_to_f32(v2037);
+    const float v2039 = v2038 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2040 = fmaf(v2034, v3, v2039);
+    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
+    c[v2036] = v2041;
   }
-  const unsigned int v2060 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2062 = v616 + v2060;
-  const unsigned int v2063 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2065 = v619 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2067 = v2065 < v1;
-  const bool v2068 = v2066 && v2067;
-  if (v2068) {
-    const float v2069 = v40.x[85];
-    const unsigned int v2070 = v2062 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2071 = v2070 + v2065;
-    const iron_bf16 v2072 = c[v2071];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2073 = iron_to_f32(v2072);
-    const float v2074 = v2073 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2075 = fmaf(v2069, v3, v2074);
-    const iron_bf16 v2076 = iron_f32_to_bf16(v2075);
-    c[v2071] = v2076;
+  const unsigned int v2042 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2043 = v616 + v2042;
+  const unsigned int v2044 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2045 = v615 + v2044;
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v40.x[95];
+    const unsigned int v2050 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2051 = v2050 + v2045;
+    const iron_bf16 v2052 = c[v2051];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2053 = iron_to_f32(v2052);
+    const float v2054 = v2053 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2055 = fmaf(v2049, v3, v2054);
+    const iron_bf16 v2056 = iron_f32_to_bf16(v2055);
+    c[v2051] = v2056;
   }
-  const unsigned int v2077 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2079 = v616 + v2077;
-  const unsigned int v2080 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2082 = v619 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2084 = v2082 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v40.x[86];
-    const unsigned int v2087 = v2079 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2088 = v2087 + v2082;
-    const iron_bf16 v2089 = c[v2088];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2090 = iron_to_f32(v2089);
-    const float v2091 = v2090 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2092 = fmaf(v2086, v3, v2091);
-    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
-    c[v2088] = v2093;
+  const unsigned int v2057 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2058 = v616 + v2057;
+  const unsigned int v2059 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2060 = v615 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v40.x[96];
+    const unsigned int v2065 = v2058 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2066 = v2065 + v2060;
+    const iron_bf16 v2067 = c[v2066];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2068 = iron_to_f32(v2067);
+    const float v2069 = v2068 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2070 = fmaf(v2064, v3, v2069);
+    const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
+    c[v2066] = v2071;
   }
-  const unsigned int v2094 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2096 = v616 + v2094;
-  const unsigned int v2097 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2099 = v619 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2101 = v2099 < v1;
-  const bool v2102 = v2100 && v2101;
-  if (v2102) {
-    const float v2103 = v40.x[87];
-    const unsigned int v2104 = v2096 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2105 = v2104 + v2099;
-    const iron_bf16 v2106 = c[v2105];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2107 = iron_to_f32(v2106);
-    const float v2108 = v2107 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2109 = fmaf(v2103, v3, v2108);
-    const iron_bf16 v2110 = iron_f32_to_bf16(v2109);
-    c[v2105] = v2110;
+  const unsigned int v2072 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2073 = v616 + v2072;
+  const unsigned int v2074 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2075 = v615 + v2074;
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2077 = v2075 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v40.x[97];
+    const unsigned int v2080 = v2073 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2081 = v2080 + v2075;
+    const iron_bf16 v2082 = c[v2081];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2083 = iron_to_f32(v2082);
+    const float v2084 = v2083 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2085 = fmaf(v2079, v3, v2084);
+    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
+    c[v2081] = v2086;
   }
-  const unsigned int v2111 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2113 = v616 + v2111;
-  const unsigned int v2114 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2116 = v619 + v2114;
-  const bool v2117 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2118 = v2116 < v1;
-  const bool v2119 = v2117 && v2118;
-  if (v2119) {
-    const float v2120 = v40.x[88];
-    const unsigned int v2121 = v2113 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2122 = v2121 + v2116;
-    const iron_bf16 v2123 = c[v2122];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2124 = iron_to_f32(v2123);
-    const float v2125 = v2124 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2126 = fmaf(v2120, v3, v2125);
-    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);
-    c[v2122] = v2127;
+  const unsigned int v2087 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2088 = v616 + v2087;
+  const unsigned int v2089 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2090 = v615 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2092 = v2090 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v40.x[98];
+    const unsigned int v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2096 = v2095 + v2090;
+    const iron_bf16 v2097 = c[v2096];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2098 = iron_to_f32(v2097);
+    const float v2099 = v2098 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2100 = fmaf(v2094, v3, v2099);
+    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
+    c[v2096] = v2101;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2130 = v616 + v2128;
-  const unsigned int v2131 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2133 = v619 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2135 = v2133 < v1;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v40.x[89];
-    const unsigned int v2138 = v2130 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2139 = v2138 + v2133;
-    const iron_bf16 v2140 = c[v2139];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2141 = iron_to_f32(v2140);
-    const float v2142 = v2141 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2143 = fmaf(v2137, v3, v2142);
-    const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
-    c[v2139] = v2144;
+  const unsigned int v2102 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2103 = v616 + v2102;
+  const unsigned int v2104 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2105 = v615 + v2104;
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2107 = v2105 < v1;
+  const bool v2108 = v2106 && v2107;
+  if (v2108) {
+    const float v2109 = v40.x[99];
+    const unsigned int v2110 = v2103 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2111 = v2110 + v2105;
+    const iron_bf16 v2112 = c[v2111];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2113 = iron_to_f32(v2112);
+    const float v2114 = v2113 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2115 = fmaf(v2109, v3, v2114);
+    const iron_bf16 v2116 = iron_f32_to_bf16(v2115);
+    c[v2111] = v2116;
   }
-  const unsigned int v2145 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2147 = v616 + v2145;
-  const unsigned int v2148 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2150 = v619 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2117 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2118 = v616 + v2117;
+  const unsigned int v2119 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2120 = v615 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2122 = v2120 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v40.x[100];
+    const unsigned int v2125 = v2118 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2126 = v2125 + v2120;
+    const iron_bf16 v2127 = c[v2126];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2128 = iron_to_f32(v2127);
+    const float v2129 = v2128 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2130 = fmaf(v2124, v3, v2129);
+    const iron_bf16 v2131 = iron_f32_to_bf16(v2130);
+    c[v2126] = v2131;
+  }
+  const unsigned int v2132 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2133 = v616 + v2132;
+  const unsigned int v2134 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2135 = v615 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2137 = v2135 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v40.x[101];
+    const unsigned int v2140 = v2133 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2141 = v2140 + v2135;
+    const iron_bf16 v2142 = c[v2141];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2143 = iron_to_f32(v2142);
+    const float v2144 = v2143 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2145 = fmaf(v2139, v3, v2144);
+    const iron_bf16 v2146 = iron_f32_to_bf16(v2145);
+    c[v2141] = v2146;
+  }
+  const unsigned int v2147 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2148 = v616 + v2147;
+  const unsigned int v2149 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2150 = v615 + v2149;
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
-    const float v2154 = v40.x[90];
-    const unsigned int v2155 = v2147 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v2154 = v40.x[102];
+    const unsigned int v2155 = v2148 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2156 = v2155 + v2150;
     const iron_bf16 v2157 = c[v2156];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v2158 = iron_to_f32(v2157);
@@ -2444,268 +2660,304 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2161 = iron_f32_to_bf16(v2160);
     c[v2156] = v2161;
   }
-  const unsigned int v2162 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2164 = v616 + v2162;
-  const unsigned int v2165 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2167 = v619 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2169 = v2167 < v1;
-  const bool v2170 = v2168 && v2169;
-  if (v2170) {
-    const float v2171 = v40.x[91];
-    const unsigned int v2172 = v2164 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2173 = v2172 + v2167;
-    const iron_bf16 v2174 = c[v2173];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2175 = iron_to_f32(v2174);
-    const float v2176 = v2175 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2177 = fmaf(v2171, v3, v2176);
-    const iron_bf16 v2178 = iron_f32_to_bf16(v2177);
-    c[v2173] = v2178;
+  const unsigned int v2162 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2163 = v616 + v2162;
+  const unsigned int v2164 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2165 = v615 + v2164;
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2167 = v2165 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v40.x[103];
+    const unsigned int v2170 = v2163 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2171 = v2170 + v2165;
+    const iron_bf16 v2172 = c[v2171];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2173 = iron_to_f32(v2172);
+    const float v2174 = v2173 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2175 = fmaf(v2169, v3, v2174);
+    const iron_bf16 v2176 = iron_f32_to_bf16(v2175);
+    c[v2171] = v2176;
   }
-  const unsigned int v2179 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2181 = v616 + v2179;
-  const unsigned int v2182 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2184 = v619 + v2182;
-  const bool v2185 = v2181 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2186 = v2184 < v1;
-  const bool v2187 = v2185 && v2186;
-  if (v2187) {
-    const float v2188 = v40.x[92];
-    const unsigned int v2189 = v2181 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2190 = v2189 + v2184;
-    const iron_bf16 v2191 = c[v2190];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2192 = iron_to_f32(v2191);
-    const float v2193 = v2192 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2194 = fmaf(v2188, v3, v2193);
-    const iron_bf16 v2195 = iron_f32_to_bf16(v2194);
-    c[v2190] = v2195;
+  const unsigned int v2177 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2178 = v616 + v2177;
+  const unsigned int v2179 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2180 = v615 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2182 = v2180 < v1;
+  const bool v2183 = v2181 && v2182;
+  if (v2183) {
+    const float v2184 = v40.x[104];
+    const unsigned int v2185 = v2178 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2186 = v2185 + v2180;
+    const iron_bf16 v2187 = c[v2186];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2188 = iron_to_f32(v2187);
+    const float v2189 = v2188 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2190 = fmaf(v2184, v3, v2189);
+    const iron_bf16 v2191 = iron_f32_to_bf16(v2190);
+    c[v2186] = v2191;
   }
-  const unsigned int v2196 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2198 = v616 + v2196;
-  const unsigned int v2199 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2201 = v619 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2203 = v2201 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v40.x[93];
-    const unsigned int v2206 = v2198 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2207 = v2206 + v2201;
-    const iron_bf16 v2208 = c[v2207];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2209 = iron_to_f32(v2208);
-    const float v2210 = v2209 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2211 = fmaf(v2205, v3, v2210);
-    const iron_bf16 v2212 = iron_f32_to_bf16(v2211);
-    c[v2207] = v2212;
+  const unsigned int v2192 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2193 = v616 + v2192;
+  const unsigned int v2194 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2195 = v615 + v2194;
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v40.x[105];
+    const unsigned int v2200 = v2193 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2201 = v2200 + v2195;
+    const iron_bf16 v2202 = c[v2201];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2203 = iron_to_f32(v2202);
+    const float v2204 = v2203 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2205 = fmaf(v2199, v3, v2204);
+    const iron_bf16 v2206 = iron_f32_to_bf16(v2205);
+    c[v2201] = v2206;
   }
-  const unsigned int v2213 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2215 = v616 + v2213;
-  const unsigned int v2216 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2218 = v619 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2220 = v2218 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v40.x[94];
-    const unsigned int v2223 = v2215 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2224 = v2223 + v2218;
-    const iron_bf16 v2225 = c[v2224];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2226 = iron_to_f32(v2225);
-    const float v2227 = v2226 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2228 = fmaf(v2222, v3, v2227);
-    const iron_bf16 v2229 = iron_f32_to_bf16(v2228);
-    c[v2224] = v2229;
+  const unsigned int v2207 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2208 = v616 + v2207;
+  const unsigned int v2209 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2210 = v615 + v2209;
+  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2212 = v2210 < v1;
+  const bool v2213 = v2211 && v2212;
+  if (v2213) {
+    const float v2214 = v40.x[106];
+    const unsigned int v2215 = v2208 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2216 = v2215 + v2210;
+    const iron_bf16 v2217 = c[v2216];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2218 = iron_to_f32(v2217);
+    const float v2219 = v2218 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2220 = fmaf(v2214, v3, v2219);
+    const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
+    c[v2216] = v2221;
   }
-  const unsigned int v2230 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2232 = v616 + v2230;
-  const unsigned int v2233 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2235 = v619 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2237 = v2235 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v40.x[95];
-    const unsigned int v2240 = v2232 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2241 = v2240 + v2235;
-    const iron_bf16 v2242 = c[v2241];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2243 = iron_to_f32(v2242);
-    const float v2244 = v2243 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2245 = fmaf(v2239, v3, v2244);
-    const iron_bf16 v2246 = iron_f32_to_bf16(v2245);
-    c[v2241] = v2246;
+  const unsigned int v2222 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2223 = v616 + v2222;
+  const unsigned int v2224 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2225 = v615 + v2224;
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2227 = v2225 < v1;
+  const bool v2228 = v2226 && v2227;
+  if (v2228) {
+    const float v2229 = v40.x[107];
+    const unsigned int v2230 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2231 = v2230 + v2225;
+    const iron_bf16 v2232 = c[v2231];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2233 = iron_to_f32(v2232);
+    const float v2234 = v2233 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2235 = fmaf(v2229, v3, v2234);
+    const iron_bf16 v2236 = iron_f32_to_bf16(v2235);
+    c[v2231] = v2236;
   }
-  const unsigned int v2247 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2249 = v616 + v2247;
-  const unsigned int v2250 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2252 = v619 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2254 = v2252 < v1;
-  const bool v2255 = v2253 && v2254;
-  if (v2255) {
-    const float v2256 = v40.x[96];
-    const unsigned int v2257 = v2249 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2258 = v2257 + v2252;
-    const iron_bf16 v2259 = c[v2258];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2260 = iron_to_f32(v2259);
-    const float v2261 = v2260 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2262 = fmaf(v2256, v3, v2261);
-    const iron_bf16 v2263 = iron_f32_to_bf16(v2262);
-    c[v2258] = v2263;
+  const unsigned int v2237 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2238 = v616 + v2237;
+  const unsigned int v2239 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2240 = v615 + v2239;
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2242 = v2240 < v1;
+  const bool v2243 = v2241 && v2242;
+  if (v2243) {
+    const float v2244 = v40.x[108];
+    const unsigned int v2245 = v2238 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2246 = v2245 + v2240;
+    const iron_bf16 v2247 = c[v2246];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2248 = iron_to_f32(v2247);
+    const float v2249 = v2248 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2250 = fmaf(v2244, v3, v2249);
+    const iron_bf16 v2251 = iron_f32_to_bf16(v2250);
+    c[v2246] = v2251;
   }
-  const unsigned int v2264 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2266 = v616 + v2264;
-  const unsigned int v2267 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2269 = v619 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v40.x[97];
-    const unsigned int v2274 = v2266 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2275 = v2274 + v2269;
-    const iron_bf16 v2276 = c[v2275];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2277 = iron_to_f32(v2276);
-    const float v2278 = v2277 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2279 = fmaf(v2273, v3, v2278);
-    const iron_bf16 v2280 = iron_f32_to_bf16(v2279);
-    c[v2275] = v2280;
+  const unsigned int v2252 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2253 = v616 + v2252;
+  const unsigned int v2254 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2255 = v615 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v40.x[109];
+    const unsigned int v2260 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2261 = v2260 + v2255;
+    const iron_bf16 v2262 = c[v2261];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2263 = iron_to_f32(v2262);
+    const float v2264 = v2263 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2265 = fmaf(v2259, v3, v2264);
+    const iron_bf16 v2266 = iron_f32_to_bf16(v2265);
+    c[v2261] = v2266;
   }
-  const unsigned int v2281 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2283 = v616 + v2281;
-  const unsigned int v2284 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2286 = v619 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v40.x[98];
-    const unsigned int v2291 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2292 = v2291 + v2286;
-    const iron_bf16 v2293 = c[v2292];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2294 = iron_to_f32(v2293);
-    const float v2295 = v2294 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2296 = fmaf(v2290, v3, v2295);
-    const iron_bf16 v2297 = iron_f32_to_bf16(v2296);
-    c[v2292] = v2297;
+  const unsigned int v2267 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2268 = v616 + v2267;
+  const unsigned int v2269 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2270 = v615 + v2269;
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2272 = v2270 < v1;
+  const bool v2273 = v2271 && v2272;
+  if (v2273) {
+    const float v2274 = v40.x[110];
+    const unsigned int v2275 = v2268 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2276 = v2275 + v2270;
+    const iron_bf16 v2277 = c[v2276];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2278 = iron_to_f32(v2277);
+    const float v2279 = v2278 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2280 = fmaf(v2274, v3, v2279);
+    const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
+    c[v2276] = v2281;
   }
-  const unsigned int v2298 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2300 = v616 + v2298;
-  const unsigned int v2301 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2303 = v619 + v2301;
-  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2305 = v2303 < v1;
-  const bool v2306 = v2304 && v2305;
-  if (v2306) {
-    const float v2307 = v40.x[99];
-    const unsigned int v2308 = v2300 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2309 = v2308 + v2303;
-    const iron_bf16 v2310 = c[v2309];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2311 = iron_to_f32(v2310);
-    const float v2312 = v2311 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2313 = fmaf(v2307, v3, v2312);
-    const iron_bf16 v2314 = iron_f32_to_bf16(v2313);
-    c[v2309] = v2314;
+  const unsigned int v2282 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2283 = v616 + v2282;
+  const unsigned int v2284 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2285 = v615 + v2284;
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2287 = v2285 < v1;
+  const bool v2288 = v2286 && v2287;
+  if (v2288) {
+    const float v2289 = v40.x[111];
+    const unsigned int v2290 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2291 = v2290 + v2285;
+    const iron_bf16 v2292 = c[v2291];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2293 = iron_to_f32(v2292);
+    const float v2294 = v2293 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2295 = fmaf(v2289, v3, v2294);
+    const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
+    c[v2291] = v2296;
   }
-  const unsigned int v2315 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2317 = v616 + v2315;
-  const unsigned int v2318 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2320 = v619 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2322 = v2320 < v1;
-  const bool v2323 = v2321 && v2322;
-  if (v2323) {
-    const float v2324 = v40.x[100];
-    const unsigned int v2325 = v2317 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2326 = v2325 + v2320;
-    const iron_bf16 v2327 = c[v2326];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2328 = iron_to_f32(v2327);
-    const float v2329 = v2328 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2330 = fmaf(v2324, v3, v2329);
-    const iron_bf16 v2331 = iron_f32_to_bf16(v2330);
-    c[v2326] = v2331;
+  const unsigned int v2297 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2298 = v616 + v2297;
+  const unsigned int v2299 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2300 = v615 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2302 = v2300 < v1;
+  const bool v2303 = v2301 && v2302;
+  if (v2303) {
+    const float v2304 = v40.x[112];
+    const unsigned int v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2306 = v2305 + v2300;
+    const iron_bf16 v2307 = c[v2306];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2308 = iron_to_f32(v2307);
+    const float v2309 = v2308 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2310 = fmaf(v2304, v3, v2309);
+    const iron_bf16 v2311 = iron_f32_to_bf16(v2310);
+    c[v2306] = v2311;
   }
-  const unsigned int v2332 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2334 = v616 + v2332;
-  const unsigned int v2335 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2337 = v619 + v2335;
-  const bool v2338 = v2334 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2339 = v2337 < v1;
-  const bool v2340 = v2338 && v2339;
-  if (v2340) {
-    const float v2341 = v40.x[101];
-    const unsigned int v2342 = v2334 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2343 = v2342 + v2337;
-    const iron_bf16 v2344 = c[v2343];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2345 = iron_to_f32(v2344);
-    const float v2346 = v2345 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2347 = fmaf(v2341, v3, v2346);
-    const iron_bf16 v2348 = iron_f32_to_bf16(v2347);
-    c[v2343] = v2348;
+  const unsigned int v2312 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2313 = v616 + v2312;
+  const unsigned int v2314 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2315 = v615 + v2314;
+  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2317 = v2315 < v1;
+  const bool v2318 = v2316 && v2317;
+  if (v2318) {
+    const float v2319 = v40.x[113];
+    const unsigned int v2320 = v2313 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2321 = v2320 + v2315;
+    const iron_bf16 v2322 = c[v2321];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2323 = iron_to_f32(v2322);
+    const float v2324 = v2323 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2325 = fmaf(v2319, v3, v2324);
+    const iron_bf16 v2326 = iron_f32_to_bf16(v2325);
+    c[v2321] = v2326;
   }
-  const unsigned int v2349 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2351 = v616 + v2349;
-  const unsigned int v2352 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2354 = v619 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v40.x[102];
-    const unsigned int v2359 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2360 = v2359 + v2354;
-    const iron_bf16 v2361 = c[v2360];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2362 = iron_to_f32(v2361);
-    const float v2363 = v2362 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2364 = fmaf(v2358, v3, v2363);
-    const iron_bf16 v2365 = iron_f32_to_bf16(v2364);
-    c[v2360] = v2365;
+  const unsigned int v2327 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2328 = v616 + v2327;
+  const unsigned int v2329 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2330 = v615 + v2329;
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2332 = v2330 < v1;
+  const bool v2333 = v2331 && v2332;
+  if (v2333) {
+    const float v2334 = v40.x[114];
+    const unsigned int v2335 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2336 = v2335 + v2330;
+    const iron_bf16 v2337 = c[v2336];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2338 = iron_to_f32(v2337);
+    const float v2339 = v2338 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2340 = fmaf(v2334, v3, v2339);
+    const iron_bf16 v2341 = iron_f32_to_bf16(v2340);
+    c[v2336] = v2341;
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2368 = v616 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2371 = v619 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2373 = v2371 < v1;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v40.x[103];
-    const unsigned int v2376 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2377 = v2376 + v2371;
-    const iron_bf16 v2378 = c[v2377];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2379 = iron_to_f32(v2378);
-    const float v2380 = v2379 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2381 = fmaf(v2375, v3, v2380);
-    const iron_bf16 v2382 = iron_f32_to_bf16(v2381);
-    c[v2377] = v2382;
+  const unsigned int v2342 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2343 = v616 + v2342;
+  const unsigned int v2344 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2345 = v615 + v2344;
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2347 = v2345 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v40.x[115];
+    const unsigned int v2350 = v2343 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2351 = v2350 + v2345;
+    const iron_bf16 v2352 = c[v2351];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2353 = iron_to_f32(v2352);
+    const float v2354 = v2353 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2355 = fmaf(v2349, v3, v2354);
+    const iron_bf16 v2356 = iron_f32_to_bf16(v2355);
+    c[v2351] = v2356;
   }
-  const unsigned int v2383 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2385 = v616 + v2383;
-  const unsigned int v2386 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2388 = v619 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2390 = v2388 < v1;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v40.x[104];
-    const unsigned int v2393 = v2385 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2394 = v2393 + v2388;
-    const iron_bf16 v2395 = c[v2394];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2396 = iron_to_f32(v2395);
-    const float v2397 = v2396 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2398 = fmaf(v2392, v3, v2397);
-    const iron_bf16 v2399 = iron_f32_to_bf16(v2398);
-    c[v2394] = v2399;
+  const unsigned int v2357 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2358 = v616 + v2357;
+  const unsigned int v2359 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2360 = v615 + v2359;
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2362 = v2360 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v40.x[116];
+    const unsigned int v2365 = v2358 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2366 = v2365 + v2360;
+    const iron_bf16 v2367 = c[v2366];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2368 = iron_to_f32(v2367);
+    const float v2369 = v2368 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2370 = fmaf(v2364, v3, v2369);
+    const iron_bf16 v2371 = iron_f32_to_bf16(v2370);
+    c[v2366] = v2371;
   }
-  const unsigned int v2400 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2402 = v616 + v2400;
-  const unsigned int v2403 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2405 = v619 + v2403;
-  const bool v2406 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2372 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2373 = v616 + v2372;
+  const unsigned int v2374 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2375 = v615 + v2374;
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2377 = v2375 < v1;
+  const bool v2378 = v2376 && v2377;
+  if (v2378) {
+    const float v2379 = v40.x[117];
+    const unsigned int v2380 = v2373 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2381 = v2380 + v2375;
+    const iron_bf16 v2382 = c[v2381];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2383 = iron_to_f32(v2382);
+    const float v2384 = v2383 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2385 = fmaf(v2379, v3, v2384);
+    const iron_bf16 v2386 = iron_f32_to_bf16(v2385);
+    c[v2381] = v2386;
+  }
+  const unsigned int v2387 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2388 = v616 + v2387;
+  const unsigned int v2389 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2390 = v615 + v2389;
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2392 = v2390 < v1;
+  const bool v2393 = v2391 && v2392;
+  if (v2393) {
+    const float v2394 = v40.x[118];
+    const unsigned int v2395 = v2388 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2396 = v2395 + v2390;
+    const iron_bf16 v2397 = c[v2396];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2398 = iron_to_f32(v2397);
+    const float v2399 = v2398 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2400 = fmaf(v2394, v3, v2399);
+    const iron_bf16 v2401 = iron_f32_to_bf16(v2400);
+    c[v2396] = v2401;
+  }
+  const unsigned int v2402 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2403 = v616 + v2402;
+  const unsigned int v2404 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2405 = v615 + v2404;
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
-    const float v2409 = v40.x[105];
-    const unsigned int v2410 = v2402 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v2409 = v40.x[119];
+    const unsigned int v2410 = v2403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const unsigned int v2411 = v2410 + v2405;
     const iron_bf16 v2412 = c[v2411];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v2413 = iron_to_f32(v2412);
@@ -2714,400 +2966,148 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2416 = iron_f32_to_bf16(v2415);
     c[v2411] = v2416;
   }
-  const unsigned int v2417 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2419 = v616 + v2417;
-  const unsigned int v2420 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2422 = v619 + v2420;
-  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2424 = v2422 < v1;
-  const bool v2425 = v2423 && v2424;
-  if (v2425) {
-    const float v2426 = v40.x[106];
-    const unsigned int v2427 = v2419 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2428 = v2427 + v2422;
-    const iron_bf16 v2429 = c[v2428];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2430 = iron_to_f32(v2429);
-    const float v2431 = v2430 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2432 = fmaf(v2426, v3, v2431);
-    const iron_bf16 v2433 = iron_f32_to_bf16(v2432);
-    c[v2428] = v2433;
+  const unsigned int v2417 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2418 = v616 + v2417;
+  const unsigned int v2419 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2420 = v615 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2422 = v2420 < v1;
+  const bool v2423 = v2421 && v2422;
+  if (v2423) {
+    const float v2424 = v40.x[120];
+    const unsigned int v2425 = v2418 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2426 = v2425 + v2420;
+    const iron_bf16 v2427 = c[v2426];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2428 = iron_to_f32(v2427);
+    const float v2429 = v2428 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2430 = fmaf(v2424, v3, v2429);
+    const iron_bf16 v2431 = iron_f32_to_bf16(v2430);
+    c[v2426] = v2431;
   }
-  const unsigned int v2434 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2436 = v616 + v2434;
-  const unsigned int v2437 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2439 = v619 + v2437;
-  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2441 = v2439 < v1;
-  const bool v2442 = v2440 && v2441;
-  if (v2442) {
-    const float v2443 = v40.x[107];
-    const unsigned int v2444 = v2436 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2445 = v2444 + v2439;
-    const iron_bf16 v2446 = c[v2445];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2447 = iron_to_f32(v2446);
-    const float v2448 = v2447 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2449 = fmaf(v2443, v3, v2448);
-    const iron_bf16 v2450 = iron_f32_to_bf16(v2449);
-    c[v2445] = v2450;
+  const unsigned int v2432 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2433 = v616 + v2432;
+  const unsigned int v2434 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2435 = v615 + v2434;
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2437 = v2435 < v1;
+  const bool v2438 = v2436 && v2437;
+  if (v2438) {
+    const float v2439 = v40.x[121];
+    const unsigned int v2440 = v2433 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2441 = v2440 + v2435;
+    const iron_bf16 v2442 = c[v2441];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2443 = iron_to_f32(v2442);
+    const float v2444 = v2443 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2445 = fmaf(v2439, v3, v2444);
+    const iron_bf16 v2446 = iron_f32_to_bf16(v2445);
+    c[v2441] = v2446;
   }
-  const unsigned int v2451 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2453 = v616 + v2451;
-  const unsigned int v2454 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2456 = v619 + v2454;
-  const bool v2457 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2458 = v2456 < v1;
-  const bool v2459 = v2457 && v2458;
-  if (v2459) {
-    const float v2460 = v40.x[108];
-    const unsigned int v2461 = v2453 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2462 = v2461 + v2456;
-    const iron_bf16 v2463 = c[v2462];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2464 = iron_to_f32(v2463);
-    const float v2465 = v2464 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2466 = fmaf(v2460, v3, v2465);
-    const iron_bf16 v2467 = iron_f32_to_bf16(v2466);
-    c[v2462] = v2467;
+  const unsigned int v2447 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2448 = v616 + v2447;
+  const unsigned int v2449 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2450 = v615 + v2449;
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2452 = v2450 < v1;
+  const bool v2453 = v2451 && v2452;
+  if (v2453) {
+    const float v2454 = v40.x[122];
+    const unsigned int v2455 = v2448 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2456 = v2455 + v2450;
+    const iron_bf16 v2457 = c[v2456];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2458 = iron_to_f32(v2457);
+    const float v2459 = v2458 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2460 = fmaf(v2454, v3, v2459);
+    const iron_bf16 v2461 = iron_f32_to_bf16(v2460);
+    c[v2456] = v2461;
   }
-  const unsigned int v2468 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2470 = v616 + v2468;
-  const unsigned int v2471 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2473 = v619 + v2471;
-  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2475 = v2473 < v1;
-  const bool v2476 = v2474 && v2475;
-  if (v2476) {
-    const float v2477 = v40.x[109];
-    const unsigned int v2478 = v2470 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2479 = v2478 + v2473;
-    const iron_bf16 v2480 = c[v2479];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2481 = iron_to_f32(v2480);
-    const float v2482 = v2481 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2483 = fmaf(v2477, v3, v2482);
-    const iron_bf16 v2484 = iron_f32_to_bf16(v2483);
-    c[v2479] = v2484;
+  const unsigned int v2462 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2463 = v616 + v2462;
+  const unsigned int v2464 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2465 = v615 + v2464;
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2467 = v2465 < v1;
+  const bool v2468 = v2466 && v2467;
+  if (v2468) {
+    const float v2469 = v40.x[123];
+    const unsigned int v2470 = v2463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2471 = v2470 + v2465;
+    const iron_bf16 v2472 = c[v2471];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2473 = iron_to_f32(v2472);
+    const float v2474 = v2473 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2475 = fmaf(v2469, v3, v2474);
+    const iron_bf16 v2476 = iron_f32_to_bf16(v2475);
+    c[v2471] = v2476;
   }
-  const unsigned int v2485 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2487 = v616 + v2485;
-  const unsigned int v2488 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2490 = v619 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2492 = v2490 < v1;
-  const bool v2493 = v2491 && v2492;
-  if (v2493) {
-    const float v2494 = v40.x[110];
-    const unsigned int v2495 = v2487 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2496 = v2495 + v2490;
-    const iron_bf16 v2497 = c[v2496];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2498 = iron_to_f32(v2497);
-    const float v2499 = v2498 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2500 = fmaf(v2494, v3, v2499);
-    const iron_bf16 v2501 = iron_f32_to_bf16(v2500);
-    c[v2496] = v2501;
+  const unsigned int v2477 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2478 = v616 + v2477;
+  const unsigned int v2479 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2480 = v615 + v2479;
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2482 = v2480 < v1;
+  const bool v2483 = v2481 && v2482;
+  if (v2483) {
+    const float v2484 = v40.x[124];
+    const unsigned int v2485 = v2478 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2486 = v2485 + v2480;
+    const iron_bf16 v2487 = c[v2486];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2488 = iron_to_f32(v2487);
+    const float v2489 = v2488 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2490 = fmaf(v2484, v3, v2489);
+    const iron_bf16 v2491 = iron_f32_to_bf16(v2490);
+    c[v2486] = v2491;
   }
-  const unsigned int v2502 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2504 = v616 + v2502;
-  const unsigned int v2505 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2507 = v619 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2509 = v2507 < v1;
-  const bool v2510 = v2508 && v2509;
-  if (v2510) {
-    const float v2511 = v40.x[111];
-    const unsigned int v2512 = v2504 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2513 = v2512 + v2507;
-    const iron_bf16 v2514 = c[v2513];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2515 = iron_to_f32(v2514);
-    const float v2516 = v2515 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2517 = fmaf(v2511, v3, v2516);
-    const iron_bf16 v2518 = iron_f32_to_bf16(v2517);
-    c[v2513] = v2518;
+  const unsigned int v2492 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2493 = v616 + v2492;
+  const unsigned int v2494 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2495 = v615 + v2494;
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2497 = v2495 < v1;
+  const bool v2498 = v2496 && v2497;
+  if (v2498) {
+    const float v2499 = v40.x[125];
+    const unsigned int v2500 = v2493 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2501 = v2500 + v2495;
+    const iron_bf16 v2502 = c[v2501];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2503 = iron_to_f32(v2502);
+    const float v2504 = v2503 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2505 = fmaf(v2499, v3, v2504);
+    const iron_bf16 v2506 = iron_f32_to_bf16(v2505);
+    c[v2501] = v2506;
   }
-  const unsigned int v2519 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2521 = v616 + v2519;
-  const unsigned int v2522 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2524 = v619 + v2522;
-  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2526 = v2524 < v1;
-  const bool v2527 = v2525 && v2526;
-  if (v2527) {
-    const float v2528 = v40.x[112];
-    const unsigned int v2529 = v2521 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2530 = v2529 + v2524;
-    const iron_bf16 v2531 = c[v2530];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2532 = iron_to_f32(v2531);
-    const float v2533 = v2532 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2534 = fmaf(v2528, v3, v2533);
-    const iron_bf16 v2535 = iron_f32_to_bf16(v2534);
-    c[v2530] = v2535;
+  const unsigned int v2507 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2508 = v616 + v2507;
+  const unsigned int v2509 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2510 = v615 + v2509;
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2512 = v2510 < v1;
+  const bool v2513 = v2511 && v2512;
+  if (v2513) {
+    const float v2514 = v40.x[126];
+    const unsigned int v2515 = v2508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2516 = v2515 + v2510;
+    const iron_bf16 v2517 = c[v2516];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2518 = iron_to_f32(v2517);
+    const float v2519 = v2518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2520 = fmaf(v2514, v3, v2519);
+    const iron_bf16 v2521 = iron_f32_to_bf16(v2520);
+    c[v2516] = v2521;
   }
-  const unsigned int v2536 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2538 = v616 + v2536;
-  const unsigned int v2539 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2541 = v619 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2543 = v2541 < v1;
-  const bool v2544 = v2542 && v2543;
-  if (v2544) {
-    const float v2545 = v40.x[113];
-    const unsigned int v2546 = v2538 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2547 = v2546 + v2541;
-    const iron_bf16 v2548 = c[v2547];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2549 = iron_to_f32(v2548);
-    const float v2550 = v2549 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2551 = fmaf(v2545, v3, v2550);
-    const iron_bf16 v2552 = iron_f32_to_bf16(v2551);
-    c[v2547] = v2552;
-  }
-  const unsigned int v2553 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2555 = v616 + v2553;
-  const unsigned int v2556 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2558 = v619 + v2556;
-  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2560 = v2558 < v1;
-  const bool v2561 = v2559 && v2560;
-  if (v2561) {
-    const float v2562 = v40.x[114];
-    const unsigned int v2563 = v2555 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2564 = v2563 + v2558;
-    const iron_bf16 v2565 = c[v2564];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2566 = iron_to_f32(v2565);
-    const float v2567 = v2566 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2568 = fmaf(v2562, v3, v2567);
-    const iron_bf16 v2569 = iron_f32_to_bf16(v2568);
-    c[v2564] = v2569;
-  }
-  const unsigned int v2570 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2572 = v616 + v2570;
-  const unsigned int v2573 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2575 = v619 + v2573;
-  const bool v2576 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2577 = v2575 < v1;
-  const bool v2578 = v2576 && v2577;
-  if (v2578) {
-    const float v2579 = v40.x[115];
-    const unsigned int v2580 = v2572 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2581 = v2580 + v2575;
-    const iron_bf16 v2582 = c[v2581];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2583 = iron_to_f32(v2582);
-    const float v2584 = v2583 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2585 = fmaf(v2579, v3, v2584);
-    const iron_bf16 v2586 = iron_f32_to_bf16(v2585);
-    c[v2581] = v2586;
-  }
-  const unsigned int v2587 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2589 = v616 + v2587;
-  const unsigned int v2590 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2592 = v619 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2594 = v2592 < v1;
-  const bool v2595 = v2593 && v2594;
-  if (v2595) {
-    const float v2596 = v40.x[116];
-    const unsigned int v2597 = v2589 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2598 = v2597 + v2592;
-    const iron_bf16 v2599 = c[v2598];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2600 = iron_to_f32(v2599);
-    const float v2601 = v2600 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2602 = fmaf(v2596, v3, v2601);
-    const iron_bf16 v2603 = iron_f32_to_bf16(v2602);
-    c[v2598] = v2603;
-  }
-  const unsigned int v2604 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2606 = v616 + v2604;
-  const unsigned int v2607 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2609 = v619 + v2607;
-  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2611 = v2609 < v1;
-  const bool v2612 = v2610 && v2611;
-  if (v2612) {
-    const float v2613 = v40.x[117];
-    const unsigned int v2614 = v2606 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2615 = v2614 + v2609;
-    const iron_bf16 v2616 = c[v2615];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2617 = iron_to_f32(v2616);
-    const float v2618 = v2617 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2619 = fmaf(v2613, v3, v2618);
-    const iron_bf16 v2620 = iron_f32_to_bf16(v2619);
-    c[v2615] = v2620;
-  }
-  const unsigned int v2621 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2623 = v616 + v2621;
-  const unsigned int v2624 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2626 = v619 + v2624;
-  const bool v2627 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2628 = v2626 < v1;
-  const bool v2629 = v2627 && v2628;
-  if (v2629) {
-    const float v2630 = v40.x[118];
-    const unsigned int v2631 = v2623 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2632 = v2631 + v2626;
-    const iron_bf16 v2633 = c[v2632];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2634 = iron_to_f32(v2633);
-    const float v2635 = v2634 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2636 = fmaf(v2630, v3, v2635);
-    const iron_bf16 v2637 = iron_f32_to_bf16(v2636);
-    c[v2632] = v2637;
-  }
-  const unsigned int v2638 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2640 = v616 + v2638;
-  const unsigned int v2641 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2643 = v619 + v2641;
-  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2645 = v2643 < v1;
-  const bool v2646 = v2644 && v2645;
-  if (v2646) {
-    const float v2647 = v40.x[119];
-    const unsigned int v2648 = v2640 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2649 = v2648 + v2643;
-    const iron_bf16 v2650 = c[v2649];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2651 = iron_to_f32(v2650);
-    const float v2652 = v2651 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2653 = fmaf(v2647, v3, v2652);
-    const iron_bf16 v2654 = iron_f32_to_bf16(v2653);
-    c[v2649] = v2654;
-  }
-  const unsigned int v2655 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2657 = v616 + v2655;
-  const unsigned int v2658 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2660 = v619 + v2658;
-  const bool v2661 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2662 = v2660 < v1;
-  const bool v2663 = v2661 && v2662;
-  if (v2663) {
-    const float v2664 = v40.x[120];
-    const unsigned int v2665 = v2657 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2666 = v2665 + v2660;
-    const iron_bf16 v2667 = c[v2666];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2668 = iron_to_f32(v2667);
-    const float v2669 = v2668 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2670 = fmaf(v2664, v3, v2669);
-    const iron_bf16 v2671 = iron_f32_to_bf16(v2670);
-    c[v2666] = v2671;
-  }
-  const unsigned int v2672 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2674 = v616 + v2672;
-  const unsigned int v2675 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2677 = v619 + v2675;
-  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2679 = v2677 < v1;
-  const bool v2680 = v2678 && v2679;
-  if (v2680) {
-    const float v2681 = v40.x[121];
-    const unsigned int v2682 = v2674 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2683 = v2682 + v2677;
-    const iron_bf16 v2684 = c[v2683];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2685 = iron_to_f32(v2684);
-    const float v2686 = v2685 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2687 = fmaf(v2681, v3, v2686);
-    const iron_bf16 v2688 = iron_f32_to_bf16(v2687);
-    c[v2683] = v2688;
-  }
-  const unsigned int v2689 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2691 = v616 + v2689;
-  const unsigned int v2692 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2694 = v619 + v2692;
-  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2696 = v2694 < v1;
-  const bool v2697 = v2695 && v2696;
-  if (v2697) {
-    const float v2698 = v40.x[122];
-    const unsigned int v2699 = v2691 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2700 = v2699 + v2694;
-    const iron_bf16 v2701 = c[v2700];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2702 = iron_to_f32(v2701);
-    const float v2703 = v2702 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2704 = fmaf(v2698, v3, v2703);
-    const iron_bf16 v2705 = iron_f32_to_bf16(v2704);
-    c[v2700] = v2705;
-  }
-  const unsigned int v2706 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2708 = v616 + v2706;
-  const unsigned int v2709 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2711 = v619 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2713 = v2711 < v1;
-  const bool v2714 = v2712 && v2713;
-  if (v2714) {
-    const float v2715 = v40.x[123];
-    const unsigned int v2716 = v2708 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2717 = v2716 + v2711;
-    const iron_bf16 v2718 = c[v2717];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2719 = iron_to_f32(v2718);
-    const float v2720 = v2719 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2721 = fmaf(v2715, v3, v2720);
-    const iron_bf16 v2722 = iron_f32_to_bf16(v2721);
-    c[v2717] = v2722;
-  }
-  const unsigned int v2723 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2725 = v616 + v2723;
-  const unsigned int v2726 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2728 = v619 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2730 = v2728 < v1;
-  const bool v2731 = v2729 && v2730;
-  if (v2731) {
-    const float v2732 = v40.x[124];
-    const unsigned int v2733 = v2725 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2734 = v2733 + v2728;
-    const iron_bf16 v2735 = c[v2734];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2736 = iron_to_f32(v2735);
-    const float v2737 = v2736 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2738 = fmaf(v2732, v3, v2737);
-    const iron_bf16 v2739 = iron_f32_to_bf16(v2738);
-    c[v2734] = v2739;
-  }
-  const unsigned int v2740 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2742 = v616 + v2740;
-  const unsigned int v2743 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2745 = v619 + v2743;
-  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2747 = v2745 < v1;
-  const bool v2748 = v2746 && v2747;
-  if (v2748) {
-    const float v2749 = v40.x[125];
-    const unsigned int v2750 = v2742 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2751 = v2750 + v2745;
-    const iron_bf16 v2752 = c[v2751];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2753 = iron_to_f32(v2752);
-    const float v2754 = v2753 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2755 = fmaf(v2749, v3, v2754);
-    const iron_bf16 v2756 = iron_f32_to_bf16(v2755);
-    c[v2751] = v2756;
-  }
-  const unsigned int v2757 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2759 = v616 + v2757;
-  const unsigned int v2760 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2762 = v619 + v2760;
-  const bool v2763 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2764 = v2762 < v1;
-  const bool v2765 = v2763 && v2764;
-  if (v2765) {
-    const float v2766 = v40.x[126];
-    const unsigned int v2767 = v2759 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2768 = v2767 + v2762;
-    const iron_bf16 v2769 = c[v2768];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2770 = iron_to_f32(v2769);
-    const float v2771 = v2770 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2772 = fmaf(v2766, v3, v2771);
-    const iron_bf16 v2773 = iron_f32_to_bf16(v2772);
-    c[v2768] = v2773;
-  }
-  const unsigned int v2774 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2776 = v616 + v2774;
-  const unsigned int v2777 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2779 = v619 + v2777;
-  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2781 = v2779 < v1;
-  const bool v2782 = v2780 && v2781;
-  if (v2782) {
-    const float v2783 = v40.x[127];
-    const unsigned int v2784 = v2776 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const unsigned int v2785 = v2784 + v2779;
-    const iron_bf16 v2786 = c[v2785];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2787 = iron_to_f32(v2786);
-    const float v2788 = v2787 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2789 = fmaf(v2783, v3, v2788);
-    const iron_bf16 v2790 = iron_f32_to_bf16(v2789);
-    c[v2785] = v2790;
+  const unsigned int v2522 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2523 = v616 + v2522;
+  const unsigned int v2524 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2525 = v615 + v2524;
+  const bool v2526 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2527 = v2525 < v1;
+  const bool v2528 = v2526 && v2527;
+  if (v2528) {
+    const float v2529 = v40.x[127];
+    const unsigned int v2530 = v2523 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const unsigned int v2531 = v2530 + v2525;
+    const iron_bf16 v2532 = c[v2531];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2533 = iron_to_f32(v2532);
+    const float v2534 = v2533 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2535 = fmaf(v2529, v3, v2534);
+    const iron_bf16 v2536 = iron_f32_to_bf16(v2535);
+    c[v2531] = v2536;
   }
 }

@@ -267,612 +267,612 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    for (unsigned int v2649 = 0u; v2649 < 2u; v2649 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2650 = v2649 << 6u;
-      const bool v2652 = v2650 < v2;
-      if (v2652) {
-        const unsigned int v2654 = v2649 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v2656 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2659 = v2656 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2662 = v2656 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2663 = v2662 << 3u;
-        const unsigned int v2664 = v24 + v2659;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2665 = v2664 < v0;
-        const unsigned int v2666 = v2650 + v2663;
-        const bool v2667 = v2666 < v2;
-        const bool v2668 = v2665 && v2667;
-        const unsigned int v2670 = v2664 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2672 = v2670 + v2650;
-        const unsigned int v2673 = v2672 + v2663;
-        const unsigned int v2674 = v2668 ? v2673 : 0u;
-        const unsigned int v2676 = v2659 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2677 = v2654 + v2676;
-        const unsigned int v2678 = v2677 + v2663;
-        iron_copy_async<16>(shm0 + (v2678 ^ (((v2678 >> 6u) & 7u) << 3u)), a + v2674, v2668);
-        const unsigned int v2681 = v2656 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2683 = v2681 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2686 = v2681 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2687 = v2686 << 3u;
-        const unsigned int v2688 = v24 + v2683;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2689 = v2688 < v0;
-        const unsigned int v2690 = v2650 + v2687;
-        const bool v2691 = v2690 < v2;
-        const bool v2692 = v2689 && v2691;
-        const unsigned int v2694 = v2688 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2696 = v2694 + v2650;
-        const unsigned int v2697 = v2696 + v2687;
-        const unsigned int v2698 = v2692 ? v2697 : 0u;
-        const unsigned int v2700 = v2683 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2701 = v2654 + v2700;
-        const unsigned int v2702 = v2701 + v2687;
-        iron_copy_async<16>(shm0 + (v2702 ^ (((v2702 >> 6u) & 7u) << 3u)), a + v2698, v2692);
-        const unsigned int v2705 = v2656 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2707 = v2705 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2710 = v2705 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2711 = v2710 << 3u;
-        const unsigned int v2712 = v24 + v2707;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2713 = v2712 < v0;
-        const unsigned int v2714 = v2650 + v2711;
-        const bool v2715 = v2714 < v2;
-        const bool v2716 = v2713 && v2715;
-        const unsigned int v2718 = v2712 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2720 = v2718 + v2650;
-        const unsigned int v2721 = v2720 + v2711;
-        const unsigned int v2722 = v2716 ? v2721 : 0u;
-        const unsigned int v2724 = v2707 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2725 = v2654 + v2724;
-        const unsigned int v2726 = v2725 + v2711;
-        iron_copy_async<16>(shm0 + (v2726 ^ (((v2726 >> 6u) & 7u) << 3u)), a + v2722, v2716);
-        const unsigned int v2729 = v2656 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2731 = v2729 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2734 = v2729 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2735 = v2734 << 3u;
-        const unsigned int v2736 = v24 + v2731;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2737 = v2736 < v0;
-        const unsigned int v2738 = v2650 + v2735;
-        const bool v2739 = v2738 < v2;
-        const bool v2740 = v2737 && v2739;
-        const unsigned int v2742 = v2736 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2744 = v2742 + v2650;
-        const unsigned int v2745 = v2744 + v2735;
-        const unsigned int v2746 = v2740 ? v2745 : 0u;
-        const unsigned int v2748 = v2731 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2749 = v2654 + v2748;
-        const unsigned int v2750 = v2749 + v2735;
-        iron_copy_async<16>(shm0 + (v2750 ^ (((v2750 >> 6u) & 7u) << 3u)), a + v2746, v2740);
-        const unsigned int v2753 = v2656 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2755 = v2753 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2758 = v2753 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2759 = v2758 << 3u;
-        const unsigned int v2760 = v24 + v2755;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2761 = v2760 < v0;
-        const unsigned int v2762 = v2650 + v2759;
-        const bool v2763 = v2762 < v2;
-        const bool v2764 = v2761 && v2763;
-        const unsigned int v2766 = v2760 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2768 = v2766 + v2650;
-        const unsigned int v2769 = v2768 + v2759;
-        const unsigned int v2770 = v2764 ? v2769 : 0u;
-        const unsigned int v2772 = v2755 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2773 = v2654 + v2772;
-        const unsigned int v2774 = v2773 + v2759;
-        iron_copy_async<16>(shm0 + (v2774 ^ (((v2774 >> 6u) & 7u) << 3u)), a + v2770, v2764);
-        const unsigned int v2777 = v2656 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2779 = v2777 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2782 = v2777 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2783 = v2782 << 3u;
-        const unsigned int v2784 = v24 + v2779;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2785 = v2784 < v0;
-        const unsigned int v2786 = v2650 + v2783;
-        const bool v2787 = v2786 < v2;
-        const bool v2788 = v2785 && v2787;
-        const unsigned int v2790 = v2784 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2792 = v2790 + v2650;
-        const unsigned int v2793 = v2792 + v2783;
-        const unsigned int v2794 = v2788 ? v2793 : 0u;
-        const unsigned int v2796 = v2779 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2797 = v2654 + v2796;
-        const unsigned int v2798 = v2797 + v2783;
-        iron_copy_async<16>(shm0 + (v2798 ^ (((v2798 >> 6u) & 7u) << 3u)), a + v2794, v2788);
-        const unsigned int v2801 = v2656 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2803 = v2801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2806 = v2801 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2807 = v2806 << 3u;
-        const unsigned int v2808 = v24 + v2803;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2809 = v2808 < v0;
-        const unsigned int v2810 = v2650 + v2807;
-        const bool v2811 = v2810 < v2;
-        const bool v2812 = v2809 && v2811;
-        const unsigned int v2814 = v2808 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2816 = v2814 + v2650;
-        const unsigned int v2817 = v2816 + v2807;
-        const unsigned int v2818 = v2812 ? v2817 : 0u;
-        const unsigned int v2820 = v2803 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2821 = v2654 + v2820;
-        const unsigned int v2822 = v2821 + v2807;
-        iron_copy_async<16>(shm0 + (v2822 ^ (((v2822 >> 6u) & 7u) << 3u)), a + v2818, v2812);
-        const unsigned int v2825 = v2656 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2827 = v2825 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2830 = v2825 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2831 = v2830 << 3u;
-        const unsigned int v2832 = v24 + v2827;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2833 = v2832 < v0;
-        const unsigned int v2834 = v2650 + v2831;
-        const bool v2835 = v2834 < v2;
-        const bool v2836 = v2833 && v2835;
-        const unsigned int v2838 = v2832 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2840 = v2838 + v2650;
-        const unsigned int v2841 = v2840 + v2831;
-        const unsigned int v2842 = v2836 ? v2841 : 0u;
-        const unsigned int v2844 = v2827 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2845 = v2654 + v2844;
-        const unsigned int v2846 = v2845 + v2831;
-        iron_copy_async<16>(shm0 + (v2846 ^ (((v2846 >> 6u) & 7u) << 3u)), a + v2842, v2836);
-        const unsigned int v2853 = v2656 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2856 = v2656 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2857 = v2856 << 3u;
-        const unsigned int v2858 = v2650 + v2853;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2859 = v2858 < v2;
-        const unsigned int v2860 = v28 + v2857;
-        const bool v2861 = v2860 < v1;
-        const bool v2862 = v2859 && v2861;
-        const unsigned int v2864 = v2858 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2866 = v2864 + v28;
-        const unsigned int v2867 = v2866 + v2857;
-        const unsigned int v2868 = v2862 ? v2867 : 0u;
-        const unsigned int v2870 = v2853 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2871 = v2654 + v2870;
-        const unsigned int v2872 = v2871 + v2857;
-        iron_copy_async<16>(shm1 + (v2872 ^ (((v2872 >> 7u) & 7u) << 3u)), b + v2868, v2862);
-        const unsigned int v2877 = v2681 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2880 = v2681 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2881 = v2880 << 3u;
-        const unsigned int v2882 = v2650 + v2877;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2883 = v2882 < v2;
-        const unsigned int v2884 = v28 + v2881;
-        const bool v2885 = v2884 < v1;
-        const bool v2886 = v2883 && v2885;
-        const unsigned int v2888 = v2882 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2890 = v2888 + v28;
-        const unsigned int v2891 = v2890 + v2881;
-        const unsigned int v2892 = v2886 ? v2891 : 0u;
-        const unsigned int v2894 = v2877 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2895 = v2654 + v2894;
-        const unsigned int v2896 = v2895 + v2881;
-        iron_copy_async<16>(shm1 + (v2896 ^ (((v2896 >> 7u) & 7u) << 3u)), b + v2892, v2886);
-        const unsigned int v2901 = v2705 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2904 = v2705 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2905 = v2904 << 3u;
-        const unsigned int v2906 = v2650 + v2901;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2907 = v2906 < v2;
-        const unsigned int v2908 = v28 + v2905;
-        const bool v2909 = v2908 < v1;
-        const bool v2910 = v2907 && v2909;
-        const unsigned int v2912 = v2906 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2914 = v2912 + v28;
-        const unsigned int v2915 = v2914 + v2905;
-        const unsigned int v2916 = v2910 ? v2915 : 0u;
-        const unsigned int v2918 = v2901 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2919 = v2654 + v2918;
-        const unsigned int v2920 = v2919 + v2905;
-        iron_copy_async<16>(shm1 + (v2920 ^ (((v2920 >> 7u) & 7u) << 3u)), b + v2916, v2910);
-        const unsigned int v2925 = v2729 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2928 = v2729 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2929 = v2928 << 3u;
-        const unsigned int v2930 = v2650 + v2925;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2931 = v2930 < v2;
-        const unsigned int v2932 = v28 + v2929;
-        const bool v2933 = v2932 < v1;
-        const bool v2934 = v2931 && v2933;
-        const unsigned int v2936 = v2930 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2938 = v2936 + v28;
-        const unsigned int v2939 = v2938 + v2929;
-        const unsigned int v2940 = v2934 ? v2939 : 0u;
-        const unsigned int v2942 = v2925 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2943 = v2654 + v2942;
-        const unsigned int v2944 = v2943 + v2929;
-        iron_copy_async<16>(shm1 + (v2944 ^ (((v2944 >> 7u) & 7u) << 3u)), b + v2940, v2934);
-        const unsigned int v2949 = v2753 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2952 = v2753 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2953 = v2952 << 3u;
-        const unsigned int v2954 = v2650 + v2949;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2955 = v2954 < v2;
-        const unsigned int v2956 = v28 + v2953;
-        const bool v2957 = v2956 < v1;
-        const bool v2958 = v2955 && v2957;
-        const unsigned int v2960 = v2954 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2962 = v2960 + v28;
-        const unsigned int v2963 = v2962 + v2953;
-        const unsigned int v2964 = v2958 ? v2963 : 0u;
-        const unsigned int v2966 = v2949 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2967 = v2654 + v2966;
-        const unsigned int v2968 = v2967 + v2953;
-        iron_copy_async<16>(shm1 + (v2968 ^ (((v2968 >> 7u) & 7u) << 3u)), b + v2964, v2958);
-        const unsigned int v2973 = v2777 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2976 = v2777 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2977 = v2976 << 3u;
-        const unsigned int v2978 = v2650 + v2973;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2979 = v2978 < v2;
-        const unsigned int v2980 = v28 + v2977;
-        const bool v2981 = v2980 < v1;
-        const bool v2982 = v2979 && v2981;
-        const unsigned int v2984 = v2978 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2986 = v2984 + v28;
-        const unsigned int v2987 = v2986 + v2977;
-        const unsigned int v2988 = v2982 ? v2987 : 0u;
-        const unsigned int v2990 = v2973 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2991 = v2654 + v2990;
-        const unsigned int v2992 = v2991 + v2977;
-        iron_copy_async<16>(shm1 + (v2992 ^ (((v2992 >> 7u) & 7u) << 3u)), b + v2988, v2982);
-        const unsigned int v2997 = v2801 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3000 = v2801 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3001 = v3000 << 3u;
-        const unsigned int v3002 = v2650 + v2997;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3003 = v3002 < v2;
-        const unsigned int v3004 = v28 + v3001;
-        const bool v3005 = v3004 < v1;
-        const bool v3006 = v3003 && v3005;
-        const unsigned int v3008 = v3002 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3010 = v3008 + v28;
-        const unsigned int v3011 = v3010 + v3001;
-        const unsigned int v3012 = v3006 ? v3011 : 0u;
-        const unsigned int v3014 = v2997 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3015 = v2654 + v3014;
-        const unsigned int v3016 = v3015 + v3001;
-        iron_copy_async<16>(shm1 + (v3016 ^ (((v3016 >> 7u) & 7u) << 3u)), b + v3012, v3006);
-        const unsigned int v3021 = v2825 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3024 = v2825 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3025 = v3024 << 3u;
-        const unsigned int v3026 = v2650 + v3021;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3027 = v3026 < v2;
-        const unsigned int v3028 = v28 + v3025;
-        const bool v3029 = v3028 < v1;
-        const bool v3030 = v3027 && v3029;
-        const unsigned int v3032 = v3026 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3034 = v3032 + v28;
-        const unsigned int v3035 = v3034 + v3025;
-        const unsigned int v3036 = v3030 ? v3035 : 0u;
-        const unsigned int v3038 = v3021 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3039 = v2654 + v3038;
-        const unsigned int v3040 = v3039 + v3025;
-        iron_copy_async<16>(shm1 + (v3040 ^ (((v3040 >> 7u) & 7u) << 3u)), b + v3036, v3030);
+    for (unsigned int v2395 = 0u; v2395 < 2u; v2395 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2396 = v2395 << 6u;
+      const bool v2398 = v2396 < v2;
+      if (v2398) {
+        const unsigned int v2400 = v2395 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2402 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2405 = v2402 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2408 = v2402 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2409 = v2408 << 3u;
+        const unsigned int v2410 = v24 + v2405;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2411 = v2410 < v0;
+        const unsigned int v2412 = v2396 + v2409;
+        const bool v2413 = v2412 < v2;
+        const bool v2414 = v2411 && v2413;
+        const unsigned int v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2418 = v2416 + v2396;
+        const unsigned int v2419 = v2418 + v2409;
+        const unsigned int v2420 = v2414 ? v2419 : 0u;
+        const unsigned int v2422 = v2405 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2423 = v2400 + v2422;
+        const unsigned int v2424 = v2423 + v2409;
+        iron_copy_async<16>(shm0 + (v2424 ^ (((v2424 >> 6u) & 7u) << 3u)), a + v2420, v2414);
+        const unsigned int v2427 = v2402 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2429 = v2427 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2432 = v2427 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2433 = v2432 << 3u;
+        const unsigned int v2434 = v24 + v2429;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2435 = v2434 < v0;
+        const unsigned int v2436 = v2396 + v2433;
+        const bool v2437 = v2436 < v2;
+        const bool v2438 = v2435 && v2437;
+        const unsigned int v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2442 = v2440 + v2396;
+        const unsigned int v2443 = v2442 + v2433;
+        const unsigned int v2444 = v2438 ? v2443 : 0u;
+        const unsigned int v2446 = v2429 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2447 = v2400 + v2446;
+        const unsigned int v2448 = v2447 + v2433;
+        iron_copy_async<16>(shm0 + (v2448 ^ (((v2448 >> 6u) & 7u) << 3u)), a + v2444, v2438);
+        const unsigned int v2451 = v2402 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2453 = v2451 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2456 = v2451 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2457 = v2456 << 3u;
+        const unsigned int v2458 = v24 + v2453;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2459 = v2458 < v0;
+        const unsigned int v2460 = v2396 + v2457;
+        const bool v2461 = v2460 < v2;
+        const bool v2462 = v2459 && v2461;
+        const unsigned int v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2466 = v2464 + v2396;
+        const unsigned int v2467 = v2466 + v2457;
+        const unsigned int v2468 = v2462 ? v2467 : 0u;
+        const unsigned int v2470 = v2453 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2471 = v2400 + v2470;
+        const unsigned int v2472 = v2471 + v2457;
+        iron_copy_async<16>(shm0 + (v2472 ^ (((v2472 >> 6u) & 7u) << 3u)), a + v2468, v2462);
+        const unsigned int v2475 = v2402 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2477 = v2475 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2480 = v2475 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2481 = v2480 << 3u;
+        const unsigned int v2482 = v24 + v2477;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2483 = v2482 < v0;
+        const unsigned int v2484 = v2396 + v2481;
+        const bool v2485 = v2484 < v2;
+        const bool v2486 = v2483 && v2485;
+        const unsigned int v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2490 = v2488 + v2396;
+        const unsigned int v2491 = v2490 + v2481;
+        const unsigned int v2492 = v2486 ? v2491 : 0u;
+        const unsigned int v2494 = v2477 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2495 = v2400 + v2494;
+        const unsigned int v2496 = v2495 + v2481;
+        iron_copy_async<16>(shm0 + (v2496 ^ (((v2496 >> 6u) & 7u) << 3u)), a + v2492, v2486);
+        const unsigned int v2499 = v2402 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2501 = v2499 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2504 = v2499 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2505 = v2504 << 3u;
+        const unsigned int v2506 = v24 + v2501;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2507 = v2506 < v0;
+        const unsigned int v2508 = v2396 + v2505;
+        const bool v2509 = v2508 < v2;
+        const bool v2510 = v2507 && v2509;
+        const unsigned int v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2514 = v2512 + v2396;
+        const unsigned int v2515 = v2514 + v2505;
+        const unsigned int v2516 = v2510 ? v2515 : 0u;
+        const unsigned int v2518 = v2501 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2519 = v2400 + v2518;
+        const unsigned int v2520 = v2519 + v2505;
+        iron_copy_async<16>(shm0 + (v2520 ^ (((v2520 >> 6u) & 7u) << 3u)), a + v2516, v2510);
+        const unsigned int v2523 = v2402 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2525 = v2523 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2528 = v2523 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2529 = v2528 << 3u;
+        const unsigned int v2530 = v24 + v2525;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2531 = v2530 < v0;
+        const unsigned int v2532 = v2396 + v2529;
+        const bool v2533 = v2532 < v2;
+        const bool v2534 = v2531 && v2533;
+        const unsigned int v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2538 = v2536 + v2396;
+        const unsigned int v2539 = v2538 + v2529;
+        const unsigned int v2540 = v2534 ? v2539 : 0u;
+        const unsigned int v2542 = v2525 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2543 = v2400 + v2542;
+        const unsigned int v2544 = v2543 + v2529;
+        iron_copy_async<16>(shm0 + (v2544 ^ (((v2544 >> 6u) & 7u) << 3u)), a + v2540, v2534);
+        const unsigned int v2547 = v2402 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2549 = v2547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2552 = v2547 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2553 = v2552 << 3u;
+        const unsigned int v2554 = v24 + v2549;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2555 = v2554 < v0;
+        const unsigned int v2556 = v2396 + v2553;
+        const bool v2557 = v2556 < v2;
+        const bool v2558 = v2555 && v2557;
+        const unsigned int v2560 = v2554 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2562 = v2560 + v2396;
+        const unsigned int v2563 = v2562 + v2553;
+        const unsigned int v2564 = v2558 ? v2563 : 0u;
+        const unsigned int v2566 = v2549 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2567 = v2400 + v2566;
+        const unsigned int v2568 = v2567 + v2553;
+        iron_copy_async<16>(shm0 + (v2568 ^ (((v2568 >> 6u) & 7u) << 3u)), a + v2564, v2558);
+        const unsigned int v2571 = v2402 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2573 = v2571 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2576 = v2571 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2577 = v2576 << 3u;
+        const unsigned int v2578 = v24 + v2573;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2579 = v2578 < v0;
+        const unsigned int v2580 = v2396 + v2577;
+        const bool v2581 = v2580 < v2;
+        const bool v2582 = v2579 && v2581;
+        const unsigned int v2584 = v2578 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2586 = v2584 + v2396;
+        const unsigned int v2587 = v2586 + v2577;
+        const unsigned int v2588 = v2582 ? v2587 : 0u;
+        const unsigned int v2590 = v2573 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2591 = v2400 + v2590;
+        const unsigned int v2592 = v2591 + v2577;
+        iron_copy_async<16>(shm0 + (v2592 ^ (((v2592 >> 6u) & 7u) << 3u)), a + v2588, v2582);
+        const unsigned int v2599 = v2402 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2602 = v2402 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2603 = v2602 << 3u;
+        const unsigned int v2604 = v2396 + v2599;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2605 = v2604 < v2;
+        const unsigned int v2606 = v28 + v2603;
+        const bool v2607 = v2606 < v1;
+        const bool v2608 = v2605 && v2607;
+        const unsigned int v2610 = v2604 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2612 = v2610 + v28;
+        const unsigned int v2613 = v2612 + v2603;
+        const unsigned int v2614 = v2608 ? v2613 : 0u;
+        const unsigned int v2616 = v2599 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2617 = v2400 + v2616;
+        const unsigned int v2618 = v2617 + v2603;
+        iron_copy_async<16>(shm1 + (v2618 ^ (((v2618 >> 7u) & 7u) << 3u)), b + v2614, v2608);
+        const unsigned int v2623 = v2427 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2626 = v2427 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2627 = v2626 << 3u;
+        const unsigned int v2628 = v2396 + v2623;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2629 = v2628 < v2;
+        const unsigned int v2630 = v28 + v2627;
+        const bool v2631 = v2630 < v1;
+        const bool v2632 = v2629 && v2631;
+        const unsigned int v2634 = v2628 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2636 = v2634 + v28;
+        const unsigned int v2637 = v2636 + v2627;
+        const unsigned int v2638 = v2632 ? v2637 : 0u;
+        const unsigned int v2640 = v2623 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2641 = v2400 + v2640;
+        const unsigned int v2642 = v2641 + v2627;
+        iron_copy_async<16>(shm1 + (v2642 ^ (((v2642 >> 7u) & 7u) << 3u)), b + v2638, v2632);
+        const unsigned int v2647 = v2451 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2650 = v2451 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2651 = v2650 << 3u;
+        const unsigned int v2652 = v2396 + v2647;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2653 = v2652 < v2;
+        const unsigned int v2654 = v28 + v2651;
+        const bool v2655 = v2654 < v1;
+        const bool v2656 = v2653 && v2655;
+        const unsigned int v2658 = v2652 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2660 = v2658 + v28;
+        const unsigned int v2661 = v2660 + v2651;
+        const unsigned int v2662 = v2656 ? v2661 : 0u;
+        const unsigned int v2664 = v2647 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2665 = v2400 + v2664;
+        const unsigned int v2666 = v2665 + v2651;
+        iron_copy_async<16>(shm1 + (v2666 ^ (((v2666 >> 7u) & 7u) << 3u)), b + v2662, v2656);
+        const unsigned int v2671 = v2475 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2674 = v2475 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2675 = v2674 << 3u;
+        const unsigned int v2676 = v2396 + v2671;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2677 = v2676 < v2;
+        const unsigned int v2678 = v28 + v2675;
+        const bool v2679 = v2678 < v1;
+        const bool v2680 = v2677 && v2679;
+        const unsigned int v2682 = v2676 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2684 = v2682 + v28;
+        const unsigned int v2685 = v2684 + v2675;
+        const unsigned int v2686 = v2680 ? v2685 : 0u;
+        const unsigned int v2688 = v2671 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2689 = v2400 + v2688;
+        const unsigned int v2690 = v2689 + v2675;
+        iron_copy_async<16>(shm1 + (v2690 ^ (((v2690 >> 7u) & 7u) << 3u)), b + v2686, v2680);
+        const unsigned int v2695 = v2499 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2698 = v2499 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2699 = v2698 << 3u;
+        const unsigned int v2700 = v2396 + v2695;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2701 = v2700 < v2;
+        const unsigned int v2702 = v28 + v2699;
+        const bool v2703 = v2702 < v1;
+        const bool v2704 = v2701 && v2703;
+        const unsigned int v2706 = v2700 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2708 = v2706 + v28;
+        const unsigned int v2709 = v2708 + v2699;
+        const unsigned int v2710 = v2704 ? v2709 : 0u;
+        const unsigned int v2712 = v2695 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2713 = v2400 + v2712;
+        const unsigned int v2714 = v2713 + v2699;
+        iron_copy_async<16>(shm1 + (v2714 ^ (((v2714 >> 7u) & 7u) << 3u)), b + v2710, v2704);
+        const unsigned int v2719 = v2523 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2722 = v2523 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2723 = v2722 << 3u;
+        const unsigned int v2724 = v2396 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2725 = v2724 < v2;
+        const unsigned int v2726 = v28 + v2723;
+        const bool v2727 = v2726 < v1;
+        const bool v2728 = v2725 && v2727;
+        const unsigned int v2730 = v2724 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2732 = v2730 + v28;
+        const unsigned int v2733 = v2732 + v2723;
+        const unsigned int v2734 = v2728 ? v2733 : 0u;
+        const unsigned int v2736 = v2719 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2737 = v2400 + v2736;
+        const unsigned int v2738 = v2737 + v2723;
+        iron_copy_async<16>(shm1 + (v2738 ^ (((v2738 >> 7u) & 7u) << 3u)), b + v2734, v2728);
+        const unsigned int v2743 = v2547 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2746 = v2547 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2747 = v2746 << 3u;
+        const unsigned int v2748 = v2396 + v2743;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2749 = v2748 < v2;
+        const unsigned int v2750 = v28 + v2747;
+        const bool v2751 = v2750 < v1;
+        const bool v2752 = v2749 && v2751;
+        const unsigned int v2754 = v2748 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2756 = v2754 + v28;
+        const unsigned int v2757 = v2756 + v2747;
+        const unsigned int v2758 = v2752 ? v2757 : 0u;
+        const unsigned int v2760 = v2743 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2761 = v2400 + v2760;
+        const unsigned int v2762 = v2761 + v2747;
+        iron_copy_async<16>(shm1 + (v2762 ^ (((v2762 >> 7u) & 7u) << 3u)), b + v2758, v2752);
+        const unsigned int v2767 = v2571 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2770 = v2571 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2771 = v2770 << 3u;
+        const unsigned int v2772 = v2396 + v2767;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2773 = v2772 < v2;
+        const unsigned int v2774 = v28 + v2771;
+        const bool v2775 = v2774 < v1;
+        const bool v2776 = v2773 && v2775;
+        const unsigned int v2778 = v2772 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2780 = v2778 + v28;
+        const unsigned int v2781 = v2780 + v2771;
+        const unsigned int v2782 = v2776 ? v2781 : 0u;
+        const unsigned int v2784 = v2767 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2785 = v2400 + v2784;
+        const unsigned int v2786 = v2785 + v2771;
+        iron_copy_async<16>(shm1 + (v2786 ^ (((v2786 >> 7u) & 7u) << 3u)), b + v2782, v2776);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
-    const unsigned int v3053 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2799 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (unsigned int v3041 = 0u; v3041 < v2; v3041 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v3043 = v3041 >> 6u;
-      const unsigned int v3045 = v3043 % 3u;
+    for (unsigned int v2787 = 0u; v2787 < v2; v2787 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2789 = v2787 >> 6u;
+      const unsigned int v2791 = v2789 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3047 = v3045 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
-      const unsigned int v3054 = v3047 + v3053;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v3054, 64u);
-      const unsigned int v3059 = v3047 + v37;  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v3059, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3065 = v3054 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v3065, 64u);
-      const unsigned int v3068 = v3047 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
-      const unsigned int v3069 = v3068 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v3069, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3075 = v3054 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v3075, 64u);
-      const unsigned int v3078 = v3047 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
-      const unsigned int v3079 = v3078 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v3079, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3085 = v3054 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v3085, 64u);
-      const unsigned int v3088 = v3047 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
-      const unsigned int v3089 = v3088 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v3089, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3092 = v3041 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v3094 = v3043 + 2u;
-      const unsigned int v3095 = v3094 % 3u;
-      const bool v3096 = v3092 < v2;
-      if (v3096) {
-        const unsigned int v3098 = v3095 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v3100 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3103 = v3100 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3106 = v3100 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3107 = v3106 << 3u;
-        const unsigned int v3108 = v24 + v3103;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3109 = v3108 < v0;
-        const unsigned int v3110 = v3092 + v3107;
-        const bool v3111 = v3110 < v2;
-        const bool v3112 = v3109 && v3111;
-        const unsigned int v3114 = v3108 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3116 = v3114 + v3092;
-        const unsigned int v3117 = v3116 + v3107;
-        const unsigned int v3118 = v3112 ? v3117 : 0u;
-        const unsigned int v3120 = v3103 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3121 = v3098 + v3120;
-        const unsigned int v3122 = v3121 + v3107;
-        iron_copy_async<16>(shm0 + (v3122 ^ (((v3122 >> 6u) & 7u) << 3u)), a + v3118, v3112);
-        const unsigned int v3125 = v3100 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3127 = v3125 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3130 = v3125 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3131 = v3130 << 3u;
-        const unsigned int v3132 = v24 + v3127;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3133 = v3132 < v0;
-        const unsigned int v3134 = v3092 + v3131;
-        const bool v3135 = v3134 < v2;
-        const bool v3136 = v3133 && v3135;
-        const unsigned int v3138 = v3132 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3140 = v3138 + v3092;
-        const unsigned int v3141 = v3140 + v3131;
-        const unsigned int v3142 = v3136 ? v3141 : 0u;
-        const unsigned int v3144 = v3127 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3145 = v3098 + v3144;
-        const unsigned int v3146 = v3145 + v3131;
-        iron_copy_async<16>(shm0 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), a + v3142, v3136);
-        const unsigned int v3149 = v3100 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3151 = v3149 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3154 = v3149 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3155 = v3154 << 3u;
-        const unsigned int v3156 = v24 + v3151;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3157 = v3156 < v0;
-        const unsigned int v3158 = v3092 + v3155;
-        const bool v3159 = v3158 < v2;
-        const bool v3160 = v3157 && v3159;
-        const unsigned int v3162 = v3156 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3164 = v3162 + v3092;
-        const unsigned int v3165 = v3164 + v3155;
-        const unsigned int v3166 = v3160 ? v3165 : 0u;
-        const unsigned int v3168 = v3151 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3169 = v3098 + v3168;
-        const unsigned int v3170 = v3169 + v3155;
-        iron_copy_async<16>(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), a + v3166, v3160);
-        const unsigned int v3173 = v3100 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3175 = v3173 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3178 = v3173 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3179 = v3178 << 3u;
-        const unsigned int v3180 = v24 + v3175;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3181 = v3180 < v0;
-        const unsigned int v3182 = v3092 + v3179;
-        const bool v3183 = v3182 < v2;
-        const bool v3184 = v3181 && v3183;
-        const unsigned int v3186 = v3180 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3188 = v3186 + v3092;
-        const unsigned int v3189 = v3188 + v3179;
-        const unsigned int v3190 = v3184 ? v3189 : 0u;
-        const unsigned int v3192 = v3175 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3193 = v3098 + v3192;
-        const unsigned int v3194 = v3193 + v3179;
-        iron_copy_async<16>(shm0 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), a + v3190, v3184);
-        const unsigned int v3197 = v3100 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3199 = v3197 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3202 = v3197 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3203 = v3202 << 3u;
-        const unsigned int v3204 = v24 + v3199;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3205 = v3204 < v0;
-        const unsigned int v3206 = v3092 + v3203;
-        const bool v3207 = v3206 < v2;
-        const bool v3208 = v3205 && v3207;
-        const unsigned int v3210 = v3204 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3212 = v3210 + v3092;
-        const unsigned int v3213 = v3212 + v3203;
-        const unsigned int v3214 = v3208 ? v3213 : 0u;
-        const unsigned int v3216 = v3199 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3217 = v3098 + v3216;
-        const unsigned int v3218 = v3217 + v3203;
-        iron_copy_async<16>(shm0 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), a + v3214, v3208);
-        const unsigned int v3221 = v3100 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3223 = v3221 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3226 = v3221 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3227 = v3226 << 3u;
-        const unsigned int v3228 = v24 + v3223;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3229 = v3228 < v0;
-        const unsigned int v3230 = v3092 + v3227;
-        const bool v3231 = v3230 < v2;
-        const bool v3232 = v3229 && v3231;
-        const unsigned int v3234 = v3228 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3236 = v3234 + v3092;
-        const unsigned int v3237 = v3236 + v3227;
-        const unsigned int v3238 = v3232 ? v3237 : 0u;
-        const unsigned int v3240 = v3223 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3241 = v3098 + v3240;
-        const unsigned int v3242 = v3241 + v3227;
-        iron_copy_async<16>(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), a + v3238, v3232);
-        const unsigned int v3245 = v3100 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3247 = v3245 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3250 = v3245 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3251 = v3250 << 3u;
-        const unsigned int v3252 = v24 + v3247;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3253 = v3252 < v0;
-        const unsigned int v3254 = v3092 + v3251;
-        const bool v3255 = v3254 < v2;
-        const bool v3256 = v3253 && v3255;
-        const unsigned int v3258 = v3252 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3260 = v3258 + v3092;
-        const unsigned int v3261 = v3260 + v3251;
-        const unsigned int v3262 = v3256 ? v3261 : 0u;
-        const unsigned int v3264 = v3247 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3265 = v3098 + v3264;
-        const unsigned int v3266 = v3265 + v3251;
-        iron_copy_async<16>(shm0 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), a + v3262, v3256);
-        const unsigned int v3269 = v3100 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3271 = v3269 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3274 = v3269 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3275 = v3274 << 3u;
-        const unsigned int v3276 = v24 + v3271;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3277 = v3276 < v0;
-        const unsigned int v3278 = v3092 + v3275;
-        const bool v3279 = v3278 < v2;
-        const bool v3280 = v3277 && v3279;
-        const unsigned int v3282 = v3276 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3284 = v3282 + v3092;
-        const unsigned int v3285 = v3284 + v3275;
-        const unsigned int v3286 = v3280 ? v3285 : 0u;
-        const unsigned int v3288 = v3271 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3289 = v3098 + v3288;
-        const unsigned int v3290 = v3289 + v3275;
-        iron_copy_async<16>(shm0 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), a + v3286, v3280);
-        const unsigned int v3297 = v3100 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3300 = v3100 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3301 = v3300 << 3u;
-        const unsigned int v3302 = v3092 + v3297;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3303 = v3302 < v2;
-        const unsigned int v3304 = v28 + v3301;
-        const bool v3305 = v3304 < v1;
-        const bool v3306 = v3303 && v3305;
-        const unsigned int v3308 = v3302 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3310 = v3308 + v28;
-        const unsigned int v3311 = v3310 + v3301;
-        const unsigned int v3312 = v3306 ? v3311 : 0u;
-        const unsigned int v3314 = v3297 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3315 = v3098 + v3314;
-        const unsigned int v3316 = v3315 + v3301;
-        iron_copy_async<16>(shm1 + (v3316 ^ (((v3316 >> 7u) & 7u) << 3u)), b + v3312, v3306);
-        const unsigned int v3321 = v3125 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3324 = v3125 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3325 = v3324 << 3u;
-        const unsigned int v3326 = v3092 + v3321;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3327 = v3326 < v2;
-        const unsigned int v3328 = v28 + v3325;
-        const bool v3329 = v3328 < v1;
-        const bool v3330 = v3327 && v3329;
-        const unsigned int v3332 = v3326 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3334 = v3332 + v28;
-        const unsigned int v3335 = v3334 + v3325;
-        const unsigned int v3336 = v3330 ? v3335 : 0u;
-        const unsigned int v3338 = v3321 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3339 = v3098 + v3338;
-        const unsigned int v3340 = v3339 + v3325;
-        iron_copy_async<16>(shm1 + (v3340 ^ (((v3340 >> 7u) & 7u) << 3u)), b + v3336, v3330);
-        const unsigned int v3345 = v3149 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3348 = v3149 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3349 = v3348 << 3u;
-        const unsigned int v3350 = v3092 + v3345;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3351 = v3350 < v2;
-        const unsigned int v3352 = v28 + v3349;
-        const bool v3353 = v3352 < v1;
-        const bool v3354 = v3351 && v3353;
-        const unsigned int v3356 = v3350 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3358 = v3356 + v28;
-        const unsigned int v3359 = v3358 + v3349;
-        const unsigned int v3360 = v3354 ? v3359 : 0u;
-        const unsigned int v3362 = v3345 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3363 = v3098 + v3362;
-        const unsigned int v3364 = v3363 + v3349;
-        iron_copy_async<16>(shm1 + (v3364 ^ (((v3364 >> 7u) & 7u) << 3u)), b + v3360, v3354);
-        const unsigned int v3369 = v3173 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3372 = v3173 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3373 = v3372 << 3u;
-        const unsigned int v3374 = v3092 + v3369;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3375 = v3374 < v2;
-        const unsigned int v3376 = v28 + v3373;
-        const bool v3377 = v3376 < v1;
-        const bool v3378 = v3375 && v3377;
-        const unsigned int v3380 = v3374 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3382 = v3380 + v28;
-        const unsigned int v3383 = v3382 + v3373;
-        const unsigned int v3384 = v3378 ? v3383 : 0u;
-        const unsigned int v3386 = v3369 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3387 = v3098 + v3386;
-        const unsigned int v3388 = v3387 + v3373;
-        iron_copy_async<16>(shm1 + (v3388 ^ (((v3388 >> 7u) & 7u) << 3u)), b + v3384, v3378);
-        const unsigned int v3393 = v3197 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3396 = v3197 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3397 = v3396 << 3u;
-        const unsigned int v3398 = v3092 + v3393;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3399 = v3398 < v2;
-        const unsigned int v3400 = v28 + v3397;
-        const bool v3401 = v3400 < v1;
-        const bool v3402 = v3399 && v3401;
-        const unsigned int v3404 = v3398 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3406 = v3404 + v28;
-        const unsigned int v3407 = v3406 + v3397;
-        const unsigned int v3408 = v3402 ? v3407 : 0u;
-        const unsigned int v3410 = v3393 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3411 = v3098 + v3410;
-        const unsigned int v3412 = v3411 + v3397;
-        iron_copy_async<16>(shm1 + (v3412 ^ (((v3412 >> 7u) & 7u) << 3u)), b + v3408, v3402);
-        const unsigned int v3417 = v3221 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3420 = v3221 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3421 = v3420 << 3u;
-        const unsigned int v3422 = v3092 + v3417;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3423 = v3422 < v2;
-        const unsigned int v3424 = v28 + v3421;
-        const bool v3425 = v3424 < v1;
-        const bool v3426 = v3423 && v3425;
-        const unsigned int v3428 = v3422 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3430 = v3428 + v28;
-        const unsigned int v3431 = v3430 + v3421;
-        const unsigned int v3432 = v3426 ? v3431 : 0u;
-        const unsigned int v3434 = v3417 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3435 = v3098 + v3434;
-        const unsigned int v3436 = v3435 + v3421;
-        iron_copy_async<16>(shm1 + (v3436 ^ (((v3436 >> 7u) & 7u) << 3u)), b + v3432, v3426);
-        const unsigned int v3441 = v3245 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3444 = v3245 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3445 = v3444 << 3u;
-        const unsigned int v3446 = v3092 + v3441;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3447 = v3446 < v2;
-        const unsigned int v3448 = v28 + v3445;
-        const bool v3449 = v3448 < v1;
-        const bool v3450 = v3447 && v3449;
-        const unsigned int v3452 = v3446 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3454 = v3452 + v28;
-        const unsigned int v3455 = v3454 + v3445;
-        const unsigned int v3456 = v3450 ? v3455 : 0u;
-        const unsigned int v3458 = v3441 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3459 = v3098 + v3458;
-        const unsigned int v3460 = v3459 + v3445;
-        iron_copy_async<16>(shm1 + (v3460 ^ (((v3460 >> 7u) & 7u) << 3u)), b + v3456, v3450);
-        const unsigned int v3465 = v3269 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3468 = v3269 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3469 = v3468 << 3u;
-        const unsigned int v3470 = v3092 + v3465;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3471 = v3470 < v2;
-        const unsigned int v3472 = v28 + v3469;
-        const bool v3473 = v3472 < v1;
-        const bool v3474 = v3471 && v3473;
-        const unsigned int v3476 = v3470 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3478 = v3476 + v28;
-        const unsigned int v3479 = v3478 + v3469;
-        const unsigned int v3480 = v3474 ? v3479 : 0u;
-        const unsigned int v3482 = v3465 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3483 = v3098 + v3482;
-        const unsigned int v3484 = v3483 + v3469;
-        iron_copy_async<16>(shm1 + (v3484 ^ (((v3484 >> 7u) & 7u) << 3u)), b + v3480, v3474);
+      const unsigned int v2793 = v2791 << 13u;  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2800 = v2793 + v2799;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2800, 64u);
+      const unsigned int v2805 = v2793 + v37;  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2805, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2811 = v2800 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2811, 64u);
+      const unsigned int v2814 = v2793 + 2048u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2815 = v2814 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2815, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2821 = v2800 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2821, 64u);
+      const unsigned int v2824 = v2793 + 4096u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2825 = v2824 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2825, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2831 = v2800 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2831, 64u);
+      const unsigned int v2834 = v2793 + 6144u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2835 = v2834 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2835, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2838 = v2787 + 128u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2840 = v2789 + 2u;
+      const unsigned int v2841 = v2840 % 3u;
+      const bool v2842 = v2838 < v2;
+      if (v2842) {
+        const unsigned int v2844 = v2841 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2846 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2849 = v2846 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2852 = v2846 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2853 = v2852 << 3u;
+        const unsigned int v2854 = v24 + v2849;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2855 = v2854 < v0;
+        const unsigned int v2856 = v2838 + v2853;
+        const bool v2857 = v2856 < v2;
+        const bool v2858 = v2855 && v2857;
+        const unsigned int v2860 = v2854 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2862 = v2860 + v2838;
+        const unsigned int v2863 = v2862 + v2853;
+        const unsigned int v2864 = v2858 ? v2863 : 0u;
+        const unsigned int v2866 = v2849 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2867 = v2844 + v2866;
+        const unsigned int v2868 = v2867 + v2853;
+        iron_copy_async<16>(shm0 + (v2868 ^ (((v2868 >> 6u) & 7u) << 3u)), a + v2864, v2858);
+        const unsigned int v2871 = v2846 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2873 = v2871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2876 = v2871 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2877 = v2876 << 3u;
+        const unsigned int v2878 = v24 + v2873;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2879 = v2878 < v0;
+        const unsigned int v2880 = v2838 + v2877;
+        const bool v2881 = v2880 < v2;
+        const bool v2882 = v2879 && v2881;
+        const unsigned int v2884 = v2878 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2886 = v2884 + v2838;
+        const unsigned int v2887 = v2886 + v2877;
+        const unsigned int v2888 = v2882 ? v2887 : 0u;
+        const unsigned int v2890 = v2873 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2891 = v2844 + v2890;
+        const unsigned int v2892 = v2891 + v2877;
+        iron_copy_async<16>(shm0 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), a + v2888, v2882);
+        const unsigned int v2895 = v2846 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2897 = v2895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2900 = v2895 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2901 = v2900 << 3u;
+        const unsigned int v2902 = v24 + v2897;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2903 = v2902 < v0;
+        const unsigned int v2904 = v2838 + v2901;
+        const bool v2905 = v2904 < v2;
+        const bool v2906 = v2903 && v2905;
+        const unsigned int v2908 = v2902 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2910 = v2908 + v2838;
+        const unsigned int v2911 = v2910 + v2901;
+        const unsigned int v2912 = v2906 ? v2911 : 0u;
+        const unsigned int v2914 = v2897 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2915 = v2844 + v2914;
+        const unsigned int v2916 = v2915 + v2901;
+        iron_copy_async<16>(shm0 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), a + v2912, v2906);
+        const unsigned int v2919 = v2846 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2921 = v2919 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2924 = v2919 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2925 = v2924 << 3u;
+        const unsigned int v2926 = v24 + v2921;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2927 = v2926 < v0;
+        const unsigned int v2928 = v2838 + v2925;
+        const bool v2929 = v2928 < v2;
+        const bool v2930 = v2927 && v2929;
+        const unsigned int v2932 = v2926 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2934 = v2932 + v2838;
+        const unsigned int v2935 = v2934 + v2925;
+        const unsigned int v2936 = v2930 ? v2935 : 0u;
+        const unsigned int v2938 = v2921 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2939 = v2844 + v2938;
+        const unsigned int v2940 = v2939 + v2925;
+        iron_copy_async<16>(shm0 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), a + v2936, v2930);
+        const unsigned int v2943 = v2846 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2945 = v2943 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2948 = v2943 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2949 = v2948 << 3u;
+        const unsigned int v2950 = v24 + v2945;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2951 = v2950 < v0;
+        const unsigned int v2952 = v2838 + v2949;
+        const bool v2953 = v2952 < v2;
+        const bool v2954 = v2951 && v2953;
+        const unsigned int v2956 = v2950 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2958 = v2956 + v2838;
+        const unsigned int v2959 = v2958 + v2949;
+        const unsigned int v2960 = v2954 ? v2959 : 0u;
+        const unsigned int v2962 = v2945 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2963 = v2844 + v2962;
+        const unsigned int v2964 = v2963 + v2949;
+        iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), a + v2960, v2954);
+        const unsigned int v2967 = v2846 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2969 = v2967 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2972 = v2967 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2973 = v2972 << 3u;
+        const unsigned int v2974 = v24 + v2969;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2975 = v2974 < v0;
+        const unsigned int v2976 = v2838 + v2973;
+        const bool v2977 = v2976 < v2;
+        const bool v2978 = v2975 && v2977;
+        const unsigned int v2980 = v2974 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2982 = v2980 + v2838;
+        const unsigned int v2983 = v2982 + v2973;
+        const unsigned int v2984 = v2978 ? v2983 : 0u;
+        const unsigned int v2986 = v2969 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2987 = v2844 + v2986;
+        const unsigned int v2988 = v2987 + v2973;
+        iron_copy_async<16>(shm0 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), a + v2984, v2978);
+        const unsigned int v2991 = v2846 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2993 = v2991 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2996 = v2991 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2997 = v2996 << 3u;
+        const unsigned int v2998 = v24 + v2993;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2999 = v2998 < v0;
+        const unsigned int v3000 = v2838 + v2997;
+        const bool v3001 = v3000 < v2;
+        const bool v3002 = v2999 && v3001;
+        const unsigned int v3004 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3006 = v3004 + v2838;
+        const unsigned int v3007 = v3006 + v2997;
+        const unsigned int v3008 = v3002 ? v3007 : 0u;
+        const unsigned int v3010 = v2993 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3011 = v2844 + v3010;
+        const unsigned int v3012 = v3011 + v2997;
+        iron_copy_async<16>(shm0 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), a + v3008, v3002);
+        const unsigned int v3015 = v2846 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3017 = v3015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3020 = v3015 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3021 = v3020 << 3u;
+        const unsigned int v3022 = v24 + v3017;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3023 = v3022 < v0;
+        const unsigned int v3024 = v2838 + v3021;
+        const bool v3025 = v3024 < v2;
+        const bool v3026 = v3023 && v3025;
+        const unsigned int v3028 = v3022 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3030 = v3028 + v2838;
+        const unsigned int v3031 = v3030 + v3021;
+        const unsigned int v3032 = v3026 ? v3031 : 0u;
+        const unsigned int v3034 = v3017 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3035 = v2844 + v3034;
+        const unsigned int v3036 = v3035 + v3021;
+        iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), a + v3032, v3026);
+        const unsigned int v3043 = v2846 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3046 = v2846 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3047 = v3046 << 3u;
+        const unsigned int v3048 = v2838 + v3043;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3049 = v3048 < v2;
+        const unsigned int v3050 = v28 + v3047;
+        const bool v3051 = v3050 < v1;
+        const bool v3052 = v3049 && v3051;
+        const unsigned int v3054 = v3048 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3056 = v3054 + v28;
+        const unsigned int v3057 = v3056 + v3047;
+        const unsigned int v3058 = v3052 ? v3057 : 0u;
+        const unsigned int v3060 = v3043 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3061 = v2844 + v3060;
+        const unsigned int v3062 = v3061 + v3047;
+        iron_copy_async<16>(shm1 + (v3062 ^ (((v3062 >> 7u) & 7u) << 3u)), b + v3058, v3052);
+        const unsigned int v3067 = v2871 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3070 = v2871 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3071 = v3070 << 3u;
+        const unsigned int v3072 = v2838 + v3067;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3073 = v3072 < v2;
+        const unsigned int v3074 = v28 + v3071;
+        const bool v3075 = v3074 < v1;
+        const bool v3076 = v3073 && v3075;
+        const unsigned int v3078 = v3072 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3080 = v3078 + v28;
+        const unsigned int v3081 = v3080 + v3071;
+        const unsigned int v3082 = v3076 ? v3081 : 0u;
+        const unsigned int v3084 = v3067 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3085 = v2844 + v3084;
+        const unsigned int v3086 = v3085 + v3071;
+        iron_copy_async<16>(shm1 + (v3086 ^ (((v3086 >> 7u) & 7u) << 3u)), b + v3082, v3076);
+        const unsigned int v3091 = v2895 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3094 = v2895 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3095 = v3094 << 3u;
+        const unsigned int v3096 = v2838 + v3091;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3097 = v3096 < v2;
+        const unsigned int v3098 = v28 + v3095;
+        const bool v3099 = v3098 < v1;
+        const bool v3100 = v3097 && v3099;
+        const unsigned int v3102 = v3096 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3104 = v3102 + v28;
+        const unsigned int v3105 = v3104 + v3095;
+        const unsigned int v3106 = v3100 ? v3105 : 0u;
+        const unsigned int v3108 = v3091 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3109 = v2844 + v3108;
+        const unsigned int v3110 = v3109 + v3095;
+        iron_copy_async<16>(shm1 + (v3110 ^ (((v3110 >> 7u) & 7u) << 3u)), b + v3106, v3100);
+        const unsigned int v3115 = v2919 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3118 = v2919 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3119 = v3118 << 3u;
+        const unsigned int v3120 = v2838 + v3115;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3121 = v3120 < v2;
+        const unsigned int v3122 = v28 + v3119;
+        const bool v3123 = v3122 < v1;
+        const bool v3124 = v3121 && v3123;
+        const unsigned int v3126 = v3120 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3128 = v3126 + v28;
+        const unsigned int v3129 = v3128 + v3119;
+        const unsigned int v3130 = v3124 ? v3129 : 0u;
+        const unsigned int v3132 = v3115 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3133 = v2844 + v3132;
+        const unsigned int v3134 = v3133 + v3119;
+        iron_copy_async<16>(shm1 + (v3134 ^ (((v3134 >> 7u) & 7u) << 3u)), b + v3130, v3124);
+        const unsigned int v3139 = v2943 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3142 = v2943 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3143 = v3142 << 3u;
+        const unsigned int v3144 = v2838 + v3139;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3145 = v3144 < v2;
+        const unsigned int v3146 = v28 + v3143;
+        const bool v3147 = v3146 < v1;
+        const bool v3148 = v3145 && v3147;
+        const unsigned int v3150 = v3144 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3152 = v3150 + v28;
+        const unsigned int v3153 = v3152 + v3143;
+        const unsigned int v3154 = v3148 ? v3153 : 0u;
+        const unsigned int v3156 = v3139 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3157 = v2844 + v3156;
+        const unsigned int v3158 = v3157 + v3143;
+        iron_copy_async<16>(shm1 + (v3158 ^ (((v3158 >> 7u) & 7u) << 3u)), b + v3154, v3148);
+        const unsigned int v3163 = v2967 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3166 = v2967 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3167 = v3166 << 3u;
+        const unsigned int v3168 = v2838 + v3163;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3169 = v3168 < v2;
+        const unsigned int v3170 = v28 + v3167;
+        const bool v3171 = v3170 < v1;
+        const bool v3172 = v3169 && v3171;
+        const unsigned int v3174 = v3168 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3176 = v3174 + v28;
+        const unsigned int v3177 = v3176 + v3167;
+        const unsigned int v3178 = v3172 ? v3177 : 0u;
+        const unsigned int v3180 = v3163 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3181 = v2844 + v3180;
+        const unsigned int v3182 = v3181 + v3167;
+        iron_copy_async<16>(shm1 + (v3182 ^ (((v3182 >> 7u) & 7u) << 3u)), b + v3178, v3172);
+        const unsigned int v3187 = v2991 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3190 = v2991 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3191 = v3190 << 3u;
+        const unsigned int v3192 = v2838 + v3187;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3193 = v3192 < v2;
+        const unsigned int v3194 = v28 + v3191;
+        const bool v3195 = v3194 < v1;
+        const bool v3196 = v3193 && v3195;
+        const unsigned int v3198 = v3192 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3200 = v3198 + v28;
+        const unsigned int v3201 = v3200 + v3191;
+        const unsigned int v3202 = v3196 ? v3201 : 0u;
+        const unsigned int v3204 = v3187 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3205 = v2844 + v3204;
+        const unsigned int v3206 = v3205 + v3191;
+        iron_copy_async<16>(shm1 + (v3206 ^ (((v3206 >> 7u) & 7u) << 3u)), b + v3202, v3196);
+        const unsigned int v3211 = v3015 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3214 = v3015 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3215 = v3214 << 3u;
+        const unsigned int v3216 = v2838 + v3211;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3217 = v3216 < v2;
+        const unsigned int v3218 = v28 + v3215;
+        const bool v3219 = v3218 < v1;
+        const bool v3220 = v3217 && v3219;
+        const unsigned int v3222 = v3216 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3224 = v3222 + v28;
+        const unsigned int v3225 = v3224 + v3215;
+        const unsigned int v3226 = v3220 ? v3225 : 0u;
+        const unsigned int v3228 = v3211 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3229 = v2844 + v3228;
+        const unsigned int v3230 = v3229 + v3215;
+        iron_copy_async<16>(shm1 + (v3230 ^ (((v3230 >> 7u) & 7u) << 3u)), b + v3226, v3220);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
     __syncthreads();
   } else {
     const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -918,29 +918,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v599 = v24 + v33;
-  const unsigned int v600 = v599 + v598;
-  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v602 = v28 + v37;
-  const unsigned int v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v601 = v599 + v600;
+  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v603 = v598 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -949,2167 +949,2167 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const float v609 = iron_to_f32(v608);
     const float v610 = fmaf(v607, v3, v609);
     const iron_bf16 v611 = iron_f32_to_bf16(v610);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v612 = v600 * v1;
+    const unsigned int v612 = v601 * v1;
     const unsigned int v613 = v612 + v603;
     out[v613] = v611;
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v616 = v599 + v614;
-  const unsigned int v617 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v619 = v602 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v39.x[1];
-    const iron_bf16 v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v625 = iron_to_f32(v624);
-    const float v626 = fmaf(v623, v3, v625);
-    const iron_bf16 v627 = iron_f32_to_bf16(v626);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v628 = v616 * v1;
-    const unsigned int v629 = v628 + v619;
-    out[v629] = v627;
+  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v615 = v599 + v614;
+  const unsigned int v616 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v617 = v598 + v616;
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v619 = v617 < v1;
+  const bool v620 = v618 && v619;
+  if (v620) {
+    const float v621 = v39.x[1];
+    const iron_bf16 v622 = bias[v617];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v623 = iron_to_f32(v622);
+    const float v624 = fmaf(v621, v3, v623);
+    const iron_bf16 v625 = iron_f32_to_bf16(v624);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v626 = v615 * v1;
+    const unsigned int v627 = v626 + v617;
+    out[v627] = v625;
   }
-  const unsigned int v630 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v632 = v599 + v630;
-  const unsigned int v633 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v635 = v602 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v637 = v635 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v39.x[2];
-    const iron_bf16 v640 = bias[v635];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v641 = iron_to_f32(v640);
-    const float v642 = fmaf(v639, v3, v641);
-    const iron_bf16 v643 = iron_f32_to_bf16(v642);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v644 = v632 * v1;
-    const unsigned int v645 = v644 + v635;
-    out[v645] = v643;
+  const unsigned int v628 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v629 = v599 + v628;
+  const unsigned int v630 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v631 = v598 + v630;
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v633 = v631 < v1;
+  const bool v634 = v632 && v633;
+  if (v634) {
+    const float v635 = v39.x[2];
+    const iron_bf16 v636 = bias[v631];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v637 = iron_to_f32(v636);
+    const float v638 = fmaf(v635, v3, v637);
+    const iron_bf16 v639 = iron_f32_to_bf16(v638);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v640 = v629 * v1;
+    const unsigned int v641 = v640 + v631;
+    out[v641] = v639;
   }
-  const unsigned int v646 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v648 = v599 + v646;
-  const unsigned int v649 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v651 = v602 + v649;
-  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v653 = v651 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v39.x[3];
-    const iron_bf16 v656 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v657 = iron_to_f32(v656);
-    const float v658 = fmaf(v655, v3, v657);
-    const iron_bf16 v659 = iron_f32_to_bf16(v658);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v660 = v648 * v1;
-    const unsigned int v661 = v660 + v651;
-    out[v661] = v659;
+  const unsigned int v642 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v643 = v599 + v642;
+  const unsigned int v644 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v645 = v598 + v644;
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v647 = v645 < v1;
+  const bool v648 = v646 && v647;
+  if (v648) {
+    const float v649 = v39.x[3];
+    const iron_bf16 v650 = bias[v645];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v651 = iron_to_f32(v650);
+    const float v652 = fmaf(v649, v3, v651);
+    const iron_bf16 v653 = iron_f32_to_bf16(v652);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v654 = v643 * v1;
+    const unsigned int v655 = v654 + v645;
+    out[v655] = v653;
   }
-  const unsigned int v662 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v664 = v599 + v662;
-  const unsigned int v665 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v667 = v602 + v665;
-  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v669 = v667 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v39.x[4];
-    const iron_bf16 v672 = bias[v667];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v673 = iron_to_f32(v672);
-    const float v674 = fmaf(v671, v3, v673);
-    const iron_bf16 v675 = iron_f32_to_bf16(v674);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v676 = v664 * v1;
-    const unsigned int v677 = v676 + v667;
-    out[v677] = v675;
+  const unsigned int v656 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v657 = v599 + v656;
+  const unsigned int v658 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v659 = v598 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v661 = v659 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v39.x[4];
+    const iron_bf16 v664 = bias[v659];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v665 = iron_to_f32(v664);
+    const float v666 = fmaf(v663, v3, v665);
+    const iron_bf16 v667 = iron_f32_to_bf16(v666);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v668 = v657 * v1;
+    const unsigned int v669 = v668 + v659;
+    out[v669] = v667;
   }
-  const unsigned int v678 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v680 = v599 + v678;
-  const unsigned int v681 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v683 = v602 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v685 = v683 < v1;
-  const bool v686 = v684 && v685;
-  if (v686) {
-    const float v687 = v39.x[5];
-    const iron_bf16 v688 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v689 = iron_to_f32(v688);
-    const float v690 = fmaf(v687, v3, v689);
-    const iron_bf16 v691 = iron_f32_to_bf16(v690);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v692 = v680 * v1;
-    const unsigned int v693 = v692 + v683;
-    out[v693] = v691;
+  const unsigned int v670 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v671 = v599 + v670;
+  const unsigned int v672 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v673 = v598 + v672;
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v675 = v673 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v39.x[5];
+    const iron_bf16 v678 = bias[v673];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v679 = iron_to_f32(v678);
+    const float v680 = fmaf(v677, v3, v679);
+    const iron_bf16 v681 = iron_f32_to_bf16(v680);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v682 = v671 * v1;
+    const unsigned int v683 = v682 + v673;
+    out[v683] = v681;
   }
-  const unsigned int v694 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v696 = v599 + v694;
-  const unsigned int v697 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v699 = v602 + v697;
-  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v701 = v699 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v39.x[6];
-    const iron_bf16 v704 = bias[v699];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v705 = iron_to_f32(v704);
-    const float v706 = fmaf(v703, v3, v705);
-    const iron_bf16 v707 = iron_f32_to_bf16(v706);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v708 = v696 * v1;
-    const unsigned int v709 = v708 + v699;
-    out[v709] = v707;
+  const unsigned int v684 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v685 = v599 + v684;
+  const unsigned int v686 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v687 = v598 + v686;
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v689 = v687 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v39.x[6];
+    const iron_bf16 v692 = bias[v687];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v693 = iron_to_f32(v692);
+    const float v694 = fmaf(v691, v3, v693);
+    const iron_bf16 v695 = iron_f32_to_bf16(v694);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v696 = v685 * v1;
+    const unsigned int v697 = v696 + v687;
+    out[v697] = v695;
   }
-  const unsigned int v710 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v712 = v599 + v710;
-  const unsigned int v713 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v698 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v699 = v599 + v698;
+  const unsigned int v700 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v701 = v598 + v700;
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v703 = v701 < v1;
+  const bool v704 = v702 && v703;
+  if (v704) {
+    const float v705 = v39.x[7];
+    const iron_bf16 v706 = bias[v701];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v707 = iron_to_f32(v706);
+    const float v708 = fmaf(v705, v3, v707);
+    const iron_bf16 v709 = iron_f32_to_bf16(v708);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v710 = v699 * v1;
+    const unsigned int v711 = v710 + v701;
+    out[v711] = v709;
+  }
+  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v713 = v599 + v712;
+  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v715 = v598 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
-    const float v719 = v39.x[7];
+    const float v719 = v39.x[8];
     const iron_bf16 v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v721 = iron_to_f32(v720);
     const float v722 = fmaf(v719, v3, v721);
     const iron_bf16 v723 = iron_f32_to_bf16(v722);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v724 = v712 * v1;
+    const unsigned int v724 = v713 * v1;
     const unsigned int v725 = v724 + v715;
     out[v725] = v723;
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v728 = v599 + v726;
-  const unsigned int v729 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v731 = v602 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v733 = v731 < v1;
-  const bool v734 = v732 && v733;
-  if (v734) {
-    const float v735 = v39.x[8];
-    const iron_bf16 v736 = bias[v731];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v737 = iron_to_f32(v736);
-    const float v738 = fmaf(v735, v3, v737);
-    const iron_bf16 v739 = iron_f32_to_bf16(v738);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v740 = v728 * v1;
-    const unsigned int v741 = v740 + v731;
-    out[v741] = v739;
+  const unsigned int v726 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v727 = v599 + v726;
+  const unsigned int v728 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v729 = v598 + v728;
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v731 = v729 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v39.x[9];
+    const iron_bf16 v734 = bias[v729];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v735 = iron_to_f32(v734);
+    const float v736 = fmaf(v733, v3, v735);
+    const iron_bf16 v737 = iron_f32_to_bf16(v736);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v738 = v727 * v1;
+    const unsigned int v739 = v738 + v729;
+    out[v739] = v737;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v744 = v599 + v742;
-  const unsigned int v745 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v747 = v602 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v749 = v747 < v1;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v39.x[9];
-    const iron_bf16 v752 = bias[v747];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v753 = iron_to_f32(v752);
-    const float v754 = fmaf(v751, v3, v753);
-    const iron_bf16 v755 = iron_f32_to_bf16(v754);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v756 = v744 * v1;
-    const unsigned int v757 = v756 + v747;
-    out[v757] = v755;
+  const unsigned int v740 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v741 = v599 + v740;
+  const unsigned int v742 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v743 = v598 + v742;
+  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v745 = v743 < v1;
+  const bool v746 = v744 && v745;
+  if (v746) {
+    const float v747 = v39.x[10];
+    const iron_bf16 v748 = bias[v743];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v749 = iron_to_f32(v748);
+    const float v750 = fmaf(v747, v3, v749);
+    const iron_bf16 v751 = iron_f32_to_bf16(v750);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v752 = v741 * v1;
+    const unsigned int v753 = v752 + v743;
+    out[v753] = v751;
   }
-  const unsigned int v758 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v760 = v599 + v758;
-  const unsigned int v761 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v763 = v602 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v765 = v763 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v39.x[10];
-    const iron_bf16 v768 = bias[v763];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v769 = iron_to_f32(v768);
-    const float v770 = fmaf(v767, v3, v769);
-    const iron_bf16 v771 = iron_f32_to_bf16(v770);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v772 = v760 * v1;
-    const unsigned int v773 = v772 + v763;
-    out[v773] = v771;
+  const unsigned int v754 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v755 = v599 + v754;
+  const unsigned int v756 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v757 = v598 + v756;
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v759 = v757 < v1;
+  const bool v760 = v758 && v759;
+  if (v760) {
+    const float v761 = v39.x[11];
+    const iron_bf16 v762 = bias[v757];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v763 = iron_to_f32(v762);
+    const float v764 = fmaf(v761, v3, v763);
+    const iron_bf16 v765 = iron_f32_to_bf16(v764);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v766 = v755 * v1;
+    const unsigned int v767 = v766 + v757;
+    out[v767] = v765;
   }
-  const unsigned int v774 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v776 = v599 + v774;
-  const unsigned int v777 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v779 = v602 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v781 = v779 < v1;
-  const bool v782 = v780 && v781;
-  if (v782) {
-    const float v783 = v39.x[11];
-    const iron_bf16 v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v785 = iron_to_f32(v784);
-    const float v786 = fmaf(v783, v3, v785);
-    const iron_bf16 v787 = iron_f32_to_bf16(v786);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v788 = v776 * v1;
-    const unsigned int v789 = v788 + v779;
-    out[v789] = v787;
+  const unsigned int v768 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v769 = v599 + v768;
+  const unsigned int v770 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v771 = v598 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.x[12];
+    const iron_bf16 v776 = bias[v771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v777 = iron_to_f32(v776);
+    const float v778 = fmaf(v775, v3, v777);
+    const iron_bf16 v779 = iron_f32_to_bf16(v778);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v780 = v769 * v1;
+    const unsigned int v781 = v780 + v771;
+    out[v781] = v779;
   }
-  const unsigned int v790 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v792 = v599 + v790;
-  const unsigned int v793 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v795 = v602 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v797 = v795 < v1;
-  const bool v798 = v796 && v797;
-  if (v798) {
-    const float v799 = v39.x[12];
-    const iron_bf16 v800 = bias[v795];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v801 = iron_to_f32(v800);
-    const float v802 = fmaf(v799, v3, v801);
-    const iron_bf16 v803 = iron_f32_to_bf16(v802);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v804 = v792 * v1;
-    const unsigned int v805 = v804 + v795;
-    out[v805] = v803;
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v783 = v599 + v782;
+  const unsigned int v784 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v785 = v598 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v787 = v785 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v39.x[13];
+    const iron_bf16 v790 = bias[v785];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v791 = iron_to_f32(v790);
+    const float v792 = fmaf(v789, v3, v791);
+    const iron_bf16 v793 = iron_f32_to_bf16(v792);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v794 = v783 * v1;
+    const unsigned int v795 = v794 + v785;
+    out[v795] = v793;
   }
-  const unsigned int v806 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v808 = v599 + v806;
-  const unsigned int v809 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v811 = v602 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v813 = v811 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v39.x[13];
-    const iron_bf16 v816 = bias[v811];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v817 = iron_to_f32(v816);
-    const float v818 = fmaf(v815, v3, v817);
-    const iron_bf16 v819 = iron_f32_to_bf16(v818);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v820 = v808 * v1;
-    const unsigned int v821 = v820 + v811;
-    out[v821] = v819;
+  const unsigned int v796 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v797 = v599 + v796;
+  const unsigned int v798 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v799 = v598 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v801 = v799 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v39.x[14];
+    const iron_bf16 v804 = bias[v799];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v805 = iron_to_f32(v804);
+    const float v806 = fmaf(v803, v3, v805);
+    const iron_bf16 v807 = iron_f32_to_bf16(v806);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v808 = v797 * v1;
+    const unsigned int v809 = v808 + v799;
+    out[v809] = v807;
   }
-  const unsigned int v822 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v824 = v599 + v822;
-  const unsigned int v825 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v810 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v811 = v599 + v810;
+  const unsigned int v812 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v813 = v598 + v812;
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v815 = v813 < v1;
+  const bool v816 = v814 && v815;
+  if (v816) {
+    const float v817 = v39.x[15];
+    const iron_bf16 v818 = bias[v813];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v819 = iron_to_f32(v818);
+    const float v820 = fmaf(v817, v3, v819);
+    const iron_bf16 v821 = iron_f32_to_bf16(v820);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v822 = v811 * v1;
+    const unsigned int v823 = v822 + v813;
+    out[v823] = v821;
+  }
+  const unsigned int v824 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v825 = v599 + v824;
+  const unsigned int v826 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v827 = v598 + v826;
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
-    const float v831 = v39.x[14];
+    const float v831 = v39.x[16];
     const iron_bf16 v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v833 = iron_to_f32(v832);
     const float v834 = fmaf(v831, v3, v833);
     const iron_bf16 v835 = iron_f32_to_bf16(v834);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v836 = v824 * v1;
+    const unsigned int v836 = v825 * v1;
     const unsigned int v837 = v836 + v827;
     out[v837] = v835;
   }
-  const unsigned int v838 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v840 = v599 + v838;
-  const unsigned int v841 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v843 = v602 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v845 = v843 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v39.x[15];
-    const iron_bf16 v848 = bias[v843];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v849 = iron_to_f32(v848);
-    const float v850 = fmaf(v847, v3, v849);
-    const iron_bf16 v851 = iron_f32_to_bf16(v850);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v852 = v840 * v1;
-    const unsigned int v853 = v852 + v843;
-    out[v853] = v851;
+  const unsigned int v838 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v839 = v599 + v838;
+  const unsigned int v840 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v841 = v598 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v843 = v841 < v1;
+  const bool v844 = v842 && v843;
+  if (v844) {
+    const float v845 = v39.x[17];
+    const iron_bf16 v846 = bias[v841];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v847 = iron_to_f32(v846);
+    const float v848 = fmaf(v845, v3, v847);
+    const iron_bf16 v849 = iron_f32_to_bf16(v848);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v850 = v839 * v1;
+    const unsigned int v851 = v850 + v841;
+    out[v851] = v849;
   }
-  const unsigned int v854 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v856 = v599 + v854;
-  const unsigned int v857 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v859 = v602 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v39.x[16];
-    const iron_bf16 v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v865 = iron_to_f32(v864);
-    const float v866 = fmaf(v863, v3, v865);
-    const iron_bf16 v867 = iron_f32_to_bf16(v866);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v868 = v856 * v1;
-    const unsigned int v869 = v868 + v859;
-    out[v869] = v867;
+  const unsigned int v852 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v853 = v599 + v852;
+  const unsigned int v854 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v855 = v598 + v854;
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v857 = v855 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v39.x[18];
+    const iron_bf16 v860 = bias[v855];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v861 = iron_to_f32(v860);
+    const float v862 = fmaf(v859, v3, v861);
+    const iron_bf16 v863 = iron_f32_to_bf16(v862);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v864 = v853 * v1;
+    const unsigned int v865 = v864 + v855;
+    out[v865] = v863;
   }
-  const unsigned int v870 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v872 = v599 + v870;
-  const unsigned int v873 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v875 = v602 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v877 = v875 < v1;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v39.x[17];
-    const iron_bf16 v880 = bias[v875];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v881 = iron_to_f32(v880);
-    const float v882 = fmaf(v879, v3, v881);
-    const iron_bf16 v883 = iron_f32_to_bf16(v882);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v884 = v872 * v1;
-    const unsigned int v885 = v884 + v875;
-    out[v885] = v883;
+  const unsigned int v866 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v867 = v599 + v866;
+  const unsigned int v868 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v869 = v598 + v868;
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v871 = v869 < v1;
+  const bool v872 = v870 && v871;
+  if (v872) {
+    const float v873 = v39.x[19];
+    const iron_bf16 v874 = bias[v869];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v875 = iron_to_f32(v874);
+    const float v876 = fmaf(v873, v3, v875);
+    const iron_bf16 v877 = iron_f32_to_bf16(v876);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v878 = v867 * v1;
+    const unsigned int v879 = v878 + v869;
+    out[v879] = v877;
   }
-  const unsigned int v886 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v888 = v599 + v886;
-  const unsigned int v889 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v891 = v602 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v893 = v891 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v39.x[18];
-    const iron_bf16 v896 = bias[v891];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v897 = iron_to_f32(v896);
-    const float v898 = fmaf(v895, v3, v897);
-    const iron_bf16 v899 = iron_f32_to_bf16(v898);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v900 = v888 * v1;
-    const unsigned int v901 = v900 + v891;
-    out[v901] = v899;
+  const unsigned int v880 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v881 = v599 + v880;
+  const unsigned int v882 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v883 = v598 + v882;
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.x[20];
+    const iron_bf16 v888 = bias[v883];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v889 = iron_to_f32(v888);
+    const float v890 = fmaf(v887, v3, v889);
+    const iron_bf16 v891 = iron_f32_to_bf16(v890);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v892 = v881 * v1;
+    const unsigned int v893 = v892 + v883;
+    out[v893] = v891;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v904 = v599 + v902;
-  const unsigned int v905 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v907 = v602 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v909 = v907 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v39.x[19];
-    const iron_bf16 v912 = bias[v907];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v913 = iron_to_f32(v912);
-    const float v914 = fmaf(v911, v3, v913);
-    const iron_bf16 v915 = iron_f32_to_bf16(v914);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v916 = v904 * v1;
-    const unsigned int v917 = v916 + v907;
-    out[v917] = v915;
+  const unsigned int v894 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v895 = v599 + v894;
+  const unsigned int v896 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v897 = v598 + v896;
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v899 = v897 < v1;
+  const bool v900 = v898 && v899;
+  if (v900) {
+    const float v901 = v39.x[21];
+    const iron_bf16 v902 = bias[v897];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v903 = iron_to_f32(v902);
+    const float v904 = fmaf(v901, v3, v903);
+    const iron_bf16 v905 = iron_f32_to_bf16(v904);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v906 = v895 * v1;
+    const unsigned int v907 = v906 + v897;
+    out[v907] = v905;
   }
-  const unsigned int v918 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v920 = v599 + v918;
-  const unsigned int v921 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v923 = v602 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v925 = v923 < v1;
-  const bool v926 = v924 && v925;
-  if (v926) {
-    const float v927 = v39.x[20];
-    const iron_bf16 v928 = bias[v923];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v929 = iron_to_f32(v928);
-    const float v930 = fmaf(v927, v3, v929);
-    const iron_bf16 v931 = iron_f32_to_bf16(v930);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v932 = v920 * v1;
-    const unsigned int v933 = v932 + v923;
-    out[v933] = v931;
+  const unsigned int v908 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v909 = v599 + v908;
+  const unsigned int v910 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v911 = v598 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v913 = v911 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v39.x[22];
+    const iron_bf16 v916 = bias[v911];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v917 = iron_to_f32(v916);
+    const float v918 = fmaf(v915, v3, v917);
+    const iron_bf16 v919 = iron_f32_to_bf16(v918);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v920 = v909 * v1;
+    const unsigned int v921 = v920 + v911;
+    out[v921] = v919;
   }
-  const unsigned int v934 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v936 = v599 + v934;
-  const unsigned int v937 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v922 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v923 = v599 + v922;
+  const unsigned int v924 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v925 = v598 + v924;
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v927 = v925 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v39.x[23];
+    const iron_bf16 v930 = bias[v925];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v931 = iron_to_f32(v930);
+    const float v932 = fmaf(v929, v3, v931);
+    const iron_bf16 v933 = iron_f32_to_bf16(v932);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v934 = v923 * v1;
+    const unsigned int v935 = v934 + v925;
+    out[v935] = v933;
+  }
+  const unsigned int v936 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v937 = v599 + v936;
+  const unsigned int v938 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v939 = v598 + v938;
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
-    const float v943 = v39.x[21];
+    const float v943 = v39.x[24];
     const iron_bf16 v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v945 = iron_to_f32(v944);
     const float v946 = fmaf(v943, v3, v945);
     const iron_bf16 v947 = iron_f32_to_bf16(v946);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v948 = v936 * v1;
+    const unsigned int v948 = v937 * v1;
     const unsigned int v949 = v948 + v939;
     out[v949] = v947;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v952 = v599 + v950;
-  const unsigned int v953 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v955 = v602 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v957 = v955 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v39.x[22];
-    const iron_bf16 v960 = bias[v955];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v961 = iron_to_f32(v960);
-    const float v962 = fmaf(v959, v3, v961);
-    const iron_bf16 v963 = iron_f32_to_bf16(v962);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v964 = v952 * v1;
-    const unsigned int v965 = v964 + v955;
-    out[v965] = v963;
+  const unsigned int v950 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v951 = v599 + v950;
+  const unsigned int v952 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v953 = v598 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v955 = v953 < v1;
+  const bool v956 = v954 && v955;
+  if (v956) {
+    const float v957 = v39.x[25];
+    const iron_bf16 v958 = bias[v953];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v959 = iron_to_f32(v958);
+    const float v960 = fmaf(v957, v3, v959);
+    const iron_bf16 v961 = iron_f32_to_bf16(v960);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v962 = v951 * v1;
+    const unsigned int v963 = v962 + v953;
+    out[v963] = v961;
   }
-  const unsigned int v966 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v968 = v599 + v966;
-  const unsigned int v969 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v971 = v602 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v973 = v971 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v39.x[23];
-    const iron_bf16 v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v977 = iron_to_f32(v976);
-    const float v978 = fmaf(v975, v3, v977);
-    const iron_bf16 v979 = iron_f32_to_bf16(v978);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v980 = v968 * v1;
-    const unsigned int v981 = v980 + v971;
-    out[v981] = v979;
+  const unsigned int v964 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v965 = v599 + v964;
+  const unsigned int v966 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v967 = v598 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v969 = v967 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v39.x[26];
+    const iron_bf16 v972 = bias[v967];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v973 = iron_to_f32(v972);
+    const float v974 = fmaf(v971, v3, v973);
+    const iron_bf16 v975 = iron_f32_to_bf16(v974);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v976 = v965 * v1;
+    const unsigned int v977 = v976 + v967;
+    out[v977] = v975;
   }
-  const unsigned int v982 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v984 = v599 + v982;
-  const unsigned int v985 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v987 = v602 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v989 = v987 < v1;
-  const bool v990 = v988 && v989;
-  if (v990) {
-    const float v991 = v39.x[24];
-    const iron_bf16 v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v993 = iron_to_f32(v992);
-    const float v994 = fmaf(v991, v3, v993);
-    const iron_bf16 v995 = iron_f32_to_bf16(v994);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v996 = v984 * v1;
-    const unsigned int v997 = v996 + v987;
-    out[v997] = v995;
+  const unsigned int v978 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v979 = v599 + v978;
+  const unsigned int v980 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v981 = v598 + v980;
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v983 = v981 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v39.x[27];
+    const iron_bf16 v986 = bias[v981];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v987 = iron_to_f32(v986);
+    const float v988 = fmaf(v985, v3, v987);
+    const iron_bf16 v989 = iron_f32_to_bf16(v988);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v990 = v979 * v1;
+    const unsigned int v991 = v990 + v981;
+    out[v991] = v989;
   }
-  const unsigned int v998 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1000 = v599 + v998;
-  const unsigned int v1001 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1003 = v602 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1005 = v1003 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v39.x[25];
-    const iron_bf16 v1008 = bias[v1003];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1009 = iron_to_f32(v1008);
-    const float v1010 = fmaf(v1007, v3, v1009);
-    const iron_bf16 v1011 = iron_f32_to_bf16(v1010);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1012 = v1000 * v1;
-    const unsigned int v1013 = v1012 + v1003;
-    out[v1013] = v1011;
+  const unsigned int v992 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v993 = v599 + v992;
+  const unsigned int v994 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v995 = v598 + v994;
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v39.x[28];
+    const iron_bf16 v1000 = bias[v995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1001 = iron_to_f32(v1000);
+    const float v1002 = fmaf(v999, v3, v1001);
+    const iron_bf16 v1003 = iron_f32_to_bf16(v1002);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1004 = v993 * v1;
+    const unsigned int v1005 = v1004 + v995;
+    out[v1005] = v1003;
   }
-  const unsigned int v1014 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1016 = v599 + v1014;
-  const unsigned int v1017 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1019 = v602 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1021 = v1019 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v39.x[26];
-    const iron_bf16 v1024 = bias[v1019];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1025 = iron_to_f32(v1024);
-    const float v1026 = fmaf(v1023, v3, v1025);
-    const iron_bf16 v1027 = iron_f32_to_bf16(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1028 = v1016 * v1;
-    const unsigned int v1029 = v1028 + v1019;
-    out[v1029] = v1027;
+  const unsigned int v1006 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1007 = v599 + v1006;
+  const unsigned int v1008 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1009 = v598 + v1008;
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1011 = v1009 < v1;
+  const bool v1012 = v1010 && v1011;
+  if (v1012) {
+    const float v1013 = v39.x[29];
+    const iron_bf16 v1014 = bias[v1009];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1015 = iron_to_f32(v1014);
+    const float v1016 = fmaf(v1013, v3, v1015);
+    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1018 = v1007 * v1;
+    const unsigned int v1019 = v1018 + v1009;
+    out[v1019] = v1017;
   }
-  const unsigned int v1030 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1032 = v599 + v1030;
-  const unsigned int v1033 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1035 = v602 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1037 = v1035 < v1;
-  const bool v1038 = v1036 && v1037;
-  if (v1038) {
-    const float v1039 = v39.x[27];
-    const iron_bf16 v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1041 = iron_to_f32(v1040);
-    const float v1042 = fmaf(v1039, v3, v1041);
-    const iron_bf16 v1043 = iron_f32_to_bf16(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1044 = v1032 * v1;
-    const unsigned int v1045 = v1044 + v1035;
-    out[v1045] = v1043;
+  const unsigned int v1020 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1021 = v599 + v1020;
+  const unsigned int v1022 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1023 = v598 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1025 = v1023 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v39.x[30];
+    const iron_bf16 v1028 = bias[v1023];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1029 = iron_to_f32(v1028);
+    const float v1030 = fmaf(v1027, v3, v1029);
+    const iron_bf16 v1031 = iron_f32_to_bf16(v1030);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1032 = v1021 * v1;
+    const unsigned int v1033 = v1032 + v1023;
+    out[v1033] = v1031;
   }
-  const unsigned int v1046 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1048 = v599 + v1046;
-  const unsigned int v1049 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1034 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1035 = v599 + v1034;
+  const unsigned int v1036 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1037 = v598 + v1036;
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1039 = v1037 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v39.x[31];
+    const iron_bf16 v1042 = bias[v1037];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1043 = iron_to_f32(v1042);
+    const float v1044 = fmaf(v1041, v3, v1043);
+    const iron_bf16 v1045 = iron_f32_to_bf16(v1044);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1046 = v1035 * v1;
+    const unsigned int v1047 = v1046 + v1037;
+    out[v1047] = v1045;
+  }
+  const unsigned int v1048 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1049 = v599 + v1048;
+  const unsigned int v1050 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1051 = v598 + v1050;
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
-    const float v1055 = v39.x[28];
+    const float v1055 = v39.x[32];
     const iron_bf16 v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1057 = iron_to_f32(v1056);
     const float v1058 = fmaf(v1055, v3, v1057);
     const iron_bf16 v1059 = iron_f32_to_bf16(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1060 = v1048 * v1;
+    const unsigned int v1060 = v1049 * v1;
     const unsigned int v1061 = v1060 + v1051;
     out[v1061] = v1059;
   }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1064 = v599 + v1062;
-  const unsigned int v1065 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1067 = v602 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1069 = v1067 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v39.x[29];
-    const iron_bf16 v1072 = bias[v1067];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1073 = iron_to_f32(v1072);
-    const float v1074 = fmaf(v1071, v3, v1073);
-    const iron_bf16 v1075 = iron_f32_to_bf16(v1074);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1076 = v1064 * v1;
-    const unsigned int v1077 = v1076 + v1067;
-    out[v1077] = v1075;
+  const unsigned int v1062 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1063 = v599 + v1062;
+  const unsigned int v1064 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1065 = v598 + v1064;
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1067 = v1065 < v1;
+  const bool v1068 = v1066 && v1067;
+  if (v1068) {
+    const float v1069 = v39.x[33];
+    const iron_bf16 v1070 = bias[v1065];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1071 = iron_to_f32(v1070);
+    const float v1072 = fmaf(v1069, v3, v1071);
+    const iron_bf16 v1073 = iron_f32_to_bf16(v1072);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1074 = v1063 * v1;
+    const unsigned int v1075 = v1074 + v1065;
+    out[v1075] = v1073;
   }
-  const unsigned int v1078 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1080 = v599 + v1078;
-  const unsigned int v1081 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1083 = v602 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1085 = v1083 < v1;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v39.x[30];
-    const iron_bf16 v1088 = bias[v1083];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1089 = iron_to_f32(v1088);
-    const float v1090 = fmaf(v1087, v3, v1089);
-    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1092 = v1080 * v1;
-    const unsigned int v1093 = v1092 + v1083;
-    out[v1093] = v1091;
+  const unsigned int v1076 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1077 = v599 + v1076;
+  const unsigned int v1078 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1079 = v598 + v1078;
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1081 = v1079 < v1;
+  const bool v1082 = v1080 && v1081;
+  if (v1082) {
+    const float v1083 = v39.x[34];
+    const iron_bf16 v1084 = bias[v1079];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1085 = iron_to_f32(v1084);
+    const float v1086 = fmaf(v1083, v3, v1085);
+    const iron_bf16 v1087 = iron_f32_to_bf16(v1086);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1088 = v1077 * v1;
+    const unsigned int v1089 = v1088 + v1079;
+    out[v1089] = v1087;
   }
-  const unsigned int v1094 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1096 = v599 + v1094;
-  const unsigned int v1097 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1099 = v602 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v39.x[31];
-    const iron_bf16 v1104 = bias[v1099];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1105 = iron_to_f32(v1104);
-    const float v1106 = fmaf(v1103, v3, v1105);
-    const iron_bf16 v1107 = iron_f32_to_bf16(v1106);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1108 = v1096 * v1;
-    const unsigned int v1109 = v1108 + v1099;
-    out[v1109] = v1107;
+  const unsigned int v1090 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1091 = v599 + v1090;
+  const unsigned int v1092 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1093 = v598 + v1092;
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1095 = v1093 < v1;
+  const bool v1096 = v1094 && v1095;
+  if (v1096) {
+    const float v1097 = v39.x[35];
+    const iron_bf16 v1098 = bias[v1093];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1099 = iron_to_f32(v1098);
+    const float v1100 = fmaf(v1097, v3, v1099);
+    const iron_bf16 v1101 = iron_f32_to_bf16(v1100);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1102 = v1091 * v1;
+    const unsigned int v1103 = v1102 + v1093;
+    out[v1103] = v1101;
   }
-  const unsigned int v1110 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1112 = v599 + v1110;
-  const unsigned int v1113 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1115 = v602 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1117 = v1115 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v39.x[32];
-    const iron_bf16 v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1121 = iron_to_f32(v1120);
-    const float v1122 = fmaf(v1119, v3, v1121);
-    const iron_bf16 v1123 = iron_f32_to_bf16(v1122);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1124 = v1112 * v1;
-    const unsigned int v1125 = v1124 + v1115;
-    out[v1125] = v1123;
+  const unsigned int v1104 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1105 = v599 + v1104;
+  const unsigned int v1106 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1107 = v598 + v1106;
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.x[36];
+    const iron_bf16 v1112 = bias[v1107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1113 = iron_to_f32(v1112);
+    const float v1114 = fmaf(v1111, v3, v1113);
+    const iron_bf16 v1115 = iron_f32_to_bf16(v1114);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1116 = v1105 * v1;
+    const unsigned int v1117 = v1116 + v1107;
+    out[v1117] = v1115;
   }
-  const unsigned int v1126 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1128 = v599 + v1126;
-  const unsigned int v1129 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1131 = v602 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1133 = v1131 < v1;
-  const bool v1134 = v1132 && v1133;
-  if (v1134) {
-    const float v1135 = v39.x[33];
-    const iron_bf16 v1136 = bias[v1131];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1137 = iron_to_f32(v1136);
-    const float v1138 = fmaf(v1135, v3, v1137);
-    const iron_bf16 v1139 = iron_f32_to_bf16(v1138);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1140 = v1128 * v1;
-    const unsigned int v1141 = v1140 + v1131;
-    out[v1141] = v1139;
+  const unsigned int v1118 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1119 = v599 + v1118;
+  const unsigned int v1120 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1121 = v598 + v1120;
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1123 = v1121 < v1;
+  const bool v1124 = v1122 && v1123;
+  if (v1124) {
+    const float v1125 = v39.x[37];
+    const iron_bf16 v1126 = bias[v1121];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1127 = iron_to_f32(v1126);
+    const float v1128 = fmaf(v1125, v3, v1127);
+    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1130 = v1119 * v1;
+    const unsigned int v1131 = v1130 + v1121;
+    out[v1131] = v1129;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1144 = v599 + v1142;
-  const unsigned int v1145 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1147 = v602 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v39.x[34];
-    const iron_bf16 v1152 = bias[v1147];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1153 = iron_to_f32(v1152);
-    const float v1154 = fmaf(v1151, v3, v1153);
-    const iron_bf16 v1155 = iron_f32_to_bf16(v1154);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1156 = v1144 * v1;
-    const unsigned int v1157 = v1156 + v1147;
-    out[v1157] = v1155;
+  const unsigned int v1132 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1133 = v599 + v1132;
+  const unsigned int v1134 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1135 = v598 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1137 = v1135 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v39.x[38];
+    const iron_bf16 v1140 = bias[v1135];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1141 = iron_to_f32(v1140);
+    const float v1142 = fmaf(v1139, v3, v1141);
+    const iron_bf16 v1143 = iron_f32_to_bf16(v1142);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1144 = v1133 * v1;
+    const unsigned int v1145 = v1144 + v1135;
+    out[v1145] = v1143;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1160 = v599 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1146 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1147 = v599 + v1146;
+  const unsigned int v1148 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1149 = v598 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1151 = v1149 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v39.x[39];
+    const iron_bf16 v1154 = bias[v1149];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1155 = iron_to_f32(v1154);
+    const float v1156 = fmaf(v1153, v3, v1155);
+    const iron_bf16 v1157 = iron_f32_to_bf16(v1156);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1158 = v1147 * v1;
+    const unsigned int v1159 = v1158 + v1149;
+    out[v1159] = v1157;
+  }
+  const unsigned int v1160 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1161 = v599 + v1160;
+  const unsigned int v1162 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1163 = v598 + v1162;
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
-    const float v1167 = v39.x[35];
+    const float v1167 = v39.x[40];
     const iron_bf16 v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1169 = iron_to_f32(v1168);
     const float v1170 = fmaf(v1167, v3, v1169);
     const iron_bf16 v1171 = iron_f32_to_bf16(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1172 = v1160 * v1;
+    const unsigned int v1172 = v1161 * v1;
     const unsigned int v1173 = v1172 + v1163;
     out[v1173] = v1171;
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1176 = v599 + v1174;
-  const unsigned int v1177 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1179 = v602 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1181 = v1179 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v39.x[36];
-    const iron_bf16 v1184 = bias[v1179];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1185 = iron_to_f32(v1184);
-    const float v1186 = fmaf(v1183, v3, v1185);
-    const iron_bf16 v1187 = iron_f32_to_bf16(v1186);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1188 = v1176 * v1;
-    const unsigned int v1189 = v1188 + v1179;
-    out[v1189] = v1187;
+  const unsigned int v1174 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1175 = v599 + v1174;
+  const unsigned int v1176 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1177 = v598 + v1176;
+  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1179 = v1177 < v1;
+  const bool v1180 = v1178 && v1179;
+  if (v1180) {
+    const float v1181 = v39.x[41];
+    const iron_bf16 v1182 = bias[v1177];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1183 = iron_to_f32(v1182);
+    const float v1184 = fmaf(v1181, v3, v1183);
+    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1186 = v1175 * v1;
+    const unsigned int v1187 = v1186 + v1177;
+    out[v1187] = v1185;
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1192 = v599 + v1190;
-  const unsigned int v1193 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1195 = v602 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v39.x[37];
-    const iron_bf16 v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1201 = iron_to_f32(v1200);
-    const float v1202 = fmaf(v1199, v3, v1201);
-    const iron_bf16 v1203 = iron_f32_to_bf16(v1202);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1204 = v1192 * v1;
-    const unsigned int v1205 = v1204 + v1195;
-    out[v1205] = v1203;
+  const unsigned int v1188 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1189 = v599 + v1188;
+  const unsigned int v1190 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1191 = v598 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1193 = v1191 < v1;
+  const bool v1194 = v1192 && v1193;
+  if (v1194) {
+    const float v1195 = v39.x[42];
+    const iron_bf16 v1196 = bias[v1191];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1197 = iron_to_f32(v1196);
+    const float v1198 = fmaf(v1195, v3, v1197);
+    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1200 = v1189 * v1;
+    const unsigned int v1201 = v1200 + v1191;
+    out[v1201] = v1199;
   }
-  const unsigned int v1206 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1208 = v599 + v1206;
-  const unsigned int v1209 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1211 = v602 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1213 = v1211 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v39.x[38];
-    const iron_bf16 v1216 = bias[v1211];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1217 = iron_to_f32(v1216);
-    const float v1218 = fmaf(v1215, v3, v1217);
-    const iron_bf16 v1219 = iron_f32_to_bf16(v1218);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1220 = v1208 * v1;
-    const unsigned int v1221 = v1220 + v1211;
-    out[v1221] = v1219;
+  const unsigned int v1202 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1203 = v599 + v1202;
+  const unsigned int v1204 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1205 = v598 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1207 = v1205 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v39.x[43];
+    const iron_bf16 v1210 = bias[v1205];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1211 = iron_to_f32(v1210);
+    const float v1212 = fmaf(v1209, v3, v1211);
+    const iron_bf16 v1213 = iron_f32_to_bf16(v1212);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1214 = v1203 * v1;
+    const unsigned int v1215 = v1214 + v1205;
+    out[v1215] = v1213;
   }
-  const unsigned int v1222 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1224 = v599 + v1222;
-  const unsigned int v1225 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1227 = v602 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1229 = v1227 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v39.x[39];
-    const iron_bf16 v1232 = bias[v1227];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1233 = iron_to_f32(v1232);
-    const float v1234 = fmaf(v1231, v3, v1233);
-    const iron_bf16 v1235 = iron_f32_to_bf16(v1234);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1236 = v1224 * v1;
-    const unsigned int v1237 = v1236 + v1227;
-    out[v1237] = v1235;
+  const unsigned int v1216 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1217 = v599 + v1216;
+  const unsigned int v1218 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1219 = v598 + v1218;
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.x[44];
+    const iron_bf16 v1224 = bias[v1219];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1225 = iron_to_f32(v1224);
+    const float v1226 = fmaf(v1223, v3, v1225);
+    const iron_bf16 v1227 = iron_f32_to_bf16(v1226);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1228 = v1217 * v1;
+    const unsigned int v1229 = v1228 + v1219;
+    out[v1229] = v1227;
   }
-  const unsigned int v1238 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1240 = v599 + v1238;
-  const unsigned int v1241 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1243 = v602 + v1241;
-  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1245 = v1243 < v1;
-  const bool v1246 = v1244 && v1245;
-  if (v1246) {
-    const float v1247 = v39.x[40];
-    const iron_bf16 v1248 = bias[v1243];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1249 = iron_to_f32(v1248);
-    const float v1250 = fmaf(v1247, v3, v1249);
-    const iron_bf16 v1251 = iron_f32_to_bf16(v1250);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1252 = v1240 * v1;
-    const unsigned int v1253 = v1252 + v1243;
-    out[v1253] = v1251;
+  const unsigned int v1230 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1231 = v599 + v1230;
+  const unsigned int v1232 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1233 = v598 + v1232;
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1235 = v1233 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v39.x[45];
+    const iron_bf16 v1238 = bias[v1233];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1239 = iron_to_f32(v1238);
+    const float v1240 = fmaf(v1237, v3, v1239);
+    const iron_bf16 v1241 = iron_f32_to_bf16(v1240);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1242 = v1231 * v1;
+    const unsigned int v1243 = v1242 + v1233;
+    out[v1243] = v1241;
   }
-  const unsigned int v1254 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1256 = v599 + v1254;
-  const unsigned int v1257 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1259 = v602 + v1257;
-  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1261 = v1259 < v1;
-  const bool v1262 = v1260 && v1261;
-  if (v1262) {
-    const float v1263 = v39.x[41];
-    const iron_bf16 v1264 = bias[v1259];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1265 = iron_to_f32(v1264);
-    const float v1266 = fmaf(v1263, v3, v1265);
-    const iron_bf16 v1267 = iron_f32_to_bf16(v1266);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1268 = v1256 * v1;
-    const unsigned int v1269 = v1268 + v1259;
-    out[v1269] = v1267;
+  const unsigned int v1244 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1245 = v599 + v1244;
+  const unsigned int v1246 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1247 = v598 + v1246;
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1249 = v1247 < v1;
+  const bool v1250 = v1248 && v1249;
+  if (v1250) {
+    const float v1251 = v39.x[46];
+    const iron_bf16 v1252 = bias[v1247];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1253 = iron_to_f32(v1252);
+    const float v1254 = fmaf(v1251, v3, v1253);
+    const iron_bf16 v1255 = iron_f32_to_bf16(v1254);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1256 = v1245 * v1;
+    const unsigned int v1257 = v1256 + v1247;
+    out[v1257] = v1255;
   }
-  const unsigned int v1270 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1272 = v599 + v1270;
-  const unsigned int v1273 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1258 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1259 = v599 + v1258;
+  const unsigned int v1260 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1261 = v598 + v1260;
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1263 = v1261 < v1;
+  const bool v1264 = v1262 && v1263;
+  if (v1264) {
+    const float v1265 = v39.x[47];
+    const iron_bf16 v1266 = bias[v1261];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1267 = iron_to_f32(v1266);
+    const float v1268 = fmaf(v1265, v3, v1267);
+    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1270 = v1259 * v1;
+    const unsigned int v1271 = v1270 + v1261;
+    out[v1271] = v1269;
+  }
+  const unsigned int v1272 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1273 = v599 + v1272;
+  const unsigned int v1274 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1275 = v598 + v1274;
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
-    const float v1279 = v39.x[42];
+    const float v1279 = v39.x[48];
     const iron_bf16 v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1281 = iron_to_f32(v1280);
     const float v1282 = fmaf(v1279, v3, v1281);
     const iron_bf16 v1283 = iron_f32_to_bf16(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1284 = v1272 * v1;
+    const unsigned int v1284 = v1273 * v1;
     const unsigned int v1285 = v1284 + v1275;
     out[v1285] = v1283;
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1288 = v599 + v1286;
-  const unsigned int v1289 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1291 = v602 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1293 = v1291 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v39.x[43];
-    const iron_bf16 v1296 = bias[v1291];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1297 = iron_to_f32(v1296);
-    const float v1298 = fmaf(v1295, v3, v1297);
-    const iron_bf16 v1299 = iron_f32_to_bf16(v1298);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1300 = v1288 * v1;
-    const unsigned int v1301 = v1300 + v1291;
-    out[v1301] = v1299;
+  const unsigned int v1286 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1287 = v599 + v1286;
+  const unsigned int v1288 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1289 = v598 + v1288;
+  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1291 = v1289 < v1;
+  const bool v1292 = v1290 && v1291;
+  if (v1292) {
+    const float v1293 = v39.x[49];
+    const iron_bf16 v1294 = bias[v1289];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1295 = iron_to_f32(v1294);
+    const float v1296 = fmaf(v1293, v3, v1295);
+    const iron_bf16 v1297 = iron_f32_to_bf16(v1296);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1298 = v1287 * v1;
+    const unsigned int v1299 = v1298 + v1289;
+    out[v1299] = v1297;
   }
-  const unsigned int v1302 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1304 = v599 + v1302;
-  const unsigned int v1305 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1307 = v602 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1309 = v1307 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v39.x[44];
-    const iron_bf16 v1312 = bias[v1307];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1313 = iron_to_f32(v1312);
-    const float v1314 = fmaf(v1311, v3, v1313);
-    const iron_bf16 v1315 = iron_f32_to_bf16(v1314);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1316 = v1304 * v1;
-    const unsigned int v1317 = v1316 + v1307;
-    out[v1317] = v1315;
+  const unsigned int v1300 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1301 = v599 + v1300;
+  const unsigned int v1302 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1303 = v598 + v1302;
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1305 = v1303 < v1;
+  const bool v1306 = v1304 && v1305;
+  if (v1306) {
+    const float v1307 = v39.x[50];
+    const iron_bf16 v1308 = bias[v1303];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1309 = iron_to_f32(v1308);
+    const float v1310 = fmaf(v1307, v3, v1309);
+    const iron_bf16 v1311 = iron_f32_to_bf16(v1310);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1312 = v1301 * v1;
+    const unsigned int v1313 = v1312 + v1303;
+    out[v1313] = v1311;
   }
-  const unsigned int v1318 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1320 = v599 + v1318;
-  const unsigned int v1321 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1323 = v602 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1325 = v1323 < v1;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v39.x[45];
-    const iron_bf16 v1328 = bias[v1323];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1329 = iron_to_f32(v1328);
-    const float v1330 = fmaf(v1327, v3, v1329);
-    const iron_bf16 v1331 = iron_f32_to_bf16(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1332 = v1320 * v1;
-    const unsigned int v1333 = v1332 + v1323;
-    out[v1333] = v1331;
+  const unsigned int v1314 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1315 = v599 + v1314;
+  const unsigned int v1316 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1317 = v598 + v1316;
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1319 = v1317 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v39.x[51];
+    const iron_bf16 v1322 = bias[v1317];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1323 = iron_to_f32(v1322);
+    const float v1324 = fmaf(v1321, v3, v1323);
+    const iron_bf16 v1325 = iron_f32_to_bf16(v1324);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1326 = v1315 * v1;
+    const unsigned int v1327 = v1326 + v1317;
+    out[v1327] = v1325;
   }
-  const unsigned int v1334 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1336 = v599 + v1334;
-  const unsigned int v1337 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1339 = v602 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v39.x[46];
-    const iron_bf16 v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1345 = iron_to_f32(v1344);
-    const float v1346 = fmaf(v1343, v3, v1345);
-    const iron_bf16 v1347 = iron_f32_to_bf16(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1348 = v1336 * v1;
-    const unsigned int v1349 = v1348 + v1339;
-    out[v1349] = v1347;
+  const unsigned int v1328 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1329 = v599 + v1328;
+  const unsigned int v1330 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1331 = v598 + v1330;
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v39.x[52];
+    const iron_bf16 v1336 = bias[v1331];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1337 = iron_to_f32(v1336);
+    const float v1338 = fmaf(v1335, v3, v1337);
+    const iron_bf16 v1339 = iron_f32_to_bf16(v1338);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1340 = v1329 * v1;
+    const unsigned int v1341 = v1340 + v1331;
+    out[v1341] = v1339;
   }
-  const unsigned int v1350 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1352 = v599 + v1350;
-  const unsigned int v1353 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1355 = v602 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1357 = v1355 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v39.x[47];
-    const iron_bf16 v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1361 = iron_to_f32(v1360);
-    const float v1362 = fmaf(v1359, v3, v1361);
-    const iron_bf16 v1363 = iron_f32_to_bf16(v1362);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1364 = v1352 * v1;
-    const unsigned int v1365 = v1364 + v1355;
-    out[v1365] = v1363;
+  const unsigned int v1342 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1343 = v599 + v1342;
+  const unsigned int v1344 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1345 = v598 + v1344;
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1347 = v1345 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v39.x[53];
+    const iron_bf16 v1350 = bias[v1345];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1351 = iron_to_f32(v1350);
+    const float v1352 = fmaf(v1349, v3, v1351);
+    const iron_bf16 v1353 = iron_f32_to_bf16(v1352);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1354 = v1343 * v1;
+    const unsigned int v1355 = v1354 + v1345;
+    out[v1355] = v1353;
   }
-  const unsigned int v1366 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1368 = v599 + v1366;
-  const unsigned int v1369 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1371 = v602 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1373 = v1371 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v39.x[48];
-    const iron_bf16 v1376 = bias[v1371];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1377 = iron_to_f32(v1376);
-    const float v1378 = fmaf(v1375, v3, v1377);
-    const iron_bf16 v1379 = iron_f32_to_bf16(v1378);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1380 = v1368 * v1;
-    const unsigned int v1381 = v1380 + v1371;
-    out[v1381] = v1379;
+  const unsigned int v1356 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1357 = v599 + v1356;
+  const unsigned int v1358 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1359 = v598 + v1358;
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v39.x[54];
+    const iron_bf16 v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1365 = iron_to_f32(v1364);
+    const float v1366 = fmaf(v1363, v3, v1365);
+    const iron_bf16 v1367 = iron_f32_to_bf16(v1366);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1368 = v1357 * v1;
+    const unsigned int v1369 = v1368 + v1359;
+    out[v1369] = v1367;
   }
-  const unsigned int v1382 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1384 = v599 + v1382;
-  const unsigned int v1385 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1370 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1371 = v599 + v1370;
+  const unsigned int v1372 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1373 = v598 + v1372;
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1375 = v1373 < v1;
+  const bool v1376 = v1374 && v1375;
+  if (v1376) {
+    const float v1377 = v39.x[55];
+    const iron_bf16 v1378 = bias[v1373];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1379 = iron_to_f32(v1378);
+    const float v1380 = fmaf(v1377, v3, v1379);
+    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1382 = v1371 * v1;
+    const unsigned int v1383 = v1382 + v1373;
+    out[v1383] = v1381;
+  }
+  const unsigned int v1384 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1385 = v599 + v1384;
+  const unsigned int v1386 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1387 = v598 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
-    const float v1391 = v39.x[49];
+    const float v1391 = v39.x[56];
     const iron_bf16 v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1393 = iron_to_f32(v1392);
     const float v1394 = fmaf(v1391, v3, v1393);
     const iron_bf16 v1395 = iron_f32_to_bf16(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1396 = v1384 * v1;
+    const unsigned int v1396 = v1385 * v1;
     const unsigned int v1397 = v1396 + v1387;
     out[v1397] = v1395;
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1400 = v599 + v1398;
-  const unsigned int v1401 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1403 = v602 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1405 = v1403 < v1;
-  const bool v1406 = v1404 && v1405;
-  if (v1406) {
-    const float v1407 = v39.x[50];
-    const iron_bf16 v1408 = bias[v1403];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1409 = iron_to_f32(v1408);
-    const float v1410 = fmaf(v1407, v3, v1409);
-    const iron_bf16 v1411 = iron_f32_to_bf16(v1410);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1412 = v1400 * v1;
-    const unsigned int v1413 = v1412 + v1403;
-    out[v1413] = v1411;
+  const unsigned int v1398 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1399 = v599 + v1398;
+  const unsigned int v1400 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1401 = v598 + v1400;
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1403 = v1401 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v39.x[57];
+    const iron_bf16 v1406 = bias[v1401];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1407 = iron_to_f32(v1406);
+    const float v1408 = fmaf(v1405, v3, v1407);
+    const iron_bf16 v1409 = iron_f32_to_bf16(v1408);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1410 = v1399 * v1;
+    const unsigned int v1411 = v1410 + v1401;
+    out[v1411] = v1409;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1416 = v599 + v1414;
-  const unsigned int v1417 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1419 = v602 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v39.x[51];
-    const iron_bf16 v1424 = bias[v1419];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1425 = iron_to_f32(v1424);
-    const float v1426 = fmaf(v1423, v3, v1425);
-    const iron_bf16 v1427 = iron_f32_to_bf16(v1426);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1428 = v1416 * v1;
-    const unsigned int v1429 = v1428 + v1419;
-    out[v1429] = v1427;
+  const unsigned int v1412 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1413 = v599 + v1412;
+  const unsigned int v1414 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1415 = v598 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1417 = v1415 < v1;
+  const bool v1418 = v1416 && v1417;
+  if (v1418) {
+    const float v1419 = v39.x[58];
+    const iron_bf16 v1420 = bias[v1415];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1421 = iron_to_f32(v1420);
+    const float v1422 = fmaf(v1419, v3, v1421);
+    const iron_bf16 v1423 = iron_f32_to_bf16(v1422);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1424 = v1413 * v1;
+    const unsigned int v1425 = v1424 + v1415;
+    out[v1425] = v1423;
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1432 = v599 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1435 = v602 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v39.x[52];
-    const iron_bf16 v1440 = bias[v1435];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1441 = iron_to_f32(v1440);
-    const float v1442 = fmaf(v1439, v3, v1441);
-    const iron_bf16 v1443 = iron_f32_to_bf16(v1442);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1444 = v1432 * v1;
-    const unsigned int v1445 = v1444 + v1435;
-    out[v1445] = v1443;
+  const unsigned int v1426 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1427 = v599 + v1426;
+  const unsigned int v1428 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1429 = v598 + v1428;
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1431 = v1429 < v1;
+  const bool v1432 = v1430 && v1431;
+  if (v1432) {
+    const float v1433 = v39.x[59];
+    const iron_bf16 v1434 = bias[v1429];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1435 = iron_to_f32(v1434);
+    const float v1436 = fmaf(v1433, v3, v1435);
+    const iron_bf16 v1437 = iron_f32_to_bf16(v1436);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1438 = v1427 * v1;
+    const unsigned int v1439 = v1438 + v1429;
+    out[v1439] = v1437;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1448 = v599 + v1446;
-  const unsigned int v1449 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1451 = v602 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1453 = v1451 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v39.x[53];
-    const iron_bf16 v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1457 = iron_to_f32(v1456);
-    const float v1458 = fmaf(v1455, v3, v1457);
-    const iron_bf16 v1459 = iron_f32_to_bf16(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1460 = v1448 * v1;
-    const unsigned int v1461 = v1460 + v1451;
-    out[v1461] = v1459;
+  const unsigned int v1440 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1441 = v599 + v1440;
+  const unsigned int v1442 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1443 = v598 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.x[60];
+    const iron_bf16 v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1449 = iron_to_f32(v1448);
+    const float v1450 = fmaf(v1447, v3, v1449);
+    const iron_bf16 v1451 = iron_f32_to_bf16(v1450);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1452 = v1441 * v1;
+    const unsigned int v1453 = v1452 + v1443;
+    out[v1453] = v1451;
   }
-  const unsigned int v1462 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1464 = v599 + v1462;
-  const unsigned int v1465 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1467 = v602 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1469 = v1467 < v1;
-  const bool v1470 = v1468 && v1469;
-  if (v1470) {
-    const float v1471 = v39.x[54];
-    const iron_bf16 v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1473 = iron_to_f32(v1472);
-    const float v1474 = fmaf(v1471, v3, v1473);
-    const iron_bf16 v1475 = iron_f32_to_bf16(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1476 = v1464 * v1;
-    const unsigned int v1477 = v1476 + v1467;
-    out[v1477] = v1475;
+  const unsigned int v1454 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1455 = v599 + v1454;
+  const unsigned int v1456 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1457 = v598 + v1456;
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1459 = v1457 < v1;
+  const bool v1460 = v1458 && v1459;
+  if (v1460) {
+    const float v1461 = v39.x[61];
+    const iron_bf16 v1462 = bias[v1457];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1463 = iron_to_f32(v1462);
+    const float v1464 = fmaf(v1461, v3, v1463);
+    const iron_bf16 v1465 = iron_f32_to_bf16(v1464);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1466 = v1455 * v1;
+    const unsigned int v1467 = v1466 + v1457;
+    out[v1467] = v1465;
   }
-  const unsigned int v1478 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1480 = v599 + v1478;
-  const unsigned int v1481 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1483 = v602 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1485 = v1483 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v39.x[55];
-    const iron_bf16 v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1489 = iron_to_f32(v1488);
-    const float v1490 = fmaf(v1487, v3, v1489);
-    const iron_bf16 v1491 = iron_f32_to_bf16(v1490);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1492 = v1480 * v1;
-    const unsigned int v1493 = v1492 + v1483;
-    out[v1493] = v1491;
+  const unsigned int v1468 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1469 = v599 + v1468;
+  const unsigned int v1470 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1471 = v598 + v1470;
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1473 = v1471 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v39.x[62];
+    const iron_bf16 v1476 = bias[v1471];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1477 = iron_to_f32(v1476);
+    const float v1478 = fmaf(v1475, v3, v1477);
+    const iron_bf16 v1479 = iron_f32_to_bf16(v1478);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1480 = v1469 * v1;
+    const unsigned int v1481 = v1480 + v1471;
+    out[v1481] = v1479;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1496 = v599 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1482 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1483 = v599 + v1482;
+  const unsigned int v1484 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1485 = v598 + v1484;
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1487 = v1485 < v1;
+  const bool v1488 = v1486 && v1487;
+  if (v1488) {
+    const float v1489 = v39.x[63];
+    const iron_bf16 v1490 = bias[v1485];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1491 = iron_to_f32(v1490);
+    const float v1492 = fmaf(v1489, v3, v1491);
+    const iron_bf16 v1493 = iron_f32_to_bf16(v1492);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1494 = v1483 * v1;
+    const unsigned int v1495 = v1494 + v1485;
+    out[v1495] = v1493;
+  }
+  const unsigned int v1496 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1497 = v599 + v1496;
+  const unsigned int v1498 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1499 = v598 + v1498;
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
-    const float v1503 = v39.x[56];
+    const float v1503 = v39.x[64];
     const iron_bf16 v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1505 = iron_to_f32(v1504);
     const float v1506 = fmaf(v1503, v3, v1505);
     const iron_bf16 v1507 = iron_f32_to_bf16(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1508 = v1496 * v1;
+    const unsigned int v1508 = v1497 * v1;
     const unsigned int v1509 = v1508 + v1499;
     out[v1509] = v1507;
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1512 = v599 + v1510;
-  const unsigned int v1513 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1515 = v602 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v39.x[57];
-    const iron_bf16 v1520 = bias[v1515];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1521 = iron_to_f32(v1520);
-    const float v1522 = fmaf(v1519, v3, v1521);
-    const iron_bf16 v1523 = iron_f32_to_bf16(v1522);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1524 = v1512 * v1;
-    const unsigned int v1525 = v1524 + v1515;
-    out[v1525] = v1523;
+  const unsigned int v1510 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1511 = v599 + v1510;
+  const unsigned int v1512 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1513 = v598 + v1512;
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1515 = v1513 < v1;
+  const bool v1516 = v1514 && v1515;
+  if (v1516) {
+    const float v1517 = v39.x[65];
+    const iron_bf16 v1518 = bias[v1513];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1519 = iron_to_f32(v1518);
+    const float v1520 = fmaf(v1517, v3, v1519);
+    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1522 = v1511 * v1;
+    const unsigned int v1523 = v1522 + v1513;
+    out[v1523] = v1521;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1528 = v599 + v1526;
-  const unsigned int v1529 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1531 = v602 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v39.x[58];
-    const iron_bf16 v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1537 = iron_to_f32(v1536);
-    const float v1538 = fmaf(v1535, v3, v1537);
-    const iron_bf16 v1539 = iron_f32_to_bf16(v1538);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1540 = v1528 * v1;
-    const unsigned int v1541 = v1540 + v1531;
-    out[v1541] = v1539;
+  const unsigned int v1524 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1525 = v599 + v1524;
+  const unsigned int v1526 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1527 = v598 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v39.x[66];
+    const iron_bf16 v1532 = bias[v1527];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1533 = iron_to_f32(v1532);
+    const float v1534 = fmaf(v1531, v3, v1533);
+    const iron_bf16 v1535 = iron_f32_to_bf16(v1534);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1536 = v1525 * v1;
+    const unsigned int v1537 = v1536 + v1527;
+    out[v1537] = v1535;
   }
-  const unsigned int v1542 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1544 = v599 + v1542;
-  const unsigned int v1545 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1547 = v602 + v1545;
-  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1549 = v1547 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v39.x[59];
-    const iron_bf16 v1552 = bias[v1547];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1553 = iron_to_f32(v1552);
-    const float v1554 = fmaf(v1551, v3, v1553);
-    const iron_bf16 v1555 = iron_f32_to_bf16(v1554);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1556 = v1544 * v1;
-    const unsigned int v1557 = v1556 + v1547;
-    out[v1557] = v1555;
+  const unsigned int v1538 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1539 = v599 + v1538;
+  const unsigned int v1540 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1541 = v598 + v1540;
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1543 = v1541 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v39.x[67];
+    const iron_bf16 v1546 = bias[v1541];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1547 = iron_to_f32(v1546);
+    const float v1548 = fmaf(v1545, v3, v1547);
+    const iron_bf16 v1549 = iron_f32_to_bf16(v1548);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1550 = v1539 * v1;
+    const unsigned int v1551 = v1550 + v1541;
+    out[v1551] = v1549;
   }
-  const unsigned int v1558 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1560 = v599 + v1558;
-  const unsigned int v1561 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1563 = v602 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1565 = v1563 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v39.x[60];
-    const iron_bf16 v1568 = bias[v1563];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1569 = iron_to_f32(v1568);
-    const float v1570 = fmaf(v1567, v3, v1569);
-    const iron_bf16 v1571 = iron_f32_to_bf16(v1570);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1572 = v1560 * v1;
-    const unsigned int v1573 = v1572 + v1563;
-    out[v1573] = v1571;
+  const unsigned int v1552 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1553 = v599 + v1552;
+  const unsigned int v1554 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1555 = v598 + v1554;
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.x[68];
+    const iron_bf16 v1560 = bias[v1555];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1561 = iron_to_f32(v1560);
+    const float v1562 = fmaf(v1559, v3, v1561);
+    const iron_bf16 v1563 = iron_f32_to_bf16(v1562);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1564 = v1553 * v1;
+    const unsigned int v1565 = v1564 + v1555;
+    out[v1565] = v1563;
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1576 = v599 + v1574;
-  const unsigned int v1577 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1579 = v602 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v39.x[61];
-    const iron_bf16 v1584 = bias[v1579];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1585 = iron_to_f32(v1584);
-    const float v1586 = fmaf(v1583, v3, v1585);
-    const iron_bf16 v1587 = iron_f32_to_bf16(v1586);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1588 = v1576 * v1;
-    const unsigned int v1589 = v1588 + v1579;
-    out[v1589] = v1587;
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1567 = v599 + v1566;
+  const unsigned int v1568 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1569 = v598 + v1568;
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1571 = v1569 < v1;
+  const bool v1572 = v1570 && v1571;
+  if (v1572) {
+    const float v1573 = v39.x[69];
+    const iron_bf16 v1574 = bias[v1569];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1575 = iron_to_f32(v1574);
+    const float v1576 = fmaf(v1573, v3, v1575);
+    const iron_bf16 v1577 = iron_f32_to_bf16(v1576);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1578 = v1567 * v1;
+    const unsigned int v1579 = v1578 + v1569;
+    out[v1579] = v1577;
   }
-  const unsigned int v1590 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1592 = v599 + v1590;
-  const unsigned int v1593 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1595 = v602 + v1593;
-  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1597 = v1595 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v39.x[62];
-    const iron_bf16 v1600 = bias[v1595];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1601 = iron_to_f32(v1600);
-    const float v1602 = fmaf(v1599, v3, v1601);
-    const iron_bf16 v1603 = iron_f32_to_bf16(v1602);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1604 = v1592 * v1;
-    const unsigned int v1605 = v1604 + v1595;
-    out[v1605] = v1603;
+  const unsigned int v1580 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1581 = v599 + v1580;
+  const unsigned int v1582 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1583 = v598 + v1582;
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1585 = v1583 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v39.x[70];
+    const iron_bf16 v1588 = bias[v1583];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1589 = iron_to_f32(v1588);
+    const float v1590 = fmaf(v1587, v3, v1589);
+    const iron_bf16 v1591 = iron_f32_to_bf16(v1590);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1592 = v1581 * v1;
+    const unsigned int v1593 = v1592 + v1583;
+    out[v1593] = v1591;
   }
-  const unsigned int v1606 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1608 = v599 + v1606;
-  const unsigned int v1609 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1594 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1595 = v599 + v1594;
+  const unsigned int v1596 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1597 = v598 + v1596;
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1599 = v1597 < v1;
+  const bool v1600 = v1598 && v1599;
+  if (v1600) {
+    const float v1601 = v39.x[71];
+    const iron_bf16 v1602 = bias[v1597];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1603 = iron_to_f32(v1602);
+    const float v1604 = fmaf(v1601, v3, v1603);
+    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1606 = v1595 * v1;
+    const unsigned int v1607 = v1606 + v1597;
+    out[v1607] = v1605;
+  }
+  const unsigned int v1608 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1609 = v599 + v1608;
+  const unsigned int v1610 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1611 = v598 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
-    const float v1615 = v39.x[63];
+    const float v1615 = v39.x[72];
     const iron_bf16 v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1617 = iron_to_f32(v1616);
     const float v1618 = fmaf(v1615, v3, v1617);
     const iron_bf16 v1619 = iron_f32_to_bf16(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1620 = v1608 * v1;
+    const unsigned int v1620 = v1609 * v1;
     const unsigned int v1621 = v1620 + v1611;
     out[v1621] = v1619;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1624 = v599 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1627 = v602 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v39.x[64];
-    const iron_bf16 v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1633 = iron_to_f32(v1632);
-    const float v1634 = fmaf(v1631, v3, v1633);
-    const iron_bf16 v1635 = iron_f32_to_bf16(v1634);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1636 = v1624 * v1;
-    const unsigned int v1637 = v1636 + v1627;
-    out[v1637] = v1635;
+  const unsigned int v1622 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1623 = v599 + v1622;
+  const unsigned int v1624 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1625 = v598 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1627 = v1625 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v39.x[73];
+    const iron_bf16 v1630 = bias[v1625];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1631 = iron_to_f32(v1630);
+    const float v1632 = fmaf(v1629, v3, v1631);
+    const iron_bf16 v1633 = iron_f32_to_bf16(v1632);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1634 = v1623 * v1;
+    const unsigned int v1635 = v1634 + v1625;
+    out[v1635] = v1633;
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1640 = v599 + v1638;
-  const unsigned int v1641 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1643 = v602 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1645 = v1643 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v39.x[65];
-    const iron_bf16 v1648 = bias[v1643];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1649 = iron_to_f32(v1648);
-    const float v1650 = fmaf(v1647, v3, v1649);
-    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1652 = v1640 * v1;
-    const unsigned int v1653 = v1652 + v1643;
-    out[v1653] = v1651;
+  const unsigned int v1636 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1637 = v599 + v1636;
+  const unsigned int v1638 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1639 = v598 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1641 = v1639 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v39.x[74];
+    const iron_bf16 v1644 = bias[v1639];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1645 = iron_to_f32(v1644);
+    const float v1646 = fmaf(v1643, v3, v1645);
+    const iron_bf16 v1647 = iron_f32_to_bf16(v1646);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1648 = v1637 * v1;
+    const unsigned int v1649 = v1648 + v1639;
+    out[v1649] = v1647;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1656 = v599 + v1654;
-  const unsigned int v1657 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1659 = v602 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1661 = v1659 < v1;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v39.x[66];
-    const iron_bf16 v1664 = bias[v1659];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1665 = iron_to_f32(v1664);
-    const float v1666 = fmaf(v1663, v3, v1665);
-    const iron_bf16 v1667 = iron_f32_to_bf16(v1666);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1668 = v1656 * v1;
-    const unsigned int v1669 = v1668 + v1659;
-    out[v1669] = v1667;
+  const unsigned int v1650 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1651 = v599 + v1650;
+  const unsigned int v1652 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1653 = v598 + v1652;
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1655 = v1653 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v39.x[75];
+    const iron_bf16 v1658 = bias[v1653];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1659 = iron_to_f32(v1658);
+    const float v1660 = fmaf(v1657, v3, v1659);
+    const iron_bf16 v1661 = iron_f32_to_bf16(v1660);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1662 = v1651 * v1;
+    const unsigned int v1663 = v1662 + v1653;
+    out[v1663] = v1661;
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1672 = v599 + v1670;
-  const unsigned int v1673 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1675 = v602 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1677 = v1675 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v39.x[67];
-    const iron_bf16 v1680 = bias[v1675];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1681 = iron_to_f32(v1680);
-    const float v1682 = fmaf(v1679, v3, v1681);
-    const iron_bf16 v1683 = iron_f32_to_bf16(v1682);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1684 = v1672 * v1;
-    const unsigned int v1685 = v1684 + v1675;
-    out[v1685] = v1683;
+  const unsigned int v1664 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1665 = v599 + v1664;
+  const unsigned int v1666 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1667 = v598 + v1666;
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1669 = v1667 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v39.x[76];
+    const iron_bf16 v1672 = bias[v1667];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1673 = iron_to_f32(v1672);
+    const float v1674 = fmaf(v1671, v3, v1673);
+    const iron_bf16 v1675 = iron_f32_to_bf16(v1674);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1676 = v1665 * v1;
+    const unsigned int v1677 = v1676 + v1667;
+    out[v1677] = v1675;
   }
-  const unsigned int v1686 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1688 = v599 + v1686;
-  const unsigned int v1689 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1691 = v602 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1693 = v1691 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v39.x[68];
-    const iron_bf16 v1696 = bias[v1691];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1697 = iron_to_f32(v1696);
-    const float v1698 = fmaf(v1695, v3, v1697);
-    const iron_bf16 v1699 = iron_f32_to_bf16(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1700 = v1688 * v1;
-    const unsigned int v1701 = v1700 + v1691;
-    out[v1701] = v1699;
+  const unsigned int v1678 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1679 = v599 + v1678;
+  const unsigned int v1680 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1681 = v598 + v1680;
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1683 = v1681 < v1;
+  const bool v1684 = v1682 && v1683;
+  if (v1684) {
+    const float v1685 = v39.x[77];
+    const iron_bf16 v1686 = bias[v1681];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1687 = iron_to_f32(v1686);
+    const float v1688 = fmaf(v1685, v3, v1687);
+    const iron_bf16 v1689 = iron_f32_to_bf16(v1688);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1690 = v1679 * v1;
+    const unsigned int v1691 = v1690 + v1681;
+    out[v1691] = v1689;
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1704 = v599 + v1702;
-  const unsigned int v1705 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1707 = v602 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1709 = v1707 < v1;
-  const bool v1710 = v1708 && v1709;
-  if (v1710) {
-    const float v1711 = v39.x[69];
-    const iron_bf16 v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1713 = iron_to_f32(v1712);
-    const float v1714 = fmaf(v1711, v3, v1713);
-    const iron_bf16 v1715 = iron_f32_to_bf16(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1716 = v1704 * v1;
-    const unsigned int v1717 = v1716 + v1707;
-    out[v1717] = v1715;
+  const unsigned int v1692 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1693 = v599 + v1692;
+  const unsigned int v1694 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1695 = v598 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v39.x[78];
+    const iron_bf16 v1700 = bias[v1695];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1701 = iron_to_f32(v1700);
+    const float v1702 = fmaf(v1699, v3, v1701);
+    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1704 = v1693 * v1;
+    const unsigned int v1705 = v1704 + v1695;
+    out[v1705] = v1703;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1720 = v599 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1706 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1707 = v599 + v1706;
+  const unsigned int v1708 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1709 = v598 + v1708;
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1711 = v1709 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v39.x[79];
+    const iron_bf16 v1714 = bias[v1709];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1715 = iron_to_f32(v1714);
+    const float v1716 = fmaf(v1713, v3, v1715);
+    const iron_bf16 v1717 = iron_f32_to_bf16(v1716);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1718 = v1707 * v1;
+    const unsigned int v1719 = v1718 + v1709;
+    out[v1719] = v1717;
+  }
+  const unsigned int v1720 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1721 = v599 + v1720;
+  const unsigned int v1722 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1723 = v598 + v1722;
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
-    const float v1727 = v39.x[70];
+    const float v1727 = v39.x[80];
     const iron_bf16 v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1729 = iron_to_f32(v1728);
     const float v1730 = fmaf(v1727, v3, v1729);
     const iron_bf16 v1731 = iron_f32_to_bf16(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1732 = v1720 * v1;
+    const unsigned int v1732 = v1721 * v1;
     const unsigned int v1733 = v1732 + v1723;
     out[v1733] = v1731;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1736 = v599 + v1734;
-  const unsigned int v1737 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1739 = v602 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1741 = v1739 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v39.x[71];
-    const iron_bf16 v1744 = bias[v1739];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1745 = iron_to_f32(v1744);
-    const float v1746 = fmaf(v1743, v3, v1745);
-    const iron_bf16 v1747 = iron_f32_to_bf16(v1746);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1748 = v1736 * v1;
-    const unsigned int v1749 = v1748 + v1739;
-    out[v1749] = v1747;
+  const unsigned int v1734 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1735 = v599 + v1734;
+  const unsigned int v1736 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1737 = v598 + v1736;
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1739 = v1737 < v1;
+  const bool v1740 = v1738 && v1739;
+  if (v1740) {
+    const float v1741 = v39.x[81];
+    const iron_bf16 v1742 = bias[v1737];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1743 = iron_to_f32(v1742);
+    const float v1744 = fmaf(v1741, v3, v1743);
+    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1746 = v1735 * v1;
+    const unsigned int v1747 = v1746 + v1737;
+    out[v1747] = v1745;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1752 = v599 + v1750;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1755 = v602 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1757 = v1755 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v39.x[72];
-    const iron_bf16 v1760 = bias[v1755];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1761 = iron_to_f32(v1760);
-    const float v1762 = fmaf(v1759, v3, v1761);
-    const iron_bf16 v1763 = iron_f32_to_bf16(v1762);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1764 = v1752 * v1;
-    const unsigned int v1765 = v1764 + v1755;
-    out[v1765] = v1763;
+  const unsigned int v1748 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1749 = v599 + v1748;
+  const unsigned int v1750 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1751 = v598 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1753 = v1751 < v1;
+  const bool v1754 = v1752 && v1753;
+  if (v1754) {
+    const float v1755 = v39.x[82];
+    const iron_bf16 v1756 = bias[v1751];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1757 = iron_to_f32(v1756);
+    const float v1758 = fmaf(v1755, v3, v1757);
+    const iron_bf16 v1759 = iron_f32_to_bf16(v1758);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1760 = v1749 * v1;
+    const unsigned int v1761 = v1760 + v1751;
+    out[v1761] = v1759;
   }
-  const unsigned int v1766 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1768 = v599 + v1766;
-  const unsigned int v1769 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1771 = v602 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v39.x[73];
-    const iron_bf16 v1776 = bias[v1771];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1777 = iron_to_f32(v1776);
-    const float v1778 = fmaf(v1775, v3, v1777);
-    const iron_bf16 v1779 = iron_f32_to_bf16(v1778);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1780 = v1768 * v1;
-    const unsigned int v1781 = v1780 + v1771;
-    out[v1781] = v1779;
+  const unsigned int v1762 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1763 = v599 + v1762;
+  const unsigned int v1764 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1765 = v598 + v1764;
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1767 = v1765 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v39.x[83];
+    const iron_bf16 v1770 = bias[v1765];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1771 = iron_to_f32(v1770);
+    const float v1772 = fmaf(v1769, v3, v1771);
+    const iron_bf16 v1773 = iron_f32_to_bf16(v1772);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1774 = v1763 * v1;
+    const unsigned int v1775 = v1774 + v1765;
+    out[v1775] = v1773;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1784 = v599 + v1782;
-  const unsigned int v1785 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1787 = v602 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v39.x[74];
-    const iron_bf16 v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1793 = iron_to_f32(v1792);
-    const float v1794 = fmaf(v1791, v3, v1793);
-    const iron_bf16 v1795 = iron_f32_to_bf16(v1794);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1796 = v1784 * v1;
-    const unsigned int v1797 = v1796 + v1787;
-    out[v1797] = v1795;
+  const unsigned int v1776 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1777 = v599 + v1776;
+  const unsigned int v1778 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1779 = v598 + v1778;
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.x[84];
+    const iron_bf16 v1784 = bias[v1779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1785 = iron_to_f32(v1784);
+    const float v1786 = fmaf(v1783, v3, v1785);
+    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1788 = v1777 * v1;
+    const unsigned int v1789 = v1788 + v1779;
+    out[v1789] = v1787;
   }
-  const unsigned int v1798 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1800 = v599 + v1798;
-  const unsigned int v1801 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1803 = v602 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1805 = v1803 < v1;
-  const bool v1806 = v1804 && v1805;
-  if (v1806) {
-    const float v1807 = v39.x[75];
-    const iron_bf16 v1808 = bias[v1803];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1809 = iron_to_f32(v1808);
-    const float v1810 = fmaf(v1807, v3, v1809);
-    const iron_bf16 v1811 = iron_f32_to_bf16(v1810);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1812 = v1800 * v1;
-    const unsigned int v1813 = v1812 + v1803;
-    out[v1813] = v1811;
+  const unsigned int v1790 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1791 = v599 + v1790;
+  const unsigned int v1792 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1793 = v598 + v1792;
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1795 = v1793 < v1;
+  const bool v1796 = v1794 && v1795;
+  if (v1796) {
+    const float v1797 = v39.x[85];
+    const iron_bf16 v1798 = bias[v1793];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1799 = iron_to_f32(v1798);
+    const float v1800 = fmaf(v1797, v3, v1799);
+    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1802 = v1791 * v1;
+    const unsigned int v1803 = v1802 + v1793;
+    out[v1803] = v1801;
   }
-  const unsigned int v1814 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1816 = v599 + v1814;
-  const unsigned int v1817 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1819 = v602 + v1817;
-  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v39.x[76];
-    const iron_bf16 v1824 = bias[v1819];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1825 = iron_to_f32(v1824);
-    const float v1826 = fmaf(v1823, v3, v1825);
-    const iron_bf16 v1827 = iron_f32_to_bf16(v1826);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1828 = v1816 * v1;
-    const unsigned int v1829 = v1828 + v1819;
-    out[v1829] = v1827;
+  const unsigned int v1804 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1805 = v599 + v1804;
+  const unsigned int v1806 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1807 = v598 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v39.x[86];
+    const iron_bf16 v1812 = bias[v1807];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1813 = iron_to_f32(v1812);
+    const float v1814 = fmaf(v1811, v3, v1813);
+    const iron_bf16 v1815 = iron_f32_to_bf16(v1814);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1816 = v1805 * v1;
+    const unsigned int v1817 = v1816 + v1807;
+    out[v1817] = v1815;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1832 = v599 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1818 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1819 = v599 + v1818;
+  const unsigned int v1820 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1821 = v598 + v1820;
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1823 = v1821 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v39.x[87];
+    const iron_bf16 v1826 = bias[v1821];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1827 = iron_to_f32(v1826);
+    const float v1828 = fmaf(v1825, v3, v1827);
+    const iron_bf16 v1829 = iron_f32_to_bf16(v1828);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1830 = v1819 * v1;
+    const unsigned int v1831 = v1830 + v1821;
+    out[v1831] = v1829;
+  }
+  const unsigned int v1832 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1833 = v599 + v1832;
+  const unsigned int v1834 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1835 = v598 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
-    const float v1839 = v39.x[77];
+    const float v1839 = v39.x[88];
     const iron_bf16 v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1841 = iron_to_f32(v1840);
     const float v1842 = fmaf(v1839, v3, v1841);
     const iron_bf16 v1843 = iron_f32_to_bf16(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1844 = v1832 * v1;
+    const unsigned int v1844 = v1833 * v1;
     const unsigned int v1845 = v1844 + v1835;
     out[v1845] = v1843;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1848 = v599 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1851 = v602 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v39.x[78];
-    const iron_bf16 v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1857 = iron_to_f32(v1856);
-    const float v1858 = fmaf(v1855, v3, v1857);
-    const iron_bf16 v1859 = iron_f32_to_bf16(v1858);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1860 = v1848 * v1;
-    const unsigned int v1861 = v1860 + v1851;
-    out[v1861] = v1859;
+  const unsigned int v1846 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1847 = v599 + v1846;
+  const unsigned int v1848 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1849 = v598 + v1848;
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1851 = v1849 < v1;
+  const bool v1852 = v1850 && v1851;
+  if (v1852) {
+    const float v1853 = v39.x[89];
+    const iron_bf16 v1854 = bias[v1849];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1855 = iron_to_f32(v1854);
+    const float v1856 = fmaf(v1853, v3, v1855);
+    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1858 = v1847 * v1;
+    const unsigned int v1859 = v1858 + v1849;
+    out[v1859] = v1857;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1864 = v599 + v1862;
-  const unsigned int v1865 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1867 = v602 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v39.x[79];
-    const iron_bf16 v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1873 = iron_to_f32(v1872);
-    const float v1874 = fmaf(v1871, v3, v1873);
-    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1876 = v1864 * v1;
-    const unsigned int v1877 = v1876 + v1867;
-    out[v1877] = v1875;
+  const unsigned int v1860 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1861 = v599 + v1860;
+  const unsigned int v1862 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1863 = v598 + v1862;
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1865 = v1863 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v39.x[90];
+    const iron_bf16 v1868 = bias[v1863];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1869 = iron_to_f32(v1868);
+    const float v1870 = fmaf(v1867, v3, v1869);
+    const iron_bf16 v1871 = iron_f32_to_bf16(v1870);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1872 = v1861 * v1;
+    const unsigned int v1873 = v1872 + v1863;
+    out[v1873] = v1871;
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1880 = v599 + v1878;
-  const unsigned int v1881 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1883 = v602 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1885 = v1883 < v1;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v39.x[80];
-    const iron_bf16 v1888 = bias[v1883];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1889 = iron_to_f32(v1888);
-    const float v1890 = fmaf(v1887, v3, v1889);
-    const iron_bf16 v1891 = iron_f32_to_bf16(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1892 = v1880 * v1;
-    const unsigned int v1893 = v1892 + v1883;
-    out[v1893] = v1891;
+  const unsigned int v1874 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1875 = v599 + v1874;
+  const unsigned int v1876 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1877 = v598 + v1876;
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1879 = v1877 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v39.x[91];
+    const iron_bf16 v1882 = bias[v1877];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1883 = iron_to_f32(v1882);
+    const float v1884 = fmaf(v1881, v3, v1883);
+    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1886 = v1875 * v1;
+    const unsigned int v1887 = v1886 + v1877;
+    out[v1887] = v1885;
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1896 = v599 + v1894;
-  const unsigned int v1897 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1899 = v602 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1901 = v1899 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v39.x[81];
-    const iron_bf16 v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1905 = iron_to_f32(v1904);
-    const float v1906 = fmaf(v1903, v3, v1905);
-    const iron_bf16 v1907 = iron_f32_to_bf16(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1908 = v1896 * v1;
-    const unsigned int v1909 = v1908 + v1899;
-    out[v1909] = v1907;
+  const unsigned int v1888 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1889 = v599 + v1888;
+  const unsigned int v1890 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1891 = v598 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.x[92];
+    const iron_bf16 v1896 = bias[v1891];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1897 = iron_to_f32(v1896);
+    const float v1898 = fmaf(v1895, v3, v1897);
+    const iron_bf16 v1899 = iron_f32_to_bf16(v1898);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1900 = v1889 * v1;
+    const unsigned int v1901 = v1900 + v1891;
+    out[v1901] = v1899;
   }
-  const unsigned int v1910 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1912 = v599 + v1910;
-  const unsigned int v1913 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1915 = v602 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1917 = v1915 < v1;
-  const bool v1918 = v1916 && v1917;
-  if (v1918) {
-    const float v1919 = v39.x[82];
-    const iron_bf16 v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1921 = iron_to_f32(v1920);
-    const float v1922 = fmaf(v1919, v3, v1921);
-    const iron_bf16 v1923 = iron_f32_to_bf16(v1922);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1924 = v1912 * v1;
-    const unsigned int v1925 = v1924 + v1915;
-    out[v1925] = v1923;
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1903 = v599 + v1902;
+  const unsigned int v1904 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1905 = v598 + v1904;
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1907 = v1905 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v39.x[93];
+    const iron_bf16 v1910 = bias[v1905];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1911 = iron_to_f32(v1910);
+    const float v1912 = fmaf(v1909, v3, v1911);
+    const iron_bf16 v1913 = iron_f32_to_bf16(v1912);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1914 = v1903 * v1;
+    const unsigned int v1915 = v1914 + v1905;
+    out[v1915] = v1913;
   }
-  const unsigned int v1926 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1928 = v599 + v1926;
-  const unsigned int v1929 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1931 = v602 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1933 = v1931 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v39.x[83];
-    const iron_bf16 v1936 = bias[v1931];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1937 = iron_to_f32(v1936);
-    const float v1938 = fmaf(v1935, v3, v1937);
-    const iron_bf16 v1939 = iron_f32_to_bf16(v1938);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1940 = v1928 * v1;
-    const unsigned int v1941 = v1940 + v1931;
-    out[v1941] = v1939;
+  const unsigned int v1916 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1917 = v599 + v1916;
+  const unsigned int v1918 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1919 = v598 + v1918;
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1921 = v1919 < v1;
+  const bool v1922 = v1920 && v1921;
+  if (v1922) {
+    const float v1923 = v39.x[94];
+    const iron_bf16 v1924 = bias[v1919];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1925 = iron_to_f32(v1924);
+    const float v1926 = fmaf(v1923, v3, v1925);
+    const iron_bf16 v1927 = iron_f32_to_bf16(v1926);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1928 = v1917 * v1;
+    const unsigned int v1929 = v1928 + v1919;
+    out[v1929] = v1927;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1944 = v599 + v1942;
-  const unsigned int v1945 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1930 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1931 = v599 + v1930;
+  const unsigned int v1932 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1933 = v598 + v1932;
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1935 = v1933 < v1;
+  const bool v1936 = v1934 && v1935;
+  if (v1936) {
+    const float v1937 = v39.x[95];
+    const iron_bf16 v1938 = bias[v1933];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1939 = iron_to_f32(v1938);
+    const float v1940 = fmaf(v1937, v3, v1939);
+    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1942 = v1931 * v1;
+    const unsigned int v1943 = v1942 + v1933;
+    out[v1943] = v1941;
+  }
+  const unsigned int v1944 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1945 = v599 + v1944;
+  const unsigned int v1946 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1947 = v598 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
-    const float v1951 = v39.x[84];
+    const float v1951 = v39.x[96];
     const iron_bf16 v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1953 = iron_to_f32(v1952);
     const float v1954 = fmaf(v1951, v3, v1953);
     const iron_bf16 v1955 = iron_f32_to_bf16(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1956 = v1944 * v1;
+    const unsigned int v1956 = v1945 * v1;
     const unsigned int v1957 = v1956 + v1947;
     out[v1957] = v1955;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1960 = v599 + v1958;
-  const unsigned int v1961 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1963 = v602 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v39.x[85];
-    const iron_bf16 v1968 = bias[v1963];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1969 = iron_to_f32(v1968);
-    const float v1970 = fmaf(v1967, v3, v1969);
-    const iron_bf16 v1971 = iron_f32_to_bf16(v1970);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1972 = v1960 * v1;
-    const unsigned int v1973 = v1972 + v1963;
-    out[v1973] = v1971;
+  const unsigned int v1958 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1959 = v599 + v1958;
+  const unsigned int v1960 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1961 = v598 + v1960;
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1963 = v1961 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v39.x[97];
+    const iron_bf16 v1966 = bias[v1961];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1967 = iron_to_f32(v1966);
+    const float v1968 = fmaf(v1965, v3, v1967);
+    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1970 = v1959 * v1;
+    const unsigned int v1971 = v1970 + v1961;
+    out[v1971] = v1969;
   }
-  const unsigned int v1974 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1976 = v599 + v1974;
-  const unsigned int v1977 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1979 = v602 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1981 = v1979 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v39.x[86];
-    const iron_bf16 v1984 = bias[v1979];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1985 = iron_to_f32(v1984);
-    const float v1986 = fmaf(v1983, v3, v1985);
-    const iron_bf16 v1987 = iron_f32_to_bf16(v1986);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v1988 = v1976 * v1;
-    const unsigned int v1989 = v1988 + v1979;
-    out[v1989] = v1987;
+  const unsigned int v1972 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1973 = v599 + v1972;
+  const unsigned int v1974 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1975 = v598 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1977 = v1975 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v39.x[98];
+    const iron_bf16 v1980 = bias[v1975];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1981 = iron_to_f32(v1980);
+    const float v1982 = fmaf(v1979, v3, v1981);
+    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1984 = v1973 * v1;
+    const unsigned int v1985 = v1984 + v1975;
+    out[v1985] = v1983;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1992 = v599 + v1990;
-  const unsigned int v1993 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1995 = v602 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1997 = v1995 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v39.x[87];
-    const iron_bf16 v2000 = bias[v1995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2001 = iron_to_f32(v2000);
-    const float v2002 = fmaf(v1999, v3, v2001);
-    const iron_bf16 v2003 = iron_f32_to_bf16(v2002);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2004 = v1992 * v1;
-    const unsigned int v2005 = v2004 + v1995;
-    out[v2005] = v2003;
+  const unsigned int v1986 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1987 = v599 + v1986;
+  const unsigned int v1988 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1989 = v598 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1991 = v1989 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v39.x[99];
+    const iron_bf16 v1994 = bias[v1989];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1995 = iron_to_f32(v1994);
+    const float v1996 = fmaf(v1993, v3, v1995);
+    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v1998 = v1987 * v1;
+    const unsigned int v1999 = v1998 + v1989;
+    out[v1999] = v1997;
   }
-  const unsigned int v2006 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2008 = v599 + v2006;
-  const unsigned int v2009 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2011 = v602 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v39.x[88];
-    const iron_bf16 v2016 = bias[v2011];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2017 = iron_to_f32(v2016);
-    const float v2018 = fmaf(v2015, v3, v2017);
-    const iron_bf16 v2019 = iron_f32_to_bf16(v2018);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2020 = v2008 * v1;
-    const unsigned int v2021 = v2020 + v2011;
-    out[v2021] = v2019;
+  const unsigned int v2000 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2001 = v599 + v2000;
+  const unsigned int v2002 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2003 = v598 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2005 = v2003 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v39.x[100];
+    const iron_bf16 v2008 = bias[v2003];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2009 = iron_to_f32(v2008);
+    const float v2010 = fmaf(v2007, v3, v2009);
+    const iron_bf16 v2011 = iron_f32_to_bf16(v2010);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2012 = v2001 * v1;
+    const unsigned int v2013 = v2012 + v2003;
+    out[v2013] = v2011;
   }
-  const unsigned int v2022 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2024 = v599 + v2022;
-  const unsigned int v2025 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2027 = v602 + v2025;
-  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2029 = v2027 < v1;
-  const bool v2030 = v2028 && v2029;
-  if (v2030) {
-    const float v2031 = v39.x[89];
-    const iron_bf16 v2032 = bias[v2027];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2033 = iron_to_f32(v2032);
-    const float v2034 = fmaf(v2031, v3, v2033);
-    const iron_bf16 v2035 = iron_f32_to_bf16(v2034);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2036 = v2024 * v1;
-    const unsigned int v2037 = v2036 + v2027;
-    out[v2037] = v2035;
+  const unsigned int v2014 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2015 = v599 + v2014;
+  const unsigned int v2016 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2017 = v598 + v2016;
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2019 = v2017 < v1;
+  const bool v2020 = v2018 && v2019;
+  if (v2020) {
+    const float v2021 = v39.x[101];
+    const iron_bf16 v2022 = bias[v2017];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2023 = iron_to_f32(v2022);
+    const float v2024 = fmaf(v2021, v3, v2023);
+    const iron_bf16 v2025 = iron_f32_to_bf16(v2024);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2026 = v2015 * v1;
+    const unsigned int v2027 = v2026 + v2017;
+    out[v2027] = v2025;
   }
-  const unsigned int v2038 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2040 = v599 + v2038;
-  const unsigned int v2041 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2043 = v602 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2045 = v2043 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v39.x[90];
-    const iron_bf16 v2048 = bias[v2043];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2049 = iron_to_f32(v2048);
-    const float v2050 = fmaf(v2047, v3, v2049);
-    const iron_bf16 v2051 = iron_f32_to_bf16(v2050);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2052 = v2040 * v1;
-    const unsigned int v2053 = v2052 + v2043;
-    out[v2053] = v2051;
+  const unsigned int v2028 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2029 = v599 + v2028;
+  const unsigned int v2030 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2031 = v598 + v2030;
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2033 = v2031 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v39.x[102];
+    const iron_bf16 v2036 = bias[v2031];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2037 = iron_to_f32(v2036);
+    const float v2038 = fmaf(v2035, v3, v2037);
+    const iron_bf16 v2039 = iron_f32_to_bf16(v2038);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2040 = v2029 * v1;
+    const unsigned int v2041 = v2040 + v2031;
+    out[v2041] = v2039;
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2056 = v599 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2042 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2043 = v599 + v2042;
+  const unsigned int v2044 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2045 = v598 + v2044;
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v39.x[103];
+    const iron_bf16 v2050 = bias[v2045];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2051 = iron_to_f32(v2050);
+    const float v2052 = fmaf(v2049, v3, v2051);
+    const iron_bf16 v2053 = iron_f32_to_bf16(v2052);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2054 = v2043 * v1;
+    const unsigned int v2055 = v2054 + v2045;
+    out[v2055] = v2053;
+  }
+  const unsigned int v2056 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2057 = v599 + v2056;
+  const unsigned int v2058 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2059 = v598 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
-    const float v2063 = v39.x[91];
+    const float v2063 = v39.x[104];
     const iron_bf16 v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2065 = iron_to_f32(v2064);
     const float v2066 = fmaf(v2063, v3, v2065);
     const iron_bf16 v2067 = iron_f32_to_bf16(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2068 = v2056 * v1;
+    const unsigned int v2068 = v2057 * v1;
     const unsigned int v2069 = v2068 + v2059;
     out[v2069] = v2067;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2072 = v599 + v2070;
-  const unsigned int v2073 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2075 = v602 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v39.x[92];
-    const iron_bf16 v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2081 = iron_to_f32(v2080);
-    const float v2082 = fmaf(v2079, v3, v2081);
-    const iron_bf16 v2083 = iron_f32_to_bf16(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2084 = v2072 * v1;
-    const unsigned int v2085 = v2084 + v2075;
-    out[v2085] = v2083;
+  const unsigned int v2070 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2071 = v599 + v2070;
+  const unsigned int v2072 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2073 = v598 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v39.x[105];
+    const iron_bf16 v2078 = bias[v2073];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2079 = iron_to_f32(v2078);
+    const float v2080 = fmaf(v2077, v3, v2079);
+    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2082 = v2071 * v1;
+    const unsigned int v2083 = v2082 + v2073;
+    out[v2083] = v2081;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2088 = v599 + v2086;
-  const unsigned int v2089 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2091 = v602 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2093 = v2091 < v1;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v39.x[93];
-    const iron_bf16 v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2097 = iron_to_f32(v2096);
-    const float v2098 = fmaf(v2095, v3, v2097);
-    const iron_bf16 v2099 = iron_f32_to_bf16(v2098);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2100 = v2088 * v1;
-    const unsigned int v2101 = v2100 + v2091;
-    out[v2101] = v2099;
+  const unsigned int v2084 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2085 = v599 + v2084;
+  const unsigned int v2086 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2087 = v598 + v2086;
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2089 = v2087 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v39.x[106];
+    const iron_bf16 v2092 = bias[v2087];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2093 = iron_to_f32(v2092);
+    const float v2094 = fmaf(v2091, v3, v2093);
+    const iron_bf16 v2095 = iron_f32_to_bf16(v2094);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2096 = v2085 * v1;
+    const unsigned int v2097 = v2096 + v2087;
+    out[v2097] = v2095;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2104 = v599 + v2102;
-  const unsigned int v2105 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2107 = v602 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2109 = v2107 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v39.x[94];
-    const iron_bf16 v2112 = bias[v2107];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2113 = iron_to_f32(v2112);
-    const float v2114 = fmaf(v2111, v3, v2113);
-    const iron_bf16 v2115 = iron_f32_to_bf16(v2114);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2116 = v2104 * v1;
-    const unsigned int v2117 = v2116 + v2107;
-    out[v2117] = v2115;
+  const unsigned int v2098 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2099 = v599 + v2098;
+  const unsigned int v2100 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2101 = v598 + v2100;
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2103 = v2101 < v1;
+  const bool v2104 = v2102 && v2103;
+  if (v2104) {
+    const float v2105 = v39.x[107];
+    const iron_bf16 v2106 = bias[v2101];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2107 = iron_to_f32(v2106);
+    const float v2108 = fmaf(v2105, v3, v2107);
+    const iron_bf16 v2109 = iron_f32_to_bf16(v2108);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2110 = v2099 * v1;
+    const unsigned int v2111 = v2110 + v2101;
+    out[v2111] = v2109;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2120 = v599 + v2118;
-  const unsigned int v2121 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2123 = v602 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2125 = v2123 < v1;
-  const bool v2126 = v2124 && v2125;
-  if (v2126) {
-    const float v2127 = v39.x[95];
-    const iron_bf16 v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2129 = iron_to_f32(v2128);
-    const float v2130 = fmaf(v2127, v3, v2129);
-    const iron_bf16 v2131 = iron_f32_to_bf16(v2130);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2132 = v2120 * v1;
-    const unsigned int v2133 = v2132 + v2123;
-    out[v2133] = v2131;
+  const unsigned int v2112 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2113 = v599 + v2112;
+  const unsigned int v2114 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2115 = v598 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.x[108];
+    const iron_bf16 v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2121 = iron_to_f32(v2120);
+    const float v2122 = fmaf(v2119, v3, v2121);
+    const iron_bf16 v2123 = iron_f32_to_bf16(v2122);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2124 = v2113 * v1;
+    const unsigned int v2125 = v2124 + v2115;
+    out[v2125] = v2123;
   }
-  const unsigned int v2134 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2136 = v599 + v2134;
-  const unsigned int v2137 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2139 = v602 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2141 = v2139 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v39.x[96];
-    const iron_bf16 v2144 = bias[v2139];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2145 = iron_to_f32(v2144);
-    const float v2146 = fmaf(v2143, v3, v2145);
-    const iron_bf16 v2147 = iron_f32_to_bf16(v2146);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2148 = v2136 * v1;
-    const unsigned int v2149 = v2148 + v2139;
-    out[v2149] = v2147;
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2127 = v599 + v2126;
+  const unsigned int v2128 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2129 = v598 + v2128;
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2131 = v2129 < v1;
+  const bool v2132 = v2130 && v2131;
+  if (v2132) {
+    const float v2133 = v39.x[109];
+    const iron_bf16 v2134 = bias[v2129];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2135 = iron_to_f32(v2134);
+    const float v2136 = fmaf(v2133, v3, v2135);
+    const iron_bf16 v2137 = iron_f32_to_bf16(v2136);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2138 = v2127 * v1;
+    const unsigned int v2139 = v2138 + v2129;
+    out[v2139] = v2137;
   }
-  const unsigned int v2150 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2152 = v599 + v2150;
-  const unsigned int v2153 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2155 = v602 + v2153;
-  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2157 = v2155 < v1;
-  const bool v2158 = v2156 && v2157;
-  if (v2158) {
-    const float v2159 = v39.x[97];
-    const iron_bf16 v2160 = bias[v2155];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2161 = iron_to_f32(v2160);
-    const float v2162 = fmaf(v2159, v3, v2161);
-    const iron_bf16 v2163 = iron_f32_to_bf16(v2162);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2164 = v2152 * v1;
-    const unsigned int v2165 = v2164 + v2155;
-    out[v2165] = v2163;
+  const unsigned int v2140 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2141 = v599 + v2140;
+  const unsigned int v2142 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2143 = v598 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v39.x[110];
+    const iron_bf16 v2148 = bias[v2143];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2149 = iron_to_f32(v2148);
+    const float v2150 = fmaf(v2147, v3, v2149);
+    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2152 = v2141 * v1;
+    const unsigned int v2153 = v2152 + v2143;
+    out[v2153] = v2151;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2168 = v599 + v2166;
-  const unsigned int v2169 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2154 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2155 = v599 + v2154;
+  const unsigned int v2156 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2157 = v598 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2159 = v2157 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v39.x[111];
+    const iron_bf16 v2162 = bias[v2157];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2163 = iron_to_f32(v2162);
+    const float v2164 = fmaf(v2161, v3, v2163);
+    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2166 = v2155 * v1;
+    const unsigned int v2167 = v2166 + v2157;
+    out[v2167] = v2165;
+  }
+  const unsigned int v2168 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2169 = v599 + v2168;
+  const unsigned int v2170 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2171 = v598 + v2170;
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
-    const float v2175 = v39.x[98];
+    const float v2175 = v39.x[112];
     const iron_bf16 v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2177 = iron_to_f32(v2176);
     const float v2178 = fmaf(v2175, v3, v2177);
     const iron_bf16 v2179 = iron_f32_to_bf16(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2180 = v2168 * v1;
+    const unsigned int v2180 = v2169 * v1;
     const unsigned int v2181 = v2180 + v2171;
     out[v2181] = v2179;
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2184 = v599 + v2182;
-  const unsigned int v2185 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2187 = v602 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v39.x[99];
-    const iron_bf16 v2192 = bias[v2187];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2193 = iron_to_f32(v2192);
-    const float v2194 = fmaf(v2191, v3, v2193);
-    const iron_bf16 v2195 = iron_f32_to_bf16(v2194);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2196 = v2184 * v1;
-    const unsigned int v2197 = v2196 + v2187;
-    out[v2197] = v2195;
+  const unsigned int v2182 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2183 = v599 + v2182;
+  const unsigned int v2184 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2185 = v598 + v2184;
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2187 = v2185 < v1;
+  const bool v2188 = v2186 && v2187;
+  if (v2188) {
+    const float v2189 = v39.x[113];
+    const iron_bf16 v2190 = bias[v2185];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2191 = iron_to_f32(v2190);
+    const float v2192 = fmaf(v2189, v3, v2191);
+    const iron_bf16 v2193 = iron_f32_to_bf16(v2192);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2194 = v2183 * v1;
+    const unsigned int v2195 = v2194 + v2185;
+    out[v2195] = v2193;
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2200 = v599 + v2198;
-  const unsigned int v2201 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2203 = v602 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v39.x[100];
-    const iron_bf16 v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2209 = iron_to_f32(v2208);
-    const float v2210 = fmaf(v2207, v3, v2209);
-    const iron_bf16 v2211 = iron_f32_to_bf16(v2210);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2212 = v2200 * v1;
-    const unsigned int v2213 = v2212 + v2203;
-    out[v2213] = v2211;
+  const unsigned int v2196 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2197 = v599 + v2196;
+  const unsigned int v2198 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2199 = v598 + v2198;
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2201 = v2199 < v1;
+  const bool v2202 = v2200 && v2201;
+  if (v2202) {
+    const float v2203 = v39.x[114];
+    const iron_bf16 v2204 = bias[v2199];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2205 = iron_to_f32(v2204);
+    const float v2206 = fmaf(v2203, v3, v2205);
+    const iron_bf16 v2207 = iron_f32_to_bf16(v2206);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2208 = v2197 * v1;
+    const unsigned int v2209 = v2208 + v2199;
+    out[v2209] = v2207;
   }
-  const unsigned int v2214 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2216 = v599 + v2214;
-  const unsigned int v2217 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2219 = v602 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2221 = v2219 < v1;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v39.x[101];
-    const iron_bf16 v2224 = bias[v2219];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2225 = iron_to_f32(v2224);
-    const float v2226 = fmaf(v2223, v3, v2225);
-    const iron_bf16 v2227 = iron_f32_to_bf16(v2226);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2228 = v2216 * v1;
-    const unsigned int v2229 = v2228 + v2219;
-    out[v2229] = v2227;
+  const unsigned int v2210 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2211 = v599 + v2210;
+  const unsigned int v2212 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2213 = v598 + v2212;
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2215 = v2213 < v1;
+  const bool v2216 = v2214 && v2215;
+  if (v2216) {
+    const float v2217 = v39.x[115];
+    const iron_bf16 v2218 = bias[v2213];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2219 = iron_to_f32(v2218);
+    const float v2220 = fmaf(v2217, v3, v2219);
+    const iron_bf16 v2221 = iron_f32_to_bf16(v2220);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2222 = v2211 * v1;
+    const unsigned int v2223 = v2222 + v2213;
+    out[v2223] = v2221;
   }
-  const unsigned int v2230 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2232 = v599 + v2230;
-  const unsigned int v2233 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2235 = v602 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2237 = v2235 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v39.x[102];
-    const iron_bf16 v2240 = bias[v2235];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2241 = iron_to_f32(v2240);
-    const float v2242 = fmaf(v2239, v3, v2241);
-    const iron_bf16 v2243 = iron_f32_to_bf16(v2242);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2244 = v2232 * v1;
-    const unsigned int v2245 = v2244 + v2235;
-    out[v2245] = v2243;
+  const unsigned int v2224 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2225 = v599 + v2224;
+  const unsigned int v2226 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2227 = v598 + v2226;
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v39.x[116];
+    const iron_bf16 v2232 = bias[v2227];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2233 = iron_to_f32(v2232);
+    const float v2234 = fmaf(v2231, v3, v2233);
+    const iron_bf16 v2235 = iron_f32_to_bf16(v2234);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2236 = v2225 * v1;
+    const unsigned int v2237 = v2236 + v2227;
+    out[v2237] = v2235;
   }
-  const unsigned int v2246 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2248 = v599 + v2246;
-  const unsigned int v2249 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2251 = v602 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2253 = v2251 < v1;
-  const bool v2254 = v2252 && v2253;
-  if (v2254) {
-    const float v2255 = v39.x[103];
-    const iron_bf16 v2256 = bias[v2251];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2257 = iron_to_f32(v2256);
-    const float v2258 = fmaf(v2255, v3, v2257);
-    const iron_bf16 v2259 = iron_f32_to_bf16(v2258);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2260 = v2248 * v1;
-    const unsigned int v2261 = v2260 + v2251;
-    out[v2261] = v2259;
+  const unsigned int v2238 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2239 = v599 + v2238;
+  const unsigned int v2240 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2241 = v598 + v2240;
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v39.x[117];
+    const iron_bf16 v2246 = bias[v2241];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2247 = iron_to_f32(v2246);
+    const float v2248 = fmaf(v2245, v3, v2247);
+    const iron_bf16 v2249 = iron_f32_to_bf16(v2248);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2250 = v2239 * v1;
+    const unsigned int v2251 = v2250 + v2241;
+    out[v2251] = v2249;
   }
-  const unsigned int v2262 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2264 = v599 + v2262;
-  const unsigned int v2265 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2267 = v602 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2269 = v2267 < v1;
-  const bool v2270 = v2268 && v2269;
-  if (v2270) {
-    const float v2271 = v39.x[104];
-    const iron_bf16 v2272 = bias[v2267];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2273 = iron_to_f32(v2272);
-    const float v2274 = fmaf(v2271, v3, v2273);
-    const iron_bf16 v2275 = iron_f32_to_bf16(v2274);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2276 = v2264 * v1;
-    const unsigned int v2277 = v2276 + v2267;
-    out[v2277] = v2275;
+  const unsigned int v2252 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2253 = v599 + v2252;
+  const unsigned int v2254 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2255 = v598 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v39.x[118];
+    const iron_bf16 v2260 = bias[v2255];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2261 = iron_to_f32(v2260);
+    const float v2262 = fmaf(v2259, v3, v2261);
+    const iron_bf16 v2263 = iron_f32_to_bf16(v2262);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2264 = v2253 * v1;
+    const unsigned int v2265 = v2264 + v2255;
+    out[v2265] = v2263;
   }
-  const unsigned int v2278 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2280 = v599 + v2278;
-  const unsigned int v2281 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2266 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2267 = v599 + v2266;
+  const unsigned int v2268 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2269 = v598 + v2268;
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2271 = v2269 < v1;
+  const bool v2272 = v2270 && v2271;
+  if (v2272) {
+    const float v2273 = v39.x[119];
+    const iron_bf16 v2274 = bias[v2269];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2275 = iron_to_f32(v2274);
+    const float v2276 = fmaf(v2273, v3, v2275);
+    const iron_bf16 v2277 = iron_f32_to_bf16(v2276);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2278 = v2267 * v1;
+    const unsigned int v2279 = v2278 + v2269;
+    out[v2279] = v2277;
+  }
+  const unsigned int v2280 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2281 = v599 + v2280;
+  const unsigned int v2282 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2283 = v598 + v2282;
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
-    const float v2287 = v39.x[105];
+    const float v2287 = v39.x[120];
     const iron_bf16 v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2289 = iron_to_f32(v2288);
     const float v2290 = fmaf(v2287, v3, v2289);
     const iron_bf16 v2291 = iron_f32_to_bf16(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2292 = v2280 * v1;
+    const unsigned int v2292 = v2281 * v1;
     const unsigned int v2293 = v2292 + v2283;
     out[v2293] = v2291;
   }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2296 = v599 + v2294;
-  const unsigned int v2297 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2299 = v602 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v39.x[106];
-    const iron_bf16 v2304 = bias[v2299];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2305 = iron_to_f32(v2304);
-    const float v2306 = fmaf(v2303, v3, v2305);
-    const iron_bf16 v2307 = iron_f32_to_bf16(v2306);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2308 = v2296 * v1;
-    const unsigned int v2309 = v2308 + v2299;
-    out[v2309] = v2307;
+  const unsigned int v2294 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2295 = v599 + v2294;
+  const unsigned int v2296 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2297 = v598 + v2296;
+  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2299 = v2297 < v1;
+  const bool v2300 = v2298 && v2299;
+  if (v2300) {
+    const float v2301 = v39.x[121];
+    const iron_bf16 v2302 = bias[v2297];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2303 = iron_to_f32(v2302);
+    const float v2304 = fmaf(v2301, v3, v2303);
+    const iron_bf16 v2305 = iron_f32_to_bf16(v2304);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2306 = v2295 * v1;
+    const unsigned int v2307 = v2306 + v2297;
+    out[v2307] = v2305;
   }
-  const unsigned int v2310 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2312 = v599 + v2310;
-  const unsigned int v2313 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2315 = v602 + v2313;
-  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2317 = v2315 < v1;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v39.x[107];
-    const iron_bf16 v2320 = bias[v2315];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2321 = iron_to_f32(v2320);
-    const float v2322 = fmaf(v2319, v3, v2321);
-    const iron_bf16 v2323 = iron_f32_to_bf16(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2324 = v2312 * v1;
-    const unsigned int v2325 = v2324 + v2315;
-    out[v2325] = v2323;
+  const unsigned int v2308 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2309 = v599 + v2308;
+  const unsigned int v2310 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2311 = v598 + v2310;
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2313 = v2311 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v39.x[122];
+    const iron_bf16 v2316 = bias[v2311];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2317 = iron_to_f32(v2316);
+    const float v2318 = fmaf(v2315, v3, v2317);
+    const iron_bf16 v2319 = iron_f32_to_bf16(v2318);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2320 = v2309 * v1;
+    const unsigned int v2321 = v2320 + v2311;
+    out[v2321] = v2319;
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2328 = v599 + v2326;
-  const unsigned int v2329 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2331 = v602 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2333 = v2331 < v1;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v39.x[108];
-    const iron_bf16 v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2337 = iron_to_f32(v2336);
-    const float v2338 = fmaf(v2335, v3, v2337);
-    const iron_bf16 v2339 = iron_f32_to_bf16(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2340 = v2328 * v1;
-    const unsigned int v2341 = v2340 + v2331;
-    out[v2341] = v2339;
+  const unsigned int v2322 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2323 = v599 + v2322;
+  const unsigned int v2324 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2325 = v598 + v2324;
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2327 = v2325 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v39.x[123];
+    const iron_bf16 v2330 = bias[v2325];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2331 = iron_to_f32(v2330);
+    const float v2332 = fmaf(v2329, v3, v2331);
+    const iron_bf16 v2333 = iron_f32_to_bf16(v2332);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2334 = v2323 * v1;
+    const unsigned int v2335 = v2334 + v2325;
+    out[v2335] = v2333;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2344 = v599 + v2342;
-  const unsigned int v2345 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2347 = v602 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2349 = v2347 < v1;
-  const bool v2350 = v2348 && v2349;
-  if (v2350) {
-    const float v2351 = v39.x[109];
-    const iron_bf16 v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2353 = iron_to_f32(v2352);
-    const float v2354 = fmaf(v2351, v3, v2353);
-    const iron_bf16 v2355 = iron_f32_to_bf16(v2354);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2356 = v2344 * v1;
-    const unsigned int v2357 = v2356 + v2347;
-    out[v2357] = v2355;
+  const unsigned int v2336 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2337 = v599 + v2336;
+  const unsigned int v2338 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2339 = v598 + v2338;
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2341 = v2339 < v1;
+  const bool v2342 = v2340 && v2341;
+  if (v2342) {
+    const float v2343 = v39.x[124];
+    const iron_bf16 v2344 = bias[v2339];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2345 = iron_to_f32(v2344);
+    const float v2346 = fmaf(v2343, v3, v2345);
+    const iron_bf16 v2347 = iron_f32_to_bf16(v2346);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2348 = v2337 * v1;
+    const unsigned int v2349 = v2348 + v2339;
+    out[v2349] = v2347;
   }
-  const unsigned int v2358 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2360 = v599 + v2358;
-  const unsigned int v2361 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2363 = v602 + v2361;
-  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2365 = v2363 < v1;
-  const bool v2366 = v2364 && v2365;
-  if (v2366) {
-    const float v2367 = v39.x[110];
-    const iron_bf16 v2368 = bias[v2363];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2369 = iron_to_f32(v2368);
-    const float v2370 = fmaf(v2367, v3, v2369);
-    const iron_bf16 v2371 = iron_f32_to_bf16(v2370);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2372 = v2360 * v1;
-    const unsigned int v2373 = v2372 + v2363;
-    out[v2373] = v2371;
+  const unsigned int v2350 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2351 = v599 + v2350;
+  const unsigned int v2352 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2353 = v598 + v2352;
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2355 = v2353 < v1;
+  const bool v2356 = v2354 && v2355;
+  if (v2356) {
+    const float v2357 = v39.x[125];
+    const iron_bf16 v2358 = bias[v2353];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2359 = iron_to_f32(v2358);
+    const float v2360 = fmaf(v2357, v3, v2359);
+    const iron_bf16 v2361 = iron_f32_to_bf16(v2360);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2362 = v2351 * v1;
+    const unsigned int v2363 = v2362 + v2353;
+    out[v2363] = v2361;
   }
-  const unsigned int v2374 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2376 = v599 + v2374;
-  const unsigned int v2377 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2379 = v602 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2381 = v2379 < v1;
-  const bool v2382 = v2380 && v2381;
-  if (v2382) {
-    const float v2383 = v39.x[111];
-    const iron_bf16 v2384 = bias[v2379];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2385 = iron_to_f32(v2384);
-    const float v2386 = fmaf(v2383, v3, v2385);
-    const iron_bf16 v2387 = iron_f32_to_bf16(v2386);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2388 = v2376 * v1;
-    const unsigned int v2389 = v2388 + v2379;
-    out[v2389] = v2387;
+  const unsigned int v2364 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2365 = v599 + v2364;
+  const unsigned int v2366 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2367 = v598 + v2366;
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2369 = v2367 < v1;
+  const bool v2370 = v2368 && v2369;
+  if (v2370) {
+    const float v2371 = v39.x[126];
+    const iron_bf16 v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2373 = iron_to_f32(v2372);
+    const float v2374 = fmaf(v2371, v3, v2373);
+    const iron_bf16 v2375 = iron_f32_to_bf16(v2374);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2376 = v2365 * v1;
+    const unsigned int v2377 = v2376 + v2367;
+    out[v2377] = v2375;
   }
-  const unsigned int v2390 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2392 = v599 + v2390;
-  const unsigned int v2393 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2395 = v602 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2397 = v2395 < v1;
-  const bool v2398 = v2396 && v2397;
-  if (v2398) {
-    const float v2399 = v39.x[112];
-    const iron_bf16 v2400 = bias[v2395];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2401 = iron_to_f32(v2400);
-    const float v2402 = fmaf(v2399, v3, v2401);
-    const iron_bf16 v2403 = iron_f32_to_bf16(v2402);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2404 = v2392 * v1;
-    const unsigned int v2405 = v2404 + v2395;
-    out[v2405] = v2403;
-  }
-  const unsigned int v2406 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2408 = v599 + v2406;
-  const unsigned int v2409 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2411 = v602 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2413 = v2411 < v1;
-  const bool v2414 = v2412 && v2413;
-  if (v2414) {
-    const float v2415 = v39.x[113];
-    const iron_bf16 v2416 = bias[v2411];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2417 = iron_to_f32(v2416);
-    const float v2418 = fmaf(v2415, v3, v2417);
-    const iron_bf16 v2419 = iron_f32_to_bf16(v2418);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2420 = v2408 * v1;
-    const unsigned int v2421 = v2420 + v2411;
-    out[v2421] = v2419;
-  }
-  const unsigned int v2422 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2424 = v599 + v2422;
-  const unsigned int v2425 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2427 = v602 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v39.x[114];
-    const iron_bf16 v2432 = bias[v2427];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2433 = iron_to_f32(v2432);
-    const float v2434 = fmaf(v2431, v3, v2433);
-    const iron_bf16 v2435 = iron_f32_to_bf16(v2434);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2436 = v2424 * v1;
-    const unsigned int v2437 = v2436 + v2427;
-    out[v2437] = v2435;
-  }
-  const unsigned int v2438 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2440 = v599 + v2438;
-  const unsigned int v2441 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2443 = v602 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2445 = v2443 < v1;
-  const bool v2446 = v2444 && v2445;
-  if (v2446) {
-    const float v2447 = v39.x[115];
-    const iron_bf16 v2448 = bias[v2443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2449 = iron_to_f32(v2448);
-    const float v2450 = fmaf(v2447, v3, v2449);
-    const iron_bf16 v2451 = iron_f32_to_bf16(v2450);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2452 = v2440 * v1;
-    const unsigned int v2453 = v2452 + v2443;
-    out[v2453] = v2451;
-  }
-  const unsigned int v2454 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2456 = v599 + v2454;
-  const unsigned int v2457 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2459 = v602 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v39.x[116];
-    const iron_bf16 v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2465 = iron_to_f32(v2464);
-    const float v2466 = fmaf(v2463, v3, v2465);
-    const iron_bf16 v2467 = iron_f32_to_bf16(v2466);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2468 = v2456 * v1;
-    const unsigned int v2469 = v2468 + v2459;
-    out[v2469] = v2467;
-  }
-  const unsigned int v2470 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2472 = v599 + v2470;
-  const unsigned int v2473 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2475 = v602 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v39.x[117];
-    const iron_bf16 v2480 = bias[v2475];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2481 = iron_to_f32(v2480);
-    const float v2482 = fmaf(v2479, v3, v2481);
-    const iron_bf16 v2483 = iron_f32_to_bf16(v2482);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2484 = v2472 * v1;
-    const unsigned int v2485 = v2484 + v2475;
-    out[v2485] = v2483;
-  }
-  const unsigned int v2486 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2488 = v599 + v2486;
-  const unsigned int v2489 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2491 = v602 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2493 = v2491 < v1;
-  const bool v2494 = v2492 && v2493;
-  if (v2494) {
-    const float v2495 = v39.x[118];
-    const iron_bf16 v2496 = bias[v2491];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2497 = iron_to_f32(v2496);
-    const float v2498 = fmaf(v2495, v3, v2497);
-    const iron_bf16 v2499 = iron_f32_to_bf16(v2498);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2500 = v2488 * v1;
-    const unsigned int v2501 = v2500 + v2491;
-    out[v2501] = v2499;
-  }
-  const unsigned int v2502 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2504 = v599 + v2502;
-  const unsigned int v2505 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2507 = v602 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2509 = v2507 < v1;
-  const bool v2510 = v2508 && v2509;
-  if (v2510) {
-    const float v2511 = v39.x[119];
-    const iron_bf16 v2512 = bias[v2507];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2513 = iron_to_f32(v2512);
-    const float v2514 = fmaf(v2511, v3, v2513);
-    const iron_bf16 v2515 = iron_f32_to_bf16(v2514);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2516 = v2504 * v1;
-    const unsigned int v2517 = v2516 + v2507;
-    out[v2517] = v2515;
-  }
-  const unsigned int v2518 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2520 = v599 + v2518;
-  const unsigned int v2521 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2523 = v602 + v2521;
-  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2525 = v2523 < v1;
-  const bool v2526 = v2524 && v2525;
-  if (v2526) {
-    const float v2527 = v39.x[120];
-    const iron_bf16 v2528 = bias[v2523];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2529 = iron_to_f32(v2528);
-    const float v2530 = fmaf(v2527, v3, v2529);
-    const iron_bf16 v2531 = iron_f32_to_bf16(v2530);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2532 = v2520 * v1;
-    const unsigned int v2533 = v2532 + v2523;
-    out[v2533] = v2531;
-  }
-  const unsigned int v2534 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2536 = v599 + v2534;
-  const unsigned int v2537 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2539 = v602 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2541 = v2539 < v1;
-  const bool v2542 = v2540 && v2541;
-  if (v2542) {
-    const float v2543 = v39.x[121];
-    const iron_bf16 v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2545 = iron_to_f32(v2544);
-    const float v2546 = fmaf(v2543, v3, v2545);
-    const iron_bf16 v2547 = iron_f32_to_bf16(v2546);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2548 = v2536 * v1;
-    const unsigned int v2549 = v2548 + v2539;
-    out[v2549] = v2547;
-  }
-  const unsigned int v2550 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2552 = v599 + v2550;
-  const unsigned int v2553 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2555 = v602 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2557 = v2555 < v1;
-  const bool v2558 = v2556 && v2557;
-  if (v2558) {
-    const float v2559 = v39.x[122];
-    const iron_bf16 v2560 = bias[v2555];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2561 = iron_to_f32(v2560);
-    const float v2562 = fmaf(v2559, v3, v2561);
-    const iron_bf16 v2563 = iron_f32_to_bf16(v2562);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2564 = v2552 * v1;
-    const unsigned int v2565 = v2564 + v2555;
-    out[v2565] = v2563;
-  }
-  const unsigned int v2566 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2568 = v599 + v2566;
-  const unsigned int v2569 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2571 = v602 + v2569;
-  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2573 = v2571 < v1;
-  const bool v2574 = v2572 && v2573;
-  if (v2574) {
-    const float v2575 = v39.x[123];
-    const iron_bf16 v2576 = bias[v2571];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2577 = iron_to_f32(v2576);
-    const float v2578 = fmaf(v2575, v3, v2577);
-    const iron_bf16 v2579 = iron_f32_to_bf16(v2578);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2580 = v2568 * v1;
-    const unsigned int v2581 = v2580 + v2571;
-    out[v2581] = v2579;
-  }
-  const unsigned int v2582 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2584 = v599 + v2582;
-  const unsigned int v2585 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2587 = v602 + v2585;
-  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2589 = v2587 < v1;
-  const bool v2590 = v2588 && v2589;
-  if (v2590) {
-    const float v2591 = v39.x[124];
-    const iron_bf16 v2592 = bias[v2587];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2593 = iron_to_f32(v2592);
-    const float v2594 = fmaf(v2591, v3, v2593);
-    const iron_bf16 v2595 = iron_f32_to_bf16(v2594);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2596 = v2584 * v1;
-    const unsigned int v2597 = v2596 + v2587;
-    out[v2597] = v2595;
-  }
-  const unsigned int v2598 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2600 = v599 + v2598;
-  const unsigned int v2601 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2603 = v602 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2605 = v2603 < v1;
-  const bool v2606 = v2604 && v2605;
-  if (v2606) {
-    const float v2607 = v39.x[125];
-    const iron_bf16 v2608 = bias[v2603];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2609 = iron_to_f32(v2608);
-    const float v2610 = fmaf(v2607, v3, v2609);
-    const iron_bf16 v2611 = iron_f32_to_bf16(v2610);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2612 = v2600 * v1;
-    const unsigned int v2613 = v2612 + v2603;
-    out[v2613] = v2611;
-  }
-  const unsigned int v2614 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2616 = v599 + v2614;
-  const unsigned int v2617 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2619 = v602 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v39.x[126];
-    const iron_bf16 v2624 = bias[v2619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2625 = iron_to_f32(v2624);
-    const float v2626 = fmaf(v2623, v3, v2625);
-    const iron_bf16 v2627 = iron_f32_to_bf16(v2626);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2628 = v2616 * v1;
-    const unsigned int v2629 = v2628 + v2619;
-    out[v2629] = v2627;
-  }
-  const unsigned int v2630 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2632 = v599 + v2630;
-  const unsigned int v2633 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2635 = v602 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2637 = v2635 < v1;
-  const bool v2638 = v2636 && v2637;
-  if (v2638) {
-    const float v2639 = v39.x[127];
-    const iron_bf16 v2640 = bias[v2635];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2641 = iron_to_f32(v2640);
-    const float v2642 = fmaf(v2639, v3, v2641);
-    const iron_bf16 v2643 = iron_f32_to_bf16(v2642);  // kernels/gemm/gemm_epilogue.cpp:67
-    const unsigned int v2644 = v2632 * v1;
-    const unsigned int v2645 = v2644 + v2635;
-    out[v2645] = v2643;
+  const unsigned int v2378 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2379 = v599 + v2378;
+  const unsigned int v2380 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2381 = v598 + v2380;
+  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2383 = v2381 < v1;
+  const bool v2384 = v2382 && v2383;
+  if (v2384) {
+    const float v2385 = v39.x[127];
+    const iron_bf16 v2386 = bias[v2381];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2387 = iron_to_f32(v2386);
+    const float v2388 = fmaf(v2385, v3, v2387);
+    const iron_bf16 v2389 = iron_f32_to_bf16(v2388);  // kernels/gemm/gemm_epilogue.cpp:67
+    const unsigned int v2390 = v2379 * v1;
+    const unsigned int v2391 = v2390 + v2381;
+    out[v2391] = v2389;
   }
 }

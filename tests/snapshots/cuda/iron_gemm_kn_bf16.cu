@@ -265,612 +265,612 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    for (unsigned int v2393 = 0u; v2393 < 2u; v2393 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2394 = v2393 << 6u;
-      const bool v2396 = v2394 < v2;
-      if (v2396) {
-        const unsigned int v2398 = v2393 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v2400 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2407 = v2406 << 3u;
-        const unsigned int v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2409 = v2408 < v0;
-        const unsigned int v2410 = v2394 + v2407;
-        const bool v2411 = v2410 < v2;
-        const bool v2412 = v2409 && v2411;
-        const unsigned int v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2416 = v2414 + v2394;
-        const unsigned int v2417 = v2416 + v2407;
-        const unsigned int v2418 = v2412 ? v2417 : 0u;
-        const unsigned int v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2421 = v2398 + v2420;
-        const unsigned int v2422 = v2421 + v2407;
-        iron_copy_async<16>(shm0 + (v2422 ^ (((v2422 >> 6u) & 7u) << 3u)), a + v2418, v2412);
-        const unsigned int v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2431 = v2430 << 3u;
-        const unsigned int v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2433 = v2432 < v0;
-        const unsigned int v2434 = v2394 + v2431;
-        const bool v2435 = v2434 < v2;
-        const bool v2436 = v2433 && v2435;
-        const unsigned int v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2440 = v2438 + v2394;
-        const unsigned int v2441 = v2440 + v2431;
-        const unsigned int v2442 = v2436 ? v2441 : 0u;
-        const unsigned int v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2445 = v2398 + v2444;
-        const unsigned int v2446 = v2445 + v2431;
-        iron_copy_async<16>(shm0 + (v2446 ^ (((v2446 >> 6u) & 7u) << 3u)), a + v2442, v2436);
-        const unsigned int v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2455 = v2454 << 3u;
-        const unsigned int v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2457 = v2456 < v0;
-        const unsigned int v2458 = v2394 + v2455;
-        const bool v2459 = v2458 < v2;
-        const bool v2460 = v2457 && v2459;
-        const unsigned int v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2464 = v2462 + v2394;
-        const unsigned int v2465 = v2464 + v2455;
-        const unsigned int v2466 = v2460 ? v2465 : 0u;
-        const unsigned int v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2469 = v2398 + v2468;
-        const unsigned int v2470 = v2469 + v2455;
-        iron_copy_async<16>(shm0 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), a + v2466, v2460);
-        const unsigned int v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2479 = v2478 << 3u;
-        const unsigned int v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2481 = v2480 < v0;
-        const unsigned int v2482 = v2394 + v2479;
-        const bool v2483 = v2482 < v2;
-        const bool v2484 = v2481 && v2483;
-        const unsigned int v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2488 = v2486 + v2394;
-        const unsigned int v2489 = v2488 + v2479;
-        const unsigned int v2490 = v2484 ? v2489 : 0u;
-        const unsigned int v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2493 = v2398 + v2492;
-        const unsigned int v2494 = v2493 + v2479;
-        iron_copy_async<16>(shm0 + (v2494 ^ (((v2494 >> 6u) & 7u) << 3u)), a + v2490, v2484);
-        const unsigned int v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2503 = v2502 << 3u;
-        const unsigned int v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2505 = v2504 < v0;
-        const unsigned int v2506 = v2394 + v2503;
-        const bool v2507 = v2506 < v2;
-        const bool v2508 = v2505 && v2507;
-        const unsigned int v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2512 = v2510 + v2394;
-        const unsigned int v2513 = v2512 + v2503;
-        const unsigned int v2514 = v2508 ? v2513 : 0u;
-        const unsigned int v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2517 = v2398 + v2516;
-        const unsigned int v2518 = v2517 + v2503;
-        iron_copy_async<16>(shm0 + (v2518 ^ (((v2518 >> 6u) & 7u) << 3u)), a + v2514, v2508);
-        const unsigned int v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2527 = v2526 << 3u;
-        const unsigned int v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2529 = v2528 < v0;
-        const unsigned int v2530 = v2394 + v2527;
-        const bool v2531 = v2530 < v2;
-        const bool v2532 = v2529 && v2531;
-        const unsigned int v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2536 = v2534 + v2394;
-        const unsigned int v2537 = v2536 + v2527;
-        const unsigned int v2538 = v2532 ? v2537 : 0u;
-        const unsigned int v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2541 = v2398 + v2540;
-        const unsigned int v2542 = v2541 + v2527;
-        iron_copy_async<16>(shm0 + (v2542 ^ (((v2542 >> 6u) & 7u) << 3u)), a + v2538, v2532);
-        const unsigned int v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2551 = v2550 << 3u;
-        const unsigned int v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2553 = v2552 < v0;
-        const unsigned int v2554 = v2394 + v2551;
-        const bool v2555 = v2554 < v2;
-        const bool v2556 = v2553 && v2555;
-        const unsigned int v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2560 = v2558 + v2394;
-        const unsigned int v2561 = v2560 + v2551;
-        const unsigned int v2562 = v2556 ? v2561 : 0u;
-        const unsigned int v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2565 = v2398 + v2564;
-        const unsigned int v2566 = v2565 + v2551;
-        iron_copy_async<16>(shm0 + (v2566 ^ (((v2566 >> 6u) & 7u) << 3u)), a + v2562, v2556);
-        const unsigned int v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2575 = v2574 << 3u;
-        const unsigned int v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2577 = v2576 < v0;
-        const unsigned int v2578 = v2394 + v2575;
-        const bool v2579 = v2578 < v2;
-        const bool v2580 = v2577 && v2579;
-        const unsigned int v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2584 = v2582 + v2394;
-        const unsigned int v2585 = v2584 + v2575;
-        const unsigned int v2586 = v2580 ? v2585 : 0u;
-        const unsigned int v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2589 = v2398 + v2588;
-        const unsigned int v2590 = v2589 + v2575;
-        iron_copy_async<16>(shm0 + (v2590 ^ (((v2590 >> 6u) & 7u) << 3u)), a + v2586, v2580);
-        const unsigned int v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2601 = v2600 << 3u;
-        const unsigned int v2602 = v2394 + v2597;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2603 = v2602 < v2;
-        const unsigned int v2604 = v28 + v2601;
-        const bool v2605 = v2604 < v1;
-        const bool v2606 = v2603 && v2605;
-        const unsigned int v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2610 = v2608 + v28;
-        const unsigned int v2611 = v2610 + v2601;
-        const unsigned int v2612 = v2606 ? v2611 : 0u;
-        const unsigned int v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2615 = v2398 + v2614;
-        const unsigned int v2616 = v2615 + v2601;
-        iron_copy_async<16>(shm1 + (v2616 ^ (((v2616 >> 7u) & 7u) << 3u)), b + v2612, v2606);
-        const unsigned int v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2625 = v2624 << 3u;
-        const unsigned int v2626 = v2394 + v2621;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2627 = v2626 < v2;
-        const unsigned int v2628 = v28 + v2625;
-        const bool v2629 = v2628 < v1;
-        const bool v2630 = v2627 && v2629;
-        const unsigned int v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2634 = v2632 + v28;
-        const unsigned int v2635 = v2634 + v2625;
-        const unsigned int v2636 = v2630 ? v2635 : 0u;
-        const unsigned int v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2639 = v2398 + v2638;
-        const unsigned int v2640 = v2639 + v2625;
-        iron_copy_async<16>(shm1 + (v2640 ^ (((v2640 >> 7u) & 7u) << 3u)), b + v2636, v2630);
-        const unsigned int v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2649 = v2648 << 3u;
-        const unsigned int v2650 = v2394 + v2645;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2651 = v2650 < v2;
-        const unsigned int v2652 = v28 + v2649;
-        const bool v2653 = v2652 < v1;
-        const bool v2654 = v2651 && v2653;
-        const unsigned int v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2658 = v2656 + v28;
-        const unsigned int v2659 = v2658 + v2649;
-        const unsigned int v2660 = v2654 ? v2659 : 0u;
-        const unsigned int v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2663 = v2398 + v2662;
-        const unsigned int v2664 = v2663 + v2649;
-        iron_copy_async<16>(shm1 + (v2664 ^ (((v2664 >> 7u) & 7u) << 3u)), b + v2660, v2654);
-        const unsigned int v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2673 = v2672 << 3u;
-        const unsigned int v2674 = v2394 + v2669;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2675 = v2674 < v2;
-        const unsigned int v2676 = v28 + v2673;
-        const bool v2677 = v2676 < v1;
-        const bool v2678 = v2675 && v2677;
-        const unsigned int v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2682 = v2680 + v28;
-        const unsigned int v2683 = v2682 + v2673;
-        const unsigned int v2684 = v2678 ? v2683 : 0u;
-        const unsigned int v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2687 = v2398 + v2686;
-        const unsigned int v2688 = v2687 + v2673;
-        iron_copy_async<16>(shm1 + (v2688 ^ (((v2688 >> 7u) & 7u) << 3u)), b + v2684, v2678);
-        const unsigned int v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2697 = v2696 << 3u;
-        const unsigned int v2698 = v2394 + v2693;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2699 = v2698 < v2;
-        const unsigned int v2700 = v28 + v2697;
-        const bool v2701 = v2700 < v1;
-        const bool v2702 = v2699 && v2701;
-        const unsigned int v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2706 = v2704 + v28;
-        const unsigned int v2707 = v2706 + v2697;
-        const unsigned int v2708 = v2702 ? v2707 : 0u;
-        const unsigned int v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2711 = v2398 + v2710;
-        const unsigned int v2712 = v2711 + v2697;
-        iron_copy_async<16>(shm1 + (v2712 ^ (((v2712 >> 7u) & 7u) << 3u)), b + v2708, v2702);
-        const unsigned int v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2721 = v2720 << 3u;
-        const unsigned int v2722 = v2394 + v2717;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2723 = v2722 < v2;
-        const unsigned int v2724 = v28 + v2721;
-        const bool v2725 = v2724 < v1;
-        const bool v2726 = v2723 && v2725;
-        const unsigned int v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2730 = v2728 + v28;
-        const unsigned int v2731 = v2730 + v2721;
-        const unsigned int v2732 = v2726 ? v2731 : 0u;
-        const unsigned int v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2735 = v2398 + v2734;
-        const unsigned int v2736 = v2735 + v2721;
-        iron_copy_async<16>(shm1 + (v2736 ^ (((v2736 >> 7u) & 7u) << 3u)), b + v2732, v2726);
-        const unsigned int v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2745 = v2744 << 3u;
-        const unsigned int v2746 = v2394 + v2741;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2747 = v2746 < v2;
-        const unsigned int v2748 = v28 + v2745;
-        const bool v2749 = v2748 < v1;
-        const bool v2750 = v2747 && v2749;
-        const unsigned int v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2754 = v2752 + v28;
-        const unsigned int v2755 = v2754 + v2745;
-        const unsigned int v2756 = v2750 ? v2755 : 0u;
-        const unsigned int v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2759 = v2398 + v2758;
-        const unsigned int v2760 = v2759 + v2745;
-        iron_copy_async<16>(shm1 + (v2760 ^ (((v2760 >> 7u) & 7u) << 3u)), b + v2756, v2750);
-        const unsigned int v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2769 = v2768 << 3u;
-        const unsigned int v2770 = v2394 + v2765;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2771 = v2770 < v2;
-        const unsigned int v2772 = v28 + v2769;
-        const bool v2773 = v2772 < v1;
-        const bool v2774 = v2771 && v2773;
-        const unsigned int v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2778 = v2776 + v28;
-        const unsigned int v2779 = v2778 + v2769;
-        const unsigned int v2780 = v2774 ? v2779 : 0u;
-        const unsigned int v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2783 = v2398 + v2782;
-        const unsigned int v2784 = v2783 + v2769;
-        iron_copy_async<16>(shm1 + (v2784 ^ (((v2784 >> 7u) & 7u) << 3u)), b + v2780, v2774);
+    for (unsigned int v2139 = 0u; v2139 < 2u; v2139 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2140 = v2139 << 6u;
+      const bool v2142 = v2140 < v2;
+      if (v2142) {
+        const unsigned int v2144 = v2139 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2146 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2149 = v2146 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2152 = v2146 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2153 = v2152 << 3u;
+        const unsigned int v2154 = v24 + v2149;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2155 = v2154 < v0;
+        const unsigned int v2156 = v2140 + v2153;
+        const bool v2157 = v2156 < v2;
+        const bool v2158 = v2155 && v2157;
+        const unsigned int v2160 = v2154 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2162 = v2160 + v2140;
+        const unsigned int v2163 = v2162 + v2153;
+        const unsigned int v2164 = v2158 ? v2163 : 0u;
+        const unsigned int v2166 = v2149 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2167 = v2144 + v2166;
+        const unsigned int v2168 = v2167 + v2153;
+        iron_copy_async<16>(shm0 + (v2168 ^ (((v2168 >> 6u) & 7u) << 3u)), a + v2164, v2158);
+        const unsigned int v2171 = v2146 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2173 = v2171 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2176 = v2171 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2177 = v2176 << 3u;
+        const unsigned int v2178 = v24 + v2173;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2179 = v2178 < v0;
+        const unsigned int v2180 = v2140 + v2177;
+        const bool v2181 = v2180 < v2;
+        const bool v2182 = v2179 && v2181;
+        const unsigned int v2184 = v2178 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2186 = v2184 + v2140;
+        const unsigned int v2187 = v2186 + v2177;
+        const unsigned int v2188 = v2182 ? v2187 : 0u;
+        const unsigned int v2190 = v2173 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2191 = v2144 + v2190;
+        const unsigned int v2192 = v2191 + v2177;
+        iron_copy_async<16>(shm0 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), a + v2188, v2182);
+        const unsigned int v2195 = v2146 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2197 = v2195 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2200 = v2195 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2201 = v2200 << 3u;
+        const unsigned int v2202 = v24 + v2197;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2203 = v2202 < v0;
+        const unsigned int v2204 = v2140 + v2201;
+        const bool v2205 = v2204 < v2;
+        const bool v2206 = v2203 && v2205;
+        const unsigned int v2208 = v2202 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2210 = v2208 + v2140;
+        const unsigned int v2211 = v2210 + v2201;
+        const unsigned int v2212 = v2206 ? v2211 : 0u;
+        const unsigned int v2214 = v2197 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2215 = v2144 + v2214;
+        const unsigned int v2216 = v2215 + v2201;
+        iron_copy_async<16>(shm0 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), a + v2212, v2206);
+        const unsigned int v2219 = v2146 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2221 = v2219 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2224 = v2219 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2225 = v2224 << 3u;
+        const unsigned int v2226 = v24 + v2221;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2227 = v2226 < v0;
+        const unsigned int v2228 = v2140 + v2225;
+        const bool v2229 = v2228 < v2;
+        const bool v2230 = v2227 && v2229;
+        const unsigned int v2232 = v2226 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2234 = v2232 + v2140;
+        const unsigned int v2235 = v2234 + v2225;
+        const unsigned int v2236 = v2230 ? v2235 : 0u;
+        const unsigned int v2238 = v2221 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2239 = v2144 + v2238;
+        const unsigned int v2240 = v2239 + v2225;
+        iron_copy_async<16>(shm0 + (v2240 ^ (((v2240 >> 6u) & 7u) << 3u)), a + v2236, v2230);
+        const unsigned int v2243 = v2146 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2245 = v2243 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2248 = v2243 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2249 = v2248 << 3u;
+        const unsigned int v2250 = v24 + v2245;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2251 = v2250 < v0;
+        const unsigned int v2252 = v2140 + v2249;
+        const bool v2253 = v2252 < v2;
+        const bool v2254 = v2251 && v2253;
+        const unsigned int v2256 = v2250 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2258 = v2256 + v2140;
+        const unsigned int v2259 = v2258 + v2249;
+        const unsigned int v2260 = v2254 ? v2259 : 0u;
+        const unsigned int v2262 = v2245 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2263 = v2144 + v2262;
+        const unsigned int v2264 = v2263 + v2249;
+        iron_copy_async<16>(shm0 + (v2264 ^ (((v2264 >> 6u) & 7u) << 3u)), a + v2260, v2254);
+        const unsigned int v2267 = v2146 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2269 = v2267 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2272 = v2267 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2273 = v2272 << 3u;
+        const unsigned int v2274 = v24 + v2269;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2275 = v2274 < v0;
+        const unsigned int v2276 = v2140 + v2273;
+        const bool v2277 = v2276 < v2;
+        const bool v2278 = v2275 && v2277;
+        const unsigned int v2280 = v2274 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2282 = v2280 + v2140;
+        const unsigned int v2283 = v2282 + v2273;
+        const unsigned int v2284 = v2278 ? v2283 : 0u;
+        const unsigned int v2286 = v2269 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2287 = v2144 + v2286;
+        const unsigned int v2288 = v2287 + v2273;
+        iron_copy_async<16>(shm0 + (v2288 ^ (((v2288 >> 6u) & 7u) << 3u)), a + v2284, v2278);
+        const unsigned int v2291 = v2146 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2293 = v2291 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2296 = v2291 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2297 = v2296 << 3u;
+        const unsigned int v2298 = v24 + v2293;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2299 = v2298 < v0;
+        const unsigned int v2300 = v2140 + v2297;
+        const bool v2301 = v2300 < v2;
+        const bool v2302 = v2299 && v2301;
+        const unsigned int v2304 = v2298 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2306 = v2304 + v2140;
+        const unsigned int v2307 = v2306 + v2297;
+        const unsigned int v2308 = v2302 ? v2307 : 0u;
+        const unsigned int v2310 = v2293 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2311 = v2144 + v2310;
+        const unsigned int v2312 = v2311 + v2297;
+        iron_copy_async<16>(shm0 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), a + v2308, v2302);
+        const unsigned int v2315 = v2146 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2317 = v2315 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2320 = v2315 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2321 = v2320 << 3u;
+        const unsigned int v2322 = v24 + v2317;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2323 = v2322 < v0;
+        const unsigned int v2324 = v2140 + v2321;
+        const bool v2325 = v2324 < v2;
+        const bool v2326 = v2323 && v2325;
+        const unsigned int v2328 = v2322 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2330 = v2328 + v2140;
+        const unsigned int v2331 = v2330 + v2321;
+        const unsigned int v2332 = v2326 ? v2331 : 0u;
+        const unsigned int v2334 = v2317 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2335 = v2144 + v2334;
+        const unsigned int v2336 = v2335 + v2321;
+        iron_copy_async<16>(shm0 + (v2336 ^ (((v2336 >> 6u) & 7u) << 3u)), a + v2332, v2326);
+        const unsigned int v2343 = v2146 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2346 = v2146 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2347 = v2346 << 3u;
+        const unsigned int v2348 = v2140 + v2343;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2349 = v2348 < v2;
+        const unsigned int v2350 = v28 + v2347;
+        const bool v2351 = v2350 < v1;
+        const bool v2352 = v2349 && v2351;
+        const unsigned int v2354 = v2348 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2356 = v2354 + v28;
+        const unsigned int v2357 = v2356 + v2347;
+        const unsigned int v2358 = v2352 ? v2357 : 0u;
+        const unsigned int v2360 = v2343 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2361 = v2144 + v2360;
+        const unsigned int v2362 = v2361 + v2347;
+        iron_copy_async<16>(shm1 + (v2362 ^ (((v2362 >> 7u) & 7u) << 3u)), b + v2358, v2352);
+        const unsigned int v2367 = v2171 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2370 = v2171 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2371 = v2370 << 3u;
+        const unsigned int v2372 = v2140 + v2367;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2373 = v2372 < v2;
+        const unsigned int v2374 = v28 + v2371;
+        const bool v2375 = v2374 < v1;
+        const bool v2376 = v2373 && v2375;
+        const unsigned int v2378 = v2372 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2380 = v2378 + v28;
+        const unsigned int v2381 = v2380 + v2371;
+        const unsigned int v2382 = v2376 ? v2381 : 0u;
+        const unsigned int v2384 = v2367 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2385 = v2144 + v2384;
+        const unsigned int v2386 = v2385 + v2371;
+        iron_copy_async<16>(shm1 + (v2386 ^ (((v2386 >> 7u) & 7u) << 3u)), b + v2382, v2376);
+        const unsigned int v2391 = v2195 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2394 = v2195 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2395 = v2394 << 3u;
+        const unsigned int v2396 = v2140 + v2391;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2397 = v2396 < v2;
+        const unsigned int v2398 = v28 + v2395;
+        const bool v2399 = v2398 < v1;
+        const bool v2400 = v2397 && v2399;
+        const unsigned int v2402 = v2396 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2404 = v2402 + v28;
+        const unsigned int v2405 = v2404 + v2395;
+        const unsigned int v2406 = v2400 ? v2405 : 0u;
+        const unsigned int v2408 = v2391 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2409 = v2144 + v2408;
+        const unsigned int v2410 = v2409 + v2395;
+        iron_copy_async<16>(shm1 + (v2410 ^ (((v2410 >> 7u) & 7u) << 3u)), b + v2406, v2400);
+        const unsigned int v2415 = v2219 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2418 = v2219 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2419 = v2418 << 3u;
+        const unsigned int v2420 = v2140 + v2415;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2421 = v2420 < v2;
+        const unsigned int v2422 = v28 + v2419;
+        const bool v2423 = v2422 < v1;
+        const bool v2424 = v2421 && v2423;
+        const unsigned int v2426 = v2420 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2428 = v2426 + v28;
+        const unsigned int v2429 = v2428 + v2419;
+        const unsigned int v2430 = v2424 ? v2429 : 0u;
+        const unsigned int v2432 = v2415 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2433 = v2144 + v2432;
+        const unsigned int v2434 = v2433 + v2419;
+        iron_copy_async<16>(shm1 + (v2434 ^ (((v2434 >> 7u) & 7u) << 3u)), b + v2430, v2424);
+        const unsigned int v2439 = v2243 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2442 = v2243 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2443 = v2442 << 3u;
+        const unsigned int v2444 = v2140 + v2439;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2445 = v2444 < v2;
+        const unsigned int v2446 = v28 + v2443;
+        const bool v2447 = v2446 < v1;
+        const bool v2448 = v2445 && v2447;
+        const unsigned int v2450 = v2444 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2452 = v2450 + v28;
+        const unsigned int v2453 = v2452 + v2443;
+        const unsigned int v2454 = v2448 ? v2453 : 0u;
+        const unsigned int v2456 = v2439 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2457 = v2144 + v2456;
+        const unsigned int v2458 = v2457 + v2443;
+        iron_copy_async<16>(shm1 + (v2458 ^ (((v2458 >> 7u) & 7u) << 3u)), b + v2454, v2448);
+        const unsigned int v2463 = v2267 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2466 = v2267 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2467 = v2466 << 3u;
+        const unsigned int v2468 = v2140 + v2463;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2469 = v2468 < v2;
+        const unsigned int v2470 = v28 + v2467;
+        const bool v2471 = v2470 < v1;
+        const bool v2472 = v2469 && v2471;
+        const unsigned int v2474 = v2468 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2476 = v2474 + v28;
+        const unsigned int v2477 = v2476 + v2467;
+        const unsigned int v2478 = v2472 ? v2477 : 0u;
+        const unsigned int v2480 = v2463 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2481 = v2144 + v2480;
+        const unsigned int v2482 = v2481 + v2467;
+        iron_copy_async<16>(shm1 + (v2482 ^ (((v2482 >> 7u) & 7u) << 3u)), b + v2478, v2472);
+        const unsigned int v2487 = v2291 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2490 = v2291 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2491 = v2490 << 3u;
+        const unsigned int v2492 = v2140 + v2487;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2493 = v2492 < v2;
+        const unsigned int v2494 = v28 + v2491;
+        const bool v2495 = v2494 < v1;
+        const bool v2496 = v2493 && v2495;
+        const unsigned int v2498 = v2492 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2500 = v2498 + v28;
+        const unsigned int v2501 = v2500 + v2491;
+        const unsigned int v2502 = v2496 ? v2501 : 0u;
+        const unsigned int v2504 = v2487 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2505 = v2144 + v2504;
+        const unsigned int v2506 = v2505 + v2491;
+        iron_copy_async<16>(shm1 + (v2506 ^ (((v2506 >> 7u) & 7u) << 3u)), b + v2502, v2496);
+        const unsigned int v2511 = v2315 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2514 = v2315 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2515 = v2514 << 3u;
+        const unsigned int v2516 = v2140 + v2511;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2517 = v2516 < v2;
+        const unsigned int v2518 = v28 + v2515;
+        const bool v2519 = v2518 < v1;
+        const bool v2520 = v2517 && v2519;
+        const unsigned int v2522 = v2516 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2524 = v2522 + v28;
+        const unsigned int v2525 = v2524 + v2515;
+        const unsigned int v2526 = v2520 ? v2525 : 0u;
+        const unsigned int v2528 = v2511 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2529 = v2144 + v2528;
+        const unsigned int v2530 = v2529 + v2515;
+        iron_copy_async<16>(shm1 + (v2530 ^ (((v2530 >> 7u) & 7u) << 3u)), b + v2526, v2520);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
-    const unsigned int v2797 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2543 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (unsigned int v2785 = 0u; v2785 < v2; v2785 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2787 = v2785 >> 6u;
-      const unsigned int v2789 = v2787 % 3u;
+    for (unsigned int v2531 = 0u; v2531 < v2; v2531 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2533 = v2531 >> 6u;
+      const unsigned int v2535 = v2533 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2791 = v2789 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
-      const unsigned int v2798 = v2791 + v2797;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2798, 64u);
-      const unsigned int v2803 = v2791 + v37;  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2803, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v2809 = v2798 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2809, 64u);
-      const unsigned int v2812 = v2791 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
-      const unsigned int v2813 = v2812 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2813, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v2819 = v2798 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2819, 64u);
-      const unsigned int v2822 = v2791 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
-      const unsigned int v2823 = v2822 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2823, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v2829 = v2798 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2829, 64u);
-      const unsigned int v2832 = v2791 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
-      const unsigned int v2833 = v2832 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2833, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v2836 = v2785 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2838 = v2787 + 2u;
-      const unsigned int v2839 = v2838 % 3u;
-      const bool v2840 = v2836 < v2;
-      if (v2840) {
-        const unsigned int v2842 = v2839 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v2844 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2847 = v2844 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2850 = v2844 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2851 = v2850 << 3u;
-        const unsigned int v2852 = v24 + v2847;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2853 = v2852 < v0;
-        const unsigned int v2854 = v2836 + v2851;
-        const bool v2855 = v2854 < v2;
-        const bool v2856 = v2853 && v2855;
-        const unsigned int v2858 = v2852 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2860 = v2858 + v2836;
-        const unsigned int v2861 = v2860 + v2851;
-        const unsigned int v2862 = v2856 ? v2861 : 0u;
-        const unsigned int v2864 = v2847 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2865 = v2842 + v2864;
-        const unsigned int v2866 = v2865 + v2851;
-        iron_copy_async<16>(shm0 + (v2866 ^ (((v2866 >> 6u) & 7u) << 3u)), a + v2862, v2856);
-        const unsigned int v2869 = v2844 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2871 = v2869 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2874 = v2869 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2875 = v2874 << 3u;
-        const unsigned int v2876 = v24 + v2871;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2877 = v2876 < v0;
-        const unsigned int v2878 = v2836 + v2875;
-        const bool v2879 = v2878 < v2;
-        const bool v2880 = v2877 && v2879;
-        const unsigned int v2882 = v2876 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2884 = v2882 + v2836;
-        const unsigned int v2885 = v2884 + v2875;
-        const unsigned int v2886 = v2880 ? v2885 : 0u;
-        const unsigned int v2888 = v2871 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2889 = v2842 + v2888;
-        const unsigned int v2890 = v2889 + v2875;
-        iron_copy_async<16>(shm0 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), a + v2886, v2880);
-        const unsigned int v2893 = v2844 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2895 = v2893 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2898 = v2893 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2899 = v2898 << 3u;
-        const unsigned int v2900 = v24 + v2895;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2901 = v2900 < v0;
-        const unsigned int v2902 = v2836 + v2899;
-        const bool v2903 = v2902 < v2;
-        const bool v2904 = v2901 && v2903;
-        const unsigned int v2906 = v2900 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2908 = v2906 + v2836;
-        const unsigned int v2909 = v2908 + v2899;
-        const unsigned int v2910 = v2904 ? v2909 : 0u;
-        const unsigned int v2912 = v2895 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2913 = v2842 + v2912;
-        const unsigned int v2914 = v2913 + v2899;
-        iron_copy_async<16>(shm0 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), a + v2910, v2904);
-        const unsigned int v2917 = v2844 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2919 = v2917 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2922 = v2917 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2923 = v2922 << 3u;
-        const unsigned int v2924 = v24 + v2919;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2925 = v2924 < v0;
-        const unsigned int v2926 = v2836 + v2923;
-        const bool v2927 = v2926 < v2;
-        const bool v2928 = v2925 && v2927;
-        const unsigned int v2930 = v2924 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2932 = v2930 + v2836;
-        const unsigned int v2933 = v2932 + v2923;
-        const unsigned int v2934 = v2928 ? v2933 : 0u;
-        const unsigned int v2936 = v2919 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2937 = v2842 + v2936;
-        const unsigned int v2938 = v2937 + v2923;
-        iron_copy_async<16>(shm0 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), a + v2934, v2928);
-        const unsigned int v2941 = v2844 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2943 = v2941 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2946 = v2941 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2947 = v2946 << 3u;
-        const unsigned int v2948 = v24 + v2943;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2949 = v2948 < v0;
-        const unsigned int v2950 = v2836 + v2947;
-        const bool v2951 = v2950 < v2;
-        const bool v2952 = v2949 && v2951;
-        const unsigned int v2954 = v2948 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2956 = v2954 + v2836;
-        const unsigned int v2957 = v2956 + v2947;
-        const unsigned int v2958 = v2952 ? v2957 : 0u;
-        const unsigned int v2960 = v2943 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2961 = v2842 + v2960;
-        const unsigned int v2962 = v2961 + v2947;
-        iron_copy_async<16>(shm0 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), a + v2958, v2952);
-        const unsigned int v2965 = v2844 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2967 = v2965 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2970 = v2965 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2971 = v2970 << 3u;
-        const unsigned int v2972 = v24 + v2967;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2973 = v2972 < v0;
-        const unsigned int v2974 = v2836 + v2971;
-        const bool v2975 = v2974 < v2;
-        const bool v2976 = v2973 && v2975;
-        const unsigned int v2978 = v2972 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2980 = v2978 + v2836;
-        const unsigned int v2981 = v2980 + v2971;
-        const unsigned int v2982 = v2976 ? v2981 : 0u;
-        const unsigned int v2984 = v2967 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2985 = v2842 + v2984;
-        const unsigned int v2986 = v2985 + v2971;
-        iron_copy_async<16>(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), a + v2982, v2976);
-        const unsigned int v2989 = v2844 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2991 = v2989 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2994 = v2989 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2995 = v2994 << 3u;
-        const unsigned int v2996 = v24 + v2991;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2997 = v2996 < v0;
-        const unsigned int v2998 = v2836 + v2995;
-        const bool v2999 = v2998 < v2;
-        const bool v3000 = v2997 && v2999;
-        const unsigned int v3002 = v2996 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3004 = v3002 + v2836;
-        const unsigned int v3005 = v3004 + v2995;
-        const unsigned int v3006 = v3000 ? v3005 : 0u;
-        const unsigned int v3008 = v2991 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3009 = v2842 + v3008;
-        const unsigned int v3010 = v3009 + v2995;
-        iron_copy_async<16>(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), a + v3006, v3000);
-        const unsigned int v3013 = v2844 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3015 = v3013 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3018 = v3013 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3019 = v3018 << 3u;
-        const unsigned int v3020 = v24 + v3015;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3021 = v3020 < v0;
-        const unsigned int v3022 = v2836 + v3019;
-        const bool v3023 = v3022 < v2;
-        const bool v3024 = v3021 && v3023;
-        const unsigned int v3026 = v3020 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3028 = v3026 + v2836;
-        const unsigned int v3029 = v3028 + v3019;
-        const unsigned int v3030 = v3024 ? v3029 : 0u;
-        const unsigned int v3032 = v3015 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3033 = v2842 + v3032;
-        const unsigned int v3034 = v3033 + v3019;
-        iron_copy_async<16>(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), a + v3030, v3024);
-        const unsigned int v3041 = v2844 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3044 = v2844 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3045 = v3044 << 3u;
-        const unsigned int v3046 = v2836 + v3041;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3047 = v3046 < v2;
-        const unsigned int v3048 = v28 + v3045;
-        const bool v3049 = v3048 < v1;
-        const bool v3050 = v3047 && v3049;
-        const unsigned int v3052 = v3046 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3054 = v3052 + v28;
-        const unsigned int v3055 = v3054 + v3045;
-        const unsigned int v3056 = v3050 ? v3055 : 0u;
-        const unsigned int v3058 = v3041 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3059 = v2842 + v3058;
-        const unsigned int v3060 = v3059 + v3045;
-        iron_copy_async<16>(shm1 + (v3060 ^ (((v3060 >> 7u) & 7u) << 3u)), b + v3056, v3050);
-        const unsigned int v3065 = v2869 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3068 = v2869 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3069 = v3068 << 3u;
-        const unsigned int v3070 = v2836 + v3065;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3071 = v3070 < v2;
-        const unsigned int v3072 = v28 + v3069;
-        const bool v3073 = v3072 < v1;
-        const bool v3074 = v3071 && v3073;
-        const unsigned int v3076 = v3070 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3078 = v3076 + v28;
-        const unsigned int v3079 = v3078 + v3069;
-        const unsigned int v3080 = v3074 ? v3079 : 0u;
-        const unsigned int v3082 = v3065 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3083 = v2842 + v3082;
-        const unsigned int v3084 = v3083 + v3069;
-        iron_copy_async<16>(shm1 + (v3084 ^ (((v3084 >> 7u) & 7u) << 3u)), b + v3080, v3074);
-        const unsigned int v3089 = v2893 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3092 = v2893 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3093 = v3092 << 3u;
-        const unsigned int v3094 = v2836 + v3089;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3095 = v3094 < v2;
-        const unsigned int v3096 = v28 + v3093;
-        const bool v3097 = v3096 < v1;
-        const bool v3098 = v3095 && v3097;
-        const unsigned int v3100 = v3094 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3102 = v3100 + v28;
-        const unsigned int v3103 = v3102 + v3093;
-        const unsigned int v3104 = v3098 ? v3103 : 0u;
-        const unsigned int v3106 = v3089 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3107 = v2842 + v3106;
-        const unsigned int v3108 = v3107 + v3093;
-        iron_copy_async<16>(shm1 + (v3108 ^ (((v3108 >> 7u) & 7u) << 3u)), b + v3104, v3098);
-        const unsigned int v3113 = v2917 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3116 = v2917 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3117 = v3116 << 3u;
-        const unsigned int v3118 = v2836 + v3113;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3119 = v3118 < v2;
-        const unsigned int v3120 = v28 + v3117;
-        const bool v3121 = v3120 < v1;
-        const bool v3122 = v3119 && v3121;
-        const unsigned int v3124 = v3118 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3126 = v3124 + v28;
-        const unsigned int v3127 = v3126 + v3117;
-        const unsigned int v3128 = v3122 ? v3127 : 0u;
-        const unsigned int v3130 = v3113 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3131 = v2842 + v3130;
-        const unsigned int v3132 = v3131 + v3117;
-        iron_copy_async<16>(shm1 + (v3132 ^ (((v3132 >> 7u) & 7u) << 3u)), b + v3128, v3122);
-        const unsigned int v3137 = v2941 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3140 = v2941 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3141 = v3140 << 3u;
-        const unsigned int v3142 = v2836 + v3137;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3143 = v3142 < v2;
-        const unsigned int v3144 = v28 + v3141;
-        const bool v3145 = v3144 < v1;
-        const bool v3146 = v3143 && v3145;
-        const unsigned int v3148 = v3142 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3150 = v3148 + v28;
-        const unsigned int v3151 = v3150 + v3141;
-        const unsigned int v3152 = v3146 ? v3151 : 0u;
-        const unsigned int v3154 = v3137 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3155 = v2842 + v3154;
-        const unsigned int v3156 = v3155 + v3141;
-        iron_copy_async<16>(shm1 + (v3156 ^ (((v3156 >> 7u) & 7u) << 3u)), b + v3152, v3146);
-        const unsigned int v3161 = v2965 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3164 = v2965 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3165 = v3164 << 3u;
-        const unsigned int v3166 = v2836 + v3161;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3167 = v3166 < v2;
-        const unsigned int v3168 = v28 + v3165;
-        const bool v3169 = v3168 < v1;
-        const bool v3170 = v3167 && v3169;
-        const unsigned int v3172 = v3166 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3174 = v3172 + v28;
-        const unsigned int v3175 = v3174 + v3165;
-        const unsigned int v3176 = v3170 ? v3175 : 0u;
-        const unsigned int v3178 = v3161 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3179 = v2842 + v3178;
-        const unsigned int v3180 = v3179 + v3165;
-        iron_copy_async<16>(shm1 + (v3180 ^ (((v3180 >> 7u) & 7u) << 3u)), b + v3176, v3170);
-        const unsigned int v3185 = v2989 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3188 = v2989 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3189 = v3188 << 3u;
-        const unsigned int v3190 = v2836 + v3185;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3191 = v3190 < v2;
-        const unsigned int v3192 = v28 + v3189;
-        const bool v3193 = v3192 < v1;
-        const bool v3194 = v3191 && v3193;
-        const unsigned int v3196 = v3190 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3198 = v3196 + v28;
-        const unsigned int v3199 = v3198 + v3189;
-        const unsigned int v3200 = v3194 ? v3199 : 0u;
-        const unsigned int v3202 = v3185 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3203 = v2842 + v3202;
-        const unsigned int v3204 = v3203 + v3189;
-        iron_copy_async<16>(shm1 + (v3204 ^ (((v3204 >> 7u) & 7u) << 3u)), b + v3200, v3194);
-        const unsigned int v3209 = v3013 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3212 = v3013 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3213 = v3212 << 3u;
-        const unsigned int v3214 = v2836 + v3209;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3215 = v3214 < v2;
-        const unsigned int v3216 = v28 + v3213;
-        const bool v3217 = v3216 < v1;
-        const bool v3218 = v3215 && v3217;
-        const unsigned int v3220 = v3214 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3222 = v3220 + v28;
-        const unsigned int v3223 = v3222 + v3213;
-        const unsigned int v3224 = v3218 ? v3223 : 0u;
-        const unsigned int v3226 = v3209 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3227 = v2842 + v3226;
-        const unsigned int v3228 = v3227 + v3213;
-        iron_copy_async<16>(shm1 + (v3228 ^ (((v3228 >> 7u) & 7u) << 3u)), b + v3224, v3218);
+      const unsigned int v2537 = v2535 << 13u;  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2544 = v2537 + v2543;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2544, 64u);
+      const unsigned int v2549 = v2537 + v37;  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2549, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2555 = v2544 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2555, 64u);
+      const unsigned int v2558 = v2537 + 2048u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2559 = v2558 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2559, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2565 = v2544 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2565, 64u);
+      const unsigned int v2568 = v2537 + 4096u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2569 = v2568 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2569, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2575 = v2544 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2575, 64u);
+      const unsigned int v2578 = v2537 + 6144u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2579 = v2578 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2579, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2582 = v2531 + 128u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2584 = v2533 + 2u;
+      const unsigned int v2585 = v2584 % 3u;
+      const bool v2586 = v2582 < v2;
+      if (v2586) {
+        const unsigned int v2588 = v2585 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2590 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2593 = v2590 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2596 = v2590 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2597 = v2596 << 3u;
+        const unsigned int v2598 = v24 + v2593;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2599 = v2598 < v0;
+        const unsigned int v2600 = v2582 + v2597;
+        const bool v2601 = v2600 < v2;
+        const bool v2602 = v2599 && v2601;
+        const unsigned int v2604 = v2598 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2606 = v2604 + v2582;
+        const unsigned int v2607 = v2606 + v2597;
+        const unsigned int v2608 = v2602 ? v2607 : 0u;
+        const unsigned int v2610 = v2593 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2611 = v2588 + v2610;
+        const unsigned int v2612 = v2611 + v2597;
+        iron_copy_async<16>(shm0 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), a + v2608, v2602);
+        const unsigned int v2615 = v2590 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2617 = v2615 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2620 = v2615 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2621 = v2620 << 3u;
+        const unsigned int v2622 = v24 + v2617;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2623 = v2622 < v0;
+        const unsigned int v2624 = v2582 + v2621;
+        const bool v2625 = v2624 < v2;
+        const bool v2626 = v2623 && v2625;
+        const unsigned int v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2630 = v2628 + v2582;
+        const unsigned int v2631 = v2630 + v2621;
+        const unsigned int v2632 = v2626 ? v2631 : 0u;
+        const unsigned int v2634 = v2617 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2635 = v2588 + v2634;
+        const unsigned int v2636 = v2635 + v2621;
+        iron_copy_async<16>(shm0 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), a + v2632, v2626);
+        const unsigned int v2639 = v2590 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2641 = v2639 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2644 = v2639 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2645 = v2644 << 3u;
+        const unsigned int v2646 = v24 + v2641;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2647 = v2646 < v0;
+        const unsigned int v2648 = v2582 + v2645;
+        const bool v2649 = v2648 < v2;
+        const bool v2650 = v2647 && v2649;
+        const unsigned int v2652 = v2646 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2654 = v2652 + v2582;
+        const unsigned int v2655 = v2654 + v2645;
+        const unsigned int v2656 = v2650 ? v2655 : 0u;
+        const unsigned int v2658 = v2641 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2659 = v2588 + v2658;
+        const unsigned int v2660 = v2659 + v2645;
+        iron_copy_async<16>(shm0 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), a + v2656, v2650);
+        const unsigned int v2663 = v2590 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2665 = v2663 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2668 = v2663 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2669 = v2668 << 3u;
+        const unsigned int v2670 = v24 + v2665;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2671 = v2670 < v0;
+        const unsigned int v2672 = v2582 + v2669;
+        const bool v2673 = v2672 < v2;
+        const bool v2674 = v2671 && v2673;
+        const unsigned int v2676 = v2670 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2678 = v2676 + v2582;
+        const unsigned int v2679 = v2678 + v2669;
+        const unsigned int v2680 = v2674 ? v2679 : 0u;
+        const unsigned int v2682 = v2665 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2683 = v2588 + v2682;
+        const unsigned int v2684 = v2683 + v2669;
+        iron_copy_async<16>(shm0 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), a + v2680, v2674);
+        const unsigned int v2687 = v2590 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2689 = v2687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2692 = v2687 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2693 = v2692 << 3u;
+        const unsigned int v2694 = v24 + v2689;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2695 = v2694 < v0;
+        const unsigned int v2696 = v2582 + v2693;
+        const bool v2697 = v2696 < v2;
+        const bool v2698 = v2695 && v2697;
+        const unsigned int v2700 = v2694 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2702 = v2700 + v2582;
+        const unsigned int v2703 = v2702 + v2693;
+        const unsigned int v2704 = v2698 ? v2703 : 0u;
+        const unsigned int v2706 = v2689 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2707 = v2588 + v2706;
+        const unsigned int v2708 = v2707 + v2693;
+        iron_copy_async<16>(shm0 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), a + v2704, v2698);
+        const unsigned int v2711 = v2590 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2713 = v2711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2716 = v2711 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2717 = v2716 << 3u;
+        const unsigned int v2718 = v24 + v2713;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2719 = v2718 < v0;
+        const unsigned int v2720 = v2582 + v2717;
+        const bool v2721 = v2720 < v2;
+        const bool v2722 = v2719 && v2721;
+        const unsigned int v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2726 = v2724 + v2582;
+        const unsigned int v2727 = v2726 + v2717;
+        const unsigned int v2728 = v2722 ? v2727 : 0u;
+        const unsigned int v2730 = v2713 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2731 = v2588 + v2730;
+        const unsigned int v2732 = v2731 + v2717;
+        iron_copy_async<16>(shm0 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), a + v2728, v2722);
+        const unsigned int v2735 = v2590 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2737 = v2735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2740 = v2735 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2741 = v2740 << 3u;
+        const unsigned int v2742 = v24 + v2737;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2743 = v2742 < v0;
+        const unsigned int v2744 = v2582 + v2741;
+        const bool v2745 = v2744 < v2;
+        const bool v2746 = v2743 && v2745;
+        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2750 = v2748 + v2582;
+        const unsigned int v2751 = v2750 + v2741;
+        const unsigned int v2752 = v2746 ? v2751 : 0u;
+        const unsigned int v2754 = v2737 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2755 = v2588 + v2754;
+        const unsigned int v2756 = v2755 + v2741;
+        iron_copy_async<16>(shm0 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), a + v2752, v2746);
+        const unsigned int v2759 = v2590 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2761 = v2759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2764 = v2759 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2765 = v2764 << 3u;
+        const unsigned int v2766 = v24 + v2761;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2767 = v2766 < v0;
+        const unsigned int v2768 = v2582 + v2765;
+        const bool v2769 = v2768 < v2;
+        const bool v2770 = v2767 && v2769;
+        const unsigned int v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2774 = v2772 + v2582;
+        const unsigned int v2775 = v2774 + v2765;
+        const unsigned int v2776 = v2770 ? v2775 : 0u;
+        const unsigned int v2778 = v2761 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2779 = v2588 + v2778;
+        const unsigned int v2780 = v2779 + v2765;
+        iron_copy_async<16>(shm0 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), a + v2776, v2770);
+        const unsigned int v2787 = v2590 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2790 = v2590 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2791 = v2790 << 3u;
+        const unsigned int v2792 = v2582 + v2787;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2793 = v2792 < v2;
+        const unsigned int v2794 = v28 + v2791;
+        const bool v2795 = v2794 < v1;
+        const bool v2796 = v2793 && v2795;
+        const unsigned int v2798 = v2792 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2800 = v2798 + v28;
+        const unsigned int v2801 = v2800 + v2791;
+        const unsigned int v2802 = v2796 ? v2801 : 0u;
+        const unsigned int v2804 = v2787 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2805 = v2588 + v2804;
+        const unsigned int v2806 = v2805 + v2791;
+        iron_copy_async<16>(shm1 + (v2806 ^ (((v2806 >> 7u) & 7u) << 3u)), b + v2802, v2796);
+        const unsigned int v2811 = v2615 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2814 = v2615 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2815 = v2814 << 3u;
+        const unsigned int v2816 = v2582 + v2811;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2817 = v2816 < v2;
+        const unsigned int v2818 = v28 + v2815;
+        const bool v2819 = v2818 < v1;
+        const bool v2820 = v2817 && v2819;
+        const unsigned int v2822 = v2816 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2824 = v2822 + v28;
+        const unsigned int v2825 = v2824 + v2815;
+        const unsigned int v2826 = v2820 ? v2825 : 0u;
+        const unsigned int v2828 = v2811 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2829 = v2588 + v2828;
+        const unsigned int v2830 = v2829 + v2815;
+        iron_copy_async<16>(shm1 + (v2830 ^ (((v2830 >> 7u) & 7u) << 3u)), b + v2826, v2820);
+        const unsigned int v2835 = v2639 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2838 = v2639 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2839 = v2838 << 3u;
+        const unsigned int v2840 = v2582 + v2835;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2841 = v2840 < v2;
+        const unsigned int v2842 = v28 + v2839;
+        const bool v2843 = v2842 < v1;
+        const bool v2844 = v2841 && v2843;
+        const unsigned int v2846 = v2840 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2848 = v2846 + v28;
+        const unsigned int v2849 = v2848 + v2839;
+        const unsigned int v2850 = v2844 ? v2849 : 0u;
+        const unsigned int v2852 = v2835 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2853 = v2588 + v2852;
+        const unsigned int v2854 = v2853 + v2839;
+        iron_copy_async<16>(shm1 + (v2854 ^ (((v2854 >> 7u) & 7u) << 3u)), b + v2850, v2844);
+        const unsigned int v2859 = v2663 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2862 = v2663 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2863 = v2862 << 3u;
+        const unsigned int v2864 = v2582 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2865 = v2864 < v2;
+        const unsigned int v2866 = v28 + v2863;
+        const bool v2867 = v2866 < v1;
+        const bool v2868 = v2865 && v2867;
+        const unsigned int v2870 = v2864 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2872 = v2870 + v28;
+        const unsigned int v2873 = v2872 + v2863;
+        const unsigned int v2874 = v2868 ? v2873 : 0u;
+        const unsigned int v2876 = v2859 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2877 = v2588 + v2876;
+        const unsigned int v2878 = v2877 + v2863;
+        iron_copy_async<16>(shm1 + (v2878 ^ (((v2878 >> 7u) & 7u) << 3u)), b + v2874, v2868);
+        const unsigned int v2883 = v2687 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2886 = v2687 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2887 = v2886 << 3u;
+        const unsigned int v2888 = v2582 + v2883;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2889 = v2888 < v2;
+        const unsigned int v2890 = v28 + v2887;
+        const bool v2891 = v2890 < v1;
+        const bool v2892 = v2889 && v2891;
+        const unsigned int v2894 = v2888 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2896 = v2894 + v28;
+        const unsigned int v2897 = v2896 + v2887;
+        const unsigned int v2898 = v2892 ? v2897 : 0u;
+        const unsigned int v2900 = v2883 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2901 = v2588 + v2900;
+        const unsigned int v2902 = v2901 + v2887;
+        iron_copy_async<16>(shm1 + (v2902 ^ (((v2902 >> 7u) & 7u) << 3u)), b + v2898, v2892);
+        const unsigned int v2907 = v2711 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2910 = v2711 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2911 = v2910 << 3u;
+        const unsigned int v2912 = v2582 + v2907;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2913 = v2912 < v2;
+        const unsigned int v2914 = v28 + v2911;
+        const bool v2915 = v2914 < v1;
+        const bool v2916 = v2913 && v2915;
+        const unsigned int v2918 = v2912 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2920 = v2918 + v28;
+        const unsigned int v2921 = v2920 + v2911;
+        const unsigned int v2922 = v2916 ? v2921 : 0u;
+        const unsigned int v2924 = v2907 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2925 = v2588 + v2924;
+        const unsigned int v2926 = v2925 + v2911;
+        iron_copy_async<16>(shm1 + (v2926 ^ (((v2926 >> 7u) & 7u) << 3u)), b + v2922, v2916);
+        const unsigned int v2931 = v2735 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2934 = v2735 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2935 = v2934 << 3u;
+        const unsigned int v2936 = v2582 + v2931;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2937 = v2936 < v2;
+        const unsigned int v2938 = v28 + v2935;
+        const bool v2939 = v2938 < v1;
+        const bool v2940 = v2937 && v2939;
+        const unsigned int v2942 = v2936 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2944 = v2942 + v28;
+        const unsigned int v2945 = v2944 + v2935;
+        const unsigned int v2946 = v2940 ? v2945 : 0u;
+        const unsigned int v2948 = v2931 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2949 = v2588 + v2948;
+        const unsigned int v2950 = v2949 + v2935;
+        iron_copy_async<16>(shm1 + (v2950 ^ (((v2950 >> 7u) & 7u) << 3u)), b + v2946, v2940);
+        const unsigned int v2955 = v2759 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2958 = v2759 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2959 = v2958 << 3u;
+        const unsigned int v2960 = v2582 + v2955;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2961 = v2960 < v2;
+        const unsigned int v2962 = v28 + v2959;
+        const bool v2963 = v2962 < v1;
+        const bool v2964 = v2961 && v2963;
+        const unsigned int v2966 = v2960 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2968 = v2966 + v28;
+        const unsigned int v2969 = v2968 + v2959;
+        const unsigned int v2970 = v2964 ? v2969 : 0u;
+        const unsigned int v2972 = v2955 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2973 = v2588 + v2972;
+        const unsigned int v2974 = v2973 + v2959;
+        iron_copy_async<16>(shm1 + (v2974 ^ (((v2974 >> 7u) & 7u) << 3u)), b + v2970, v2964);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
     __syncthreads();
   } else {
     const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -916,1942 +916,1942 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v599 = v24 + v33;
-  const unsigned int v600 = v599 + v598;
-  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v602 = v28 + v37;
-  const unsigned int v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v600 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v601 = v599 + v600;
+  const unsigned int v602 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v603 = v598 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
     const float v607 = v39.x[0];
     const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v609 = iron_f32_to_bf16(v608);
-    const unsigned int v610 = v600 * v1;
+    const unsigned int v610 = v601 * v1;
     const unsigned int v611 = v610 + v603;
     out[v611] = v609;
   }
-  const unsigned int v612 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v614 = v599 + v612;
-  const unsigned int v615 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v617 = v602 + v615;
-  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v619 = v617 < v1;
-  const bool v620 = v618 && v619;
-  if (v620) {
-    const float v621 = v39.x[1];
-    const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v623 = iron_f32_to_bf16(v622);
-    const unsigned int v624 = v614 * v1;
-    const unsigned int v625 = v624 + v617;
-    out[v625] = v623;
+  const unsigned int v612 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v613 = v599 + v612;
+  const unsigned int v614 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v615 = v598 + v614;
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v617 = v615 < v1;
+  const bool v618 = v616 && v617;
+  if (v618) {
+    const float v619 = v39.x[1];
+    const float v620 = v619 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v621 = iron_f32_to_bf16(v620);
+    const unsigned int v622 = v613 * v1;
+    const unsigned int v623 = v622 + v615;
+    out[v623] = v621;
   }
-  const unsigned int v626 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v628 = v599 + v626;
-  const unsigned int v629 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v631 = v602 + v629;
-  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v633 = v631 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v39.x[2];
-    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v637 = iron_f32_to_bf16(v636);
-    const unsigned int v638 = v628 * v1;
-    const unsigned int v639 = v638 + v631;
-    out[v639] = v637;
+  const unsigned int v624 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v625 = v599 + v624;
+  const unsigned int v626 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v627 = v598 + v626;
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v629 = v627 < v1;
+  const bool v630 = v628 && v629;
+  if (v630) {
+    const float v631 = v39.x[2];
+    const float v632 = v631 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v633 = iron_f32_to_bf16(v632);
+    const unsigned int v634 = v625 * v1;
+    const unsigned int v635 = v634 + v627;
+    out[v635] = v633;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v642 = v599 + v640;
-  const unsigned int v643 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v645 = v602 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v647 = v645 < v1;
-  const bool v648 = v646 && v647;
-  if (v648) {
-    const float v649 = v39.x[3];
-    const float v650 = v649 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v651 = iron_f32_to_bf16(v650);
-    const unsigned int v652 = v642 * v1;
-    const unsigned int v653 = v652 + v645;
-    out[v653] = v651;
+  const unsigned int v636 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v637 = v599 + v636;
+  const unsigned int v638 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v639 = v598 + v638;
+  const bool v640 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v641 = v639 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v39.x[3];
+    const float v644 = v643 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v645 = iron_f32_to_bf16(v644);
+    const unsigned int v646 = v637 * v1;
+    const unsigned int v647 = v646 + v639;
+    out[v647] = v645;
   }
-  const unsigned int v654 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v656 = v599 + v654;
-  const unsigned int v657 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v659 = v602 + v657;
-  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v661 = v659 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v39.x[4];
-    const float v664 = v663 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v665 = iron_f32_to_bf16(v664);
-    const unsigned int v666 = v656 * v1;
-    const unsigned int v667 = v666 + v659;
-    out[v667] = v665;
+  const unsigned int v648 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v649 = v599 + v648;
+  const unsigned int v650 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v651 = v598 + v650;
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v653 = v651 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v39.x[4];
+    const float v656 = v655 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v657 = iron_f32_to_bf16(v656);
+    const unsigned int v658 = v649 * v1;
+    const unsigned int v659 = v658 + v651;
+    out[v659] = v657;
   }
-  const unsigned int v668 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v670 = v599 + v668;
-  const unsigned int v671 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v673 = v602 + v671;
-  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v675 = v673 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v39.x[5];
-    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v679 = iron_f32_to_bf16(v678);
-    const unsigned int v680 = v670 * v1;
-    const unsigned int v681 = v680 + v673;
-    out[v681] = v679;
+  const unsigned int v660 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v661 = v599 + v660;
+  const unsigned int v662 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v663 = v598 + v662;
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v665 = v663 < v1;
+  const bool v666 = v664 && v665;
+  if (v666) {
+    const float v667 = v39.x[5];
+    const float v668 = v667 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v669 = iron_f32_to_bf16(v668);
+    const unsigned int v670 = v661 * v1;
+    const unsigned int v671 = v670 + v663;
+    out[v671] = v669;
   }
-  const unsigned int v682 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v684 = v599 + v682;
-  const unsigned int v685 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v687 = v602 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v672 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v673 = v599 + v672;
+  const unsigned int v674 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v675 = v598 + v674;
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v677 = v675 < v1;
+  const bool v678 = v676 && v677;
+  if (v678) {
+    const float v679 = v39.x[6];
+    const float v680 = v679 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v681 = iron_f32_to_bf16(v680);
+    const unsigned int v682 = v673 * v1;
+    const unsigned int v683 = v682 + v675;
+    out[v683] = v681;
+  }
+  const unsigned int v684 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v685 = v599 + v684;
+  const unsigned int v686 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v687 = v598 + v686;
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
-    const float v691 = v39.x[6];
+    const float v691 = v39.x[7];
     const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v693 = iron_f32_to_bf16(v692);
-    const unsigned int v694 = v684 * v1;
+    const unsigned int v694 = v685 * v1;
     const unsigned int v695 = v694 + v687;
     out[v695] = v693;
   }
-  const unsigned int v696 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v698 = v599 + v696;
-  const unsigned int v699 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v701 = v602 + v699;
-  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v703 = v701 < v1;
-  const bool v704 = v702 && v703;
-  if (v704) {
-    const float v705 = v39.x[7];
-    const float v706 = v705 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v707 = iron_f32_to_bf16(v706);
-    const unsigned int v708 = v698 * v1;
-    const unsigned int v709 = v708 + v701;
-    out[v709] = v707;
+  const unsigned int v696 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v697 = v599 + v696;
+  const unsigned int v698 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v699 = v598 + v698;
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v701 = v699 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v39.x[8];
+    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v705 = iron_f32_to_bf16(v704);
+    const unsigned int v706 = v697 * v1;
+    const unsigned int v707 = v706 + v699;
+    out[v707] = v705;
   }
-  const unsigned int v710 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v712 = v599 + v710;
-  const unsigned int v713 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.x[8];
-    const float v720 = v719 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v721 = iron_f32_to_bf16(v720);
-    const unsigned int v722 = v712 * v1;
-    const unsigned int v723 = v722 + v715;
-    out[v723] = v721;
+  const unsigned int v708 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v709 = v599 + v708;
+  const unsigned int v710 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v711 = v598 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v713 = v711 < v1;
+  const bool v714 = v712 && v713;
+  if (v714) {
+    const float v715 = v39.x[9];
+    const float v716 = v715 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v717 = iron_f32_to_bf16(v716);
+    const unsigned int v718 = v709 * v1;
+    const unsigned int v719 = v718 + v711;
+    out[v719] = v717;
   }
-  const unsigned int v724 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v726 = v599 + v724;
-  const unsigned int v727 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v729 = v602 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v731 = v729 < v1;
-  const bool v732 = v730 && v731;
-  if (v732) {
-    const float v733 = v39.x[9];
-    const float v734 = v733 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v735 = iron_f32_to_bf16(v734);
-    const unsigned int v736 = v726 * v1;
-    const unsigned int v737 = v736 + v729;
-    out[v737] = v735;
+  const unsigned int v720 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v721 = v599 + v720;
+  const unsigned int v722 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v723 = v598 + v722;
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v725 = v723 < v1;
+  const bool v726 = v724 && v725;
+  if (v726) {
+    const float v727 = v39.x[10];
+    const float v728 = v727 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v729 = iron_f32_to_bf16(v728);
+    const unsigned int v730 = v721 * v1;
+    const unsigned int v731 = v730 + v723;
+    out[v731] = v729;
   }
-  const unsigned int v738 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v740 = v599 + v738;
-  const unsigned int v741 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v743 = v602 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v745 = v743 < v1;
-  const bool v746 = v744 && v745;
-  if (v746) {
-    const float v747 = v39.x[10];
-    const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v749 = iron_f32_to_bf16(v748);
-    const unsigned int v750 = v740 * v1;
-    const unsigned int v751 = v750 + v743;
-    out[v751] = v749;
+  const unsigned int v732 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v733 = v599 + v732;
+  const unsigned int v734 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v735 = v598 + v734;
+  const bool v736 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v737 = v735 < v1;
+  const bool v738 = v736 && v737;
+  if (v738) {
+    const float v739 = v39.x[11];
+    const float v740 = v739 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v741 = iron_f32_to_bf16(v740);
+    const unsigned int v742 = v733 * v1;
+    const unsigned int v743 = v742 + v735;
+    out[v743] = v741;
   }
-  const unsigned int v752 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v754 = v599 + v752;
-  const unsigned int v755 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v757 = v602 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v759 = v757 < v1;
-  const bool v760 = v758 && v759;
-  if (v760) {
-    const float v761 = v39.x[11];
-    const float v762 = v761 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v763 = iron_f32_to_bf16(v762);
-    const unsigned int v764 = v754 * v1;
-    const unsigned int v765 = v764 + v757;
-    out[v765] = v763;
+  const unsigned int v744 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v745 = v599 + v744;
+  const unsigned int v746 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v747 = v598 + v746;
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v749 = v747 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v39.x[12];
+    const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v753 = iron_f32_to_bf16(v752);
+    const unsigned int v754 = v745 * v1;
+    const unsigned int v755 = v754 + v747;
+    out[v755] = v753;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v768 = v599 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v771 = v602 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v756 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v757 = v599 + v756;
+  const unsigned int v758 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v759 = v598 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v761 = v759 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v39.x[13];
+    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v765 = iron_f32_to_bf16(v764);
+    const unsigned int v766 = v757 * v1;
+    const unsigned int v767 = v766 + v759;
+    out[v767] = v765;
+  }
+  const unsigned int v768 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v769 = v599 + v768;
+  const unsigned int v770 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v771 = v598 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
-    const float v775 = v39.x[12];
+    const float v775 = v39.x[14];
     const float v776 = v775 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v777 = iron_f32_to_bf16(v776);
-    const unsigned int v778 = v768 * v1;
+    const unsigned int v778 = v769 * v1;
     const unsigned int v779 = v778 + v771;
     out[v779] = v777;
   }
-  const unsigned int v780 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v782 = v599 + v780;
-  const unsigned int v783 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v785 = v602 + v783;
-  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v787 = v785 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v39.x[13];
-    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v791 = iron_f32_to_bf16(v790);
-    const unsigned int v792 = v782 * v1;
-    const unsigned int v793 = v792 + v785;
-    out[v793] = v791;
+  const unsigned int v780 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v781 = v599 + v780;
+  const unsigned int v782 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v783 = v598 + v782;
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v785 = v783 < v1;
+  const bool v786 = v784 && v785;
+  if (v786) {
+    const float v787 = v39.x[15];
+    const float v788 = v787 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v789 = iron_f32_to_bf16(v788);
+    const unsigned int v790 = v781 * v1;
+    const unsigned int v791 = v790 + v783;
+    out[v791] = v789;
   }
-  const unsigned int v794 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v796 = v599 + v794;
-  const unsigned int v797 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v799 = v602 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v39.x[14];
-    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v805 = iron_f32_to_bf16(v804);
-    const unsigned int v806 = v796 * v1;
-    const unsigned int v807 = v806 + v799;
-    out[v807] = v805;
+  const unsigned int v792 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v793 = v599 + v792;
+  const unsigned int v794 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v795 = v598 + v794;
+  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v797 = v795 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v39.x[16];
+    const float v800 = v799 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v801 = iron_f32_to_bf16(v800);
+    const unsigned int v802 = v793 * v1;
+    const unsigned int v803 = v802 + v795;
+    out[v803] = v801;
   }
-  const unsigned int v808 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v810 = v599 + v808;
-  const unsigned int v811 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v813 = v602 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v815 = v813 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v39.x[15];
-    const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v819 = iron_f32_to_bf16(v818);
-    const unsigned int v820 = v810 * v1;
-    const unsigned int v821 = v820 + v813;
-    out[v821] = v819;
+  const unsigned int v804 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v805 = v599 + v804;
+  const unsigned int v806 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v807 = v598 + v806;
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v809 = v807 < v1;
+  const bool v810 = v808 && v809;
+  if (v810) {
+    const float v811 = v39.x[17];
+    const float v812 = v811 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v813 = iron_f32_to_bf16(v812);
+    const unsigned int v814 = v805 * v1;
+    const unsigned int v815 = v814 + v807;
+    out[v815] = v813;
   }
-  const unsigned int v822 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v824 = v599 + v822;
-  const unsigned int v825 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v829 = v827 < v1;
-  const bool v830 = v828 && v829;
-  if (v830) {
-    const float v831 = v39.x[16];
-    const float v832 = v831 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v833 = iron_f32_to_bf16(v832);
-    const unsigned int v834 = v824 * v1;
-    const unsigned int v835 = v834 + v827;
-    out[v835] = v833;
+  const unsigned int v816 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v817 = v599 + v816;
+  const unsigned int v818 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v819 = v598 + v818;
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v821 = v819 < v1;
+  const bool v822 = v820 && v821;
+  if (v822) {
+    const float v823 = v39.x[18];
+    const float v824 = v823 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v825 = iron_f32_to_bf16(v824);
+    const unsigned int v826 = v817 * v1;
+    const unsigned int v827 = v826 + v819;
+    out[v827] = v825;
   }
-  const unsigned int v836 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v838 = v599 + v836;
-  const unsigned int v839 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v841 = v602 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v843 = v841 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v39.x[17];
-    const float v846 = v845 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v847 = iron_f32_to_bf16(v846);
-    const unsigned int v848 = v838 * v1;
-    const unsigned int v849 = v848 + v841;
-    out[v849] = v847;
+  const unsigned int v828 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v829 = v599 + v828;
+  const unsigned int v830 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v831 = v598 + v830;
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v833 = v831 < v1;
+  const bool v834 = v832 && v833;
+  if (v834) {
+    const float v835 = v39.x[19];
+    const float v836 = v835 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v837 = iron_f32_to_bf16(v836);
+    const unsigned int v838 = v829 * v1;
+    const unsigned int v839 = v838 + v831;
+    out[v839] = v837;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v852 = v599 + v850;
-  const unsigned int v853 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v855 = v602 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v840 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v841 = v599 + v840;
+  const unsigned int v842 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v843 = v598 + v842;
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v845 = v843 < v1;
+  const bool v846 = v844 && v845;
+  if (v846) {
+    const float v847 = v39.x[20];
+    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v849 = iron_f32_to_bf16(v848);
+    const unsigned int v850 = v841 * v1;
+    const unsigned int v851 = v850 + v843;
+    out[v851] = v849;
+  }
+  const unsigned int v852 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v853 = v599 + v852;
+  const unsigned int v854 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v855 = v598 + v854;
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
-    const float v859 = v39.x[18];
+    const float v859 = v39.x[21];
     const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v861 = iron_f32_to_bf16(v860);
-    const unsigned int v862 = v852 * v1;
+    const unsigned int v862 = v853 * v1;
     const unsigned int v863 = v862 + v855;
     out[v863] = v861;
   }
-  const unsigned int v864 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v866 = v599 + v864;
-  const unsigned int v867 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v869 = v602 + v867;
-  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v871 = v869 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v39.x[19];
-    const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v875 = iron_f32_to_bf16(v874);
-    const unsigned int v876 = v866 * v1;
-    const unsigned int v877 = v876 + v869;
-    out[v877] = v875;
+  const unsigned int v864 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v865 = v599 + v864;
+  const unsigned int v866 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v867 = v598 + v866;
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v869 = v867 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v39.x[22];
+    const float v872 = v871 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v873 = iron_f32_to_bf16(v872);
+    const unsigned int v874 = v865 * v1;
+    const unsigned int v875 = v874 + v867;
+    out[v875] = v873;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v880 = v599 + v878;
-  const unsigned int v881 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v883 = v602 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v885 = v883 < v1;
-  const bool v886 = v884 && v885;
-  if (v886) {
-    const float v887 = v39.x[20];
-    const float v888 = v887 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v889 = iron_f32_to_bf16(v888);
-    const unsigned int v890 = v880 * v1;
-    const unsigned int v891 = v890 + v883;
-    out[v891] = v889;
+  const unsigned int v876 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v877 = v599 + v876;
+  const unsigned int v878 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v879 = v598 + v878;
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v881 = v879 < v1;
+  const bool v882 = v880 && v881;
+  if (v882) {
+    const float v883 = v39.x[23];
+    const float v884 = v883 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v885 = iron_f32_to_bf16(v884);
+    const unsigned int v886 = v877 * v1;
+    const unsigned int v887 = v886 + v879;
+    out[v887] = v885;
   }
-  const unsigned int v892 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v894 = v599 + v892;
-  const unsigned int v895 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v897 = v602 + v895;
-  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v899 = v897 < v1;
-  const bool v900 = v898 && v899;
-  if (v900) {
-    const float v901 = v39.x[21];
-    const float v902 = v901 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v903 = iron_f32_to_bf16(v902);
-    const unsigned int v904 = v894 * v1;
-    const unsigned int v905 = v904 + v897;
-    out[v905] = v903;
+  const unsigned int v888 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v889 = v599 + v888;
+  const unsigned int v890 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v891 = v598 + v890;
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v893 = v891 < v1;
+  const bool v894 = v892 && v893;
+  if (v894) {
+    const float v895 = v39.x[24];
+    const float v896 = v895 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v897 = iron_f32_to_bf16(v896);
+    const unsigned int v898 = v889 * v1;
+    const unsigned int v899 = v898 + v891;
+    out[v899] = v897;
   }
-  const unsigned int v906 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v908 = v599 + v906;
-  const unsigned int v909 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v911 = v602 + v909;
-  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v913 = v911 < v1;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v39.x[22];
-    const float v916 = v915 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v917 = iron_f32_to_bf16(v916);
-    const unsigned int v918 = v908 * v1;
-    const unsigned int v919 = v918 + v911;
-    out[v919] = v917;
+  const unsigned int v900 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v901 = v599 + v900;
+  const unsigned int v902 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v903 = v598 + v902;
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v905 = v903 < v1;
+  const bool v906 = v904 && v905;
+  if (v906) {
+    const float v907 = v39.x[25];
+    const float v908 = v907 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v909 = iron_f32_to_bf16(v908);
+    const unsigned int v910 = v901 * v1;
+    const unsigned int v911 = v910 + v903;
+    out[v911] = v909;
   }
-  const unsigned int v920 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v922 = v599 + v920;
-  const unsigned int v923 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v925 = v602 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v927 = v925 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v39.x[23];
-    const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v931 = iron_f32_to_bf16(v930);
-    const unsigned int v932 = v922 * v1;
-    const unsigned int v933 = v932 + v925;
-    out[v933] = v931;
+  const unsigned int v912 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v913 = v599 + v912;
+  const unsigned int v914 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v915 = v598 + v914;
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v917 = v915 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v39.x[26];
+    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v921 = iron_f32_to_bf16(v920);
+    const unsigned int v922 = v913 * v1;
+    const unsigned int v923 = v922 + v915;
+    out[v923] = v921;
   }
-  const unsigned int v934 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v936 = v599 + v934;
-  const unsigned int v937 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v924 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v925 = v599 + v924;
+  const unsigned int v926 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v927 = v598 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v929 = v927 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v39.x[27];
+    const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v933 = iron_f32_to_bf16(v932);
+    const unsigned int v934 = v925 * v1;
+    const unsigned int v935 = v934 + v927;
+    out[v935] = v933;
+  }
+  const unsigned int v936 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v937 = v599 + v936;
+  const unsigned int v938 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v939 = v598 + v938;
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
-    const float v943 = v39.x[24];
+    const float v943 = v39.x[28];
     const float v944 = v943 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v945 = iron_f32_to_bf16(v944);
-    const unsigned int v946 = v936 * v1;
+    const unsigned int v946 = v937 * v1;
     const unsigned int v947 = v946 + v939;
     out[v947] = v945;
   }
-  const unsigned int v948 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v950 = v599 + v948;
-  const unsigned int v951 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v953 = v602 + v951;
-  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v955 = v953 < v1;
-  const bool v956 = v954 && v955;
-  if (v956) {
-    const float v957 = v39.x[25];
-    const float v958 = v957 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v959 = iron_f32_to_bf16(v958);
-    const unsigned int v960 = v950 * v1;
-    const unsigned int v961 = v960 + v953;
-    out[v961] = v959;
+  const unsigned int v948 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v949 = v599 + v948;
+  const unsigned int v950 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v951 = v598 + v950;
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v953 = v951 < v1;
+  const bool v954 = v952 && v953;
+  if (v954) {
+    const float v955 = v39.x[29];
+    const float v956 = v955 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v957 = iron_f32_to_bf16(v956);
+    const unsigned int v958 = v949 * v1;
+    const unsigned int v959 = v958 + v951;
+    out[v959] = v957;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v964 = v599 + v962;
-  const unsigned int v965 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v967 = v602 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v969 = v967 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v39.x[26];
-    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v973 = iron_f32_to_bf16(v972);
-    const unsigned int v974 = v964 * v1;
-    const unsigned int v975 = v974 + v967;
-    out[v975] = v973;
+  const unsigned int v960 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v961 = v599 + v960;
+  const unsigned int v962 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v963 = v598 + v962;
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v965 = v963 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v39.x[30];
+    const float v968 = v967 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v969 = iron_f32_to_bf16(v968);
+    const unsigned int v970 = v961 * v1;
+    const unsigned int v971 = v970 + v963;
+    out[v971] = v969;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v978 = v599 + v976;
-  const unsigned int v979 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v981 = v602 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v983 = v981 < v1;
-  const bool v984 = v982 && v983;
-  if (v984) {
-    const float v985 = v39.x[27];
-    const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v987 = iron_f32_to_bf16(v986);
-    const unsigned int v988 = v978 * v1;
-    const unsigned int v989 = v988 + v981;
-    out[v989] = v987;
+  const unsigned int v972 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v973 = v599 + v972;
+  const unsigned int v974 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v975 = v598 + v974;
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v977 = v975 < v1;
+  const bool v978 = v976 && v977;
+  if (v978) {
+    const float v979 = v39.x[31];
+    const float v980 = v979 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v981 = iron_f32_to_bf16(v980);
+    const unsigned int v982 = v973 * v1;
+    const unsigned int v983 = v982 + v975;
+    out[v983] = v981;
   }
-  const unsigned int v990 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v992 = v599 + v990;
-  const unsigned int v993 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v995 = v602 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v997 = v995 < v1;
-  const bool v998 = v996 && v997;
-  if (v998) {
-    const float v999 = v39.x[28];
-    const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1001 = iron_f32_to_bf16(v1000);
-    const unsigned int v1002 = v992 * v1;
-    const unsigned int v1003 = v1002 + v995;
-    out[v1003] = v1001;
+  const unsigned int v984 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v985 = v599 + v984;
+  const unsigned int v986 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v987 = v598 + v986;
+  const bool v988 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v989 = v987 < v1;
+  const bool v990 = v988 && v989;
+  if (v990) {
+    const float v991 = v39.x[32];
+    const float v992 = v991 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v993 = iron_f32_to_bf16(v992);
+    const unsigned int v994 = v985 * v1;
+    const unsigned int v995 = v994 + v987;
+    out[v995] = v993;
   }
-  const unsigned int v1004 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1006 = v599 + v1004;
-  const unsigned int v1007 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1009 = v602 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1011 = v1009 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v39.x[29];
-    const float v1014 = v1013 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1015 = iron_f32_to_bf16(v1014);
-    const unsigned int v1016 = v1006 * v1;
-    const unsigned int v1017 = v1016 + v1009;
-    out[v1017] = v1015;
+  const unsigned int v996 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v997 = v599 + v996;
+  const unsigned int v998 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v999 = v598 + v998;
+  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1001 = v999 < v1;
+  const bool v1002 = v1000 && v1001;
+  if (v1002) {
+    const float v1003 = v39.x[33];
+    const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
+    const unsigned int v1006 = v997 * v1;
+    const unsigned int v1007 = v1006 + v999;
+    out[v1007] = v1005;
   }
-  const unsigned int v1018 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1020 = v599 + v1018;
-  const unsigned int v1021 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1023 = v602 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1008 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1009 = v599 + v1008;
+  const unsigned int v1010 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1011 = v598 + v1010;
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v39.x[34];
+    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
+    const unsigned int v1018 = v1009 * v1;
+    const unsigned int v1019 = v1018 + v1011;
+    out[v1019] = v1017;
+  }
+  const unsigned int v1020 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1021 = v599 + v1020;
+  const unsigned int v1022 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1023 = v598 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
-    const float v1027 = v39.x[30];
+    const float v1027 = v39.x[35];
     const float v1028 = v1027 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
-    const unsigned int v1030 = v1020 * v1;
+    const unsigned int v1030 = v1021 * v1;
     const unsigned int v1031 = v1030 + v1023;
     out[v1031] = v1029;
   }
-  const unsigned int v1032 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1034 = v599 + v1032;
-  const unsigned int v1035 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1037 = v602 + v1035;
-  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1039 = v1037 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v39.x[31];
-    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1043 = iron_f32_to_bf16(v1042);
-    const unsigned int v1044 = v1034 * v1;
-    const unsigned int v1045 = v1044 + v1037;
-    out[v1045] = v1043;
+  const unsigned int v1032 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1033 = v599 + v1032;
+  const unsigned int v1034 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1035 = v598 + v1034;
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1037 = v1035 < v1;
+  const bool v1038 = v1036 && v1037;
+  if (v1038) {
+    const float v1039 = v39.x[36];
+    const float v1040 = v1039 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1041 = iron_f32_to_bf16(v1040);
+    const unsigned int v1042 = v1033 * v1;
+    const unsigned int v1043 = v1042 + v1035;
+    out[v1043] = v1041;
   }
-  const unsigned int v1046 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1048 = v599 + v1046;
-  const unsigned int v1049 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.x[32];
-    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
-    const unsigned int v1058 = v1048 * v1;
-    const unsigned int v1059 = v1058 + v1051;
-    out[v1059] = v1057;
+  const unsigned int v1044 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1045 = v599 + v1044;
+  const unsigned int v1046 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1047 = v598 + v1046;
+  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1049 = v1047 < v1;
+  const bool v1050 = v1048 && v1049;
+  if (v1050) {
+    const float v1051 = v39.x[37];
+    const float v1052 = v1051 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1053 = iron_f32_to_bf16(v1052);
+    const unsigned int v1054 = v1045 * v1;
+    const unsigned int v1055 = v1054 + v1047;
+    out[v1055] = v1053;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1062 = v599 + v1060;
-  const unsigned int v1063 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1065 = v602 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1067 = v1065 < v1;
-  const bool v1068 = v1066 && v1067;
-  if (v1068) {
-    const float v1069 = v39.x[33];
-    const float v1070 = v1069 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1071 = iron_f32_to_bf16(v1070);
-    const unsigned int v1072 = v1062 * v1;
-    const unsigned int v1073 = v1072 + v1065;
-    out[v1073] = v1071;
+  const unsigned int v1056 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1057 = v599 + v1056;
+  const unsigned int v1058 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1059 = v598 + v1058;
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1061 = v1059 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v39.x[38];
+    const float v1064 = v1063 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
+    const unsigned int v1066 = v1057 * v1;
+    const unsigned int v1067 = v1066 + v1059;
+    out[v1067] = v1065;
   }
-  const unsigned int v1074 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1076 = v599 + v1074;
-  const unsigned int v1077 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1079 = v602 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1081 = v1079 < v1;
-  const bool v1082 = v1080 && v1081;
-  if (v1082) {
-    const float v1083 = v39.x[34];
-    const float v1084 = v1083 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1085 = iron_f32_to_bf16(v1084);
-    const unsigned int v1086 = v1076 * v1;
-    const unsigned int v1087 = v1086 + v1079;
-    out[v1087] = v1085;
+  const unsigned int v1068 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1069 = v599 + v1068;
+  const unsigned int v1070 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1071 = v598 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1073 = v1071 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v39.x[39];
+    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
+    const unsigned int v1078 = v1069 * v1;
+    const unsigned int v1079 = v1078 + v1071;
+    out[v1079] = v1077;
   }
-  const unsigned int v1088 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1090 = v599 + v1088;
-  const unsigned int v1091 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1093 = v602 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1095 = v1093 < v1;
-  const bool v1096 = v1094 && v1095;
-  if (v1096) {
-    const float v1097 = v39.x[35];
-    const float v1098 = v1097 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1099 = iron_f32_to_bf16(v1098);
-    const unsigned int v1100 = v1090 * v1;
-    const unsigned int v1101 = v1100 + v1093;
-    out[v1101] = v1099;
+  const unsigned int v1080 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1081 = v599 + v1080;
+  const unsigned int v1082 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1083 = v598 + v1082;
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1085 = v1083 < v1;
+  const bool v1086 = v1084 && v1085;
+  if (v1086) {
+    const float v1087 = v39.x[40];
+    const float v1088 = v1087 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1089 = iron_f32_to_bf16(v1088);
+    const unsigned int v1090 = v1081 * v1;
+    const unsigned int v1091 = v1090 + v1083;
+    out[v1091] = v1089;
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1104 = v599 + v1102;
-  const unsigned int v1105 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1107 = v602 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1092 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1093 = v599 + v1092;
+  const unsigned int v1094 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1095 = v598 + v1094;
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1097 = v1095 < v1;
+  const bool v1098 = v1096 && v1097;
+  if (v1098) {
+    const float v1099 = v39.x[41];
+    const float v1100 = v1099 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1101 = iron_f32_to_bf16(v1100);
+    const unsigned int v1102 = v1093 * v1;
+    const unsigned int v1103 = v1102 + v1095;
+    out[v1103] = v1101;
+  }
+  const unsigned int v1104 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1105 = v599 + v1104;
+  const unsigned int v1106 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1107 = v598 + v1106;
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
-    const float v1111 = v39.x[36];
+    const float v1111 = v39.x[42];
     const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1113 = iron_f32_to_bf16(v1112);
-    const unsigned int v1114 = v1104 * v1;
+    const unsigned int v1114 = v1105 * v1;
     const unsigned int v1115 = v1114 + v1107;
     out[v1115] = v1113;
   }
-  const unsigned int v1116 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1118 = v599 + v1116;
-  const unsigned int v1119 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1121 = v602 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1123 = v1121 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v39.x[37];
-    const float v1126 = v1125 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1127 = iron_f32_to_bf16(v1126);
-    const unsigned int v1128 = v1118 * v1;
-    const unsigned int v1129 = v1128 + v1121;
-    out[v1129] = v1127;
+  const unsigned int v1116 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1117 = v599 + v1116;
+  const unsigned int v1118 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1119 = v598 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1121 = v1119 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v39.x[43];
+    const float v1124 = v1123 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
+    const unsigned int v1126 = v1117 * v1;
+    const unsigned int v1127 = v1126 + v1119;
+    out[v1127] = v1125;
   }
-  const unsigned int v1130 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1132 = v599 + v1130;
-  const unsigned int v1133 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1135 = v602 + v1133;
-  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1137 = v1135 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v39.x[38];
-    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
-    const unsigned int v1142 = v1132 * v1;
-    const unsigned int v1143 = v1142 + v1135;
-    out[v1143] = v1141;
+  const unsigned int v1128 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1129 = v599 + v1128;
+  const unsigned int v1130 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1131 = v598 + v1130;
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1133 = v1131 < v1;
+  const bool v1134 = v1132 && v1133;
+  if (v1134) {
+    const float v1135 = v39.x[44];
+    const float v1136 = v1135 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1137 = iron_f32_to_bf16(v1136);
+    const unsigned int v1138 = v1129 * v1;
+    const unsigned int v1139 = v1138 + v1131;
+    out[v1139] = v1137;
   }
-  const unsigned int v1144 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1146 = v599 + v1144;
-  const unsigned int v1147 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1149 = v602 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1151 = v1149 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v39.x[39];
-    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1155 = iron_f32_to_bf16(v1154);
-    const unsigned int v1156 = v1146 * v1;
-    const unsigned int v1157 = v1156 + v1149;
-    out[v1157] = v1155;
+  const unsigned int v1140 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1141 = v599 + v1140;
+  const unsigned int v1142 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1143 = v598 + v1142;
+  const bool v1144 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1145 = v1143 < v1;
+  const bool v1146 = v1144 && v1145;
+  if (v1146) {
+    const float v1147 = v39.x[45];
+    const float v1148 = v1147 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1149 = iron_f32_to_bf16(v1148);
+    const unsigned int v1150 = v1141 * v1;
+    const unsigned int v1151 = v1150 + v1143;
+    out[v1151] = v1149;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1160 = v599 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v39.x[40];
-    const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1169 = iron_f32_to_bf16(v1168);
-    const unsigned int v1170 = v1160 * v1;
-    const unsigned int v1171 = v1170 + v1163;
-    out[v1171] = v1169;
+  const unsigned int v1152 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1153 = v599 + v1152;
+  const unsigned int v1154 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1155 = v598 + v1154;
+  const bool v1156 = v1153 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1157 = v1155 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v39.x[46];
+    const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
+    const unsigned int v1162 = v1153 * v1;
+    const unsigned int v1163 = v1162 + v1155;
+    out[v1163] = v1161;
   }
-  const unsigned int v1172 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1174 = v599 + v1172;
-  const unsigned int v1175 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1177 = v602 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1179 = v1177 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v39.x[41];
-    const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1183 = iron_f32_to_bf16(v1182);
-    const unsigned int v1184 = v1174 * v1;
-    const unsigned int v1185 = v1184 + v1177;
-    out[v1185] = v1183;
+  const unsigned int v1164 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1165 = v599 + v1164;
+  const unsigned int v1166 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1167 = v598 + v1166;
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1169 = v1167 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v39.x[47];
+    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
+    const unsigned int v1174 = v1165 * v1;
+    const unsigned int v1175 = v1174 + v1167;
+    out[v1175] = v1173;
   }
-  const unsigned int v1186 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1188 = v599 + v1186;
-  const unsigned int v1189 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1191 = v602 + v1189;
-  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1176 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1177 = v599 + v1176;
+  const unsigned int v1178 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1179 = v598 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1181 = v1179 < v1;
+  const bool v1182 = v1180 && v1181;
+  if (v1182) {
+    const float v1183 = v39.x[48];
+    const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
+    const unsigned int v1186 = v1177 * v1;
+    const unsigned int v1187 = v1186 + v1179;
+    out[v1187] = v1185;
+  }
+  const unsigned int v1188 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1189 = v599 + v1188;
+  const unsigned int v1190 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1191 = v598 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
-    const float v1195 = v39.x[42];
+    const float v1195 = v39.x[49];
     const float v1196 = v1195 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1197 = iron_f32_to_bf16(v1196);
-    const unsigned int v1198 = v1188 * v1;
+    const unsigned int v1198 = v1189 * v1;
     const unsigned int v1199 = v1198 + v1191;
     out[v1199] = v1197;
   }
-  const unsigned int v1200 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1202 = v599 + v1200;
-  const unsigned int v1203 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1205 = v602 + v1203;
-  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1207 = v1205 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v39.x[43];
-    const float v1210 = v1209 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1211 = iron_f32_to_bf16(v1210);
-    const unsigned int v1212 = v1202 * v1;
-    const unsigned int v1213 = v1212 + v1205;
-    out[v1213] = v1211;
+  const unsigned int v1200 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1201 = v599 + v1200;
+  const unsigned int v1202 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1203 = v598 + v1202;
+  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1205 = v1203 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v39.x[50];
+    const float v1208 = v1207 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
+    const unsigned int v1210 = v1201 * v1;
+    const unsigned int v1211 = v1210 + v1203;
+    out[v1211] = v1209;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1216 = v599 + v1214;
-  const unsigned int v1217 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1219 = v602 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v39.x[44];
-    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
-    const unsigned int v1226 = v1216 * v1;
-    const unsigned int v1227 = v1226 + v1219;
-    out[v1227] = v1225;
+  const unsigned int v1212 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1213 = v599 + v1212;
+  const unsigned int v1214 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1215 = v598 + v1214;
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1217 = v1215 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v39.x[51];
+    const float v1220 = v1219 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1221 = iron_f32_to_bf16(v1220);
+    const unsigned int v1222 = v1213 * v1;
+    const unsigned int v1223 = v1222 + v1215;
+    out[v1223] = v1221;
   }
-  const unsigned int v1228 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1230 = v599 + v1228;
-  const unsigned int v1231 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1233 = v602 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1235 = v1233 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v39.x[45];
-    const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1239 = iron_f32_to_bf16(v1238);
-    const unsigned int v1240 = v1230 * v1;
-    const unsigned int v1241 = v1240 + v1233;
-    out[v1241] = v1239;
+  const unsigned int v1224 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1225 = v599 + v1224;
+  const unsigned int v1226 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1227 = v598 + v1226;
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1229 = v1227 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v39.x[52];
+    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1233 = iron_f32_to_bf16(v1232);
+    const unsigned int v1234 = v1225 * v1;
+    const unsigned int v1235 = v1234 + v1227;
+    out[v1235] = v1233;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1244 = v599 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1247 = v602 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1249 = v1247 < v1;
-  const bool v1250 = v1248 && v1249;
-  if (v1250) {
-    const float v1251 = v39.x[46];
-    const float v1252 = v1251 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1253 = iron_f32_to_bf16(v1252);
-    const unsigned int v1254 = v1244 * v1;
-    const unsigned int v1255 = v1254 + v1247;
-    out[v1255] = v1253;
+  const unsigned int v1236 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1237 = v599 + v1236;
+  const unsigned int v1238 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1239 = v598 + v1238;
+  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1241 = v1239 < v1;
+  const bool v1242 = v1240 && v1241;
+  if (v1242) {
+    const float v1243 = v39.x[53];
+    const float v1244 = v1243 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
+    const unsigned int v1246 = v1237 * v1;
+    const unsigned int v1247 = v1246 + v1239;
+    out[v1247] = v1245;
   }
-  const unsigned int v1256 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1258 = v599 + v1256;
-  const unsigned int v1259 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1261 = v602 + v1259;
-  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1263 = v1261 < v1;
-  const bool v1264 = v1262 && v1263;
-  if (v1264) {
-    const float v1265 = v39.x[47];
-    const float v1266 = v1265 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1267 = iron_f32_to_bf16(v1266);
-    const unsigned int v1268 = v1258 * v1;
-    const unsigned int v1269 = v1268 + v1261;
-    out[v1269] = v1267;
+  const unsigned int v1248 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1249 = v599 + v1248;
+  const unsigned int v1250 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1251 = v598 + v1250;
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1253 = v1251 < v1;
+  const bool v1254 = v1252 && v1253;
+  if (v1254) {
+    const float v1255 = v39.x[54];
+    const float v1256 = v1255 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1257 = iron_f32_to_bf16(v1256);
+    const unsigned int v1258 = v1249 * v1;
+    const unsigned int v1259 = v1258 + v1251;
+    out[v1259] = v1257;
   }
-  const unsigned int v1270 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1272 = v599 + v1270;
-  const unsigned int v1273 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1260 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1261 = v599 + v1260;
+  const unsigned int v1262 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1263 = v598 + v1262;
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1265 = v1263 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v39.x[55];
+    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);
+    const unsigned int v1270 = v1261 * v1;
+    const unsigned int v1271 = v1270 + v1263;
+    out[v1271] = v1269;
+  }
+  const unsigned int v1272 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1273 = v599 + v1272;
+  const unsigned int v1274 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1275 = v598 + v1274;
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
-    const float v1279 = v39.x[48];
+    const float v1279 = v39.x[56];
     const float v1280 = v1279 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1281 = iron_f32_to_bf16(v1280);
-    const unsigned int v1282 = v1272 * v1;
+    const unsigned int v1282 = v1273 * v1;
     const unsigned int v1283 = v1282 + v1275;
     out[v1283] = v1281;
   }
-  const unsigned int v1284 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1286 = v599 + v1284;
-  const unsigned int v1287 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1289 = v602 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1291 = v1289 < v1;
-  const bool v1292 = v1290 && v1291;
-  if (v1292) {
-    const float v1293 = v39.x[49];
-    const float v1294 = v1293 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1295 = iron_f32_to_bf16(v1294);
-    const unsigned int v1296 = v1286 * v1;
-    const unsigned int v1297 = v1296 + v1289;
-    out[v1297] = v1295;
+  const unsigned int v1284 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1285 = v599 + v1284;
+  const unsigned int v1286 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1287 = v598 + v1286;
+  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1289 = v1287 < v1;
+  const bool v1290 = v1288 && v1289;
+  if (v1290) {
+    const float v1291 = v39.x[57];
+    const float v1292 = v1291 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1293 = iron_f32_to_bf16(v1292);
+    const unsigned int v1294 = v1285 * v1;
+    const unsigned int v1295 = v1294 + v1287;
+    out[v1295] = v1293;
   }
-  const unsigned int v1298 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1300 = v599 + v1298;
-  const unsigned int v1301 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1303 = v602 + v1301;
-  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v39.x[50];
-    const float v1308 = v1307 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1309 = iron_f32_to_bf16(v1308);
-    const unsigned int v1310 = v1300 * v1;
-    const unsigned int v1311 = v1310 + v1303;
-    out[v1311] = v1309;
+  const unsigned int v1296 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1297 = v599 + v1296;
+  const unsigned int v1298 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1299 = v598 + v1298;
+  const bool v1300 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1301 = v1299 < v1;
+  const bool v1302 = v1300 && v1301;
+  if (v1302) {
+    const float v1303 = v39.x[58];
+    const float v1304 = v1303 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1305 = iron_f32_to_bf16(v1304);
+    const unsigned int v1306 = v1297 * v1;
+    const unsigned int v1307 = v1306 + v1299;
+    out[v1307] = v1305;
   }
-  const unsigned int v1312 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1314 = v599 + v1312;
-  const unsigned int v1315 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1317 = v602 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1319 = v1317 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v39.x[51];
-    const float v1322 = v1321 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1323 = iron_f32_to_bf16(v1322);
-    const unsigned int v1324 = v1314 * v1;
-    const unsigned int v1325 = v1324 + v1317;
-    out[v1325] = v1323;
+  const unsigned int v1308 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1309 = v599 + v1308;
+  const unsigned int v1310 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1311 = v598 + v1310;
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1313 = v1311 < v1;
+  const bool v1314 = v1312 && v1313;
+  if (v1314) {
+    const float v1315 = v39.x[59];
+    const float v1316 = v1315 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1317 = iron_f32_to_bf16(v1316);
+    const unsigned int v1318 = v1309 * v1;
+    const unsigned int v1319 = v1318 + v1311;
+    out[v1319] = v1317;
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1328 = v599 + v1326;
-  const unsigned int v1329 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1331 = v602 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1333 = v1331 < v1;
-  const bool v1334 = v1332 && v1333;
-  if (v1334) {
-    const float v1335 = v39.x[52];
-    const float v1336 = v1335 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1337 = iron_f32_to_bf16(v1336);
-    const unsigned int v1338 = v1328 * v1;
-    const unsigned int v1339 = v1338 + v1331;
-    out[v1339] = v1337;
+  const unsigned int v1320 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1321 = v599 + v1320;
+  const unsigned int v1322 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1323 = v598 + v1322;
+  const bool v1324 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1325 = v1323 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v39.x[60];
+    const float v1328 = v1327 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
+    const unsigned int v1330 = v1321 * v1;
+    const unsigned int v1331 = v1330 + v1323;
+    out[v1331] = v1329;
   }
-  const unsigned int v1340 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1342 = v599 + v1340;
-  const unsigned int v1343 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1345 = v602 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1347 = v1345 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v39.x[53];
-    const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
-    const unsigned int v1352 = v1342 * v1;
-    const unsigned int v1353 = v1352 + v1345;
-    out[v1353] = v1351;
+  const unsigned int v1332 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1333 = v599 + v1332;
+  const unsigned int v1334 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1335 = v598 + v1334;
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1337 = v1335 < v1;
+  const bool v1338 = v1336 && v1337;
+  if (v1338) {
+    const float v1339 = v39.x[61];
+    const float v1340 = v1339 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1341 = iron_f32_to_bf16(v1340);
+    const unsigned int v1342 = v1333 * v1;
+    const unsigned int v1343 = v1342 + v1335;
+    out[v1343] = v1341;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1356 = v599 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1359 = v602 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1344 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1345 = v599 + v1344;
+  const unsigned int v1346 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1347 = v598 + v1346;
+  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1349 = v1347 < v1;
+  const bool v1350 = v1348 && v1349;
+  if (v1350) {
+    const float v1351 = v39.x[62];
+    const float v1352 = v1351 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1353 = iron_f32_to_bf16(v1352);
+    const unsigned int v1354 = v1345 * v1;
+    const unsigned int v1355 = v1354 + v1347;
+    out[v1355] = v1353;
+  }
+  const unsigned int v1356 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1357 = v599 + v1356;
+  const unsigned int v1358 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1359 = v598 + v1358;
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
-    const float v1363 = v39.x[54];
+    const float v1363 = v39.x[63];
     const float v1364 = v1363 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
-    const unsigned int v1366 = v1356 * v1;
+    const unsigned int v1366 = v1357 * v1;
     const unsigned int v1367 = v1366 + v1359;
     out[v1367] = v1365;
   }
-  const unsigned int v1368 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1370 = v599 + v1368;
-  const unsigned int v1371 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1373 = v602 + v1371;
-  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1375 = v1373 < v1;
-  const bool v1376 = v1374 && v1375;
-  if (v1376) {
-    const float v1377 = v39.x[55];
-    const float v1378 = v1377 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1379 = iron_f32_to_bf16(v1378);
-    const unsigned int v1380 = v1370 * v1;
-    const unsigned int v1381 = v1380 + v1373;
-    out[v1381] = v1379;
+  const unsigned int v1368 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1369 = v599 + v1368;
+  const unsigned int v1370 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1371 = v598 + v1370;
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v39.x[64];
+    const float v1376 = v1375 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1377 = iron_f32_to_bf16(v1376);
+    const unsigned int v1378 = v1369 * v1;
+    const unsigned int v1379 = v1378 + v1371;
+    out[v1379] = v1377;
   }
-  const unsigned int v1382 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1384 = v599 + v1382;
-  const unsigned int v1385 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.x[56];
-    const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1393 = iron_f32_to_bf16(v1392);
-    const unsigned int v1394 = v1384 * v1;
-    const unsigned int v1395 = v1394 + v1387;
-    out[v1395] = v1393;
+  const unsigned int v1380 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1381 = v599 + v1380;
+  const unsigned int v1382 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1383 = v598 + v1382;
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1385 = v1383 < v1;
+  const bool v1386 = v1384 && v1385;
+  if (v1386) {
+    const float v1387 = v39.x[65];
+    const float v1388 = v1387 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1389 = iron_f32_to_bf16(v1388);
+    const unsigned int v1390 = v1381 * v1;
+    const unsigned int v1391 = v1390 + v1383;
+    out[v1391] = v1389;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1398 = v599 + v1396;
-  const unsigned int v1399 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1401 = v602 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1403 = v1401 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v39.x[57];
-    const float v1406 = v1405 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1407 = iron_f32_to_bf16(v1406);
-    const unsigned int v1408 = v1398 * v1;
-    const unsigned int v1409 = v1408 + v1401;
-    out[v1409] = v1407;
+  const unsigned int v1392 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1393 = v599 + v1392;
+  const unsigned int v1394 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1395 = v598 + v1394;
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1397 = v1395 < v1;
+  const bool v1398 = v1396 && v1397;
+  if (v1398) {
+    const float v1399 = v39.x[66];
+    const float v1400 = v1399 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1401 = iron_f32_to_bf16(v1400);
+    const unsigned int v1402 = v1393 * v1;
+    const unsigned int v1403 = v1402 + v1395;
+    out[v1403] = v1401;
   }
-  const unsigned int v1410 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1412 = v599 + v1410;
-  const unsigned int v1413 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1415 = v602 + v1413;
-  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1417 = v1415 < v1;
-  const bool v1418 = v1416 && v1417;
-  if (v1418) {
-    const float v1419 = v39.x[58];
-    const float v1420 = v1419 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1421 = iron_f32_to_bf16(v1420);
-    const unsigned int v1422 = v1412 * v1;
-    const unsigned int v1423 = v1422 + v1415;
-    out[v1423] = v1421;
+  const unsigned int v1404 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1405 = v599 + v1404;
+  const unsigned int v1406 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1407 = v598 + v1406;
+  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1409 = v1407 < v1;
+  const bool v1410 = v1408 && v1409;
+  if (v1410) {
+    const float v1411 = v39.x[67];
+    const float v1412 = v1411 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
+    const unsigned int v1414 = v1405 * v1;
+    const unsigned int v1415 = v1414 + v1407;
+    out[v1415] = v1413;
   }
-  const unsigned int v1424 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1426 = v599 + v1424;
-  const unsigned int v1427 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1429 = v602 + v1427;
-  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1431 = v1429 < v1;
-  const bool v1432 = v1430 && v1431;
-  if (v1432) {
-    const float v1433 = v39.x[59];
-    const float v1434 = v1433 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1435 = iron_f32_to_bf16(v1434);
-    const unsigned int v1436 = v1426 * v1;
-    const unsigned int v1437 = v1436 + v1429;
-    out[v1437] = v1435;
+  const unsigned int v1416 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1417 = v599 + v1416;
+  const unsigned int v1418 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1419 = v598 + v1418;
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1421 = v1419 < v1;
+  const bool v1422 = v1420 && v1421;
+  if (v1422) {
+    const float v1423 = v39.x[68];
+    const float v1424 = v1423 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
+    const unsigned int v1426 = v1417 * v1;
+    const unsigned int v1427 = v1426 + v1419;
+    out[v1427] = v1425;
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1440 = v599 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1443 = v602 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1428 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1429 = v599 + v1428;
+  const unsigned int v1430 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1431 = v598 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1433 = v1431 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v39.x[69];
+    const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
+    const unsigned int v1438 = v1429 * v1;
+    const unsigned int v1439 = v1438 + v1431;
+    out[v1439] = v1437;
+  }
+  const unsigned int v1440 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1441 = v599 + v1440;
+  const unsigned int v1442 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1443 = v598 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
-    const float v1447 = v39.x[60];
+    const float v1447 = v39.x[70];
     const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1449 = iron_f32_to_bf16(v1448);
-    const unsigned int v1450 = v1440 * v1;
+    const unsigned int v1450 = v1441 * v1;
     const unsigned int v1451 = v1450 + v1443;
     out[v1451] = v1449;
   }
-  const unsigned int v1452 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1454 = v599 + v1452;
-  const unsigned int v1455 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1457 = v602 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1459 = v1457 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v39.x[61];
-    const float v1462 = v1461 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1463 = iron_f32_to_bf16(v1462);
-    const unsigned int v1464 = v1454 * v1;
-    const unsigned int v1465 = v1464 + v1457;
-    out[v1465] = v1463;
+  const unsigned int v1452 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1453 = v599 + v1452;
+  const unsigned int v1454 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1455 = v598 + v1454;
+  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1457 = v1455 < v1;
+  const bool v1458 = v1456 && v1457;
+  if (v1458) {
+    const float v1459 = v39.x[71];
+    const float v1460 = v1459 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1461 = iron_f32_to_bf16(v1460);
+    const unsigned int v1462 = v1453 * v1;
+    const unsigned int v1463 = v1462 + v1455;
+    out[v1463] = v1461;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1468 = v599 + v1466;
-  const unsigned int v1469 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1471 = v602 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v39.x[62];
-    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
-    const unsigned int v1478 = v1468 * v1;
-    const unsigned int v1479 = v1478 + v1471;
-    out[v1479] = v1477;
+  const unsigned int v1464 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1465 = v599 + v1464;
+  const unsigned int v1466 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1467 = v598 + v1466;
+  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1469 = v1467 < v1;
+  const bool v1470 = v1468 && v1469;
+  if (v1470) {
+    const float v1471 = v39.x[72];
+    const float v1472 = v1471 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1473 = iron_f32_to_bf16(v1472);
+    const unsigned int v1474 = v1465 * v1;
+    const unsigned int v1475 = v1474 + v1467;
+    out[v1475] = v1473;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1482 = v599 + v1480;
-  const unsigned int v1483 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1485 = v602 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1487 = v1485 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v39.x[63];
-    const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1491 = iron_f32_to_bf16(v1490);
-    const unsigned int v1492 = v1482 * v1;
-    const unsigned int v1493 = v1492 + v1485;
-    out[v1493] = v1491;
+  const unsigned int v1476 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1477 = v599 + v1476;
+  const unsigned int v1478 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1479 = v598 + v1478;
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1481 = v1479 < v1;
+  const bool v1482 = v1480 && v1481;
+  if (v1482) {
+    const float v1483 = v39.x[73];
+    const float v1484 = v1483 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1485 = iron_f32_to_bf16(v1484);
+    const unsigned int v1486 = v1477 * v1;
+    const unsigned int v1487 = v1486 + v1479;
+    out[v1487] = v1485;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1496 = v599 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1501 = v1499 < v1;
-  const bool v1502 = v1500 && v1501;
-  if (v1502) {
-    const float v1503 = v39.x[64];
-    const float v1504 = v1503 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1505 = iron_f32_to_bf16(v1504);
-    const unsigned int v1506 = v1496 * v1;
-    const unsigned int v1507 = v1506 + v1499;
-    out[v1507] = v1505;
+  const unsigned int v1488 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1489 = v599 + v1488;
+  const unsigned int v1490 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1491 = v598 + v1490;
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1493 = v1491 < v1;
+  const bool v1494 = v1492 && v1493;
+  if (v1494) {
+    const float v1495 = v39.x[74];
+    const float v1496 = v1495 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1497 = iron_f32_to_bf16(v1496);
+    const unsigned int v1498 = v1489 * v1;
+    const unsigned int v1499 = v1498 + v1491;
+    out[v1499] = v1497;
   }
-  const unsigned int v1508 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1510 = v599 + v1508;
-  const unsigned int v1511 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1513 = v602 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1515 = v1513 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v39.x[65];
-    const float v1518 = v1517 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1519 = iron_f32_to_bf16(v1518);
-    const unsigned int v1520 = v1510 * v1;
-    const unsigned int v1521 = v1520 + v1513;
-    out[v1521] = v1519;
+  const unsigned int v1500 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1501 = v599 + v1500;
+  const unsigned int v1502 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1503 = v598 + v1502;
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1505 = v1503 < v1;
+  const bool v1506 = v1504 && v1505;
+  if (v1506) {
+    const float v1507 = v39.x[75];
+    const float v1508 = v1507 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1509 = iron_f32_to_bf16(v1508);
+    const unsigned int v1510 = v1501 * v1;
+    const unsigned int v1511 = v1510 + v1503;
+    out[v1511] = v1509;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1524 = v599 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1527 = v602 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1512 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1513 = v599 + v1512;
+  const unsigned int v1514 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1515 = v598 + v1514;
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1517 = v1515 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v39.x[76];
+    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
+    const unsigned int v1522 = v1513 * v1;
+    const unsigned int v1523 = v1522 + v1515;
+    out[v1523] = v1521;
+  }
+  const unsigned int v1524 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1525 = v599 + v1524;
+  const unsigned int v1526 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1527 = v598 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
-    const float v1531 = v39.x[66];
+    const float v1531 = v39.x[77];
     const float v1532 = v1531 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
-    const unsigned int v1534 = v1524 * v1;
+    const unsigned int v1534 = v1525 * v1;
     const unsigned int v1535 = v1534 + v1527;
     out[v1535] = v1533;
   }
-  const unsigned int v1536 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1538 = v599 + v1536;
-  const unsigned int v1539 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1541 = v602 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1543 = v1541 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v39.x[67];
-    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
-    const unsigned int v1548 = v1538 * v1;
-    const unsigned int v1549 = v1548 + v1541;
-    out[v1549] = v1547;
+  const unsigned int v1536 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1537 = v599 + v1536;
+  const unsigned int v1538 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1539 = v598 + v1538;
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v39.x[78];
+    const float v1544 = v1543 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1545 = iron_f32_to_bf16(v1544);
+    const unsigned int v1546 = v1537 * v1;
+    const unsigned int v1547 = v1546 + v1539;
+    out[v1547] = v1545;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1552 = v599 + v1550;
-  const unsigned int v1553 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1555 = v602 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v39.x[68];
-    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
-    const unsigned int v1562 = v1552 * v1;
-    const unsigned int v1563 = v1562 + v1555;
-    out[v1563] = v1561;
+  const unsigned int v1548 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1549 = v599 + v1548;
+  const unsigned int v1550 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1551 = v598 + v1550;
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1553 = v1551 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v39.x[79];
+    const float v1556 = v1555 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1557 = iron_f32_to_bf16(v1556);
+    const unsigned int v1558 = v1549 * v1;
+    const unsigned int v1559 = v1558 + v1551;
+    out[v1559] = v1557;
   }
-  const unsigned int v1564 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1566 = v599 + v1564;
-  const unsigned int v1567 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1569 = v602 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1571 = v1569 < v1;
-  const bool v1572 = v1570 && v1571;
-  if (v1572) {
-    const float v1573 = v39.x[69];
-    const float v1574 = v1573 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1575 = iron_f32_to_bf16(v1574);
-    const unsigned int v1576 = v1566 * v1;
-    const unsigned int v1577 = v1576 + v1569;
-    out[v1577] = v1575;
+  const unsigned int v1560 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1561 = v599 + v1560;
+  const unsigned int v1562 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1563 = v598 + v1562;
+  const bool v1564 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1565 = v1563 < v1;
+  const bool v1566 = v1564 && v1565;
+  if (v1566) {
+    const float v1567 = v39.x[80];
+    const float v1568 = v1567 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1569 = iron_f32_to_bf16(v1568);
+    const unsigned int v1570 = v1561 * v1;
+    const unsigned int v1571 = v1570 + v1563;
+    out[v1571] = v1569;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1580 = v599 + v1578;
-  const unsigned int v1581 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1583 = v602 + v1581;
-  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1585 = v1583 < v1;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v39.x[70];
-    const float v1588 = v1587 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1589 = iron_f32_to_bf16(v1588);
-    const unsigned int v1590 = v1580 * v1;
-    const unsigned int v1591 = v1590 + v1583;
-    out[v1591] = v1589;
+  const unsigned int v1572 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1573 = v599 + v1572;
+  const unsigned int v1574 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1575 = v598 + v1574;
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1577 = v1575 < v1;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v39.x[81];
+    const float v1580 = v1579 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
+    const unsigned int v1582 = v1573 * v1;
+    const unsigned int v1583 = v1582 + v1575;
+    out[v1583] = v1581;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1594 = v599 + v1592;
-  const unsigned int v1595 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1597 = v602 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1599 = v1597 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v39.x[71];
-    const float v1602 = v1601 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1603 = iron_f32_to_bf16(v1602);
-    const unsigned int v1604 = v1594 * v1;
-    const unsigned int v1605 = v1604 + v1597;
-    out[v1605] = v1603;
+  const unsigned int v1584 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1585 = v599 + v1584;
+  const unsigned int v1586 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1587 = v598 + v1586;
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1589 = v1587 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v39.x[82];
+    const float v1592 = v1591 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1593 = iron_f32_to_bf16(v1592);
+    const unsigned int v1594 = v1585 * v1;
+    const unsigned int v1595 = v1594 + v1587;
+    out[v1595] = v1593;
   }
-  const unsigned int v1606 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1608 = v599 + v1606;
-  const unsigned int v1609 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1596 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1597 = v599 + v1596;
+  const unsigned int v1598 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1599 = v598 + v1598;
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1601 = v1599 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v39.x[83];
+    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
+    const unsigned int v1606 = v1597 * v1;
+    const unsigned int v1607 = v1606 + v1599;
+    out[v1607] = v1605;
+  }
+  const unsigned int v1608 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1609 = v599 + v1608;
+  const unsigned int v1610 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1611 = v598 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
-    const float v1615 = v39.x[72];
+    const float v1615 = v39.x[84];
     const float v1616 = v1615 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
-    const unsigned int v1618 = v1608 * v1;
+    const unsigned int v1618 = v1609 * v1;
     const unsigned int v1619 = v1618 + v1611;
     out[v1619] = v1617;
   }
-  const unsigned int v1620 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1622 = v599 + v1620;
-  const unsigned int v1623 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1625 = v602 + v1623;
-  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1627 = v1625 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v39.x[73];
-    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1631 = iron_f32_to_bf16(v1630);
-    const unsigned int v1632 = v1622 * v1;
-    const unsigned int v1633 = v1632 + v1625;
-    out[v1633] = v1631;
+  const unsigned int v1620 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1621 = v599 + v1620;
+  const unsigned int v1622 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1623 = v598 + v1622;
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1625 = v1623 < v1;
+  const bool v1626 = v1624 && v1625;
+  if (v1626) {
+    const float v1627 = v39.x[85];
+    const float v1628 = v1627 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1629 = iron_f32_to_bf16(v1628);
+    const unsigned int v1630 = v1621 * v1;
+    const unsigned int v1631 = v1630 + v1623;
+    out[v1631] = v1629;
   }
-  const unsigned int v1634 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1636 = v599 + v1634;
-  const unsigned int v1637 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1639 = v602 + v1637;
-  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v39.x[74];
-    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
-    const unsigned int v1646 = v1636 * v1;
-    const unsigned int v1647 = v1646 + v1639;
-    out[v1647] = v1645;
+  const unsigned int v1632 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1633 = v599 + v1632;
+  const unsigned int v1634 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1635 = v598 + v1634;
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1637 = v1635 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v39.x[86];
+    const float v1640 = v1639 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1641 = iron_f32_to_bf16(v1640);
+    const unsigned int v1642 = v1633 * v1;
+    const unsigned int v1643 = v1642 + v1635;
+    out[v1643] = v1641;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1650 = v599 + v1648;
-  const unsigned int v1651 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1653 = v602 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1655 = v1653 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v39.x[75];
-    const float v1658 = v1657 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1659 = iron_f32_to_bf16(v1658);
-    const unsigned int v1660 = v1650 * v1;
-    const unsigned int v1661 = v1660 + v1653;
-    out[v1661] = v1659;
+  const unsigned int v1644 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1645 = v599 + v1644;
+  const unsigned int v1646 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1647 = v598 + v1646;
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1649 = v1647 < v1;
+  const bool v1650 = v1648 && v1649;
+  if (v1650) {
+    const float v1651 = v39.x[87];
+    const float v1652 = v1651 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1653 = iron_f32_to_bf16(v1652);
+    const unsigned int v1654 = v1645 * v1;
+    const unsigned int v1655 = v1654 + v1647;
+    out[v1655] = v1653;
   }
-  const unsigned int v1662 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1664 = v599 + v1662;
-  const unsigned int v1665 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1667 = v602 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1669 = v1667 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v39.x[76];
-    const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1673 = iron_f32_to_bf16(v1672);
-    const unsigned int v1674 = v1664 * v1;
-    const unsigned int v1675 = v1674 + v1667;
-    out[v1675] = v1673;
+  const unsigned int v1656 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1657 = v599 + v1656;
+  const unsigned int v1658 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1659 = v598 + v1658;
+  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1661 = v1659 < v1;
+  const bool v1662 = v1660 && v1661;
+  if (v1662) {
+    const float v1663 = v39.x[88];
+    const float v1664 = v1663 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
+    const unsigned int v1666 = v1657 * v1;
+    const unsigned int v1667 = v1666 + v1659;
+    out[v1667] = v1665;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1678 = v599 + v1676;
-  const unsigned int v1679 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1681 = v602 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1683 = v1681 < v1;
-  const bool v1684 = v1682 && v1683;
-  if (v1684) {
-    const float v1685 = v39.x[77];
-    const float v1686 = v1685 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1687 = iron_f32_to_bf16(v1686);
-    const unsigned int v1688 = v1678 * v1;
-    const unsigned int v1689 = v1688 + v1681;
-    out[v1689] = v1687;
+  const unsigned int v1668 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1669 = v599 + v1668;
+  const unsigned int v1670 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1671 = v598 + v1670;
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1673 = v1671 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v39.x[89];
+    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
+    const unsigned int v1678 = v1669 * v1;
+    const unsigned int v1679 = v1678 + v1671;
+    out[v1679] = v1677;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1692 = v599 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1695 = v602 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1680 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1681 = v599 + v1680;
+  const unsigned int v1682 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1683 = v598 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v39.x[90];
+    const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1689 = iron_f32_to_bf16(v1688);
+    const unsigned int v1690 = v1681 * v1;
+    const unsigned int v1691 = v1690 + v1683;
+    out[v1691] = v1689;
+  }
+  const unsigned int v1692 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1693 = v599 + v1692;
+  const unsigned int v1694 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1695 = v598 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
-    const float v1699 = v39.x[78];
+    const float v1699 = v39.x[91];
     const float v1700 = v1699 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1701 = iron_f32_to_bf16(v1700);
-    const unsigned int v1702 = v1692 * v1;
+    const unsigned int v1702 = v1693 * v1;
     const unsigned int v1703 = v1702 + v1695;
     out[v1703] = v1701;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1706 = v599 + v1704;
-  const unsigned int v1707 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1709 = v602 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1711 = v1709 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v39.x[79];
-    const float v1714 = v1713 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1715 = iron_f32_to_bf16(v1714);
-    const unsigned int v1716 = v1706 * v1;
-    const unsigned int v1717 = v1716 + v1709;
-    out[v1717] = v1715;
+  const unsigned int v1704 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1705 = v599 + v1704;
+  const unsigned int v1706 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1707 = v598 + v1706;
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1709 = v1707 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v39.x[92];
+    const float v1712 = v1711 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1713 = iron_f32_to_bf16(v1712);
+    const unsigned int v1714 = v1705 * v1;
+    const unsigned int v1715 = v1714 + v1707;
+    out[v1715] = v1713;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1720 = v599 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.x[80];
-    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
-    const unsigned int v1730 = v1720 * v1;
-    const unsigned int v1731 = v1730 + v1723;
-    out[v1731] = v1729;
+  const unsigned int v1716 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1717 = v599 + v1716;
+  const unsigned int v1718 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1719 = v598 + v1718;
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1721 = v1719 < v1;
+  const bool v1722 = v1720 && v1721;
+  if (v1722) {
+    const float v1723 = v39.x[93];
+    const float v1724 = v1723 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
+    const unsigned int v1726 = v1717 * v1;
+    const unsigned int v1727 = v1726 + v1719;
+    out[v1727] = v1725;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1734 = v599 + v1732;
-  const unsigned int v1735 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1737 = v602 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1739 = v1737 < v1;
-  const bool v1740 = v1738 && v1739;
-  if (v1740) {
-    const float v1741 = v39.x[81];
-    const float v1742 = v1741 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1743 = iron_f32_to_bf16(v1742);
-    const unsigned int v1744 = v1734 * v1;
-    const unsigned int v1745 = v1744 + v1737;
-    out[v1745] = v1743;
+  const unsigned int v1728 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1729 = v599 + v1728;
+  const unsigned int v1730 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1731 = v598 + v1730;
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1733 = v1731 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v39.x[94];
+    const float v1736 = v1735 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1737 = iron_f32_to_bf16(v1736);
+    const unsigned int v1738 = v1729 * v1;
+    const unsigned int v1739 = v1738 + v1731;
+    out[v1739] = v1737;
   }
-  const unsigned int v1746 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1748 = v599 + v1746;
-  const unsigned int v1749 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1751 = v602 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1753 = v1751 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v39.x[82];
-    const float v1756 = v1755 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
-    const unsigned int v1758 = v1748 * v1;
-    const unsigned int v1759 = v1758 + v1751;
-    out[v1759] = v1757;
+  const unsigned int v1740 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1741 = v599 + v1740;
+  const unsigned int v1742 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1743 = v598 + v1742;
+  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1745 = v1743 < v1;
+  const bool v1746 = v1744 && v1745;
+  if (v1746) {
+    const float v1747 = v39.x[95];
+    const float v1748 = v1747 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
+    const unsigned int v1750 = v1741 * v1;
+    const unsigned int v1751 = v1750 + v1743;
+    out[v1751] = v1749;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1762 = v599 + v1760;
-  const unsigned int v1763 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1765 = v602 + v1763;
-  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1767 = v1765 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v39.x[83];
-    const float v1770 = v1769 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
-    const unsigned int v1772 = v1762 * v1;
-    const unsigned int v1773 = v1772 + v1765;
-    out[v1773] = v1771;
+  const unsigned int v1752 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1753 = v599 + v1752;
+  const unsigned int v1754 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1755 = v598 + v1754;
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1757 = v1755 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v39.x[96];
+    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
+    const unsigned int v1762 = v1753 * v1;
+    const unsigned int v1763 = v1762 + v1755;
+    out[v1763] = v1761;
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1776 = v599 + v1774;
-  const unsigned int v1777 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1779 = v602 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1764 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1765 = v599 + v1764;
+  const unsigned int v1766 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1767 = v598 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1769 = v1767 < v1;
+  const bool v1770 = v1768 && v1769;
+  if (v1770) {
+    const float v1771 = v39.x[97];
+    const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
+    const unsigned int v1774 = v1765 * v1;
+    const unsigned int v1775 = v1774 + v1767;
+    out[v1775] = v1773;
+  }
+  const unsigned int v1776 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1777 = v599 + v1776;
+  const unsigned int v1778 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1779 = v598 + v1778;
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
-    const float v1783 = v39.x[84];
+    const float v1783 = v39.x[98];
     const float v1784 = v1783 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1785 = iron_f32_to_bf16(v1784);
-    const unsigned int v1786 = v1776 * v1;
+    const unsigned int v1786 = v1777 * v1;
     const unsigned int v1787 = v1786 + v1779;
     out[v1787] = v1785;
   }
-  const unsigned int v1788 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1790 = v599 + v1788;
-  const unsigned int v1791 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1793 = v602 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1795 = v1793 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v39.x[85];
-    const float v1798 = v1797 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1799 = iron_f32_to_bf16(v1798);
-    const unsigned int v1800 = v1790 * v1;
-    const unsigned int v1801 = v1800 + v1793;
-    out[v1801] = v1799;
+  const unsigned int v1788 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1789 = v599 + v1788;
+  const unsigned int v1790 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1791 = v598 + v1790;
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1793 = v1791 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v39.x[99];
+    const float v1796 = v1795 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1797 = iron_f32_to_bf16(v1796);
+    const unsigned int v1798 = v1789 * v1;
+    const unsigned int v1799 = v1798 + v1791;
+    out[v1799] = v1797;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1804 = v599 + v1802;
-  const unsigned int v1805 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1807 = v602 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1809 = v1807 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v39.x[86];
-    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
-    const unsigned int v1814 = v1804 * v1;
-    const unsigned int v1815 = v1814 + v1807;
-    out[v1815] = v1813;
+  const unsigned int v1800 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1801 = v599 + v1800;
+  const unsigned int v1802 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1803 = v598 + v1802;
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1805 = v1803 < v1;
+  const bool v1806 = v1804 && v1805;
+  if (v1806) {
+    const float v1807 = v39.x[100];
+    const float v1808 = v1807 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1809 = iron_f32_to_bf16(v1808);
+    const unsigned int v1810 = v1801 * v1;
+    const unsigned int v1811 = v1810 + v1803;
+    out[v1811] = v1809;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1818 = v599 + v1816;
-  const unsigned int v1819 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1821 = v602 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1823 = v1821 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v39.x[87];
-    const float v1826 = v1825 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1827 = iron_f32_to_bf16(v1826);
-    const unsigned int v1828 = v1818 * v1;
-    const unsigned int v1829 = v1828 + v1821;
-    out[v1829] = v1827;
+  const unsigned int v1812 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1813 = v599 + v1812;
+  const unsigned int v1814 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1815 = v598 + v1814;
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1817 = v1815 < v1;
+  const bool v1818 = v1816 && v1817;
+  if (v1818) {
+    const float v1819 = v39.x[101];
+    const float v1820 = v1819 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
+    const unsigned int v1822 = v1813 * v1;
+    const unsigned int v1823 = v1822 + v1815;
+    out[v1823] = v1821;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1832 = v599 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v39.x[88];
-    const float v1840 = v1839 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1841 = iron_f32_to_bf16(v1840);
-    const unsigned int v1842 = v1832 * v1;
-    const unsigned int v1843 = v1842 + v1835;
-    out[v1843] = v1841;
+  const unsigned int v1824 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1825 = v599 + v1824;
+  const unsigned int v1826 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1827 = v598 + v1826;
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v39.x[102];
+    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
+    const unsigned int v1834 = v1825 * v1;
+    const unsigned int v1835 = v1834 + v1827;
+    out[v1835] = v1833;
   }
-  const unsigned int v1844 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1846 = v599 + v1844;
-  const unsigned int v1847 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1849 = v602 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v39.x[89];
-    const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1855 = iron_f32_to_bf16(v1854);
-    const unsigned int v1856 = v1846 * v1;
-    const unsigned int v1857 = v1856 + v1849;
-    out[v1857] = v1855;
+  const unsigned int v1836 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1837 = v599 + v1836;
+  const unsigned int v1838 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1839 = v598 + v1838;
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v39.x[103];
+    const float v1844 = v1843 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
+    const unsigned int v1846 = v1837 * v1;
+    const unsigned int v1847 = v1846 + v1839;
+    out[v1847] = v1845;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1860 = v599 + v1858;
-  const unsigned int v1861 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1863 = v602 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1848 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1849 = v599 + v1848;
+  const unsigned int v1850 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1851 = v598 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v39.x[104];
+    const float v1856 = v1855 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);
+    const unsigned int v1858 = v1849 * v1;
+    const unsigned int v1859 = v1858 + v1851;
+    out[v1859] = v1857;
+  }
+  const unsigned int v1860 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1861 = v599 + v1860;
+  const unsigned int v1862 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1863 = v598 + v1862;
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
-    const float v1867 = v39.x[90];
+    const float v1867 = v39.x[105];
     const float v1868 = v1867 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1869 = iron_f32_to_bf16(v1868);
-    const unsigned int v1870 = v1860 * v1;
+    const unsigned int v1870 = v1861 * v1;
     const unsigned int v1871 = v1870 + v1863;
     out[v1871] = v1869;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1874 = v599 + v1872;
-  const unsigned int v1875 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1877 = v602 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1879 = v1877 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v39.x[91];
-    const float v1882 = v1881 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1883 = iron_f32_to_bf16(v1882);
-    const unsigned int v1884 = v1874 * v1;
-    const unsigned int v1885 = v1884 + v1877;
-    out[v1885] = v1883;
+  const unsigned int v1872 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1873 = v599 + v1872;
+  const unsigned int v1874 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1875 = v598 + v1874;
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1877 = v1875 < v1;
+  const bool v1878 = v1876 && v1877;
+  if (v1878) {
+    const float v1879 = v39.x[106];
+    const float v1880 = v1879 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1881 = iron_f32_to_bf16(v1880);
+    const unsigned int v1882 = v1873 * v1;
+    const unsigned int v1883 = v1882 + v1875;
+    out[v1883] = v1881;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1888 = v599 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1891 = v602 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v39.x[92];
-    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1897 = iron_f32_to_bf16(v1896);
-    const unsigned int v1898 = v1888 * v1;
-    const unsigned int v1899 = v1898 + v1891;
-    out[v1899] = v1897;
+  const unsigned int v1884 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1885 = v599 + v1884;
+  const unsigned int v1886 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1887 = v598 + v1886;
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1889 = v1887 < v1;
+  const bool v1890 = v1888 && v1889;
+  if (v1890) {
+    const float v1891 = v39.x[107];
+    const float v1892 = v1891 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1893 = iron_f32_to_bf16(v1892);
+    const unsigned int v1894 = v1885 * v1;
+    const unsigned int v1895 = v1894 + v1887;
+    out[v1895] = v1893;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1902 = v599 + v1900;
-  const unsigned int v1903 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1905 = v602 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1907 = v1905 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v39.x[93];
-    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1911 = iron_f32_to_bf16(v1910);
-    const unsigned int v1912 = v1902 * v1;
-    const unsigned int v1913 = v1912 + v1905;
-    out[v1913] = v1911;
+  const unsigned int v1896 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1897 = v599 + v1896;
+  const unsigned int v1898 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1899 = v598 + v1898;
+  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1901 = v1899 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v39.x[108];
+    const float v1904 = v1903 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
+    const unsigned int v1906 = v1897 * v1;
+    const unsigned int v1907 = v1906 + v1899;
+    out[v1907] = v1905;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1916 = v599 + v1914;
-  const unsigned int v1917 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1919 = v602 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1921 = v1919 < v1;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v39.x[94];
-    const float v1924 = v1923 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1925 = iron_f32_to_bf16(v1924);
-    const unsigned int v1926 = v1916 * v1;
-    const unsigned int v1927 = v1926 + v1919;
-    out[v1927] = v1925;
+  const unsigned int v1908 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1909 = v599 + v1908;
+  const unsigned int v1910 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1911 = v598 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1913 = v1911 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v39.x[109];
+    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
+    const unsigned int v1918 = v1909 * v1;
+    const unsigned int v1919 = v1918 + v1911;
+    out[v1919] = v1917;
   }
-  const unsigned int v1928 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1930 = v599 + v1928;
-  const unsigned int v1931 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1933 = v602 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1935 = v1933 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v39.x[95];
-    const float v1938 = v1937 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1939 = iron_f32_to_bf16(v1938);
-    const unsigned int v1940 = v1930 * v1;
-    const unsigned int v1941 = v1940 + v1933;
-    out[v1941] = v1939;
+  const unsigned int v1920 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1921 = v599 + v1920;
+  const unsigned int v1922 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1923 = v598 + v1922;
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1925 = v1923 < v1;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v39.x[110];
+    const float v1928 = v1927 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1929 = iron_f32_to_bf16(v1928);
+    const unsigned int v1930 = v1921 * v1;
+    const unsigned int v1931 = v1930 + v1923;
+    out[v1931] = v1929;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1944 = v599 + v1942;
-  const unsigned int v1945 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1932 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1933 = v599 + v1932;
+  const unsigned int v1934 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1935 = v598 + v1934;
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1937 = v1935 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v39.x[111];
+    const float v1940 = v1939 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
+    const unsigned int v1942 = v1933 * v1;
+    const unsigned int v1943 = v1942 + v1935;
+    out[v1943] = v1941;
+  }
+  const unsigned int v1944 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1945 = v599 + v1944;
+  const unsigned int v1946 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1947 = v598 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
-    const float v1951 = v39.x[96];
+    const float v1951 = v39.x[112];
     const float v1952 = v1951 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1953 = iron_f32_to_bf16(v1952);
-    const unsigned int v1954 = v1944 * v1;
+    const unsigned int v1954 = v1945 * v1;
     const unsigned int v1955 = v1954 + v1947;
     out[v1955] = v1953;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1958 = v599 + v1956;
-  const unsigned int v1959 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1961 = v602 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1963 = v1961 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v39.x[97];
-    const float v1966 = v1965 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1967 = iron_f32_to_bf16(v1966);
-    const unsigned int v1968 = v1958 * v1;
-    const unsigned int v1969 = v1968 + v1961;
-    out[v1969] = v1967;
+  const unsigned int v1956 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1957 = v599 + v1956;
+  const unsigned int v1958 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1959 = v598 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1961 = v1959 < v1;
+  const bool v1962 = v1960 && v1961;
+  if (v1962) {
+    const float v1963 = v39.x[113];
+    const float v1964 = v1963 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
+    const unsigned int v1966 = v1957 * v1;
+    const unsigned int v1967 = v1966 + v1959;
+    out[v1967] = v1965;
   }
-  const unsigned int v1970 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1972 = v599 + v1970;
-  const unsigned int v1973 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1975 = v602 + v1973;
-  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1977 = v1975 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v39.x[98];
-    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
-    const unsigned int v1982 = v1972 * v1;
-    const unsigned int v1983 = v1982 + v1975;
-    out[v1983] = v1981;
+  const unsigned int v1968 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1969 = v599 + v1968;
+  const unsigned int v1970 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1971 = v598 + v1970;
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1973 = v1971 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v39.x[114];
+    const float v1976 = v1975 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1977 = iron_f32_to_bf16(v1976);
+    const unsigned int v1978 = v1969 * v1;
+    const unsigned int v1979 = v1978 + v1971;
+    out[v1979] = v1977;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1986 = v599 + v1984;
-  const unsigned int v1987 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1989 = v602 + v1987;
-  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1991 = v1989 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v39.x[99];
-    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);
-    const unsigned int v1996 = v1986 * v1;
-    const unsigned int v1997 = v1996 + v1989;
-    out[v1997] = v1995;
+  const unsigned int v1980 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1981 = v599 + v1980;
+  const unsigned int v1982 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1983 = v598 + v1982;
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1985 = v1983 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v39.x[115];
+    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1989 = iron_f32_to_bf16(v1988);
+    const unsigned int v1990 = v1981 * v1;
+    const unsigned int v1991 = v1990 + v1983;
+    out[v1991] = v1989;
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2000 = v599 + v1998;
-  const unsigned int v2001 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2003 = v602 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2005 = v2003 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v39.x[100];
-    const float v2008 = v2007 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);
-    const unsigned int v2010 = v2000 * v1;
-    const unsigned int v2011 = v2010 + v2003;
-    out[v2011] = v2009;
+  const unsigned int v1992 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1993 = v599 + v1992;
+  const unsigned int v1994 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1995 = v598 + v1994;
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v39.x[116];
+    const float v2000 = v1999 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
+    const unsigned int v2002 = v1993 * v1;
+    const unsigned int v2003 = v2002 + v1995;
+    out[v2003] = v2001;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2014 = v599 + v2012;
-  const unsigned int v2015 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2017 = v602 + v2015;
-  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2019 = v2017 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v39.x[101];
-    const float v2022 = v2021 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2023 = iron_f32_to_bf16(v2022);
-    const unsigned int v2024 = v2014 * v1;
-    const unsigned int v2025 = v2024 + v2017;
-    out[v2025] = v2023;
+  const unsigned int v2004 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2005 = v599 + v2004;
+  const unsigned int v2006 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2007 = v598 + v2006;
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2009 = v2007 < v1;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v39.x[117];
+    const float v2012 = v2011 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
+    const unsigned int v2014 = v2005 * v1;
+    const unsigned int v2015 = v2014 + v2007;
+    out[v2015] = v2013;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2028 = v599 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2031 = v602 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2016 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2017 = v599 + v2016;
+  const unsigned int v2018 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2019 = v598 + v2018;
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v39.x[118];
+    const float v2024 = v2023 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2025 = iron_f32_to_bf16(v2024);
+    const unsigned int v2026 = v2017 * v1;
+    const unsigned int v2027 = v2026 + v2019;
+    out[v2027] = v2025;
+  }
+  const unsigned int v2028 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2029 = v599 + v2028;
+  const unsigned int v2030 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2031 = v598 + v2030;
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
-    const float v2035 = v39.x[102];
+    const float v2035 = v39.x[119];
     const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v2037 = iron_f32_to_bf16(v2036);
-    const unsigned int v2038 = v2028 * v1;
+    const unsigned int v2038 = v2029 * v1;
     const unsigned int v2039 = v2038 + v2031;
     out[v2039] = v2037;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2042 = v599 + v2040;
-  const unsigned int v2043 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2045 = v602 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2047 = v2045 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v39.x[103];
-    const float v2050 = v2049 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2051 = iron_f32_to_bf16(v2050);
-    const unsigned int v2052 = v2042 * v1;
-    const unsigned int v2053 = v2052 + v2045;
-    out[v2053] = v2051;
+  const unsigned int v2040 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2041 = v599 + v2040;
+  const unsigned int v2042 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2043 = v598 + v2042;
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2045 = v2043 < v1;
+  const bool v2046 = v2044 && v2045;
+  if (v2046) {
+    const float v2047 = v39.x[120];
+    const float v2048 = v2047 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2049 = iron_f32_to_bf16(v2048);
+    const unsigned int v2050 = v2041 * v1;
+    const unsigned int v2051 = v2050 + v2043;
+    out[v2051] = v2049;
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2056 = v599 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.x[104];
-    const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
-    const unsigned int v2066 = v2056 * v1;
-    const unsigned int v2067 = v2066 + v2059;
-    out[v2067] = v2065;
+  const unsigned int v2052 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2053 = v599 + v2052;
+  const unsigned int v2054 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2055 = v598 + v2054;
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2057 = v2055 < v1;
+  const bool v2058 = v2056 && v2057;
+  if (v2058) {
+    const float v2059 = v39.x[121];
+    const float v2060 = v2059 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2061 = iron_f32_to_bf16(v2060);
+    const unsigned int v2062 = v2053 * v1;
+    const unsigned int v2063 = v2062 + v2055;
+    out[v2063] = v2061;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2070 = v599 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2073 = v602 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2075 = v2073 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v39.x[105];
-    const float v2078 = v2077 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2079 = iron_f32_to_bf16(v2078);
-    const unsigned int v2080 = v2070 * v1;
-    const unsigned int v2081 = v2080 + v2073;
-    out[v2081] = v2079;
+  const unsigned int v2064 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2065 = v599 + v2064;
+  const unsigned int v2066 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2067 = v598 + v2066;
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2069 = v2067 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v39.x[122];
+    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2073 = iron_f32_to_bf16(v2072);
+    const unsigned int v2074 = v2065 * v1;
+    const unsigned int v2075 = v2074 + v2067;
+    out[v2075] = v2073;
   }
-  const unsigned int v2082 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2084 = v599 + v2082;
-  const unsigned int v2085 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2087 = v602 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v39.x[106];
-    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
-    const unsigned int v2094 = v2084 * v1;
-    const unsigned int v2095 = v2094 + v2087;
-    out[v2095] = v2093;
+  const unsigned int v2076 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2077 = v599 + v2076;
+  const unsigned int v2078 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2079 = v598 + v2078;
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2081 = v2079 < v1;
+  const bool v2082 = v2080 && v2081;
+  if (v2082) {
+    const float v2083 = v39.x[123];
+    const float v2084 = v2083 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
+    const unsigned int v2086 = v2077 * v1;
+    const unsigned int v2087 = v2086 + v2079;
+    out[v2087] = v2085;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2098 = v599 + v2096;
-  const unsigned int v2099 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2101 = v602 + v2099;
-  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2103 = v2101 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v39.x[107];
-    const float v2106 = v2105 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2107 = iron_f32_to_bf16(v2106);
-    const unsigned int v2108 = v2098 * v1;
-    const unsigned int v2109 = v2108 + v2101;
-    out[v2109] = v2107;
+  const unsigned int v2088 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2089 = v599 + v2088;
+  const unsigned int v2090 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2091 = v598 + v2090;
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2093 = v2091 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v39.x[124];
+    const float v2096 = v2095 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2097 = iron_f32_to_bf16(v2096);
+    const unsigned int v2098 = v2089 * v1;
+    const unsigned int v2099 = v2098 + v2091;
+    out[v2099] = v2097;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2112 = v599 + v2110;
-  const unsigned int v2113 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2115 = v602 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2100 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2101 = v599 + v2100;
+  const unsigned int v2102 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2103 = v598 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2105 = v2103 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v39.x[125];
+    const float v2108 = v2107 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2109 = iron_f32_to_bf16(v2108);
+    const unsigned int v2110 = v2101 * v1;
+    const unsigned int v2111 = v2110 + v2103;
+    out[v2111] = v2109;
+  }
+  const unsigned int v2112 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2113 = v599 + v2112;
+  const unsigned int v2114 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2115 = v598 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
-    const float v2119 = v39.x[108];
+    const float v2119 = v39.x[126];
     const float v2120 = v2119 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v2121 = iron_f32_to_bf16(v2120);
-    const unsigned int v2122 = v2112 * v1;
+    const unsigned int v2122 = v2113 * v1;
     const unsigned int v2123 = v2122 + v2115;
     out[v2123] = v2121;
   }
-  const unsigned int v2124 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2126 = v599 + v2124;
-  const unsigned int v2127 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2129 = v602 + v2127;
-  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2131 = v2129 < v1;
-  const bool v2132 = v2130 && v2131;
-  if (v2132) {
-    const float v2133 = v39.x[109];
-    const float v2134 = v2133 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2135 = iron_f32_to_bf16(v2134);
-    const unsigned int v2136 = v2126 * v1;
-    const unsigned int v2137 = v2136 + v2129;
-    out[v2137] = v2135;
-  }
-  const unsigned int v2138 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2140 = v599 + v2138;
-  const unsigned int v2141 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2143 = v602 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2145 = v2143 < v1;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v39.x[110];
-    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2149 = iron_f32_to_bf16(v2148);
-    const unsigned int v2150 = v2140 * v1;
-    const unsigned int v2151 = v2150 + v2143;
-    out[v2151] = v2149;
-  }
-  const unsigned int v2152 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2154 = v599 + v2152;
-  const unsigned int v2155 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2157 = v602 + v2155;
-  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2159 = v2157 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v39.x[111];
-    const float v2162 = v2161 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2163 = iron_f32_to_bf16(v2162);
-    const unsigned int v2164 = v2154 * v1;
-    const unsigned int v2165 = v2164 + v2157;
-    out[v2165] = v2163;
-  }
-  const unsigned int v2166 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2168 = v599 + v2166;
-  const unsigned int v2169 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2173 = v2171 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v39.x[112];
-    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
-    const unsigned int v2178 = v2168 * v1;
-    const unsigned int v2179 = v2178 + v2171;
-    out[v2179] = v2177;
-  }
-  const unsigned int v2180 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2182 = v599 + v2180;
-  const unsigned int v2183 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2185 = v602 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2187 = v2185 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v39.x[113];
-    const float v2190 = v2189 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2191 = iron_f32_to_bf16(v2190);
-    const unsigned int v2192 = v2182 * v1;
-    const unsigned int v2193 = v2192 + v2185;
-    out[v2193] = v2191;
-  }
-  const unsigned int v2194 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2196 = v599 + v2194;
-  const unsigned int v2197 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2199 = v602 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2201 = v2199 < v1;
-  const bool v2202 = v2200 && v2201;
-  if (v2202) {
-    const float v2203 = v39.x[114];
-    const float v2204 = v2203 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2205 = iron_f32_to_bf16(v2204);
-    const unsigned int v2206 = v2196 * v1;
-    const unsigned int v2207 = v2206 + v2199;
-    out[v2207] = v2205;
-  }
-  const unsigned int v2208 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2210 = v599 + v2208;
-  const unsigned int v2211 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2213 = v602 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v39.x[115];
-    const float v2218 = v2217 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2219 = iron_f32_to_bf16(v2218);
-    const unsigned int v2220 = v2210 * v1;
-    const unsigned int v2221 = v2220 + v2213;
-    out[v2221] = v2219;
-  }
-  const unsigned int v2222 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2224 = v599 + v2222;
-  const unsigned int v2225 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2227 = v602 + v2225;
-  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2229 = v2227 < v1;
-  const bool v2230 = v2228 && v2229;
-  if (v2230) {
-    const float v2231 = v39.x[116];
-    const float v2232 = v2231 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2233 = iron_f32_to_bf16(v2232);
-    const unsigned int v2234 = v2224 * v1;
-    const unsigned int v2235 = v2234 + v2227;
-    out[v2235] = v2233;
-  }
-  const unsigned int v2236 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2238 = v599 + v2236;
-  const unsigned int v2239 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2241 = v602 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v39.x[117];
-    const float v2246 = v2245 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2247 = iron_f32_to_bf16(v2246);
-    const unsigned int v2248 = v2238 * v1;
-    const unsigned int v2249 = v2248 + v2241;
-    out[v2249] = v2247;
-  }
-  const unsigned int v2250 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2252 = v599 + v2250;
-  const unsigned int v2253 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2255 = v602 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v39.x[118];
-    const float v2260 = v2259 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2261 = iron_f32_to_bf16(v2260);
-    const unsigned int v2262 = v2252 * v1;
-    const unsigned int v2263 = v2262 + v2255;
-    out[v2263] = v2261;
-  }
-  const unsigned int v2264 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2266 = v599 + v2264;
-  const unsigned int v2267 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2269 = v602 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v39.x[119];
-    const float v2274 = v2273 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2275 = iron_f32_to_bf16(v2274);
-    const unsigned int v2276 = v2266 * v1;
-    const unsigned int v2277 = v2276 + v2269;
-    out[v2277] = v2275;
-  }
-  const unsigned int v2278 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2280 = v599 + v2278;
-  const unsigned int v2281 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v39.x[120];
-    const float v2288 = v2287 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2289 = iron_f32_to_bf16(v2288);
-    const unsigned int v2290 = v2280 * v1;
-    const unsigned int v2291 = v2290 + v2283;
-    out[v2291] = v2289;
-  }
-  const unsigned int v2292 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2294 = v599 + v2292;
-  const unsigned int v2295 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2297 = v602 + v2295;
-  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2299 = v2297 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v39.x[121];
-    const float v2302 = v2301 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2303 = iron_f32_to_bf16(v2302);
-    const unsigned int v2304 = v2294 * v1;
-    const unsigned int v2305 = v2304 + v2297;
-    out[v2305] = v2303;
-  }
-  const unsigned int v2306 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2308 = v599 + v2306;
-  const unsigned int v2309 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2311 = v602 + v2309;
-  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2313 = v2311 < v1;
-  const bool v2314 = v2312 && v2313;
-  if (v2314) {
-    const float v2315 = v39.x[122];
-    const float v2316 = v2315 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2317 = iron_f32_to_bf16(v2316);
-    const unsigned int v2318 = v2308 * v1;
-    const unsigned int v2319 = v2318 + v2311;
-    out[v2319] = v2317;
-  }
-  const unsigned int v2320 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2322 = v599 + v2320;
-  const unsigned int v2323 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2325 = v602 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2327 = v2325 < v1;
-  const bool v2328 = v2326 && v2327;
-  if (v2328) {
-    const float v2329 = v39.x[123];
-    const float v2330 = v2329 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2331 = iron_f32_to_bf16(v2330);
-    const unsigned int v2332 = v2322 * v1;
-    const unsigned int v2333 = v2332 + v2325;
-    out[v2333] = v2331;
-  }
-  const unsigned int v2334 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2336 = v599 + v2334;
-  const unsigned int v2337 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2339 = v602 + v2337;
-  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2341 = v2339 < v1;
-  const bool v2342 = v2340 && v2341;
-  if (v2342) {
-    const float v2343 = v39.x[124];
-    const float v2344 = v2343 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2345 = iron_f32_to_bf16(v2344);
-    const unsigned int v2346 = v2336 * v1;
-    const unsigned int v2347 = v2346 + v2339;
-    out[v2347] = v2345;
-  }
-  const unsigned int v2348 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2350 = v599 + v2348;
-  const unsigned int v2351 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2353 = v602 + v2351;
-  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2355 = v2353 < v1;
-  const bool v2356 = v2354 && v2355;
-  if (v2356) {
-    const float v2357 = v39.x[125];
-    const float v2358 = v2357 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2359 = iron_f32_to_bf16(v2358);
-    const unsigned int v2360 = v2350 * v1;
-    const unsigned int v2361 = v2360 + v2353;
-    out[v2361] = v2359;
-  }
-  const unsigned int v2362 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2364 = v599 + v2362;
-  const unsigned int v2365 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2367 = v602 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v39.x[126];
-    const float v2372 = v2371 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2373 = iron_f32_to_bf16(v2372);
-    const unsigned int v2374 = v2364 * v1;
-    const unsigned int v2375 = v2374 + v2367;
-    out[v2375] = v2373;
-  }
-  const unsigned int v2376 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2378 = v599 + v2376;
-  const unsigned int v2379 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2381 = v602 + v2379;
-  const bool v2382 = v2378 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2383 = v2381 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v39.x[127];
-    const float v2386 = v2385 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2387 = iron_f32_to_bf16(v2386);
-    const unsigned int v2388 = v2378 * v1;
-    const unsigned int v2389 = v2388 + v2381;
-    out[v2389] = v2387;
+  const unsigned int v2124 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2125 = v599 + v2124;
+  const unsigned int v2126 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2127 = v598 + v2126;
+  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2129 = v2127 < v1;
+  const bool v2130 = v2128 && v2129;
+  if (v2130) {
+    const float v2131 = v39.x[127];
+    const float v2132 = v2131 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2133 = iron_f32_to_bf16(v2132);
+    const unsigned int v2134 = v2125 * v1;
+    const unsigned int v2135 = v2134 + v2127;
+    out[v2135] = v2133;
   }
 }

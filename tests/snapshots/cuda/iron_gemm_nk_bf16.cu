@@ -265,481 +265,481 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    for (unsigned int v2409 = 0u; v2409 < 2u; v2409 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2410 = v2409 << 6u;
-      const bool v2412 = v2410 < v2;
-      if (v2412) {
-        const unsigned int v2414 = v2409 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v2416 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2419 = v2416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2422 = v2416 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2423 = v2422 << 3u;
-        const unsigned int v2424 = v24 + v2419;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2425 = v2424 < v0;
-        const unsigned int v2426 = v2410 + v2423;
-        const bool v2427 = v2426 < v2;
-        const bool v2428 = v2425 && v2427;
-        const unsigned int v2430 = v2424 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2432 = v2430 + v2410;
-        const unsigned int v2433 = v2432 + v2423;
-        const unsigned int v2434 = v2428 ? v2433 : 0u;
-        const unsigned int v2436 = v2419 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2437 = v2414 + v2436;
-        const unsigned int v2438 = v2437 + v2423;
-        iron_copy_async<16>(shm0 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), a + v2434, v2428);
-        const unsigned int v2441 = v2416 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2443 = v2441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2446 = v2441 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2447 = v2446 << 3u;
-        const unsigned int v2448 = v24 + v2443;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2449 = v2448 < v0;
-        const unsigned int v2450 = v2410 + v2447;
-        const bool v2451 = v2450 < v2;
-        const bool v2452 = v2449 && v2451;
-        const unsigned int v2454 = v2448 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2456 = v2454 + v2410;
-        const unsigned int v2457 = v2456 + v2447;
-        const unsigned int v2458 = v2452 ? v2457 : 0u;
-        const unsigned int v2460 = v2443 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2461 = v2414 + v2460;
-        const unsigned int v2462 = v2461 + v2447;
-        iron_copy_async<16>(shm0 + (v2462 ^ (((v2462 >> 6u) & 7u) << 3u)), a + v2458, v2452);
-        const unsigned int v2465 = v2416 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2467 = v2465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2470 = v2465 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2471 = v2470 << 3u;
-        const unsigned int v2472 = v24 + v2467;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2473 = v2472 < v0;
-        const unsigned int v2474 = v2410 + v2471;
-        const bool v2475 = v2474 < v2;
-        const bool v2476 = v2473 && v2475;
-        const unsigned int v2478 = v2472 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2480 = v2478 + v2410;
-        const unsigned int v2481 = v2480 + v2471;
-        const unsigned int v2482 = v2476 ? v2481 : 0u;
-        const unsigned int v2484 = v2467 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2485 = v2414 + v2484;
-        const unsigned int v2486 = v2485 + v2471;
-        iron_copy_async<16>(shm0 + (v2486 ^ (((v2486 >> 6u) & 7u) << 3u)), a + v2482, v2476);
-        const unsigned int v2489 = v2416 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2491 = v2489 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2494 = v2489 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2495 = v2494 << 3u;
-        const unsigned int v2496 = v24 + v2491;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2497 = v2496 < v0;
-        const unsigned int v2498 = v2410 + v2495;
-        const bool v2499 = v2498 < v2;
-        const bool v2500 = v2497 && v2499;
-        const unsigned int v2502 = v2496 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2504 = v2502 + v2410;
-        const unsigned int v2505 = v2504 + v2495;
-        const unsigned int v2506 = v2500 ? v2505 : 0u;
-        const unsigned int v2508 = v2491 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2509 = v2414 + v2508;
-        const unsigned int v2510 = v2509 + v2495;
-        iron_copy_async<16>(shm0 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), a + v2506, v2500);
-        const unsigned int v2513 = v2416 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2515 = v2513 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2518 = v2513 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2519 = v2518 << 3u;
-        const unsigned int v2520 = v24 + v2515;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2521 = v2520 < v0;
-        const unsigned int v2522 = v2410 + v2519;
-        const bool v2523 = v2522 < v2;
-        const bool v2524 = v2521 && v2523;
-        const unsigned int v2526 = v2520 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2528 = v2526 + v2410;
-        const unsigned int v2529 = v2528 + v2519;
-        const unsigned int v2530 = v2524 ? v2529 : 0u;
-        const unsigned int v2532 = v2515 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2533 = v2414 + v2532;
-        const unsigned int v2534 = v2533 + v2519;
-        iron_copy_async<16>(shm0 + (v2534 ^ (((v2534 >> 6u) & 7u) << 3u)), a + v2530, v2524);
-        const unsigned int v2537 = v2416 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2539 = v2537 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2542 = v2537 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2543 = v2542 << 3u;
-        const unsigned int v2544 = v24 + v2539;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2545 = v2544 < v0;
-        const unsigned int v2546 = v2410 + v2543;
-        const bool v2547 = v2546 < v2;
-        const bool v2548 = v2545 && v2547;
-        const unsigned int v2550 = v2544 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2552 = v2550 + v2410;
-        const unsigned int v2553 = v2552 + v2543;
-        const unsigned int v2554 = v2548 ? v2553 : 0u;
-        const unsigned int v2556 = v2539 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2557 = v2414 + v2556;
-        const unsigned int v2558 = v2557 + v2543;
-        iron_copy_async<16>(shm0 + (v2558 ^ (((v2558 >> 6u) & 7u) << 3u)), a + v2554, v2548);
-        const unsigned int v2561 = v2416 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2563 = v2561 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2566 = v2561 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2567 = v2566 << 3u;
-        const unsigned int v2568 = v24 + v2563;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2569 = v2568 < v0;
-        const unsigned int v2570 = v2410 + v2567;
-        const bool v2571 = v2570 < v2;
-        const bool v2572 = v2569 && v2571;
-        const unsigned int v2574 = v2568 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2576 = v2574 + v2410;
-        const unsigned int v2577 = v2576 + v2567;
-        const unsigned int v2578 = v2572 ? v2577 : 0u;
-        const unsigned int v2580 = v2563 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2581 = v2414 + v2580;
-        const unsigned int v2582 = v2581 + v2567;
-        iron_copy_async<16>(shm0 + (v2582 ^ (((v2582 >> 6u) & 7u) << 3u)), a + v2578, v2572);
-        const unsigned int v2585 = v2416 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2587 = v2585 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2590 = v2585 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2591 = v2590 << 3u;
-        const unsigned int v2592 = v24 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2593 = v2592 < v0;
-        const unsigned int v2594 = v2410 + v2591;
-        const bool v2595 = v2594 < v2;
-        const bool v2596 = v2593 && v2595;
-        const unsigned int v2598 = v2592 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2600 = v2598 + v2410;
-        const unsigned int v2601 = v2600 + v2591;
-        const unsigned int v2602 = v2596 ? v2601 : 0u;
-        const unsigned int v2604 = v2587 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2605 = v2414 + v2604;
-        const unsigned int v2606 = v2605 + v2591;
-        iron_copy_async<16>(shm0 + (v2606 ^ (((v2606 >> 6u) & 7u) << 3u)), a + v2602, v2596);
-        const unsigned int v2618 = v28 + v2419;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2619 = v2618 < v1;
-        const bool v2622 = v2619 && v2427;
-        const unsigned int v2624 = v2618 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2626 = v2624 + v2410;
-        const unsigned int v2627 = v2626 + v2423;
-        const unsigned int v2628 = v2622 ? v2627 : 0u;
-        iron_copy_async<16>(shm1 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), b + v2628, v2622);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2642 = v28 + v2443;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2643 = v2642 < v1;
-        const bool v2646 = v2643 && v2451;
-        const unsigned int v2648 = v2642 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2650 = v2648 + v2410;
-        const unsigned int v2651 = v2650 + v2447;
-        const unsigned int v2652 = v2646 ? v2651 : 0u;
-        iron_copy_async<16>(shm1 + (v2462 ^ (((v2462 >> 6u) & 7u) << 3u)), b + v2652, v2646);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2666 = v28 + v2467;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2667 = v2666 < v1;
-        const bool v2670 = v2667 && v2475;
-        const unsigned int v2672 = v2666 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2674 = v2672 + v2410;
-        const unsigned int v2675 = v2674 + v2471;
-        const unsigned int v2676 = v2670 ? v2675 : 0u;
-        iron_copy_async<16>(shm1 + (v2486 ^ (((v2486 >> 6u) & 7u) << 3u)), b + v2676, v2670);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2690 = v28 + v2491;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2691 = v2690 < v1;
-        const bool v2694 = v2691 && v2499;
-        const unsigned int v2696 = v2690 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2698 = v2696 + v2410;
-        const unsigned int v2699 = v2698 + v2495;
-        const unsigned int v2700 = v2694 ? v2699 : 0u;
-        iron_copy_async<16>(shm1 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), b + v2700, v2694);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2714 = v28 + v2515;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2715 = v2714 < v1;
-        const bool v2718 = v2715 && v2523;
-        const unsigned int v2720 = v2714 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2722 = v2720 + v2410;
-        const unsigned int v2723 = v2722 + v2519;
-        const unsigned int v2724 = v2718 ? v2723 : 0u;
-        iron_copy_async<16>(shm1 + (v2534 ^ (((v2534 >> 6u) & 7u) << 3u)), b + v2724, v2718);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2738 = v28 + v2539;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2739 = v2738 < v1;
-        const bool v2742 = v2739 && v2547;
-        const unsigned int v2744 = v2738 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2746 = v2744 + v2410;
-        const unsigned int v2747 = v2746 + v2543;
-        const unsigned int v2748 = v2742 ? v2747 : 0u;
-        iron_copy_async<16>(shm1 + (v2558 ^ (((v2558 >> 6u) & 7u) << 3u)), b + v2748, v2742);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2762 = v28 + v2563;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2763 = v2762 < v1;
-        const bool v2766 = v2763 && v2571;
-        const unsigned int v2768 = v2762 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2770 = v2768 + v2410;
-        const unsigned int v2771 = v2770 + v2567;
-        const unsigned int v2772 = v2766 ? v2771 : 0u;
-        iron_copy_async<16>(shm1 + (v2582 ^ (((v2582 >> 6u) & 7u) << 3u)), b + v2772, v2766);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2786 = v28 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2787 = v2786 < v1;
-        const bool v2790 = v2787 && v2595;
-        const unsigned int v2792 = v2786 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2794 = v2792 + v2410;
-        const unsigned int v2795 = v2794 + v2591;
-        const unsigned int v2796 = v2790 ? v2795 : 0u;
-        iron_copy_async<16>(shm1 + (v2606 ^ (((v2606 >> 6u) & 7u) << 3u)), b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:82
+    for (unsigned int v2155 = 0u; v2155 < 2u; v2155 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2156 = v2155 << 6u;
+      const bool v2158 = v2156 < v2;
+      if (v2158) {
+        const unsigned int v2160 = v2155 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2162 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2165 = v2162 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2168 = v2162 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2169 = v2168 << 3u;
+        const unsigned int v2170 = v24 + v2165;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2171 = v2170 < v0;
+        const unsigned int v2172 = v2156 + v2169;
+        const bool v2173 = v2172 < v2;
+        const bool v2174 = v2171 && v2173;
+        const unsigned int v2176 = v2170 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2178 = v2176 + v2156;
+        const unsigned int v2179 = v2178 + v2169;
+        const unsigned int v2180 = v2174 ? v2179 : 0u;
+        const unsigned int v2182 = v2165 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2183 = v2160 + v2182;
+        const unsigned int v2184 = v2183 + v2169;
+        iron_copy_async<16>(shm0 + (v2184 ^ (((v2184 >> 6u) & 7u) << 3u)), a + v2180, v2174);
+        const unsigned int v2187 = v2162 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2189 = v2187 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2192 = v2187 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2193 = v2192 << 3u;
+        const unsigned int v2194 = v24 + v2189;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2195 = v2194 < v0;
+        const unsigned int v2196 = v2156 + v2193;
+        const bool v2197 = v2196 < v2;
+        const bool v2198 = v2195 && v2197;
+        const unsigned int v2200 = v2194 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2202 = v2200 + v2156;
+        const unsigned int v2203 = v2202 + v2193;
+        const unsigned int v2204 = v2198 ? v2203 : 0u;
+        const unsigned int v2206 = v2189 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2207 = v2160 + v2206;
+        const unsigned int v2208 = v2207 + v2193;
+        iron_copy_async<16>(shm0 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), a + v2204, v2198);
+        const unsigned int v2211 = v2162 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2213 = v2211 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2216 = v2211 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2217 = v2216 << 3u;
+        const unsigned int v2218 = v24 + v2213;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2219 = v2218 < v0;
+        const unsigned int v2220 = v2156 + v2217;
+        const bool v2221 = v2220 < v2;
+        const bool v2222 = v2219 && v2221;
+        const unsigned int v2224 = v2218 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2226 = v2224 + v2156;
+        const unsigned int v2227 = v2226 + v2217;
+        const unsigned int v2228 = v2222 ? v2227 : 0u;
+        const unsigned int v2230 = v2213 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2231 = v2160 + v2230;
+        const unsigned int v2232 = v2231 + v2217;
+        iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2228, v2222);
+        const unsigned int v2235 = v2162 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2237 = v2235 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2240 = v2235 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2241 = v2240 << 3u;
+        const unsigned int v2242 = v24 + v2237;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2243 = v2242 < v0;
+        const unsigned int v2244 = v2156 + v2241;
+        const bool v2245 = v2244 < v2;
+        const bool v2246 = v2243 && v2245;
+        const unsigned int v2248 = v2242 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2250 = v2248 + v2156;
+        const unsigned int v2251 = v2250 + v2241;
+        const unsigned int v2252 = v2246 ? v2251 : 0u;
+        const unsigned int v2254 = v2237 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2255 = v2160 + v2254;
+        const unsigned int v2256 = v2255 + v2241;
+        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2252, v2246);
+        const unsigned int v2259 = v2162 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2261 = v2259 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2264 = v2259 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2265 = v2264 << 3u;
+        const unsigned int v2266 = v24 + v2261;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2267 = v2266 < v0;
+        const unsigned int v2268 = v2156 + v2265;
+        const bool v2269 = v2268 < v2;
+        const bool v2270 = v2267 && v2269;
+        const unsigned int v2272 = v2266 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2274 = v2272 + v2156;
+        const unsigned int v2275 = v2274 + v2265;
+        const unsigned int v2276 = v2270 ? v2275 : 0u;
+        const unsigned int v2278 = v2261 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2279 = v2160 + v2278;
+        const unsigned int v2280 = v2279 + v2265;
+        iron_copy_async<16>(shm0 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), a + v2276, v2270);
+        const unsigned int v2283 = v2162 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2285 = v2283 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2288 = v2283 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2289 = v2288 << 3u;
+        const unsigned int v2290 = v24 + v2285;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2291 = v2290 < v0;
+        const unsigned int v2292 = v2156 + v2289;
+        const bool v2293 = v2292 < v2;
+        const bool v2294 = v2291 && v2293;
+        const unsigned int v2296 = v2290 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2298 = v2296 + v2156;
+        const unsigned int v2299 = v2298 + v2289;
+        const unsigned int v2300 = v2294 ? v2299 : 0u;
+        const unsigned int v2302 = v2285 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2303 = v2160 + v2302;
+        const unsigned int v2304 = v2303 + v2289;
+        iron_copy_async<16>(shm0 + (v2304 ^ (((v2304 >> 6u) & 7u) << 3u)), a + v2300, v2294);
+        const unsigned int v2307 = v2162 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2309 = v2307 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2312 = v2307 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2313 = v2312 << 3u;
+        const unsigned int v2314 = v24 + v2309;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2315 = v2314 < v0;
+        const unsigned int v2316 = v2156 + v2313;
+        const bool v2317 = v2316 < v2;
+        const bool v2318 = v2315 && v2317;
+        const unsigned int v2320 = v2314 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2322 = v2320 + v2156;
+        const unsigned int v2323 = v2322 + v2313;
+        const unsigned int v2324 = v2318 ? v2323 : 0u;
+        const unsigned int v2326 = v2309 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2327 = v2160 + v2326;
+        const unsigned int v2328 = v2327 + v2313;
+        iron_copy_async<16>(shm0 + (v2328 ^ (((v2328 >> 6u) & 7u) << 3u)), a + v2324, v2318);
+        const unsigned int v2331 = v2162 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2333 = v2331 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2336 = v2331 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2337 = v2336 << 3u;
+        const unsigned int v2338 = v24 + v2333;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2339 = v2338 < v0;
+        const unsigned int v2340 = v2156 + v2337;
+        const bool v2341 = v2340 < v2;
+        const bool v2342 = v2339 && v2341;
+        const unsigned int v2344 = v2338 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2346 = v2344 + v2156;
+        const unsigned int v2347 = v2346 + v2337;
+        const unsigned int v2348 = v2342 ? v2347 : 0u;
+        const unsigned int v2350 = v2333 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2351 = v2160 + v2350;
+        const unsigned int v2352 = v2351 + v2337;
+        iron_copy_async<16>(shm0 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), a + v2348, v2342);
+        const unsigned int v2364 = v28 + v2165;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2365 = v2364 < v1;
+        const bool v2368 = v2365 && v2173;
+        const unsigned int v2370 = v2364 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2372 = v2370 + v2156;
+        const unsigned int v2373 = v2372 + v2169;
+        const unsigned int v2374 = v2368 ? v2373 : 0u;
+        iron_copy_async<16>(shm1 + (v2184 ^ (((v2184 >> 6u) & 7u) << 3u)), b + v2374, v2368);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2388 = v28 + v2189;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2389 = v2388 < v1;
+        const bool v2392 = v2389 && v2197;
+        const unsigned int v2394 = v2388 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2396 = v2394 + v2156;
+        const unsigned int v2397 = v2396 + v2193;
+        const unsigned int v2398 = v2392 ? v2397 : 0u;
+        iron_copy_async<16>(shm1 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), b + v2398, v2392);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2412 = v28 + v2213;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2413 = v2412 < v1;
+        const bool v2416 = v2413 && v2221;
+        const unsigned int v2418 = v2412 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2420 = v2418 + v2156;
+        const unsigned int v2421 = v2420 + v2217;
+        const unsigned int v2422 = v2416 ? v2421 : 0u;
+        iron_copy_async<16>(shm1 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), b + v2422, v2416);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2436 = v28 + v2237;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2437 = v2436 < v1;
+        const bool v2440 = v2437 && v2245;
+        const unsigned int v2442 = v2436 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2444 = v2442 + v2156;
+        const unsigned int v2445 = v2444 + v2241;
+        const unsigned int v2446 = v2440 ? v2445 : 0u;
+        iron_copy_async<16>(shm1 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), b + v2446, v2440);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2460 = v28 + v2261;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2461 = v2460 < v1;
+        const bool v2464 = v2461 && v2269;
+        const unsigned int v2466 = v2460 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2468 = v2466 + v2156;
+        const unsigned int v2469 = v2468 + v2265;
+        const unsigned int v2470 = v2464 ? v2469 : 0u;
+        iron_copy_async<16>(shm1 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), b + v2470, v2464);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2484 = v28 + v2285;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2485 = v2484 < v1;
+        const bool v2488 = v2485 && v2293;
+        const unsigned int v2490 = v2484 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2492 = v2490 + v2156;
+        const unsigned int v2493 = v2492 + v2289;
+        const unsigned int v2494 = v2488 ? v2493 : 0u;
+        iron_copy_async<16>(shm1 + (v2304 ^ (((v2304 >> 6u) & 7u) << 3u)), b + v2494, v2488);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2508 = v28 + v2309;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2509 = v2508 < v1;
+        const bool v2512 = v2509 && v2317;
+        const unsigned int v2514 = v2508 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2516 = v2514 + v2156;
+        const unsigned int v2517 = v2516 + v2313;
+        const unsigned int v2518 = v2512 ? v2517 : 0u;
+        iron_copy_async<16>(shm1 + (v2328 ^ (((v2328 >> 6u) & 7u) << 3u)), b + v2518, v2512);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2532 = v28 + v2333;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2533 = v2532 < v1;
+        const bool v2536 = v2533 && v2341;
+        const unsigned int v2538 = v2532 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2540 = v2538 + v2156;
+        const unsigned int v2541 = v2540 + v2337;
+        const unsigned int v2542 = v2536 ? v2541 : 0u;
+        iron_copy_async<16>(shm1 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), b + v2542, v2536);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
-    const unsigned int v2813 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2819 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v2559 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v2565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (unsigned int v2801 = 0u; v2801 < v2; v2801 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2803 = v2801 >> 6u;
-      const unsigned int v2805 = v2803 % 3u;
+    for (unsigned int v2547 = 0u; v2547 < v2; v2547 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2549 = v2547 >> 6u;
+      const unsigned int v2551 = v2549 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2807 = v2805 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
-      const unsigned int v2814 = v2807 + v2813;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2814, 64u);
-      const unsigned int v2820 = v2807 + v2819;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2820, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v2827 = v2814 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2827, 64u);
-      const unsigned int v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2833, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v2839 = v2814 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2839, 64u);
-      const unsigned int v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2845, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v2851 = v2814 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2851, 64u);
-      const unsigned int v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2857, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v2860 = v2801 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2862 = v2803 + 2u;
-      const unsigned int v2863 = v2862 % 3u;
-      const bool v2864 = v2860 < v2;
-      if (v2864) {
-        const unsigned int v2866 = v2863 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v2868 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2871 = v2868 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2874 = v2868 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2875 = v2874 << 3u;
-        const unsigned int v2876 = v24 + v2871;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2877 = v2876 < v0;
-        const unsigned int v2878 = v2860 + v2875;
-        const bool v2879 = v2878 < v2;
-        const bool v2880 = v2877 && v2879;
-        const unsigned int v2882 = v2876 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2884 = v2882 + v2860;
-        const unsigned int v2885 = v2884 + v2875;
-        const unsigned int v2886 = v2880 ? v2885 : 0u;
-        const unsigned int v2888 = v2871 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2889 = v2866 + v2888;
-        const unsigned int v2890 = v2889 + v2875;
-        iron_copy_async<16>(shm0 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), a + v2886, v2880);
-        const unsigned int v2893 = v2868 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2895 = v2893 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2898 = v2893 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2899 = v2898 << 3u;
-        const unsigned int v2900 = v24 + v2895;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2901 = v2900 < v0;
-        const unsigned int v2902 = v2860 + v2899;
-        const bool v2903 = v2902 < v2;
-        const bool v2904 = v2901 && v2903;
-        const unsigned int v2906 = v2900 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2908 = v2906 + v2860;
-        const unsigned int v2909 = v2908 + v2899;
-        const unsigned int v2910 = v2904 ? v2909 : 0u;
-        const unsigned int v2912 = v2895 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2913 = v2866 + v2912;
-        const unsigned int v2914 = v2913 + v2899;
-        iron_copy_async<16>(shm0 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), a + v2910, v2904);
-        const unsigned int v2917 = v2868 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2919 = v2917 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2922 = v2917 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2923 = v2922 << 3u;
-        const unsigned int v2924 = v24 + v2919;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2925 = v2924 < v0;
-        const unsigned int v2926 = v2860 + v2923;
-        const bool v2927 = v2926 < v2;
-        const bool v2928 = v2925 && v2927;
-        const unsigned int v2930 = v2924 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2932 = v2930 + v2860;
-        const unsigned int v2933 = v2932 + v2923;
-        const unsigned int v2934 = v2928 ? v2933 : 0u;
-        const unsigned int v2936 = v2919 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2937 = v2866 + v2936;
-        const unsigned int v2938 = v2937 + v2923;
-        iron_copy_async<16>(shm0 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), a + v2934, v2928);
-        const unsigned int v2941 = v2868 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2943 = v2941 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2946 = v2941 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2947 = v2946 << 3u;
-        const unsigned int v2948 = v24 + v2943;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2949 = v2948 < v0;
-        const unsigned int v2950 = v2860 + v2947;
-        const bool v2951 = v2950 < v2;
-        const bool v2952 = v2949 && v2951;
-        const unsigned int v2954 = v2948 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2956 = v2954 + v2860;
-        const unsigned int v2957 = v2956 + v2947;
-        const unsigned int v2958 = v2952 ? v2957 : 0u;
-        const unsigned int v2960 = v2943 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2961 = v2866 + v2960;
-        const unsigned int v2962 = v2961 + v2947;
-        iron_copy_async<16>(shm0 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), a + v2958, v2952);
-        const unsigned int v2965 = v2868 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2967 = v2965 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2970 = v2965 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2971 = v2970 << 3u;
-        const unsigned int v2972 = v24 + v2967;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2973 = v2972 < v0;
-        const unsigned int v2974 = v2860 + v2971;
-        const bool v2975 = v2974 < v2;
-        const bool v2976 = v2973 && v2975;
-        const unsigned int v2978 = v2972 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2980 = v2978 + v2860;
-        const unsigned int v2981 = v2980 + v2971;
-        const unsigned int v2982 = v2976 ? v2981 : 0u;
-        const unsigned int v2984 = v2967 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2985 = v2866 + v2984;
-        const unsigned int v2986 = v2985 + v2971;
-        iron_copy_async<16>(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), a + v2982, v2976);
-        const unsigned int v2989 = v2868 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2991 = v2989 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2994 = v2989 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2995 = v2994 << 3u;
-        const unsigned int v2996 = v24 + v2991;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2997 = v2996 < v0;
-        const unsigned int v2998 = v2860 + v2995;
-        const bool v2999 = v2998 < v2;
-        const bool v3000 = v2997 && v2999;
-        const unsigned int v3002 = v2996 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3004 = v3002 + v2860;
-        const unsigned int v3005 = v3004 + v2995;
-        const unsigned int v3006 = v3000 ? v3005 : 0u;
-        const unsigned int v3008 = v2991 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3009 = v2866 + v3008;
-        const unsigned int v3010 = v3009 + v2995;
-        iron_copy_async<16>(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), a + v3006, v3000);
-        const unsigned int v3013 = v2868 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3015 = v3013 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3018 = v3013 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3019 = v3018 << 3u;
-        const unsigned int v3020 = v24 + v3015;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3021 = v3020 < v0;
-        const unsigned int v3022 = v2860 + v3019;
-        const bool v3023 = v3022 < v2;
-        const bool v3024 = v3021 && v3023;
-        const unsigned int v3026 = v3020 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3028 = v3026 + v2860;
-        const unsigned int v3029 = v3028 + v3019;
-        const unsigned int v3030 = v3024 ? v3029 : 0u;
-        const unsigned int v3032 = v3015 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3033 = v2866 + v3032;
-        const unsigned int v3034 = v3033 + v3019;
-        iron_copy_async<16>(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), a + v3030, v3024);
-        const unsigned int v3037 = v2868 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3039 = v3037 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3042 = v3037 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3043 = v3042 << 3u;
-        const unsigned int v3044 = v24 + v3039;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3045 = v3044 < v0;
-        const unsigned int v3046 = v2860 + v3043;
-        const bool v3047 = v3046 < v2;
-        const bool v3048 = v3045 && v3047;
-        const unsigned int v3050 = v3044 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3052 = v3050 + v2860;
-        const unsigned int v3053 = v3052 + v3043;
-        const unsigned int v3054 = v3048 ? v3053 : 0u;
-        const unsigned int v3056 = v3039 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3057 = v2866 + v3056;
-        const unsigned int v3058 = v3057 + v3043;
-        iron_copy_async<16>(shm0 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), a + v3054, v3048);
-        const unsigned int v3070 = v28 + v2871;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3071 = v3070 < v1;
-        const bool v3074 = v3071 && v2879;
-        const unsigned int v3076 = v3070 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3078 = v3076 + v2860;
-        const unsigned int v3079 = v3078 + v2875;
-        const unsigned int v3080 = v3074 ? v3079 : 0u;
-        iron_copy_async<16>(shm1 + (v2890 ^ (((v2890 >> 6u) & 7u) << 3u)), b + v3080, v3074);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3094 = v28 + v2895;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3095 = v3094 < v1;
-        const bool v3098 = v3095 && v2903;
-        const unsigned int v3100 = v3094 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3102 = v3100 + v2860;
-        const unsigned int v3103 = v3102 + v2899;
-        const unsigned int v3104 = v3098 ? v3103 : 0u;
-        iron_copy_async<16>(shm1 + (v2914 ^ (((v2914 >> 6u) & 7u) << 3u)), b + v3104, v3098);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3118 = v28 + v2919;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3119 = v3118 < v1;
-        const bool v3122 = v3119 && v2927;
-        const unsigned int v3124 = v3118 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3126 = v3124 + v2860;
-        const unsigned int v3127 = v3126 + v2923;
-        const unsigned int v3128 = v3122 ? v3127 : 0u;
-        iron_copy_async<16>(shm1 + (v2938 ^ (((v2938 >> 6u) & 7u) << 3u)), b + v3128, v3122);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3142 = v28 + v2943;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3143 = v3142 < v1;
-        const bool v3146 = v3143 && v2951;
-        const unsigned int v3148 = v3142 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3150 = v3148 + v2860;
-        const unsigned int v3151 = v3150 + v2947;
-        const unsigned int v3152 = v3146 ? v3151 : 0u;
-        iron_copy_async<16>(shm1 + (v2962 ^ (((v2962 >> 6u) & 7u) << 3u)), b + v3152, v3146);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3166 = v28 + v2967;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3167 = v3166 < v1;
-        const bool v3170 = v3167 && v2975;
-        const unsigned int v3172 = v3166 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3174 = v3172 + v2860;
-        const unsigned int v3175 = v3174 + v2971;
-        const unsigned int v3176 = v3170 ? v3175 : 0u;
-        iron_copy_async<16>(shm1 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), b + v3176, v3170);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3190 = v28 + v2991;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3191 = v3190 < v1;
-        const bool v3194 = v3191 && v2999;
-        const unsigned int v3196 = v3190 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3198 = v3196 + v2860;
-        const unsigned int v3199 = v3198 + v2995;
-        const unsigned int v3200 = v3194 ? v3199 : 0u;
-        iron_copy_async<16>(shm1 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), b + v3200, v3194);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3214 = v28 + v3015;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3215 = v3214 < v1;
-        const bool v3218 = v3215 && v3023;
-        const unsigned int v3220 = v3214 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3222 = v3220 + v2860;
-        const unsigned int v3223 = v3222 + v3019;
-        const unsigned int v3224 = v3218 ? v3223 : 0u;
-        iron_copy_async<16>(shm1 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), b + v3224, v3218);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3238 = v28 + v3039;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3239 = v3238 < v1;
-        const bool v3242 = v3239 && v3047;
-        const unsigned int v3244 = v3238 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3246 = v3244 + v2860;
-        const unsigned int v3247 = v3246 + v3043;
-        const unsigned int v3248 = v3242 ? v3247 : 0u;
-        iron_copy_async<16>(shm1 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), b + v3248, v3242);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2553 = v2551 << 13u;  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2560 = v2553 + v2559;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2560, 64u);
+      const unsigned int v2566 = v2553 + v2565;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2566, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2573 = v2560 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2573, 64u);
+      const unsigned int v2579 = v2566 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2579, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2585 = v2560 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2585, 64u);
+      const unsigned int v2591 = v2566 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2591, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2597 = v2560 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2597, 64u);
+      const unsigned int v2603 = v2566 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2603, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2606 = v2547 + 128u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2608 = v2549 + 2u;
+      const unsigned int v2609 = v2608 % 3u;
+      const bool v2610 = v2606 < v2;
+      if (v2610) {
+        const unsigned int v2612 = v2609 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2614 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2617 = v2614 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2620 = v2614 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2621 = v2620 << 3u;
+        const unsigned int v2622 = v24 + v2617;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2623 = v2622 < v0;
+        const unsigned int v2624 = v2606 + v2621;
+        const bool v2625 = v2624 < v2;
+        const bool v2626 = v2623 && v2625;
+        const unsigned int v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2630 = v2628 + v2606;
+        const unsigned int v2631 = v2630 + v2621;
+        const unsigned int v2632 = v2626 ? v2631 : 0u;
+        const unsigned int v2634 = v2617 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2635 = v2612 + v2634;
+        const unsigned int v2636 = v2635 + v2621;
+        iron_copy_async<16>(shm0 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), a + v2632, v2626);
+        const unsigned int v2639 = v2614 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2641 = v2639 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2644 = v2639 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2645 = v2644 << 3u;
+        const unsigned int v2646 = v24 + v2641;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2647 = v2646 < v0;
+        const unsigned int v2648 = v2606 + v2645;
+        const bool v2649 = v2648 < v2;
+        const bool v2650 = v2647 && v2649;
+        const unsigned int v2652 = v2646 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2654 = v2652 + v2606;
+        const unsigned int v2655 = v2654 + v2645;
+        const unsigned int v2656 = v2650 ? v2655 : 0u;
+        const unsigned int v2658 = v2641 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2659 = v2612 + v2658;
+        const unsigned int v2660 = v2659 + v2645;
+        iron_copy_async<16>(shm0 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), a + v2656, v2650);
+        const unsigned int v2663 = v2614 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2665 = v2663 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2668 = v2663 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2669 = v2668 << 3u;
+        const unsigned int v2670 = v24 + v2665;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2671 = v2670 < v0;
+        const unsigned int v2672 = v2606 + v2669;
+        const bool v2673 = v2672 < v2;
+        const bool v2674 = v2671 && v2673;
+        const unsigned int v2676 = v2670 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2678 = v2676 + v2606;
+        const unsigned int v2679 = v2678 + v2669;
+        const unsigned int v2680 = v2674 ? v2679 : 0u;
+        const unsigned int v2682 = v2665 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2683 = v2612 + v2682;
+        const unsigned int v2684 = v2683 + v2669;
+        iron_copy_async<16>(shm0 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), a + v2680, v2674);
+        const unsigned int v2687 = v2614 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2689 = v2687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2692 = v2687 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2693 = v2692 << 3u;
+        const unsigned int v2694 = v24 + v2689;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2695 = v2694 < v0;
+        const unsigned int v2696 = v2606 + v2693;
+        const bool v2697 = v2696 < v2;
+        const bool v2698 = v2695 && v2697;
+        const unsigned int v2700 = v2694 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2702 = v2700 + v2606;
+        const unsigned int v2703 = v2702 + v2693;
+        const unsigned int v2704 = v2698 ? v2703 : 0u;
+        const unsigned int v2706 = v2689 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2707 = v2612 + v2706;
+        const unsigned int v2708 = v2707 + v2693;
+        iron_copy_async<16>(shm0 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), a + v2704, v2698);
+        const unsigned int v2711 = v2614 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2713 = v2711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2716 = v2711 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2717 = v2716 << 3u;
+        const unsigned int v2718 = v24 + v2713;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2719 = v2718 < v0;
+        const unsigned int v2720 = v2606 + v2717;
+        const bool v2721 = v2720 < v2;
+        const bool v2722 = v2719 && v2721;
+        const unsigned int v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2726 = v2724 + v2606;
+        const unsigned int v2727 = v2726 + v2717;
+        const unsigned int v2728 = v2722 ? v2727 : 0u;
+        const unsigned int v2730 = v2713 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2731 = v2612 + v2730;
+        const unsigned int v2732 = v2731 + v2717;
+        iron_copy_async<16>(shm0 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), a + v2728, v2722);
+        const unsigned int v2735 = v2614 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2737 = v2735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2740 = v2735 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2741 = v2740 << 3u;
+        const unsigned int v2742 = v24 + v2737;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2743 = v2742 < v0;
+        const unsigned int v2744 = v2606 + v2741;
+        const bool v2745 = v2744 < v2;
+        const bool v2746 = v2743 && v2745;
+        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2750 = v2748 + v2606;
+        const unsigned int v2751 = v2750 + v2741;
+        const unsigned int v2752 = v2746 ? v2751 : 0u;
+        const unsigned int v2754 = v2737 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2755 = v2612 + v2754;
+        const unsigned int v2756 = v2755 + v2741;
+        iron_copy_async<16>(shm0 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), a + v2752, v2746);
+        const unsigned int v2759 = v2614 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2761 = v2759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2764 = v2759 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2765 = v2764 << 3u;
+        const unsigned int v2766 = v24 + v2761;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2767 = v2766 < v0;
+        const unsigned int v2768 = v2606 + v2765;
+        const bool v2769 = v2768 < v2;
+        const bool v2770 = v2767 && v2769;
+        const unsigned int v2772 = v2766 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2774 = v2772 + v2606;
+        const unsigned int v2775 = v2774 + v2765;
+        const unsigned int v2776 = v2770 ? v2775 : 0u;
+        const unsigned int v2778 = v2761 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2779 = v2612 + v2778;
+        const unsigned int v2780 = v2779 + v2765;
+        iron_copy_async<16>(shm0 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), a + v2776, v2770);
+        const unsigned int v2783 = v2614 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2785 = v2783 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2788 = v2783 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2789 = v2788 << 3u;
+        const unsigned int v2790 = v24 + v2785;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2791 = v2790 < v0;
+        const unsigned int v2792 = v2606 + v2789;
+        const bool v2793 = v2792 < v2;
+        const bool v2794 = v2791 && v2793;
+        const unsigned int v2796 = v2790 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2798 = v2796 + v2606;
+        const unsigned int v2799 = v2798 + v2789;
+        const unsigned int v2800 = v2794 ? v2799 : 0u;
+        const unsigned int v2802 = v2785 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2803 = v2612 + v2802;
+        const unsigned int v2804 = v2803 + v2789;
+        iron_copy_async<16>(shm0 + (v2804 ^ (((v2804 >> 6u) & 7u) << 3u)), a + v2800, v2794);
+        const unsigned int v2816 = v28 + v2617;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2817 = v2816 < v1;
+        const bool v2820 = v2817 && v2625;
+        const unsigned int v2822 = v2816 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2824 = v2822 + v2606;
+        const unsigned int v2825 = v2824 + v2621;
+        const unsigned int v2826 = v2820 ? v2825 : 0u;
+        iron_copy_async<16>(shm1 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), b + v2826, v2820);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2840 = v28 + v2641;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2841 = v2840 < v1;
+        const bool v2844 = v2841 && v2649;
+        const unsigned int v2846 = v2840 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2848 = v2846 + v2606;
+        const unsigned int v2849 = v2848 + v2645;
+        const unsigned int v2850 = v2844 ? v2849 : 0u;
+        iron_copy_async<16>(shm1 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), b + v2850, v2844);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2864 = v28 + v2665;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2865 = v2864 < v1;
+        const bool v2868 = v2865 && v2673;
+        const unsigned int v2870 = v2864 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2872 = v2870 + v2606;
+        const unsigned int v2873 = v2872 + v2669;
+        const unsigned int v2874 = v2868 ? v2873 : 0u;
+        iron_copy_async<16>(shm1 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), b + v2874, v2868);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2888 = v28 + v2689;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2889 = v2888 < v1;
+        const bool v2892 = v2889 && v2697;
+        const unsigned int v2894 = v2888 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2896 = v2894 + v2606;
+        const unsigned int v2897 = v2896 + v2693;
+        const unsigned int v2898 = v2892 ? v2897 : 0u;
+        iron_copy_async<16>(shm1 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), b + v2898, v2892);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2912 = v28 + v2713;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2913 = v2912 < v1;
+        const bool v2916 = v2913 && v2721;
+        const unsigned int v2918 = v2912 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2920 = v2918 + v2606;
+        const unsigned int v2921 = v2920 + v2717;
+        const unsigned int v2922 = v2916 ? v2921 : 0u;
+        iron_copy_async<16>(shm1 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), b + v2922, v2916);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2936 = v28 + v2737;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2937 = v2936 < v1;
+        const bool v2940 = v2937 && v2745;
+        const unsigned int v2942 = v2936 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2944 = v2942 + v2606;
+        const unsigned int v2945 = v2944 + v2741;
+        const unsigned int v2946 = v2940 ? v2945 : 0u;
+        iron_copy_async<16>(shm1 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), b + v2946, v2940);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2960 = v28 + v2761;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2961 = v2960 < v1;
+        const bool v2964 = v2961 && v2769;
+        const unsigned int v2966 = v2960 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2968 = v2966 + v2606;
+        const unsigned int v2969 = v2968 + v2765;
+        const unsigned int v2970 = v2964 ? v2969 : 0u;
+        iron_copy_async<16>(shm1 + (v2780 ^ (((v2780 >> 6u) & 7u) << 3u)), b + v2970, v2964);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2984 = v28 + v2785;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2985 = v2984 < v1;
+        const bool v2988 = v2985 && v2793;
+        const unsigned int v2990 = v2984 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2992 = v2990 + v2606;
+        const unsigned int v2993 = v2992 + v2789;
+        const unsigned int v2994 = v2988 ? v2993 : 0u;
+        iron_copy_async<16>(shm1 + (v2804 ^ (((v2804 >> 6u) & 7u) << 3u)), b + v2994, v2988);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
     __syncthreads();
   } else {
     const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -785,1942 +785,1942 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v615 = v24 + v33;
-  const unsigned int v616 = v615 + v614;
-  const unsigned int v617 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v618 = v28 + v37;
-  const unsigned int v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v617 = v615 + v616;
+  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v619 = v614 + v618;
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
     const float v623 = v39.x[0];
     const float v624 = v623 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v625 = iron_f32_to_bf16(v624);
-    const unsigned int v626 = v616 * v1;
+    const unsigned int v626 = v617 * v1;
     const unsigned int v627 = v626 + v619;
     out[v627] = v625;
   }
-  const unsigned int v628 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v630 = v615 + v628;
-  const unsigned int v631 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v633 = v618 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v635 = v633 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v39.x[1];
-    const float v638 = v637 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v639 = iron_f32_to_bf16(v638);
-    const unsigned int v640 = v630 * v1;
-    const unsigned int v641 = v640 + v633;
-    out[v641] = v639;
+  const unsigned int v628 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v629 = v615 + v628;
+  const unsigned int v630 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v631 = v614 + v630;
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v633 = v631 < v1;
+  const bool v634 = v632 && v633;
+  if (v634) {
+    const float v635 = v39.x[1];
+    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v637 = iron_f32_to_bf16(v636);
+    const unsigned int v638 = v629 * v1;
+    const unsigned int v639 = v638 + v631;
+    out[v639] = v637;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v644 = v615 + v642;
-  const unsigned int v645 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v647 = v618 + v645;
-  const bool v648 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v649 = v647 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v39.x[2];
-    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v653 = iron_f32_to_bf16(v652);
-    const unsigned int v654 = v644 * v1;
-    const unsigned int v655 = v654 + v647;
-    out[v655] = v653;
+  const unsigned int v640 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v641 = v615 + v640;
+  const unsigned int v642 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v643 = v614 + v642;
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v645 = v643 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v39.x[2];
+    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v649 = iron_f32_to_bf16(v648);
+    const unsigned int v650 = v641 * v1;
+    const unsigned int v651 = v650 + v643;
+    out[v651] = v649;
   }
-  const unsigned int v656 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v658 = v615 + v656;
-  const unsigned int v659 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v661 = v618 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v663 = v661 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v39.x[3];
-    const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v667 = iron_f32_to_bf16(v666);
-    const unsigned int v668 = v658 * v1;
-    const unsigned int v669 = v668 + v661;
-    out[v669] = v667;
+  const unsigned int v652 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v653 = v615 + v652;
+  const unsigned int v654 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v655 = v614 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v657 = v655 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v39.x[3];
+    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v661 = iron_f32_to_bf16(v660);
+    const unsigned int v662 = v653 * v1;
+    const unsigned int v663 = v662 + v655;
+    out[v663] = v661;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v672 = v615 + v670;
-  const unsigned int v673 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v675 = v618 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v677 = v675 < v1;
-  const bool v678 = v676 && v677;
-  if (v678) {
-    const float v679 = v39.x[4];
-    const float v680 = v679 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v681 = iron_f32_to_bf16(v680);
-    const unsigned int v682 = v672 * v1;
-    const unsigned int v683 = v682 + v675;
-    out[v683] = v681;
+  const unsigned int v664 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v665 = v615 + v664;
+  const unsigned int v666 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v667 = v614 + v666;
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v669 = v667 < v1;
+  const bool v670 = v668 && v669;
+  if (v670) {
+    const float v671 = v39.x[4];
+    const float v672 = v671 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v673 = iron_f32_to_bf16(v672);
+    const unsigned int v674 = v665 * v1;
+    const unsigned int v675 = v674 + v667;
+    out[v675] = v673;
   }
-  const unsigned int v684 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v686 = v615 + v684;
-  const unsigned int v687 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v689 = v618 + v687;
-  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v691 = v689 < v1;
-  const bool v692 = v690 && v691;
-  if (v692) {
-    const float v693 = v39.x[5];
-    const float v694 = v693 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v695 = iron_f32_to_bf16(v694);
-    const unsigned int v696 = v686 * v1;
-    const unsigned int v697 = v696 + v689;
-    out[v697] = v695;
+  const unsigned int v676 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v677 = v615 + v676;
+  const unsigned int v678 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v679 = v614 + v678;
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v681 = v679 < v1;
+  const bool v682 = v680 && v681;
+  if (v682) {
+    const float v683 = v39.x[5];
+    const float v684 = v683 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v685 = iron_f32_to_bf16(v684);
+    const unsigned int v686 = v677 * v1;
+    const unsigned int v687 = v686 + v679;
+    out[v687] = v685;
   }
-  const unsigned int v698 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v700 = v615 + v698;
-  const unsigned int v701 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v703 = v618 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v688 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v689 = v615 + v688;
+  const unsigned int v690 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v691 = v614 + v690;
+  const bool v692 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v693 = v691 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v39.x[6];
+    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v697 = iron_f32_to_bf16(v696);
+    const unsigned int v698 = v689 * v1;
+    const unsigned int v699 = v698 + v691;
+    out[v699] = v697;
+  }
+  const unsigned int v700 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v701 = v615 + v700;
+  const unsigned int v702 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v703 = v614 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
-    const float v707 = v39.x[6];
+    const float v707 = v39.x[7];
     const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v709 = iron_f32_to_bf16(v708);
-    const unsigned int v710 = v700 * v1;
+    const unsigned int v710 = v701 * v1;
     const unsigned int v711 = v710 + v703;
     out[v711] = v709;
   }
-  const unsigned int v712 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v714 = v615 + v712;
-  const unsigned int v715 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v717 = v618 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v719 = v717 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v39.x[7];
-    const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v723 = iron_f32_to_bf16(v722);
-    const unsigned int v724 = v714 * v1;
-    const unsigned int v725 = v724 + v717;
-    out[v725] = v723;
+  const unsigned int v712 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v713 = v615 + v712;
+  const unsigned int v714 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v715 = v614 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v717 = v715 < v1;
+  const bool v718 = v716 && v717;
+  if (v718) {
+    const float v719 = v39.x[8];
+    const float v720 = v719 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v721 = iron_f32_to_bf16(v720);
+    const unsigned int v722 = v713 * v1;
+    const unsigned int v723 = v722 + v715;
+    out[v723] = v721;
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v728 = v615 + v726;
-  const unsigned int v729 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v731 = v618 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v733 = v731 < v1;
-  const bool v734 = v732 && v733;
-  if (v734) {
-    const float v735 = v39.x[8];
-    const float v736 = v735 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v737 = iron_f32_to_bf16(v736);
-    const unsigned int v738 = v728 * v1;
-    const unsigned int v739 = v738 + v731;
-    out[v739] = v737;
+  const unsigned int v724 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v725 = v615 + v724;
+  const unsigned int v726 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v727 = v614 + v726;
+  const bool v728 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v729 = v727 < v1;
+  const bool v730 = v728 && v729;
+  if (v730) {
+    const float v731 = v39.x[9];
+    const float v732 = v731 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v733 = iron_f32_to_bf16(v732);
+    const unsigned int v734 = v725 * v1;
+    const unsigned int v735 = v734 + v727;
+    out[v735] = v733;
   }
-  const unsigned int v740 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v742 = v615 + v740;
-  const unsigned int v743 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v745 = v618 + v743;
-  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v747 = v745 < v1;
-  const bool v748 = v746 && v747;
-  if (v748) {
-    const float v749 = v39.x[9];
-    const float v750 = v749 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v751 = iron_f32_to_bf16(v750);
-    const unsigned int v752 = v742 * v1;
-    const unsigned int v753 = v752 + v745;
-    out[v753] = v751;
+  const unsigned int v736 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v737 = v615 + v736;
+  const unsigned int v738 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v739 = v614 + v738;
+  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v741 = v739 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v39.x[10];
+    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v745 = iron_f32_to_bf16(v744);
+    const unsigned int v746 = v737 * v1;
+    const unsigned int v747 = v746 + v739;
+    out[v747] = v745;
   }
-  const unsigned int v754 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v756 = v615 + v754;
-  const unsigned int v757 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v759 = v618 + v757;
-  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v761 = v759 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v39.x[10];
-    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v765 = iron_f32_to_bf16(v764);
-    const unsigned int v766 = v756 * v1;
-    const unsigned int v767 = v766 + v759;
-    out[v767] = v765;
+  const unsigned int v748 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v749 = v615 + v748;
+  const unsigned int v750 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v751 = v614 + v750;
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v753 = v751 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v39.x[11];
+    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v757 = iron_f32_to_bf16(v756);
+    const unsigned int v758 = v749 * v1;
+    const unsigned int v759 = v758 + v751;
+    out[v759] = v757;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v770 = v615 + v768;
-  const unsigned int v771 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v773 = v618 + v771;
-  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v775 = v773 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v39.x[11];
-    const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v779 = iron_f32_to_bf16(v778);
-    const unsigned int v780 = v770 * v1;
-    const unsigned int v781 = v780 + v773;
-    out[v781] = v779;
+  const unsigned int v760 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v761 = v615 + v760;
+  const unsigned int v762 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v763 = v614 + v762;
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v765 = v763 < v1;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v39.x[12];
+    const float v768 = v767 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v769 = iron_f32_to_bf16(v768);
+    const unsigned int v770 = v761 * v1;
+    const unsigned int v771 = v770 + v763;
+    out[v771] = v769;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v784 = v615 + v782;
-  const unsigned int v785 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v787 = v618 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v772 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v773 = v615 + v772;
+  const unsigned int v774 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v775 = v614 + v774;
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v777 = v775 < v1;
+  const bool v778 = v776 && v777;
+  if (v778) {
+    const float v779 = v39.x[13];
+    const float v780 = v779 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v781 = iron_f32_to_bf16(v780);
+    const unsigned int v782 = v773 * v1;
+    const unsigned int v783 = v782 + v775;
+    out[v783] = v781;
+  }
+  const unsigned int v784 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v785 = v615 + v784;
+  const unsigned int v786 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v787 = v614 + v786;
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
-    const float v791 = v39.x[12];
+    const float v791 = v39.x[14];
     const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v793 = iron_f32_to_bf16(v792);
-    const unsigned int v794 = v784 * v1;
+    const unsigned int v794 = v785 * v1;
     const unsigned int v795 = v794 + v787;
     out[v795] = v793;
   }
-  const unsigned int v796 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v798 = v615 + v796;
-  const unsigned int v799 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v801 = v618 + v799;
-  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v803 = v801 < v1;
-  const bool v804 = v802 && v803;
-  if (v804) {
-    const float v805 = v39.x[13];
-    const float v806 = v805 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v807 = iron_f32_to_bf16(v806);
-    const unsigned int v808 = v798 * v1;
-    const unsigned int v809 = v808 + v801;
-    out[v809] = v807;
+  const unsigned int v796 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v797 = v615 + v796;
+  const unsigned int v798 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v799 = v614 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v801 = v799 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v39.x[15];
+    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v805 = iron_f32_to_bf16(v804);
+    const unsigned int v806 = v797 * v1;
+    const unsigned int v807 = v806 + v799;
+    out[v807] = v805;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v812 = v615 + v810;
-  const unsigned int v813 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v815 = v618 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v817 = v815 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v39.x[14];
-    const float v820 = v819 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v821 = iron_f32_to_bf16(v820);
-    const unsigned int v822 = v812 * v1;
-    const unsigned int v823 = v822 + v815;
-    out[v823] = v821;
+  const unsigned int v808 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v809 = v615 + v808;
+  const unsigned int v810 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v811 = v614 + v810;
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v813 = v811 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v39.x[16];
+    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v817 = iron_f32_to_bf16(v816);
+    const unsigned int v818 = v809 * v1;
+    const unsigned int v819 = v818 + v811;
+    out[v819] = v817;
   }
-  const unsigned int v824 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v826 = v615 + v824;
-  const unsigned int v827 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v829 = v618 + v827;
-  const bool v830 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v831 = v829 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v39.x[15];
-    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v835 = iron_f32_to_bf16(v834);
-    const unsigned int v836 = v826 * v1;
-    const unsigned int v837 = v836 + v829;
-    out[v837] = v835;
+  const unsigned int v820 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v821 = v615 + v820;
+  const unsigned int v822 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v823 = v614 + v822;
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v825 = v823 < v1;
+  const bool v826 = v824 && v825;
+  if (v826) {
+    const float v827 = v39.x[17];
+    const float v828 = v827 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v829 = iron_f32_to_bf16(v828);
+    const unsigned int v830 = v821 * v1;
+    const unsigned int v831 = v830 + v823;
+    out[v831] = v829;
   }
-  const unsigned int v838 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v840 = v615 + v838;
-  const unsigned int v841 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v843 = v618 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v845 = v843 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v39.x[16];
-    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v849 = iron_f32_to_bf16(v848);
-    const unsigned int v850 = v840 * v1;
-    const unsigned int v851 = v850 + v843;
-    out[v851] = v849;
+  const unsigned int v832 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v833 = v615 + v832;
+  const unsigned int v834 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v835 = v614 + v834;
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v837 = v835 < v1;
+  const bool v838 = v836 && v837;
+  if (v838) {
+    const float v839 = v39.x[18];
+    const float v840 = v839 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v841 = iron_f32_to_bf16(v840);
+    const unsigned int v842 = v833 * v1;
+    const unsigned int v843 = v842 + v835;
+    out[v843] = v841;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v854 = v615 + v852;
-  const unsigned int v855 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v857 = v618 + v855;
-  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v859 = v857 < v1;
-  const bool v860 = v858 && v859;
-  if (v860) {
-    const float v861 = v39.x[17];
-    const float v862 = v861 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v863 = iron_f32_to_bf16(v862);
-    const unsigned int v864 = v854 * v1;
-    const unsigned int v865 = v864 + v857;
-    out[v865] = v863;
+  const unsigned int v844 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v845 = v615 + v844;
+  const unsigned int v846 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v847 = v614 + v846;
+  const bool v848 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v849 = v847 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v39.x[19];
+    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v853 = iron_f32_to_bf16(v852);
+    const unsigned int v854 = v845 * v1;
+    const unsigned int v855 = v854 + v847;
+    out[v855] = v853;
   }
-  const unsigned int v866 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v868 = v615 + v866;
-  const unsigned int v869 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v871 = v618 + v869;
-  const bool v872 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v856 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v857 = v615 + v856;
+  const unsigned int v858 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v859 = v614 + v858;
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v861 = v859 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v39.x[20];
+    const float v864 = v863 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v865 = iron_f32_to_bf16(v864);
+    const unsigned int v866 = v857 * v1;
+    const unsigned int v867 = v866 + v859;
+    out[v867] = v865;
+  }
+  const unsigned int v868 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v869 = v615 + v868;
+  const unsigned int v870 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v871 = v614 + v870;
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
-    const float v875 = v39.x[18];
+    const float v875 = v39.x[21];
     const float v876 = v875 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v877 = iron_f32_to_bf16(v876);
-    const unsigned int v878 = v868 * v1;
+    const unsigned int v878 = v869 * v1;
     const unsigned int v879 = v878 + v871;
     out[v879] = v877;
   }
-  const unsigned int v880 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v882 = v615 + v880;
-  const unsigned int v883 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v885 = v618 + v883;
-  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v887 = v885 < v1;
-  const bool v888 = v886 && v887;
-  if (v888) {
-    const float v889 = v39.x[19];
-    const float v890 = v889 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v891 = iron_f32_to_bf16(v890);
-    const unsigned int v892 = v882 * v1;
-    const unsigned int v893 = v892 + v885;
-    out[v893] = v891;
+  const unsigned int v880 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v881 = v615 + v880;
+  const unsigned int v882 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v883 = v614 + v882;
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.x[22];
+    const float v888 = v887 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v889 = iron_f32_to_bf16(v888);
+    const unsigned int v890 = v881 * v1;
+    const unsigned int v891 = v890 + v883;
+    out[v891] = v889;
   }
-  const unsigned int v894 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v896 = v615 + v894;
-  const unsigned int v897 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v899 = v618 + v897;
-  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v901 = v899 < v1;
-  const bool v902 = v900 && v901;
-  if (v902) {
-    const float v903 = v39.x[20];
-    const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v905 = iron_f32_to_bf16(v904);
-    const unsigned int v906 = v896 * v1;
-    const unsigned int v907 = v906 + v899;
-    out[v907] = v905;
+  const unsigned int v892 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v893 = v615 + v892;
+  const unsigned int v894 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v895 = v614 + v894;
+  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v897 = v895 < v1;
+  const bool v898 = v896 && v897;
+  if (v898) {
+    const float v899 = v39.x[23];
+    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v901 = iron_f32_to_bf16(v900);
+    const unsigned int v902 = v893 * v1;
+    const unsigned int v903 = v902 + v895;
+    out[v903] = v901;
   }
-  const unsigned int v908 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v910 = v615 + v908;
-  const unsigned int v911 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v913 = v618 + v911;
-  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v915 = v913 < v1;
-  const bool v916 = v914 && v915;
-  if (v916) {
-    const float v917 = v39.x[21];
-    const float v918 = v917 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v919 = iron_f32_to_bf16(v918);
-    const unsigned int v920 = v910 * v1;
-    const unsigned int v921 = v920 + v913;
-    out[v921] = v919;
+  const unsigned int v904 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v905 = v615 + v904;
+  const unsigned int v906 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v907 = v614 + v906;
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v909 = v907 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v39.x[24];
+    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v913 = iron_f32_to_bf16(v912);
+    const unsigned int v914 = v905 * v1;
+    const unsigned int v915 = v914 + v907;
+    out[v915] = v913;
   }
-  const unsigned int v922 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v924 = v615 + v922;
-  const unsigned int v925 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v927 = v618 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v929 = v927 < v1;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v39.x[22];
-    const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v933 = iron_f32_to_bf16(v932);
-    const unsigned int v934 = v924 * v1;
-    const unsigned int v935 = v934 + v927;
-    out[v935] = v933;
+  const unsigned int v916 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v917 = v615 + v916;
+  const unsigned int v918 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v919 = v614 + v918;
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v921 = v919 < v1;
+  const bool v922 = v920 && v921;
+  if (v922) {
+    const float v923 = v39.x[25];
+    const float v924 = v923 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v925 = iron_f32_to_bf16(v924);
+    const unsigned int v926 = v917 * v1;
+    const unsigned int v927 = v926 + v919;
+    out[v927] = v925;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v938 = v615 + v936;
-  const unsigned int v939 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v941 = v618 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v943 = v941 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v39.x[23];
-    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v947 = iron_f32_to_bf16(v946);
-    const unsigned int v948 = v938 * v1;
-    const unsigned int v949 = v948 + v941;
-    out[v949] = v947;
+  const unsigned int v928 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v929 = v615 + v928;
+  const unsigned int v930 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v931 = v614 + v930;
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v933 = v931 < v1;
+  const bool v934 = v932 && v933;
+  if (v934) {
+    const float v935 = v39.x[26];
+    const float v936 = v935 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v937 = iron_f32_to_bf16(v936);
+    const unsigned int v938 = v929 * v1;
+    const unsigned int v939 = v938 + v931;
+    out[v939] = v937;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v952 = v615 + v950;
-  const unsigned int v953 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v955 = v618 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v940 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v941 = v615 + v940;
+  const unsigned int v942 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v943 = v614 + v942;
+  const bool v944 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v945 = v943 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v39.x[27];
+    const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v949 = iron_f32_to_bf16(v948);
+    const unsigned int v950 = v941 * v1;
+    const unsigned int v951 = v950 + v943;
+    out[v951] = v949;
+  }
+  const unsigned int v952 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v953 = v615 + v952;
+  const unsigned int v954 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v955 = v614 + v954;
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
-    const float v959 = v39.x[24];
+    const float v959 = v39.x[28];
     const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v961 = iron_f32_to_bf16(v960);
-    const unsigned int v962 = v952 * v1;
+    const unsigned int v962 = v953 * v1;
     const unsigned int v963 = v962 + v955;
     out[v963] = v961;
   }
-  const unsigned int v964 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v966 = v615 + v964;
-  const unsigned int v967 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v969 = v618 + v967;
-  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v971 = v969 < v1;
-  const bool v972 = v970 && v971;
-  if (v972) {
-    const float v973 = v39.x[25];
-    const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v975 = iron_f32_to_bf16(v974);
-    const unsigned int v976 = v966 * v1;
-    const unsigned int v977 = v976 + v969;
-    out[v977] = v975;
+  const unsigned int v964 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v965 = v615 + v964;
+  const unsigned int v966 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v967 = v614 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v969 = v967 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v39.x[29];
+    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v973 = iron_f32_to_bf16(v972);
+    const unsigned int v974 = v965 * v1;
+    const unsigned int v975 = v974 + v967;
+    out[v975] = v973;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v980 = v615 + v978;
-  const unsigned int v981 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v983 = v618 + v981;
-  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v985 = v983 < v1;
-  const bool v986 = v984 && v985;
-  if (v986) {
-    const float v987 = v39.x[26];
-    const float v988 = v987 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v989 = iron_f32_to_bf16(v988);
-    const unsigned int v990 = v980 * v1;
-    const unsigned int v991 = v990 + v983;
-    out[v991] = v989;
+  const unsigned int v976 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v977 = v615 + v976;
+  const unsigned int v978 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v979 = v614 + v978;
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v981 = v979 < v1;
+  const bool v982 = v980 && v981;
+  if (v982) {
+    const float v983 = v39.x[30];
+    const float v984 = v983 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v985 = iron_f32_to_bf16(v984);
+    const unsigned int v986 = v977 * v1;
+    const unsigned int v987 = v986 + v979;
+    out[v987] = v985;
   }
-  const unsigned int v992 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v994 = v615 + v992;
-  const unsigned int v995 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v997 = v618 + v995;
-  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v999 = v997 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v39.x[27];
-    const float v1002 = v1001 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1003 = iron_f32_to_bf16(v1002);
-    const unsigned int v1004 = v994 * v1;
-    const unsigned int v1005 = v1004 + v997;
-    out[v1005] = v1003;
+  const unsigned int v988 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v989 = v615 + v988;
+  const unsigned int v990 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v991 = v614 + v990;
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v993 = v991 < v1;
+  const bool v994 = v992 && v993;
+  if (v994) {
+    const float v995 = v39.x[31];
+    const float v996 = v995 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v997 = iron_f32_to_bf16(v996);
+    const unsigned int v998 = v989 * v1;
+    const unsigned int v999 = v998 + v991;
+    out[v999] = v997;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1008 = v615 + v1006;
-  const unsigned int v1009 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1011 = v618 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1013 = v1011 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v39.x[28];
-    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
-    const unsigned int v1018 = v1008 * v1;
-    const unsigned int v1019 = v1018 + v1011;
-    out[v1019] = v1017;
+  const unsigned int v1000 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1001 = v615 + v1000;
+  const unsigned int v1002 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1003 = v614 + v1002;
+  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1005 = v1003 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v39.x[32];
+    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1009 = iron_f32_to_bf16(v1008);
+    const unsigned int v1010 = v1001 * v1;
+    const unsigned int v1011 = v1010 + v1003;
+    out[v1011] = v1009;
   }
-  const unsigned int v1020 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1022 = v615 + v1020;
-  const unsigned int v1023 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1025 = v618 + v1023;
-  const bool v1026 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1027 = v1025 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v39.x[29];
-    const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1031 = iron_f32_to_bf16(v1030);
-    const unsigned int v1032 = v1022 * v1;
-    const unsigned int v1033 = v1032 + v1025;
-    out[v1033] = v1031;
+  const unsigned int v1012 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1013 = v615 + v1012;
+  const unsigned int v1014 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1015 = v614 + v1014;
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1017 = v1015 < v1;
+  const bool v1018 = v1016 && v1017;
+  if (v1018) {
+    const float v1019 = v39.x[33];
+    const float v1020 = v1019 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
+    const unsigned int v1022 = v1013 * v1;
+    const unsigned int v1023 = v1022 + v1015;
+    out[v1023] = v1021;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1036 = v615 + v1034;
-  const unsigned int v1037 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1039 = v618 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1024 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1025 = v615 + v1024;
+  const unsigned int v1026 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1027 = v614 + v1026;
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1029 = v1027 < v1;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v39.x[34];
+    const float v1032 = v1031 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1033 = iron_f32_to_bf16(v1032);
+    const unsigned int v1034 = v1025 * v1;
+    const unsigned int v1035 = v1034 + v1027;
+    out[v1035] = v1033;
+  }
+  const unsigned int v1036 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1037 = v615 + v1036;
+  const unsigned int v1038 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1039 = v614 + v1038;
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
-    const float v1043 = v39.x[30];
+    const float v1043 = v39.x[35];
     const float v1044 = v1043 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1045 = iron_f32_to_bf16(v1044);
-    const unsigned int v1046 = v1036 * v1;
+    const unsigned int v1046 = v1037 * v1;
     const unsigned int v1047 = v1046 + v1039;
     out[v1047] = v1045;
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1050 = v615 + v1048;
-  const unsigned int v1051 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1053 = v618 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1055 = v1053 < v1;
-  const bool v1056 = v1054 && v1055;
-  if (v1056) {
-    const float v1057 = v39.x[31];
-    const float v1058 = v1057 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1059 = iron_f32_to_bf16(v1058);
-    const unsigned int v1060 = v1050 * v1;
-    const unsigned int v1061 = v1060 + v1053;
-    out[v1061] = v1059;
+  const unsigned int v1048 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1049 = v615 + v1048;
+  const unsigned int v1050 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1051 = v614 + v1050;
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1053 = v1051 < v1;
+  const bool v1054 = v1052 && v1053;
+  if (v1054) {
+    const float v1055 = v39.x[36];
+    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
+    const unsigned int v1058 = v1049 * v1;
+    const unsigned int v1059 = v1058 + v1051;
+    out[v1059] = v1057;
   }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1064 = v615 + v1062;
-  const unsigned int v1065 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1067 = v618 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1069 = v1067 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v39.x[32];
-    const float v1072 = v1071 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1073 = iron_f32_to_bf16(v1072);
-    const unsigned int v1074 = v1064 * v1;
-    const unsigned int v1075 = v1074 + v1067;
-    out[v1075] = v1073;
+  const unsigned int v1060 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1061 = v615 + v1060;
+  const unsigned int v1062 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1063 = v614 + v1062;
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1065 = v1063 < v1;
+  const bool v1066 = v1064 && v1065;
+  if (v1066) {
+    const float v1067 = v39.x[37];
+    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1069 = iron_f32_to_bf16(v1068);
+    const unsigned int v1070 = v1061 * v1;
+    const unsigned int v1071 = v1070 + v1063;
+    out[v1071] = v1069;
   }
-  const unsigned int v1076 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1078 = v615 + v1076;
-  const unsigned int v1079 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1081 = v618 + v1079;
-  const bool v1082 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1083 = v1081 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v39.x[33];
-    const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1087 = iron_f32_to_bf16(v1086);
-    const unsigned int v1088 = v1078 * v1;
-    const unsigned int v1089 = v1088 + v1081;
-    out[v1089] = v1087;
+  const unsigned int v1072 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1073 = v615 + v1072;
+  const unsigned int v1074 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1075 = v614 + v1074;
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1077 = v1075 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v39.x[38];
+    const float v1080 = v1079 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
+    const unsigned int v1082 = v1073 * v1;
+    const unsigned int v1083 = v1082 + v1075;
+    out[v1083] = v1081;
   }
-  const unsigned int v1090 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1092 = v615 + v1090;
-  const unsigned int v1093 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1095 = v618 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1097 = v1095 < v1;
-  const bool v1098 = v1096 && v1097;
-  if (v1098) {
-    const float v1099 = v39.x[34];
-    const float v1100 = v1099 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1101 = iron_f32_to_bf16(v1100);
-    const unsigned int v1102 = v1092 * v1;
-    const unsigned int v1103 = v1102 + v1095;
-    out[v1103] = v1101;
+  const unsigned int v1084 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1085 = v615 + v1084;
+  const unsigned int v1086 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1087 = v614 + v1086;
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1089 = v1087 < v1;
+  const bool v1090 = v1088 && v1089;
+  if (v1090) {
+    const float v1091 = v39.x[39];
+    const float v1092 = v1091 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1093 = iron_f32_to_bf16(v1092);
+    const unsigned int v1094 = v1085 * v1;
+    const unsigned int v1095 = v1094 + v1087;
+    out[v1095] = v1093;
   }
-  const unsigned int v1104 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1106 = v615 + v1104;
-  const unsigned int v1107 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1109 = v618 + v1107;
-  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1111 = v1109 < v1;
-  const bool v1112 = v1110 && v1111;
-  if (v1112) {
-    const float v1113 = v39.x[35];
-    const float v1114 = v1113 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1115 = iron_f32_to_bf16(v1114);
-    const unsigned int v1116 = v1106 * v1;
-    const unsigned int v1117 = v1116 + v1109;
-    out[v1117] = v1115;
+  const unsigned int v1096 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1097 = v615 + v1096;
+  const unsigned int v1098 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1099 = v614 + v1098;
+  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1101 = v1099 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v39.x[40];
+    const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1105 = iron_f32_to_bf16(v1104);
+    const unsigned int v1106 = v1097 * v1;
+    const unsigned int v1107 = v1106 + v1099;
+    out[v1107] = v1105;
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1120 = v615 + v1118;
-  const unsigned int v1121 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1123 = v618 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1108 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1109 = v615 + v1108;
+  const unsigned int v1110 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1111 = v614 + v1110;
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1113 = v1111 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v39.x[41];
+    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1117 = iron_f32_to_bf16(v1116);
+    const unsigned int v1118 = v1109 * v1;
+    const unsigned int v1119 = v1118 + v1111;
+    out[v1119] = v1117;
+  }
+  const unsigned int v1120 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1121 = v615 + v1120;
+  const unsigned int v1122 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1123 = v614 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
-    const float v1127 = v39.x[36];
+    const float v1127 = v39.x[42];
     const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
-    const unsigned int v1130 = v1120 * v1;
+    const unsigned int v1130 = v1121 * v1;
     const unsigned int v1131 = v1130 + v1123;
     out[v1131] = v1129;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1134 = v615 + v1132;
-  const unsigned int v1135 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1137 = v618 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1139 = v1137 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v39.x[37];
-    const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1143 = iron_f32_to_bf16(v1142);
-    const unsigned int v1144 = v1134 * v1;
-    const unsigned int v1145 = v1144 + v1137;
-    out[v1145] = v1143;
+  const unsigned int v1132 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1133 = v615 + v1132;
+  const unsigned int v1134 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1135 = v614 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1137 = v1135 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v39.x[43];
+    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
+    const unsigned int v1142 = v1133 * v1;
+    const unsigned int v1143 = v1142 + v1135;
+    out[v1143] = v1141;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1148 = v615 + v1146;
-  const unsigned int v1149 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1151 = v618 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1153 = v1151 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v39.x[38];
-    const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
-    const unsigned int v1158 = v1148 * v1;
-    const unsigned int v1159 = v1158 + v1151;
-    out[v1159] = v1157;
+  const unsigned int v1144 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1145 = v615 + v1144;
+  const unsigned int v1146 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1147 = v614 + v1146;
+  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1149 = v1147 < v1;
+  const bool v1150 = v1148 && v1149;
+  if (v1150) {
+    const float v1151 = v39.x[44];
+    const float v1152 = v1151 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1153 = iron_f32_to_bf16(v1152);
+    const unsigned int v1154 = v1145 * v1;
+    const unsigned int v1155 = v1154 + v1147;
+    out[v1155] = v1153;
   }
-  const unsigned int v1160 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1162 = v615 + v1160;
-  const unsigned int v1163 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1165 = v618 + v1163;
-  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1167 = v1165 < v1;
-  const bool v1168 = v1166 && v1167;
-  if (v1168) {
-    const float v1169 = v39.x[39];
-    const float v1170 = v1169 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1171 = iron_f32_to_bf16(v1170);
-    const unsigned int v1172 = v1162 * v1;
-    const unsigned int v1173 = v1172 + v1165;
-    out[v1173] = v1171;
+  const unsigned int v1156 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1157 = v615 + v1156;
+  const unsigned int v1158 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1159 = v614 + v1158;
+  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1161 = v1159 < v1;
+  const bool v1162 = v1160 && v1161;
+  if (v1162) {
+    const float v1163 = v39.x[45];
+    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1165 = iron_f32_to_bf16(v1164);
+    const unsigned int v1166 = v1157 * v1;
+    const unsigned int v1167 = v1166 + v1159;
+    out[v1167] = v1165;
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1176 = v615 + v1174;
-  const unsigned int v1177 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1179 = v618 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1181 = v1179 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v39.x[40];
-    const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
-    const unsigned int v1186 = v1176 * v1;
-    const unsigned int v1187 = v1186 + v1179;
-    out[v1187] = v1185;
+  const unsigned int v1168 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1169 = v615 + v1168;
+  const unsigned int v1170 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1171 = v614 + v1170;
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1173 = v1171 < v1;
+  const bool v1174 = v1172 && v1173;
+  if (v1174) {
+    const float v1175 = v39.x[46];
+    const float v1176 = v1175 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1177 = iron_f32_to_bf16(v1176);
+    const unsigned int v1178 = v1169 * v1;
+    const unsigned int v1179 = v1178 + v1171;
+    out[v1179] = v1177;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1190 = v615 + v1188;
-  const unsigned int v1191 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1193 = v618 + v1191;
-  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1195 = v1193 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v39.x[41];
-    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);
-    const unsigned int v1200 = v1190 * v1;
-    const unsigned int v1201 = v1200 + v1193;
-    out[v1201] = v1199;
+  const unsigned int v1180 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1181 = v615 + v1180;
+  const unsigned int v1182 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1183 = v614 + v1182;
+  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1185 = v1183 < v1;
+  const bool v1186 = v1184 && v1185;
+  if (v1186) {
+    const float v1187 = v39.x[47];
+    const float v1188 = v1187 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1189 = iron_f32_to_bf16(v1188);
+    const unsigned int v1190 = v1181 * v1;
+    const unsigned int v1191 = v1190 + v1183;
+    out[v1191] = v1189;
   }
-  const unsigned int v1202 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1204 = v615 + v1202;
-  const unsigned int v1205 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1207 = v618 + v1205;
-  const bool v1208 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1192 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1193 = v615 + v1192;
+  const unsigned int v1194 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1195 = v614 + v1194;
+  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1197 = v1195 < v1;
+  const bool v1198 = v1196 && v1197;
+  if (v1198) {
+    const float v1199 = v39.x[48];
+    const float v1200 = v1199 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1201 = iron_f32_to_bf16(v1200);
+    const unsigned int v1202 = v1193 * v1;
+    const unsigned int v1203 = v1202 + v1195;
+    out[v1203] = v1201;
+  }
+  const unsigned int v1204 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1205 = v615 + v1204;
+  const unsigned int v1206 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1207 = v614 + v1206;
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
-    const float v1211 = v39.x[42];
+    const float v1211 = v39.x[49];
     const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
-    const unsigned int v1214 = v1204 * v1;
+    const unsigned int v1214 = v1205 * v1;
     const unsigned int v1215 = v1214 + v1207;
     out[v1215] = v1213;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1218 = v615 + v1216;
-  const unsigned int v1219 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1221 = v618 + v1219;
-  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1223 = v1221 < v1;
-  const bool v1224 = v1222 && v1223;
-  if (v1224) {
-    const float v1225 = v39.x[43];
-    const float v1226 = v1225 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1227 = iron_f32_to_bf16(v1226);
-    const unsigned int v1228 = v1218 * v1;
-    const unsigned int v1229 = v1228 + v1221;
-    out[v1229] = v1227;
+  const unsigned int v1216 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1217 = v615 + v1216;
+  const unsigned int v1218 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1219 = v614 + v1218;
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.x[50];
+    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
+    const unsigned int v1226 = v1217 * v1;
+    const unsigned int v1227 = v1226 + v1219;
+    out[v1227] = v1225;
   }
-  const unsigned int v1230 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1232 = v615 + v1230;
-  const unsigned int v1233 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1235 = v618 + v1233;
-  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1237 = v1235 < v1;
-  const bool v1238 = v1236 && v1237;
-  if (v1238) {
-    const float v1239 = v39.x[44];
-    const float v1240 = v1239 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1241 = iron_f32_to_bf16(v1240);
-    const unsigned int v1242 = v1232 * v1;
-    const unsigned int v1243 = v1242 + v1235;
-    out[v1243] = v1241;
+  const unsigned int v1228 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1229 = v615 + v1228;
+  const unsigned int v1230 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1231 = v614 + v1230;
+  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1233 = v1231 < v1;
+  const bool v1234 = v1232 && v1233;
+  if (v1234) {
+    const float v1235 = v39.x[51];
+    const float v1236 = v1235 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
+    const unsigned int v1238 = v1229 * v1;
+    const unsigned int v1239 = v1238 + v1231;
+    out[v1239] = v1237;
   }
-  const unsigned int v1244 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1246 = v615 + v1244;
-  const unsigned int v1247 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1249 = v618 + v1247;
-  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v39.x[45];
-    const float v1254 = v1253 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1255 = iron_f32_to_bf16(v1254);
-    const unsigned int v1256 = v1246 * v1;
-    const unsigned int v1257 = v1256 + v1249;
-    out[v1257] = v1255;
+  const unsigned int v1240 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1241 = v615 + v1240;
+  const unsigned int v1242 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1243 = v614 + v1242;
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1245 = v1243 < v1;
+  const bool v1246 = v1244 && v1245;
+  if (v1246) {
+    const float v1247 = v39.x[52];
+    const float v1248 = v1247 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1249 = iron_f32_to_bf16(v1248);
+    const unsigned int v1250 = v1241 * v1;
+    const unsigned int v1251 = v1250 + v1243;
+    out[v1251] = v1249;
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1260 = v615 + v1258;
-  const unsigned int v1261 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1263 = v618 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1265 = v1263 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v39.x[46];
-    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);
-    const unsigned int v1270 = v1260 * v1;
-    const unsigned int v1271 = v1270 + v1263;
-    out[v1271] = v1269;
+  const unsigned int v1252 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1253 = v615 + v1252;
+  const unsigned int v1254 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1255 = v614 + v1254;
+  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1257 = v1255 < v1;
+  const bool v1258 = v1256 && v1257;
+  if (v1258) {
+    const float v1259 = v39.x[53];
+    const float v1260 = v1259 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
+    const unsigned int v1262 = v1253 * v1;
+    const unsigned int v1263 = v1262 + v1255;
+    out[v1263] = v1261;
   }
-  const unsigned int v1272 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1274 = v615 + v1272;
-  const unsigned int v1275 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1277 = v618 + v1275;
-  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1279 = v1277 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v39.x[47];
-    const float v1282 = v1281 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1283 = iron_f32_to_bf16(v1282);
-    const unsigned int v1284 = v1274 * v1;
-    const unsigned int v1285 = v1284 + v1277;
-    out[v1285] = v1283;
+  const unsigned int v1264 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1265 = v615 + v1264;
+  const unsigned int v1266 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1267 = v614 + v1266;
+  const bool v1268 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v39.x[54];
+    const float v1272 = v1271 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
+    const unsigned int v1274 = v1265 * v1;
+    const unsigned int v1275 = v1274 + v1267;
+    out[v1275] = v1273;
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1288 = v615 + v1286;
-  const unsigned int v1289 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1291 = v618 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1276 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1277 = v615 + v1276;
+  const unsigned int v1278 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1279 = v614 + v1278;
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1281 = v1279 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v39.x[55];
+    const float v1284 = v1283 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1285 = iron_f32_to_bf16(v1284);
+    const unsigned int v1286 = v1277 * v1;
+    const unsigned int v1287 = v1286 + v1279;
+    out[v1287] = v1285;
+  }
+  const unsigned int v1288 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1289 = v615 + v1288;
+  const unsigned int v1290 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1291 = v614 + v1290;
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
-    const float v1295 = v39.x[48];
+    const float v1295 = v39.x[56];
     const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1297 = iron_f32_to_bf16(v1296);
-    const unsigned int v1298 = v1288 * v1;
+    const unsigned int v1298 = v1289 * v1;
     const unsigned int v1299 = v1298 + v1291;
     out[v1299] = v1297;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1302 = v615 + v1300;
-  const unsigned int v1303 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1305 = v618 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1307 = v1305 < v1;
-  const bool v1308 = v1306 && v1307;
-  if (v1308) {
-    const float v1309 = v39.x[49];
-    const float v1310 = v1309 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1311 = iron_f32_to_bf16(v1310);
-    const unsigned int v1312 = v1302 * v1;
-    const unsigned int v1313 = v1312 + v1305;
-    out[v1313] = v1311;
+  const unsigned int v1300 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1301 = v615 + v1300;
+  const unsigned int v1302 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1303 = v614 + v1302;
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1305 = v1303 < v1;
+  const bool v1306 = v1304 && v1305;
+  if (v1306) {
+    const float v1307 = v39.x[57];
+    const float v1308 = v1307 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1309 = iron_f32_to_bf16(v1308);
+    const unsigned int v1310 = v1301 * v1;
+    const unsigned int v1311 = v1310 + v1303;
+    out[v1311] = v1309;
   }
-  const unsigned int v1314 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1316 = v615 + v1314;
-  const unsigned int v1317 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1319 = v618 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1321 = v1319 < v1;
-  const bool v1322 = v1320 && v1321;
-  if (v1322) {
-    const float v1323 = v39.x[50];
-    const float v1324 = v1323 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1325 = iron_f32_to_bf16(v1324);
-    const unsigned int v1326 = v1316 * v1;
-    const unsigned int v1327 = v1326 + v1319;
-    out[v1327] = v1325;
+  const unsigned int v1312 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1313 = v615 + v1312;
+  const unsigned int v1314 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1315 = v614 + v1314;
+  const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1317 = v1315 < v1;
+  const bool v1318 = v1316 && v1317;
+  if (v1318) {
+    const float v1319 = v39.x[58];
+    const float v1320 = v1319 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
+    const unsigned int v1322 = v1313 * v1;
+    const unsigned int v1323 = v1322 + v1315;
+    out[v1323] = v1321;
   }
-  const unsigned int v1328 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1330 = v615 + v1328;
-  const unsigned int v1331 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1333 = v618 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1335 = v1333 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v39.x[51];
-    const float v1338 = v1337 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1339 = iron_f32_to_bf16(v1338);
-    const unsigned int v1340 = v1330 * v1;
-    const unsigned int v1341 = v1340 + v1333;
-    out[v1341] = v1339;
+  const unsigned int v1324 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1325 = v615 + v1324;
+  const unsigned int v1326 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1327 = v614 + v1326;
+  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1329 = v1327 < v1;
+  const bool v1330 = v1328 && v1329;
+  if (v1330) {
+    const float v1331 = v39.x[59];
+    const float v1332 = v1331 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1333 = iron_f32_to_bf16(v1332);
+    const unsigned int v1334 = v1325 * v1;
+    const unsigned int v1335 = v1334 + v1327;
+    out[v1335] = v1333;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1344 = v615 + v1342;
-  const unsigned int v1345 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1347 = v618 + v1345;
-  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1349 = v1347 < v1;
-  const bool v1350 = v1348 && v1349;
-  if (v1350) {
-    const float v1351 = v39.x[52];
-    const float v1352 = v1351 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1353 = iron_f32_to_bf16(v1352);
-    const unsigned int v1354 = v1344 * v1;
-    const unsigned int v1355 = v1354 + v1347;
-    out[v1355] = v1353;
+  const unsigned int v1336 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1337 = v615 + v1336;
+  const unsigned int v1338 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1339 = v614 + v1338;
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1341 = v1339 < v1;
+  const bool v1342 = v1340 && v1341;
+  if (v1342) {
+    const float v1343 = v39.x[60];
+    const float v1344 = v1343 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1345 = iron_f32_to_bf16(v1344);
+    const unsigned int v1346 = v1337 * v1;
+    const unsigned int v1347 = v1346 + v1339;
+    out[v1347] = v1345;
   }
-  const unsigned int v1356 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1358 = v615 + v1356;
-  const unsigned int v1359 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1361 = v618 + v1359;
-  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1363 = v1361 < v1;
-  const bool v1364 = v1362 && v1363;
-  if (v1364) {
-    const float v1365 = v39.x[53];
-    const float v1366 = v1365 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1367 = iron_f32_to_bf16(v1366);
-    const unsigned int v1368 = v1358 * v1;
-    const unsigned int v1369 = v1368 + v1361;
-    out[v1369] = v1367;
+  const unsigned int v1348 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1349 = v615 + v1348;
+  const unsigned int v1350 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1351 = v614 + v1350;
+  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1353 = v1351 < v1;
+  const bool v1354 = v1352 && v1353;
+  if (v1354) {
+    const float v1355 = v39.x[61];
+    const float v1356 = v1355 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1357 = iron_f32_to_bf16(v1356);
+    const unsigned int v1358 = v1349 * v1;
+    const unsigned int v1359 = v1358 + v1351;
+    out[v1359] = v1357;
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1372 = v615 + v1370;
-  const unsigned int v1373 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1375 = v618 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1360 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1361 = v615 + v1360;
+  const unsigned int v1362 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1363 = v614 + v1362;
+  const bool v1364 = v1361 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1365 = v1363 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v39.x[62];
+    const float v1368 = v1367 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1369 = iron_f32_to_bf16(v1368);
+    const unsigned int v1370 = v1361 * v1;
+    const unsigned int v1371 = v1370 + v1363;
+    out[v1371] = v1369;
+  }
+  const unsigned int v1372 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1373 = v615 + v1372;
+  const unsigned int v1374 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1375 = v614 + v1374;
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
-    const float v1379 = v39.x[54];
+    const float v1379 = v39.x[63];
     const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
-    const unsigned int v1382 = v1372 * v1;
+    const unsigned int v1382 = v1373 * v1;
     const unsigned int v1383 = v1382 + v1375;
     out[v1383] = v1381;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1386 = v615 + v1384;
-  const unsigned int v1387 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1389 = v618 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1391 = v1389 < v1;
-  const bool v1392 = v1390 && v1391;
-  if (v1392) {
-    const float v1393 = v39.x[55];
-    const float v1394 = v1393 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1395 = iron_f32_to_bf16(v1394);
-    const unsigned int v1396 = v1386 * v1;
-    const unsigned int v1397 = v1396 + v1389;
-    out[v1397] = v1395;
+  const unsigned int v1384 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1385 = v615 + v1384;
+  const unsigned int v1386 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1387 = v614 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1389 = v1387 < v1;
+  const bool v1390 = v1388 && v1389;
+  if (v1390) {
+    const float v1391 = v39.x[64];
+    const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1393 = iron_f32_to_bf16(v1392);
+    const unsigned int v1394 = v1385 * v1;
+    const unsigned int v1395 = v1394 + v1387;
+    out[v1395] = v1393;
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1400 = v615 + v1398;
-  const unsigned int v1401 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1403 = v618 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1405 = v1403 < v1;
-  const bool v1406 = v1404 && v1405;
-  if (v1406) {
-    const float v1407 = v39.x[56];
-    const float v1408 = v1407 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1409 = iron_f32_to_bf16(v1408);
-    const unsigned int v1410 = v1400 * v1;
-    const unsigned int v1411 = v1410 + v1403;
-    out[v1411] = v1409;
+  const unsigned int v1396 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1397 = v615 + v1396;
+  const unsigned int v1398 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1399 = v614 + v1398;
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1401 = v1399 < v1;
+  const bool v1402 = v1400 && v1401;
+  if (v1402) {
+    const float v1403 = v39.x[65];
+    const float v1404 = v1403 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1405 = iron_f32_to_bf16(v1404);
+    const unsigned int v1406 = v1397 * v1;
+    const unsigned int v1407 = v1406 + v1399;
+    out[v1407] = v1405;
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1414 = v615 + v1412;
-  const unsigned int v1415 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1417 = v618 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1419 = v1417 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v39.x[57];
-    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1423 = iron_f32_to_bf16(v1422);
-    const unsigned int v1424 = v1414 * v1;
-    const unsigned int v1425 = v1424 + v1417;
-    out[v1425] = v1423;
+  const unsigned int v1408 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1409 = v615 + v1408;
+  const unsigned int v1410 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1411 = v614 + v1410;
+  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1413 = v1411 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v39.x[66];
+    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
+    const unsigned int v1418 = v1409 * v1;
+    const unsigned int v1419 = v1418 + v1411;
+    out[v1419] = v1417;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1428 = v615 + v1426;
-  const unsigned int v1429 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1431 = v618 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1433 = v1431 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v39.x[58];
-    const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
-    const unsigned int v1438 = v1428 * v1;
-    const unsigned int v1439 = v1438 + v1431;
-    out[v1439] = v1437;
+  const unsigned int v1420 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1421 = v615 + v1420;
+  const unsigned int v1422 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1423 = v614 + v1422;
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1425 = v1423 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v39.x[67];
+    const float v1428 = v1427 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1429 = iron_f32_to_bf16(v1428);
+    const unsigned int v1430 = v1421 * v1;
+    const unsigned int v1431 = v1430 + v1423;
+    out[v1431] = v1429;
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1442 = v615 + v1440;
-  const unsigned int v1443 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1445 = v618 + v1443;
-  const bool v1446 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1447 = v1445 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v39.x[59];
-    const float v1450 = v1449 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1451 = iron_f32_to_bf16(v1450);
-    const unsigned int v1452 = v1442 * v1;
-    const unsigned int v1453 = v1452 + v1445;
-    out[v1453] = v1451;
+  const unsigned int v1432 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1433 = v615 + v1432;
+  const unsigned int v1434 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1435 = v614 + v1434;
+  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1437 = v1435 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v39.x[68];
+    const float v1440 = v1439 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
+    const unsigned int v1442 = v1433 * v1;
+    const unsigned int v1443 = v1442 + v1435;
+    out[v1443] = v1441;
   }
-  const unsigned int v1454 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1456 = v615 + v1454;
-  const unsigned int v1457 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1459 = v618 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1444 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1445 = v615 + v1444;
+  const unsigned int v1446 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1447 = v614 + v1446;
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1449 = v1447 < v1;
+  const bool v1450 = v1448 && v1449;
+  if (v1450) {
+    const float v1451 = v39.x[69];
+    const float v1452 = v1451 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1453 = iron_f32_to_bf16(v1452);
+    const unsigned int v1454 = v1445 * v1;
+    const unsigned int v1455 = v1454 + v1447;
+    out[v1455] = v1453;
+  }
+  const unsigned int v1456 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1457 = v615 + v1456;
+  const unsigned int v1458 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1459 = v614 + v1458;
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
-    const float v1463 = v39.x[60];
+    const float v1463 = v39.x[70];
     const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1465 = iron_f32_to_bf16(v1464);
-    const unsigned int v1466 = v1456 * v1;
+    const unsigned int v1466 = v1457 * v1;
     const unsigned int v1467 = v1466 + v1459;
     out[v1467] = v1465;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1470 = v615 + v1468;
-  const unsigned int v1471 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1473 = v618 + v1471;
-  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1475 = v1473 < v1;
-  const bool v1476 = v1474 && v1475;
-  if (v1476) {
-    const float v1477 = v39.x[61];
-    const float v1478 = v1477 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1479 = iron_f32_to_bf16(v1478);
-    const unsigned int v1480 = v1470 * v1;
-    const unsigned int v1481 = v1480 + v1473;
-    out[v1481] = v1479;
+  const unsigned int v1468 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1469 = v615 + v1468;
+  const unsigned int v1470 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1471 = v614 + v1470;
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1473 = v1471 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v39.x[71];
+    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
+    const unsigned int v1478 = v1469 * v1;
+    const unsigned int v1479 = v1478 + v1471;
+    out[v1479] = v1477;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1484 = v615 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1487 = v618 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v39.x[62];
-    const float v1492 = v1491 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1493 = iron_f32_to_bf16(v1492);
-    const unsigned int v1494 = v1484 * v1;
-    const unsigned int v1495 = v1494 + v1487;
-    out[v1495] = v1493;
+  const unsigned int v1480 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1481 = v615 + v1480;
+  const unsigned int v1482 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1483 = v614 + v1482;
+  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1485 = v1483 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v39.x[72];
+    const float v1488 = v1487 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1489 = iron_f32_to_bf16(v1488);
+    const unsigned int v1490 = v1481 * v1;
+    const unsigned int v1491 = v1490 + v1483;
+    out[v1491] = v1489;
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1498 = v615 + v1496;
-  const unsigned int v1499 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1501 = v618 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1503 = v1501 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v39.x[63];
-    const float v1506 = v1505 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1507 = iron_f32_to_bf16(v1506);
-    const unsigned int v1508 = v1498 * v1;
-    const unsigned int v1509 = v1508 + v1501;
-    out[v1509] = v1507;
+  const unsigned int v1492 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1493 = v615 + v1492;
+  const unsigned int v1494 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1495 = v614 + v1494;
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1497 = v1495 < v1;
+  const bool v1498 = v1496 && v1497;
+  if (v1498) {
+    const float v1499 = v39.x[73];
+    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
+    const unsigned int v1502 = v1493 * v1;
+    const unsigned int v1503 = v1502 + v1495;
+    out[v1503] = v1501;
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1512 = v615 + v1510;
-  const unsigned int v1513 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1515 = v618 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v39.x[64];
-    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
-    const unsigned int v1522 = v1512 * v1;
-    const unsigned int v1523 = v1522 + v1515;
-    out[v1523] = v1521;
+  const unsigned int v1504 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1505 = v615 + v1504;
+  const unsigned int v1506 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1507 = v614 + v1506;
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1509 = v1507 < v1;
+  const bool v1510 = v1508 && v1509;
+  if (v1510) {
+    const float v1511 = v39.x[74];
+    const float v1512 = v1511 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1513 = iron_f32_to_bf16(v1512);
+    const unsigned int v1514 = v1505 * v1;
+    const unsigned int v1515 = v1514 + v1507;
+    out[v1515] = v1513;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1526 = v615 + v1524;
-  const unsigned int v1527 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1529 = v618 + v1527;
-  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1531 = v1529 < v1;
-  const bool v1532 = v1530 && v1531;
-  if (v1532) {
-    const float v1533 = v39.x[65];
-    const float v1534 = v1533 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1535 = iron_f32_to_bf16(v1534);
-    const unsigned int v1536 = v1526 * v1;
-    const unsigned int v1537 = v1536 + v1529;
-    out[v1537] = v1535;
+  const unsigned int v1516 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1517 = v615 + v1516;
+  const unsigned int v1518 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1519 = v614 + v1518;
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1521 = v1519 < v1;
+  const bool v1522 = v1520 && v1521;
+  if (v1522) {
+    const float v1523 = v39.x[75];
+    const float v1524 = v1523 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
+    const unsigned int v1526 = v1517 * v1;
+    const unsigned int v1527 = v1526 + v1519;
+    out[v1527] = v1525;
   }
-  const unsigned int v1538 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1540 = v615 + v1538;
-  const unsigned int v1541 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1543 = v618 + v1541;
-  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1528 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1529 = v615 + v1528;
+  const unsigned int v1530 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1531 = v614 + v1530;
+  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1533 = v1531 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v39.x[76];
+    const float v1536 = v1535 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1537 = iron_f32_to_bf16(v1536);
+    const unsigned int v1538 = v1529 * v1;
+    const unsigned int v1539 = v1538 + v1531;
+    out[v1539] = v1537;
+  }
+  const unsigned int v1540 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1541 = v615 + v1540;
+  const unsigned int v1542 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1543 = v614 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
-    const float v1547 = v39.x[66];
+    const float v1547 = v39.x[77];
     const float v1548 = v1547 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
-    const unsigned int v1550 = v1540 * v1;
+    const unsigned int v1550 = v1541 * v1;
     const unsigned int v1551 = v1550 + v1543;
     out[v1551] = v1549;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1554 = v615 + v1552;
-  const unsigned int v1555 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1557 = v618 + v1555;
-  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1559 = v1557 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v39.x[67];
-    const float v1562 = v1561 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1563 = iron_f32_to_bf16(v1562);
-    const unsigned int v1564 = v1554 * v1;
-    const unsigned int v1565 = v1564 + v1557;
-    out[v1565] = v1563;
+  const unsigned int v1552 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1553 = v615 + v1552;
+  const unsigned int v1554 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1555 = v614 + v1554;
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.x[78];
+    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
+    const unsigned int v1562 = v1553 * v1;
+    const unsigned int v1563 = v1562 + v1555;
+    out[v1563] = v1561;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1568 = v615 + v1566;
-  const unsigned int v1569 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1571 = v618 + v1569;
-  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1573 = v1571 < v1;
-  const bool v1574 = v1572 && v1573;
-  if (v1574) {
-    const float v1575 = v39.x[68];
-    const float v1576 = v1575 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1577 = iron_f32_to_bf16(v1576);
-    const unsigned int v1578 = v1568 * v1;
-    const unsigned int v1579 = v1578 + v1571;
-    out[v1579] = v1577;
+  const unsigned int v1564 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1565 = v615 + v1564;
+  const unsigned int v1566 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1567 = v614 + v1566;
+  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1569 = v1567 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v39.x[79];
+    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
+    const unsigned int v1574 = v1565 * v1;
+    const unsigned int v1575 = v1574 + v1567;
+    out[v1575] = v1573;
   }
-  const unsigned int v1580 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1582 = v615 + v1580;
-  const unsigned int v1583 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1585 = v618 + v1583;
-  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1587 = v1585 < v1;
-  const bool v1588 = v1586 && v1587;
-  if (v1588) {
-    const float v1589 = v39.x[69];
-    const float v1590 = v1589 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1591 = iron_f32_to_bf16(v1590);
-    const unsigned int v1592 = v1582 * v1;
-    const unsigned int v1593 = v1592 + v1585;
-    out[v1593] = v1591;
+  const unsigned int v1576 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1577 = v615 + v1576;
+  const unsigned int v1578 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1579 = v614 + v1578;
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v39.x[80];
+    const float v1584 = v1583 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1585 = iron_f32_to_bf16(v1584);
+    const unsigned int v1586 = v1577 * v1;
+    const unsigned int v1587 = v1586 + v1579;
+    out[v1587] = v1585;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1596 = v615 + v1594;
-  const unsigned int v1597 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1599 = v618 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1601 = v1599 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v39.x[70];
-    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
-    const unsigned int v1606 = v1596 * v1;
-    const unsigned int v1607 = v1606 + v1599;
-    out[v1607] = v1605;
+  const unsigned int v1588 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1589 = v615 + v1588;
+  const unsigned int v1590 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1591 = v614 + v1590;
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1593 = v1591 < v1;
+  const bool v1594 = v1592 && v1593;
+  if (v1594) {
+    const float v1595 = v39.x[81];
+    const float v1596 = v1595 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1597 = iron_f32_to_bf16(v1596);
+    const unsigned int v1598 = v1589 * v1;
+    const unsigned int v1599 = v1598 + v1591;
+    out[v1599] = v1597;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1610 = v615 + v1608;
-  const unsigned int v1611 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1613 = v618 + v1611;
-  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1615 = v1613 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v39.x[71];
-    const float v1618 = v1617 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1619 = iron_f32_to_bf16(v1618);
-    const unsigned int v1620 = v1610 * v1;
-    const unsigned int v1621 = v1620 + v1613;
-    out[v1621] = v1619;
+  const unsigned int v1600 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1601 = v615 + v1600;
+  const unsigned int v1602 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1603 = v614 + v1602;
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1605 = v1603 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v39.x[82];
+    const float v1608 = v1607 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1609 = iron_f32_to_bf16(v1608);
+    const unsigned int v1610 = v1601 * v1;
+    const unsigned int v1611 = v1610 + v1603;
+    out[v1611] = v1609;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1624 = v615 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1627 = v618 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1612 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1613 = v615 + v1612;
+  const unsigned int v1614 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1615 = v614 + v1614;
+  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1617 = v1615 < v1;
+  const bool v1618 = v1616 && v1617;
+  if (v1618) {
+    const float v1619 = v39.x[83];
+    const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
+    const unsigned int v1622 = v1613 * v1;
+    const unsigned int v1623 = v1622 + v1615;
+    out[v1623] = v1621;
+  }
+  const unsigned int v1624 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1625 = v615 + v1624;
+  const unsigned int v1626 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1627 = v614 + v1626;
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
-    const float v1631 = v39.x[72];
+    const float v1631 = v39.x[84];
     const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1633 = iron_f32_to_bf16(v1632);
-    const unsigned int v1634 = v1624 * v1;
+    const unsigned int v1634 = v1625 * v1;
     const unsigned int v1635 = v1634 + v1627;
     out[v1635] = v1633;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1638 = v615 + v1636;
-  const unsigned int v1639 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1641 = v618 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v39.x[73];
-    const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1647 = iron_f32_to_bf16(v1646);
-    const unsigned int v1648 = v1638 * v1;
-    const unsigned int v1649 = v1648 + v1641;
-    out[v1649] = v1647;
+  const unsigned int v1636 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1637 = v615 + v1636;
+  const unsigned int v1638 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1639 = v614 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1641 = v1639 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v39.x[85];
+    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
+    const unsigned int v1646 = v1637 * v1;
+    const unsigned int v1647 = v1646 + v1639;
+    out[v1647] = v1645;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1652 = v615 + v1650;
-  const unsigned int v1653 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1655 = v618 + v1653;
-  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1657 = v1655 < v1;
-  const bool v1658 = v1656 && v1657;
-  if (v1658) {
-    const float v1659 = v39.x[74];
-    const float v1660 = v1659 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1661 = iron_f32_to_bf16(v1660);
-    const unsigned int v1662 = v1652 * v1;
-    const unsigned int v1663 = v1662 + v1655;
-    out[v1663] = v1661;
+  const unsigned int v1648 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1649 = v615 + v1648;
+  const unsigned int v1650 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1651 = v614 + v1650;
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1653 = v1651 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v39.x[86];
+    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1657 = iron_f32_to_bf16(v1656);
+    const unsigned int v1658 = v1649 * v1;
+    const unsigned int v1659 = v1658 + v1651;
+    out[v1659] = v1657;
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1666 = v615 + v1664;
-  const unsigned int v1667 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1669 = v618 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v39.x[75];
-    const float v1674 = v1673 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1675 = iron_f32_to_bf16(v1674);
-    const unsigned int v1676 = v1666 * v1;
-    const unsigned int v1677 = v1676 + v1669;
-    out[v1677] = v1675;
+  const unsigned int v1660 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1661 = v615 + v1660;
+  const unsigned int v1662 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1663 = v614 + v1662;
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1665 = v1663 < v1;
+  const bool v1666 = v1664 && v1665;
+  if (v1666) {
+    const float v1667 = v39.x[87];
+    const float v1668 = v1667 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1669 = iron_f32_to_bf16(v1668);
+    const unsigned int v1670 = v1661 * v1;
+    const unsigned int v1671 = v1670 + v1663;
+    out[v1671] = v1669;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1680 = v615 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1683 = v618 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1685 = v1683 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v39.x[76];
-    const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1689 = iron_f32_to_bf16(v1688);
-    const unsigned int v1690 = v1680 * v1;
-    const unsigned int v1691 = v1690 + v1683;
-    out[v1691] = v1689;
+  const unsigned int v1672 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1673 = v615 + v1672;
+  const unsigned int v1674 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1675 = v614 + v1674;
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1677 = v1675 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v39.x[88];
+    const float v1680 = v1679 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
+    const unsigned int v1682 = v1673 * v1;
+    const unsigned int v1683 = v1682 + v1675;
+    out[v1683] = v1681;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1694 = v615 + v1692;
-  const unsigned int v1695 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1697 = v618 + v1695;
-  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1699 = v1697 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v39.x[77];
-    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);
-    const unsigned int v1704 = v1694 * v1;
-    const unsigned int v1705 = v1704 + v1697;
-    out[v1705] = v1703;
+  const unsigned int v1684 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1685 = v615 + v1684;
+  const unsigned int v1686 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1687 = v614 + v1686;
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1689 = v1687 < v1;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v39.x[89];
+    const float v1692 = v1691 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
+    const unsigned int v1694 = v1685 * v1;
+    const unsigned int v1695 = v1694 + v1687;
+    out[v1695] = v1693;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1708 = v615 + v1706;
-  const unsigned int v1709 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1711 = v618 + v1709;
-  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1696 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1697 = v615 + v1696;
+  const unsigned int v1698 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1699 = v614 + v1698;
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v39.x[90];
+    const float v1704 = v1703 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1705 = iron_f32_to_bf16(v1704);
+    const unsigned int v1706 = v1697 * v1;
+    const unsigned int v1707 = v1706 + v1699;
+    out[v1707] = v1705;
+  }
+  const unsigned int v1708 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1709 = v615 + v1708;
+  const unsigned int v1710 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1711 = v614 + v1710;
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
-    const float v1715 = v39.x[78];
+    const float v1715 = v39.x[91];
     const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1717 = iron_f32_to_bf16(v1716);
-    const unsigned int v1718 = v1708 * v1;
+    const unsigned int v1718 = v1709 * v1;
     const unsigned int v1719 = v1718 + v1711;
     out[v1719] = v1717;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1722 = v615 + v1720;
-  const unsigned int v1723 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1725 = v618 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1727 = v1725 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v39.x[79];
-    const float v1730 = v1729 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1731 = iron_f32_to_bf16(v1730);
-    const unsigned int v1732 = v1722 * v1;
-    const unsigned int v1733 = v1732 + v1725;
-    out[v1733] = v1731;
+  const unsigned int v1720 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1721 = v615 + v1720;
+  const unsigned int v1722 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1723 = v614 + v1722;
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1725 = v1723 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v39.x[92];
+    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
+    const unsigned int v1730 = v1721 * v1;
+    const unsigned int v1731 = v1730 + v1723;
+    out[v1731] = v1729;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1736 = v615 + v1734;
-  const unsigned int v1737 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1739 = v618 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1741 = v1739 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v39.x[80];
-    const float v1744 = v1743 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1745 = iron_f32_to_bf16(v1744);
-    const unsigned int v1746 = v1736 * v1;
-    const unsigned int v1747 = v1746 + v1739;
-    out[v1747] = v1745;
+  const unsigned int v1732 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1733 = v615 + v1732;
+  const unsigned int v1734 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1735 = v614 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1737 = v1735 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v39.x[93];
+    const float v1740 = v1739 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
+    const unsigned int v1742 = v1733 * v1;
+    const unsigned int v1743 = v1742 + v1735;
+    out[v1743] = v1741;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1750 = v615 + v1748;
-  const unsigned int v1751 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1753 = v618 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1755 = v1753 < v1;
-  const bool v1756 = v1754 && v1755;
-  if (v1756) {
-    const float v1757 = v39.x[81];
-    const float v1758 = v1757 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1759 = iron_f32_to_bf16(v1758);
-    const unsigned int v1760 = v1750 * v1;
-    const unsigned int v1761 = v1760 + v1753;
-    out[v1761] = v1759;
+  const unsigned int v1744 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1745 = v615 + v1744;
+  const unsigned int v1746 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1747 = v614 + v1746;
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v39.x[94];
+    const float v1752 = v1751 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1753 = iron_f32_to_bf16(v1752);
+    const unsigned int v1754 = v1745 * v1;
+    const unsigned int v1755 = v1754 + v1747;
+    out[v1755] = v1753;
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1764 = v615 + v1762;
-  const unsigned int v1765 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1767 = v618 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1769 = v1767 < v1;
-  const bool v1770 = v1768 && v1769;
-  if (v1770) {
-    const float v1771 = v39.x[82];
-    const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1773 = iron_f32_to_bf16(v1772);
-    const unsigned int v1774 = v1764 * v1;
-    const unsigned int v1775 = v1774 + v1767;
-    out[v1775] = v1773;
+  const unsigned int v1756 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1757 = v615 + v1756;
+  const unsigned int v1758 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1759 = v614 + v1758;
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1761 = v1759 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v39.x[95];
+    const float v1764 = v1763 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1765 = iron_f32_to_bf16(v1764);
+    const unsigned int v1766 = v1757 * v1;
+    const unsigned int v1767 = v1766 + v1759;
+    out[v1767] = v1765;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1778 = v615 + v1776;
-  const unsigned int v1779 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1781 = v618 + v1779;
-  const bool v1782 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1783 = v1781 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v39.x[83];
-    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
-    const unsigned int v1788 = v1778 * v1;
-    const unsigned int v1789 = v1788 + v1781;
-    out[v1789] = v1787;
+  const unsigned int v1768 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1769 = v615 + v1768;
+  const unsigned int v1770 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1771 = v614 + v1770;
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1773 = v1771 < v1;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v39.x[96];
+    const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
+    const unsigned int v1778 = v1769 * v1;
+    const unsigned int v1779 = v1778 + v1771;
+    out[v1779] = v1777;
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1792 = v615 + v1790;
-  const unsigned int v1793 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1795 = v618 + v1793;
-  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1780 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1781 = v615 + v1780;
+  const unsigned int v1782 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1783 = v614 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1785 = v1783 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v39.x[97];
+    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
+    const unsigned int v1790 = v1781 * v1;
+    const unsigned int v1791 = v1790 + v1783;
+    out[v1791] = v1789;
+  }
+  const unsigned int v1792 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1793 = v615 + v1792;
+  const unsigned int v1794 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1795 = v614 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
-    const float v1799 = v39.x[84];
+    const float v1799 = v39.x[98];
     const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
-    const unsigned int v1802 = v1792 * v1;
+    const unsigned int v1802 = v1793 * v1;
     const unsigned int v1803 = v1802 + v1795;
     out[v1803] = v1801;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1806 = v615 + v1804;
-  const unsigned int v1807 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1809 = v618 + v1807;
-  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1811 = v1809 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v39.x[85];
-    const float v1814 = v1813 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1815 = iron_f32_to_bf16(v1814);
-    const unsigned int v1816 = v1806 * v1;
-    const unsigned int v1817 = v1816 + v1809;
-    out[v1817] = v1815;
+  const unsigned int v1804 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1805 = v615 + v1804;
+  const unsigned int v1806 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1807 = v614 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v39.x[99];
+    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
+    const unsigned int v1814 = v1805 * v1;
+    const unsigned int v1815 = v1814 + v1807;
+    out[v1815] = v1813;
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1820 = v615 + v1818;
-  const unsigned int v1821 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1823 = v618 + v1821;
-  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1825 = v1823 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v39.x[86];
-    const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1829 = iron_f32_to_bf16(v1828);
-    const unsigned int v1830 = v1820 * v1;
-    const unsigned int v1831 = v1830 + v1823;
-    out[v1831] = v1829;
+  const unsigned int v1816 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1817 = v615 + v1816;
+  const unsigned int v1818 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1819 = v614 + v1818;
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1821 = v1819 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v39.x[100];
+    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1825 = iron_f32_to_bf16(v1824);
+    const unsigned int v1826 = v1817 * v1;
+    const unsigned int v1827 = v1826 + v1819;
+    out[v1827] = v1825;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1834 = v615 + v1832;
-  const unsigned int v1835 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1837 = v618 + v1835;
-  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1839 = v1837 < v1;
-  const bool v1840 = v1838 && v1839;
-  if (v1840) {
-    const float v1841 = v39.x[87];
-    const float v1842 = v1841 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1843 = iron_f32_to_bf16(v1842);
-    const unsigned int v1844 = v1834 * v1;
-    const unsigned int v1845 = v1844 + v1837;
-    out[v1845] = v1843;
+  const unsigned int v1828 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1829 = v615 + v1828;
+  const unsigned int v1830 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1831 = v614 + v1830;
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1833 = v1831 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v39.x[101];
+    const float v1836 = v1835 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1837 = iron_f32_to_bf16(v1836);
+    const unsigned int v1838 = v1829 * v1;
+    const unsigned int v1839 = v1838 + v1831;
+    out[v1839] = v1837;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1848 = v615 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1851 = v618 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v39.x[88];
-    const float v1856 = v1855 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);
-    const unsigned int v1858 = v1848 * v1;
-    const unsigned int v1859 = v1858 + v1851;
-    out[v1859] = v1857;
+  const unsigned int v1840 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1841 = v615 + v1840;
+  const unsigned int v1842 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1843 = v614 + v1842;
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1845 = v1843 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v39.x[102];
+    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1849 = iron_f32_to_bf16(v1848);
+    const unsigned int v1850 = v1841 * v1;
+    const unsigned int v1851 = v1850 + v1843;
+    out[v1851] = v1849;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1862 = v615 + v1860;
-  const unsigned int v1863 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1865 = v618 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1867 = v1865 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v39.x[89];
-    const float v1870 = v1869 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1871 = iron_f32_to_bf16(v1870);
-    const unsigned int v1872 = v1862 * v1;
-    const unsigned int v1873 = v1872 + v1865;
-    out[v1873] = v1871;
+  const unsigned int v1852 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1853 = v615 + v1852;
+  const unsigned int v1854 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1855 = v614 + v1854;
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1857 = v1855 < v1;
+  const bool v1858 = v1856 && v1857;
+  if (v1858) {
+    const float v1859 = v39.x[103];
+    const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
+    const unsigned int v1862 = v1853 * v1;
+    const unsigned int v1863 = v1862 + v1855;
+    out[v1863] = v1861;
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1876 = v615 + v1874;
-  const unsigned int v1877 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1879 = v618 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1864 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1865 = v615 + v1864;
+  const unsigned int v1866 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1867 = v614 + v1866;
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v39.x[104];
+    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
+    const unsigned int v1874 = v1865 * v1;
+    const unsigned int v1875 = v1874 + v1867;
+    out[v1875] = v1873;
+  }
+  const unsigned int v1876 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1877 = v615 + v1876;
+  const unsigned int v1878 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1879 = v614 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
-    const float v1883 = v39.x[90];
+    const float v1883 = v39.x[105];
     const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
-    const unsigned int v1886 = v1876 * v1;
+    const unsigned int v1886 = v1877 * v1;
     const unsigned int v1887 = v1886 + v1879;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1890 = v615 + v1888;
-  const unsigned int v1891 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1893 = v618 + v1891;
-  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1895 = v1893 < v1;
-  const bool v1896 = v1894 && v1895;
-  if (v1896) {
-    const float v1897 = v39.x[91];
-    const float v1898 = v1897 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1899 = iron_f32_to_bf16(v1898);
-    const unsigned int v1900 = v1890 * v1;
-    const unsigned int v1901 = v1900 + v1893;
-    out[v1901] = v1899;
+  const unsigned int v1888 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1889 = v615 + v1888;
+  const unsigned int v1890 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1891 = v614 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.x[106];
+    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1897 = iron_f32_to_bf16(v1896);
+    const unsigned int v1898 = v1889 * v1;
+    const unsigned int v1899 = v1898 + v1891;
+    out[v1899] = v1897;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1904 = v615 + v1902;
-  const unsigned int v1905 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1907 = v618 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1909 = v1907 < v1;
-  const bool v1910 = v1908 && v1909;
-  if (v1910) {
-    const float v1911 = v39.x[92];
-    const float v1912 = v1911 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1913 = iron_f32_to_bf16(v1912);
-    const unsigned int v1914 = v1904 * v1;
-    const unsigned int v1915 = v1914 + v1907;
-    out[v1915] = v1913;
+  const unsigned int v1900 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1901 = v615 + v1900;
+  const unsigned int v1902 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1903 = v614 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v39.x[107];
+    const float v1908 = v1907 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1909 = iron_f32_to_bf16(v1908);
+    const unsigned int v1910 = v1901 * v1;
+    const unsigned int v1911 = v1910 + v1903;
+    out[v1911] = v1909;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1918 = v615 + v1916;
-  const unsigned int v1919 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1921 = v618 + v1919;
-  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1923 = v1921 < v1;
-  const bool v1924 = v1922 && v1923;
-  if (v1924) {
-    const float v1925 = v39.x[93];
-    const float v1926 = v1925 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1927 = iron_f32_to_bf16(v1926);
-    const unsigned int v1928 = v1918 * v1;
-    const unsigned int v1929 = v1928 + v1921;
-    out[v1929] = v1927;
+  const unsigned int v1912 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1913 = v615 + v1912;
+  const unsigned int v1914 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1915 = v614 + v1914;
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v39.x[108];
+    const float v1920 = v1919 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
+    const unsigned int v1922 = v1913 * v1;
+    const unsigned int v1923 = v1922 + v1915;
+    out[v1923] = v1921;
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1932 = v615 + v1930;
-  const unsigned int v1933 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1935 = v618 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1937 = v1935 < v1;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v39.x[94];
-    const float v1940 = v1939 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
-    const unsigned int v1942 = v1932 * v1;
-    const unsigned int v1943 = v1942 + v1935;
-    out[v1943] = v1941;
+  const unsigned int v1924 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1925 = v615 + v1924;
+  const unsigned int v1926 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1927 = v614 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1929 = v1927 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v39.x[109];
+    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
+    const unsigned int v1934 = v1925 * v1;
+    const unsigned int v1935 = v1934 + v1927;
+    out[v1935] = v1933;
   }
-  const unsigned int v1944 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1946 = v615 + v1944;
-  const unsigned int v1947 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1949 = v618 + v1947;
-  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1951 = v1949 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v39.x[95];
-    const float v1954 = v1953 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1955 = iron_f32_to_bf16(v1954);
-    const unsigned int v1956 = v1946 * v1;
-    const unsigned int v1957 = v1956 + v1949;
-    out[v1957] = v1955;
+  const unsigned int v1936 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1937 = v615 + v1936;
+  const unsigned int v1938 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1939 = v614 + v1938;
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v39.x[110];
+    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
+    const unsigned int v1946 = v1937 * v1;
+    const unsigned int v1947 = v1946 + v1939;
+    out[v1947] = v1945;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1960 = v615 + v1958;
-  const unsigned int v1961 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1963 = v618 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1948 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1949 = v615 + v1948;
+  const unsigned int v1950 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1951 = v614 + v1950;
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1953 = v1951 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v39.x[111];
+    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
+    const unsigned int v1958 = v1949 * v1;
+    const unsigned int v1959 = v1958 + v1951;
+    out[v1959] = v1957;
+  }
+  const unsigned int v1960 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1961 = v615 + v1960;
+  const unsigned int v1962 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1963 = v614 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
-    const float v1967 = v39.x[96];
+    const float v1967 = v39.x[112];
     const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
-    const unsigned int v1970 = v1960 * v1;
+    const unsigned int v1970 = v1961 * v1;
     const unsigned int v1971 = v1970 + v1963;
     out[v1971] = v1969;
   }
-  const unsigned int v1972 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1974 = v615 + v1972;
-  const unsigned int v1975 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1977 = v618 + v1975;
-  const bool v1978 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1979 = v1977 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v39.x[97];
-    const float v1982 = v1981 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);
-    const unsigned int v1984 = v1974 * v1;
-    const unsigned int v1985 = v1984 + v1977;
-    out[v1985] = v1983;
+  const unsigned int v1972 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1973 = v615 + v1972;
+  const unsigned int v1974 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1975 = v614 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1977 = v1975 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v39.x[113];
+    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
+    const unsigned int v1982 = v1973 * v1;
+    const unsigned int v1983 = v1982 + v1975;
+    out[v1983] = v1981;
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1988 = v615 + v1986;
-  const unsigned int v1989 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1991 = v618 + v1989;
-  const bool v1992 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1993 = v1991 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v39.x[98];
-    const float v1996 = v1995 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
-    const unsigned int v1998 = v1988 * v1;
-    const unsigned int v1999 = v1998 + v1991;
-    out[v1999] = v1997;
+  const unsigned int v1984 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1985 = v615 + v1984;
+  const unsigned int v1986 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1987 = v614 + v1986;
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v39.x[114];
+    const float v1992 = v1991 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v1993 = iron_f32_to_bf16(v1992);
+    const unsigned int v1994 = v1985 * v1;
+    const unsigned int v1995 = v1994 + v1987;
+    out[v1995] = v1993;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2002 = v615 + v2000;
-  const unsigned int v2003 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2005 = v618 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2007 = v2005 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v39.x[99];
-    const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2011 = iron_f32_to_bf16(v2010);
-    const unsigned int v2012 = v2002 * v1;
-    const unsigned int v2013 = v2012 + v2005;
-    out[v2013] = v2011;
+  const unsigned int v1996 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1997 = v615 + v1996;
+  const unsigned int v1998 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1999 = v614 + v1998;
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2001 = v1999 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v39.x[115];
+    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2005 = iron_f32_to_bf16(v2004);
+    const unsigned int v2006 = v1997 * v1;
+    const unsigned int v2007 = v2006 + v1999;
+    out[v2007] = v2005;
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2016 = v615 + v2014;
-  const unsigned int v2017 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2019 = v618 + v2017;
-  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2021 = v2019 < v1;
-  const bool v2022 = v2020 && v2021;
-  if (v2022) {
-    const float v2023 = v39.x[100];
-    const float v2024 = v2023 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2025 = iron_f32_to_bf16(v2024);
-    const unsigned int v2026 = v2016 * v1;
-    const unsigned int v2027 = v2026 + v2019;
-    out[v2027] = v2025;
+  const unsigned int v2008 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2009 = v615 + v2008;
+  const unsigned int v2010 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2011 = v614 + v2010;
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v39.x[116];
+    const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2017 = iron_f32_to_bf16(v2016);
+    const unsigned int v2018 = v2009 * v1;
+    const unsigned int v2019 = v2018 + v2011;
+    out[v2019] = v2017;
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2030 = v615 + v2028;
-  const unsigned int v2031 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2033 = v618 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2035 = v2033 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v39.x[101];
-    const float v2038 = v2037 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2039 = iron_f32_to_bf16(v2038);
-    const unsigned int v2040 = v2030 * v1;
-    const unsigned int v2041 = v2040 + v2033;
-    out[v2041] = v2039;
+  const unsigned int v2020 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2021 = v615 + v2020;
+  const unsigned int v2022 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2023 = v614 + v2022;
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2025 = v2023 < v1;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v39.x[117];
+    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
+    const unsigned int v2030 = v2021 * v1;
+    const unsigned int v2031 = v2030 + v2023;
+    out[v2031] = v2029;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2044 = v615 + v2042;
-  const unsigned int v2045 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2047 = v618 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2032 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2033 = v615 + v2032;
+  const unsigned int v2034 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2035 = v614 + v2034;
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.x[118];
+    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
+    const unsigned int v2042 = v2033 * v1;
+    const unsigned int v2043 = v2042 + v2035;
+    out[v2043] = v2041;
+  }
+  const unsigned int v2044 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2045 = v615 + v2044;
+  const unsigned int v2046 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2047 = v614 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
-    const float v2051 = v39.x[102];
+    const float v2051 = v39.x[119];
     const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v2053 = iron_f32_to_bf16(v2052);
-    const unsigned int v2054 = v2044 * v1;
+    const unsigned int v2054 = v2045 * v1;
     const unsigned int v2055 = v2054 + v2047;
     out[v2055] = v2053;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2058 = v615 + v2056;
-  const unsigned int v2059 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2061 = v618 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v39.x[103];
-    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);
-    const unsigned int v2068 = v2058 * v1;
-    const unsigned int v2069 = v2068 + v2061;
-    out[v2069] = v2067;
+  const unsigned int v2056 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2057 = v615 + v2056;
+  const unsigned int v2058 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2059 = v614 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v39.x[120];
+    const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
+    const unsigned int v2066 = v2057 * v1;
+    const unsigned int v2067 = v2066 + v2059;
+    out[v2067] = v2065;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2072 = v615 + v2070;
-  const unsigned int v2073 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2075 = v618 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v39.x[104];
-    const float v2080 = v2079 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);
-    const unsigned int v2082 = v2072 * v1;
-    const unsigned int v2083 = v2082 + v2075;
-    out[v2083] = v2081;
+  const unsigned int v2068 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2069 = v615 + v2068;
+  const unsigned int v2070 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2071 = v614 + v2070;
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2073 = v2071 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v39.x[121];
+    const float v2076 = v2075 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
+    const unsigned int v2078 = v2069 * v1;
+    const unsigned int v2079 = v2078 + v2071;
+    out[v2079] = v2077;
   }
-  const unsigned int v2084 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2086 = v615 + v2084;
-  const unsigned int v2087 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2089 = v618 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v39.x[105];
-    const float v2094 = v2093 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2095 = iron_f32_to_bf16(v2094);
-    const unsigned int v2096 = v2086 * v1;
-    const unsigned int v2097 = v2096 + v2089;
-    out[v2097] = v2095;
+  const unsigned int v2080 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2081 = v615 + v2080;
+  const unsigned int v2082 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2083 = v614 + v2082;
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2085 = v2083 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v39.x[122];
+    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2089 = iron_f32_to_bf16(v2088);
+    const unsigned int v2090 = v2081 * v1;
+    const unsigned int v2091 = v2090 + v2083;
+    out[v2091] = v2089;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2100 = v615 + v2098;
-  const unsigned int v2101 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2103 = v618 + v2101;
-  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2105 = v2103 < v1;
-  const bool v2106 = v2104 && v2105;
-  if (v2106) {
-    const float v2107 = v39.x[106];
-    const float v2108 = v2107 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2109 = iron_f32_to_bf16(v2108);
-    const unsigned int v2110 = v2100 * v1;
-    const unsigned int v2111 = v2110 + v2103;
-    out[v2111] = v2109;
+  const unsigned int v2092 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2093 = v615 + v2092;
+  const unsigned int v2094 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2095 = v614 + v2094;
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2097 = v2095 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v39.x[123];
+    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
+    const unsigned int v2102 = v2093 * v1;
+    const unsigned int v2103 = v2102 + v2095;
+    out[v2103] = v2101;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2114 = v615 + v2112;
-  const unsigned int v2115 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2117 = v618 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2119 = v2117 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v39.x[107];
-    const float v2122 = v2121 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2123 = iron_f32_to_bf16(v2122);
-    const unsigned int v2124 = v2114 * v1;
-    const unsigned int v2125 = v2124 + v2117;
-    out[v2125] = v2123;
+  const unsigned int v2104 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2105 = v615 + v2104;
+  const unsigned int v2106 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2107 = v614 + v2106;
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2109 = v2107 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v39.x[124];
+    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
+    const unsigned int v2114 = v2105 * v1;
+    const unsigned int v2115 = v2114 + v2107;
+    out[v2115] = v2113;
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2128 = v615 + v2126;
-  const unsigned int v2129 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2131 = v618 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2116 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2117 = v615 + v2116;
+  const unsigned int v2118 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2119 = v614 + v2118;
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2121 = v2119 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v39.x[125];
+    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
+    const unsigned int v2126 = v2117 * v1;
+    const unsigned int v2127 = v2126 + v2119;
+    out[v2127] = v2125;
+  }
+  const unsigned int v2128 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2129 = v615 + v2128;
+  const unsigned int v2130 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2131 = v614 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
-    const float v2135 = v39.x[108];
+    const float v2135 = v39.x[126];
     const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:60
     const iron_bf16 v2137 = iron_f32_to_bf16(v2136);
-    const unsigned int v2138 = v2128 * v1;
+    const unsigned int v2138 = v2129 * v1;
     const unsigned int v2139 = v2138 + v2131;
     out[v2139] = v2137;
   }
-  const unsigned int v2140 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2142 = v615 + v2140;
-  const unsigned int v2143 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2145 = v618 + v2143;
-  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2147 = v2145 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v39.x[109];
-    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);
-    const unsigned int v2152 = v2142 * v1;
-    const unsigned int v2153 = v2152 + v2145;
-    out[v2153] = v2151;
-  }
-  const unsigned int v2154 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2156 = v615 + v2154;
-  const unsigned int v2157 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2159 = v618 + v2157;
-  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2161 = v2159 < v1;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v39.x[110];
-    const float v2164 = v2163 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);
-    const unsigned int v2166 = v2156 * v1;
-    const unsigned int v2167 = v2166 + v2159;
-    out[v2167] = v2165;
-  }
-  const unsigned int v2168 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2170 = v615 + v2168;
-  const unsigned int v2171 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2173 = v618 + v2171;
-  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2175 = v2173 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v39.x[111];
-    const float v2178 = v2177 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2179 = iron_f32_to_bf16(v2178);
-    const unsigned int v2180 = v2170 * v1;
-    const unsigned int v2181 = v2180 + v2173;
-    out[v2181] = v2179;
-  }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2184 = v615 + v2182;
-  const unsigned int v2185 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2187 = v618 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v39.x[112];
-    const float v2192 = v2191 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2193 = iron_f32_to_bf16(v2192);
-    const unsigned int v2194 = v2184 * v1;
-    const unsigned int v2195 = v2194 + v2187;
-    out[v2195] = v2193;
-  }
-  const unsigned int v2196 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2198 = v615 + v2196;
-  const unsigned int v2199 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2201 = v618 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2203 = v2201 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v39.x[113];
-    const float v2206 = v2205 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2207 = iron_f32_to_bf16(v2206);
-    const unsigned int v2208 = v2198 * v1;
-    const unsigned int v2209 = v2208 + v2201;
-    out[v2209] = v2207;
-  }
-  const unsigned int v2210 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2212 = v615 + v2210;
-  const unsigned int v2213 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2215 = v618 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2217 = v2215 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v39.x[114];
-    const float v2220 = v2219 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
-    const unsigned int v2222 = v2212 * v1;
-    const unsigned int v2223 = v2222 + v2215;
-    out[v2223] = v2221;
-  }
-  const unsigned int v2224 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2226 = v615 + v2224;
-  const unsigned int v2227 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2229 = v618 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2231 = v2229 < v1;
-  const bool v2232 = v2230 && v2231;
-  if (v2232) {
-    const float v2233 = v39.x[115];
-    const float v2234 = v2233 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2235 = iron_f32_to_bf16(v2234);
-    const unsigned int v2236 = v2226 * v1;
-    const unsigned int v2237 = v2236 + v2229;
-    out[v2237] = v2235;
-  }
-  const unsigned int v2238 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2240 = v615 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2243 = v618 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2245 = v2243 < v1;
-  const bool v2246 = v2244 && v2245;
-  if (v2246) {
-    const float v2247 = v39.x[116];
-    const float v2248 = v2247 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2249 = iron_f32_to_bf16(v2248);
-    const unsigned int v2250 = v2240 * v1;
-    const unsigned int v2251 = v2250 + v2243;
-    out[v2251] = v2249;
-  }
-  const unsigned int v2252 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2254 = v615 + v2252;
-  const unsigned int v2255 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2257 = v618 + v2255;
-  const bool v2258 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2259 = v2257 < v1;
-  const bool v2260 = v2258 && v2259;
-  if (v2260) {
-    const float v2261 = v39.x[117];
-    const float v2262 = v2261 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2263 = iron_f32_to_bf16(v2262);
-    const unsigned int v2264 = v2254 * v1;
-    const unsigned int v2265 = v2264 + v2257;
-    out[v2265] = v2263;
-  }
-  const unsigned int v2266 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2268 = v615 + v2266;
-  const unsigned int v2269 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2271 = v618 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v39.x[118];
-    const float v2276 = v2275 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2277 = iron_f32_to_bf16(v2276);
-    const unsigned int v2278 = v2268 * v1;
-    const unsigned int v2279 = v2278 + v2271;
-    out[v2279] = v2277;
-  }
-  const unsigned int v2280 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2282 = v615 + v2280;
-  const unsigned int v2283 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2285 = v618 + v2283;
-  const bool v2286 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2287 = v2285 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v39.x[119];
-    const float v2290 = v2289 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2291 = iron_f32_to_bf16(v2290);
-    const unsigned int v2292 = v2282 * v1;
-    const unsigned int v2293 = v2292 + v2285;
-    out[v2293] = v2291;
-  }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2296 = v615 + v2294;
-  const unsigned int v2297 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2299 = v618 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v39.x[120];
-    const float v2304 = v2303 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2305 = iron_f32_to_bf16(v2304);
-    const unsigned int v2306 = v2296 * v1;
-    const unsigned int v2307 = v2306 + v2299;
-    out[v2307] = v2305;
-  }
-  const unsigned int v2308 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2310 = v615 + v2308;
-  const unsigned int v2311 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2313 = v618 + v2311;
-  const bool v2314 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2315 = v2313 < v1;
-  const bool v2316 = v2314 && v2315;
-  if (v2316) {
-    const float v2317 = v39.x[121];
-    const float v2318 = v2317 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2319 = iron_f32_to_bf16(v2318);
-    const unsigned int v2320 = v2310 * v1;
-    const unsigned int v2321 = v2320 + v2313;
-    out[v2321] = v2319;
-  }
-  const unsigned int v2322 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2324 = v615 + v2322;
-  const unsigned int v2325 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2327 = v618 + v2325;
-  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2329 = v2327 < v1;
-  const bool v2330 = v2328 && v2329;
-  if (v2330) {
-    const float v2331 = v39.x[122];
-    const float v2332 = v2331 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2333 = iron_f32_to_bf16(v2332);
-    const unsigned int v2334 = v2324 * v1;
-    const unsigned int v2335 = v2334 + v2327;
-    out[v2335] = v2333;
-  }
-  const unsigned int v2336 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2338 = v615 + v2336;
-  const unsigned int v2339 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2341 = v618 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2343 = v2341 < v1;
-  const bool v2344 = v2342 && v2343;
-  if (v2344) {
-    const float v2345 = v39.x[123];
-    const float v2346 = v2345 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2347 = iron_f32_to_bf16(v2346);
-    const unsigned int v2348 = v2338 * v1;
-    const unsigned int v2349 = v2348 + v2341;
-    out[v2349] = v2347;
-  }
-  const unsigned int v2350 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2352 = v615 + v2350;
-  const unsigned int v2353 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2355 = v618 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v39.x[124];
-    const float v2360 = v2359 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2361 = iron_f32_to_bf16(v2360);
-    const unsigned int v2362 = v2352 * v1;
-    const unsigned int v2363 = v2362 + v2355;
-    out[v2363] = v2361;
-  }
-  const unsigned int v2364 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2366 = v615 + v2364;
-  const unsigned int v2367 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2369 = v618 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2371 = v2369 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v39.x[125];
-    const float v2374 = v2373 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2375 = iron_f32_to_bf16(v2374);
-    const unsigned int v2376 = v2366 * v1;
-    const unsigned int v2377 = v2376 + v2369;
-    out[v2377] = v2375;
-  }
-  const unsigned int v2378 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2380 = v615 + v2378;
-  const unsigned int v2381 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2383 = v618 + v2381;
-  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2385 = v2383 < v1;
-  const bool v2386 = v2384 && v2385;
-  if (v2386) {
-    const float v2387 = v39.x[126];
-    const float v2388 = v2387 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2389 = iron_f32_to_bf16(v2388);
-    const unsigned int v2390 = v2380 * v1;
-    const unsigned int v2391 = v2390 + v2383;
-    out[v2391] = v2389;
-  }
-  const unsigned int v2392 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2394 = v615 + v2392;
-  const unsigned int v2395 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2397 = v618 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2399 = v2397 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v39.x[127];
-    const float v2402 = v2401 * v3;  // kernels/gemm/gemm.cpp:60
-    const iron_bf16 v2403 = iron_f32_to_bf16(v2402);
-    const unsigned int v2404 = v2394 * v1;
-    const unsigned int v2405 = v2404 + v2397;
-    out[v2405] = v2403;
+  const unsigned int v2140 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2141 = v615 + v2140;
+  const unsigned int v2142 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2143 = v614 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v39.x[127];
+    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:60
+    const iron_bf16 v2149 = iron_f32_to_bf16(v2148);
+    const unsigned int v2150 = v2141 * v1;
+    const unsigned int v2151 = v2150 + v2143;
+    out[v2151] = v2149;
   }
 }

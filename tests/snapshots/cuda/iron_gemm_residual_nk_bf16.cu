@@ -267,481 +267,481 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
   const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    for (unsigned int v2665 = 0u; v2665 < 2u; v2665 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2666 = v2665 << 6u;
-      const bool v2668 = v2666 < v2;
-      if (v2668) {
-        const unsigned int v2670 = v2665 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v2672 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2675 = v2672 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2678 = v2672 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2679 = v2678 << 3u;
-        const unsigned int v2680 = v24 + v2675;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2681 = v2680 < v0;
-        const unsigned int v2682 = v2666 + v2679;
-        const bool v2683 = v2682 < v2;
-        const bool v2684 = v2681 && v2683;
-        const unsigned int v2686 = v2680 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2688 = v2686 + v2666;
-        const unsigned int v2689 = v2688 + v2679;
-        const unsigned int v2690 = v2684 ? v2689 : 0u;
-        const unsigned int v2692 = v2675 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2693 = v2670 + v2692;
-        const unsigned int v2694 = v2693 + v2679;
-        iron_copy_async<16>(shm0 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), a + v2690, v2684);
-        const unsigned int v2697 = v2672 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2699 = v2697 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2702 = v2697 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2703 = v2702 << 3u;
-        const unsigned int v2704 = v24 + v2699;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2705 = v2704 < v0;
-        const unsigned int v2706 = v2666 + v2703;
-        const bool v2707 = v2706 < v2;
-        const bool v2708 = v2705 && v2707;
-        const unsigned int v2710 = v2704 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2712 = v2710 + v2666;
-        const unsigned int v2713 = v2712 + v2703;
-        const unsigned int v2714 = v2708 ? v2713 : 0u;
-        const unsigned int v2716 = v2699 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2717 = v2670 + v2716;
-        const unsigned int v2718 = v2717 + v2703;
-        iron_copy_async<16>(shm0 + (v2718 ^ (((v2718 >> 6u) & 7u) << 3u)), a + v2714, v2708);
-        const unsigned int v2721 = v2672 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2723 = v2721 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2726 = v2721 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2727 = v2726 << 3u;
-        const unsigned int v2728 = v24 + v2723;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2729 = v2728 < v0;
-        const unsigned int v2730 = v2666 + v2727;
-        const bool v2731 = v2730 < v2;
-        const bool v2732 = v2729 && v2731;
-        const unsigned int v2734 = v2728 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2736 = v2734 + v2666;
-        const unsigned int v2737 = v2736 + v2727;
-        const unsigned int v2738 = v2732 ? v2737 : 0u;
-        const unsigned int v2740 = v2723 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2741 = v2670 + v2740;
-        const unsigned int v2742 = v2741 + v2727;
-        iron_copy_async<16>(shm0 + (v2742 ^ (((v2742 >> 6u) & 7u) << 3u)), a + v2738, v2732);
-        const unsigned int v2745 = v2672 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2747 = v2745 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2750 = v2745 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2751 = v2750 << 3u;
-        const unsigned int v2752 = v24 + v2747;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2753 = v2752 < v0;
-        const unsigned int v2754 = v2666 + v2751;
-        const bool v2755 = v2754 < v2;
-        const bool v2756 = v2753 && v2755;
-        const unsigned int v2758 = v2752 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2760 = v2758 + v2666;
-        const unsigned int v2761 = v2760 + v2751;
-        const unsigned int v2762 = v2756 ? v2761 : 0u;
-        const unsigned int v2764 = v2747 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2765 = v2670 + v2764;
-        const unsigned int v2766 = v2765 + v2751;
-        iron_copy_async<16>(shm0 + (v2766 ^ (((v2766 >> 6u) & 7u) << 3u)), a + v2762, v2756);
-        const unsigned int v2769 = v2672 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2771 = v2769 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2774 = v2769 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2775 = v2774 << 3u;
-        const unsigned int v2776 = v24 + v2771;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2777 = v2776 < v0;
-        const unsigned int v2778 = v2666 + v2775;
-        const bool v2779 = v2778 < v2;
-        const bool v2780 = v2777 && v2779;
-        const unsigned int v2782 = v2776 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2784 = v2782 + v2666;
-        const unsigned int v2785 = v2784 + v2775;
-        const unsigned int v2786 = v2780 ? v2785 : 0u;
-        const unsigned int v2788 = v2771 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2789 = v2670 + v2788;
-        const unsigned int v2790 = v2789 + v2775;
-        iron_copy_async<16>(shm0 + (v2790 ^ (((v2790 >> 6u) & 7u) << 3u)), a + v2786, v2780);
-        const unsigned int v2793 = v2672 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2795 = v2793 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2798 = v2793 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2799 = v2798 << 3u;
-        const unsigned int v2800 = v24 + v2795;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2801 = v2800 < v0;
-        const unsigned int v2802 = v2666 + v2799;
-        const bool v2803 = v2802 < v2;
-        const bool v2804 = v2801 && v2803;
-        const unsigned int v2806 = v2800 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2808 = v2806 + v2666;
-        const unsigned int v2809 = v2808 + v2799;
-        const unsigned int v2810 = v2804 ? v2809 : 0u;
-        const unsigned int v2812 = v2795 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2813 = v2670 + v2812;
-        const unsigned int v2814 = v2813 + v2799;
-        iron_copy_async<16>(shm0 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), a + v2810, v2804);
-        const unsigned int v2817 = v2672 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2819 = v2817 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2822 = v2817 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2823 = v2822 << 3u;
-        const unsigned int v2824 = v24 + v2819;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2825 = v2824 < v0;
-        const unsigned int v2826 = v2666 + v2823;
-        const bool v2827 = v2826 < v2;
-        const bool v2828 = v2825 && v2827;
-        const unsigned int v2830 = v2824 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2832 = v2830 + v2666;
-        const unsigned int v2833 = v2832 + v2823;
-        const unsigned int v2834 = v2828 ? v2833 : 0u;
-        const unsigned int v2836 = v2819 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2837 = v2670 + v2836;
-        const unsigned int v2838 = v2837 + v2823;
-        iron_copy_async<16>(shm0 + (v2838 ^ (((v2838 >> 6u) & 7u) << 3u)), a + v2834, v2828);
-        const unsigned int v2841 = v2672 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v2843 = v2841 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v2846 = v2841 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2847 = v2846 << 3u;
-        const unsigned int v2848 = v24 + v2843;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2849 = v2848 < v0;
-        const unsigned int v2850 = v2666 + v2847;
-        const bool v2851 = v2850 < v2;
-        const bool v2852 = v2849 && v2851;
-        const unsigned int v2854 = v2848 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2856 = v2854 + v2666;
-        const unsigned int v2857 = v2856 + v2847;
-        const unsigned int v2858 = v2852 ? v2857 : 0u;
-        const unsigned int v2860 = v2843 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2861 = v2670 + v2860;
-        const unsigned int v2862 = v2861 + v2847;
-        iron_copy_async<16>(shm0 + (v2862 ^ (((v2862 >> 6u) & 7u) << 3u)), a + v2858, v2852);
-        const unsigned int v2874 = v28 + v2675;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2875 = v2874 < v1;
-        const bool v2878 = v2875 && v2683;
-        const unsigned int v2880 = v2874 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2882 = v2880 + v2666;
-        const unsigned int v2883 = v2882 + v2679;
-        const unsigned int v2884 = v2878 ? v2883 : 0u;
-        iron_copy_async<16>(shm1 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), b + v2884, v2878);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2898 = v28 + v2699;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2899 = v2898 < v1;
-        const bool v2902 = v2899 && v2707;
-        const unsigned int v2904 = v2898 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2906 = v2904 + v2666;
-        const unsigned int v2907 = v2906 + v2703;
-        const unsigned int v2908 = v2902 ? v2907 : 0u;
-        iron_copy_async<16>(shm1 + (v2718 ^ (((v2718 >> 6u) & 7u) << 3u)), b + v2908, v2902);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2922 = v28 + v2723;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2923 = v2922 < v1;
-        const bool v2926 = v2923 && v2731;
-        const unsigned int v2928 = v2922 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2930 = v2928 + v2666;
-        const unsigned int v2931 = v2930 + v2727;
-        const unsigned int v2932 = v2926 ? v2931 : 0u;
-        iron_copy_async<16>(shm1 + (v2742 ^ (((v2742 >> 6u) & 7u) << 3u)), b + v2932, v2926);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2946 = v28 + v2747;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2947 = v2946 < v1;
-        const bool v2950 = v2947 && v2755;
-        const unsigned int v2952 = v2946 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2954 = v2952 + v2666;
-        const unsigned int v2955 = v2954 + v2751;
-        const unsigned int v2956 = v2950 ? v2955 : 0u;
-        iron_copy_async<16>(shm1 + (v2766 ^ (((v2766 >> 6u) & 7u) << 3u)), b + v2956, v2950);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2970 = v28 + v2771;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2971 = v2970 < v1;
-        const bool v2974 = v2971 && v2779;
-        const unsigned int v2976 = v2970 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2978 = v2976 + v2666;
-        const unsigned int v2979 = v2978 + v2775;
-        const unsigned int v2980 = v2974 ? v2979 : 0u;
-        iron_copy_async<16>(shm1 + (v2790 ^ (((v2790 >> 6u) & 7u) << 3u)), b + v2980, v2974);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v2994 = v28 + v2795;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2995 = v2994 < v1;
-        const bool v2998 = v2995 && v2803;
-        const unsigned int v3000 = v2994 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3002 = v3000 + v2666;
-        const unsigned int v3003 = v3002 + v2799;
-        const unsigned int v3004 = v2998 ? v3003 : 0u;
-        iron_copy_async<16>(shm1 + (v2814 ^ (((v2814 >> 6u) & 7u) << 3u)), b + v3004, v2998);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3018 = v28 + v2819;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3019 = v3018 < v1;
-        const bool v3022 = v3019 && v2827;
-        const unsigned int v3024 = v3018 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3026 = v3024 + v2666;
-        const unsigned int v3027 = v3026 + v2823;
-        const unsigned int v3028 = v3022 ? v3027 : 0u;
-        iron_copy_async<16>(shm1 + (v2838 ^ (((v2838 >> 6u) & 7u) << 3u)), b + v3028, v3022);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3042 = v28 + v2843;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3043 = v3042 < v1;
-        const bool v3046 = v3043 && v2851;
-        const unsigned int v3048 = v3042 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3050 = v3048 + v2666;
-        const unsigned int v3051 = v3050 + v2847;
-        const unsigned int v3052 = v3046 ? v3051 : 0u;
-        iron_copy_async<16>(shm1 + (v2862 ^ (((v2862 >> 6u) & 7u) << 3u)), b + v3052, v3046);  // kernels/gemm/gemm_tiles.hpp:82
+    for (unsigned int v2411 = 0u; v2411 < 2u; v2411 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2412 = v2411 << 6u;
+      const bool v2414 = v2412 < v2;
+      if (v2414) {
+        const unsigned int v2416 = v2411 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2418 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2421 = v2418 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2424 = v2418 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2425 = v2424 << 3u;
+        const unsigned int v2426 = v24 + v2421;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2427 = v2426 < v0;
+        const unsigned int v2428 = v2412 + v2425;
+        const bool v2429 = v2428 < v2;
+        const bool v2430 = v2427 && v2429;
+        const unsigned int v2432 = v2426 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2434 = v2432 + v2412;
+        const unsigned int v2435 = v2434 + v2425;
+        const unsigned int v2436 = v2430 ? v2435 : 0u;
+        const unsigned int v2438 = v2421 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2439 = v2416 + v2438;
+        const unsigned int v2440 = v2439 + v2425;
+        iron_copy_async<16>(shm0 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), a + v2436, v2430);
+        const unsigned int v2443 = v2418 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2445 = v2443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2448 = v2443 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2449 = v2448 << 3u;
+        const unsigned int v2450 = v24 + v2445;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2451 = v2450 < v0;
+        const unsigned int v2452 = v2412 + v2449;
+        const bool v2453 = v2452 < v2;
+        const bool v2454 = v2451 && v2453;
+        const unsigned int v2456 = v2450 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2458 = v2456 + v2412;
+        const unsigned int v2459 = v2458 + v2449;
+        const unsigned int v2460 = v2454 ? v2459 : 0u;
+        const unsigned int v2462 = v2445 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2463 = v2416 + v2462;
+        const unsigned int v2464 = v2463 + v2449;
+        iron_copy_async<16>(shm0 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), a + v2460, v2454);
+        const unsigned int v2467 = v2418 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2469 = v2467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2472 = v2467 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2473 = v2472 << 3u;
+        const unsigned int v2474 = v24 + v2469;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2475 = v2474 < v0;
+        const unsigned int v2476 = v2412 + v2473;
+        const bool v2477 = v2476 < v2;
+        const bool v2478 = v2475 && v2477;
+        const unsigned int v2480 = v2474 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2482 = v2480 + v2412;
+        const unsigned int v2483 = v2482 + v2473;
+        const unsigned int v2484 = v2478 ? v2483 : 0u;
+        const unsigned int v2486 = v2469 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2487 = v2416 + v2486;
+        const unsigned int v2488 = v2487 + v2473;
+        iron_copy_async<16>(shm0 + (v2488 ^ (((v2488 >> 6u) & 7u) << 3u)), a + v2484, v2478);
+        const unsigned int v2491 = v2418 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2493 = v2491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2496 = v2491 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2497 = v2496 << 3u;
+        const unsigned int v2498 = v24 + v2493;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2499 = v2498 < v0;
+        const unsigned int v2500 = v2412 + v2497;
+        const bool v2501 = v2500 < v2;
+        const bool v2502 = v2499 && v2501;
+        const unsigned int v2504 = v2498 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2506 = v2504 + v2412;
+        const unsigned int v2507 = v2506 + v2497;
+        const unsigned int v2508 = v2502 ? v2507 : 0u;
+        const unsigned int v2510 = v2493 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2511 = v2416 + v2510;
+        const unsigned int v2512 = v2511 + v2497;
+        iron_copy_async<16>(shm0 + (v2512 ^ (((v2512 >> 6u) & 7u) << 3u)), a + v2508, v2502);
+        const unsigned int v2515 = v2418 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2517 = v2515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2520 = v2515 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2521 = v2520 << 3u;
+        const unsigned int v2522 = v24 + v2517;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2523 = v2522 < v0;
+        const unsigned int v2524 = v2412 + v2521;
+        const bool v2525 = v2524 < v2;
+        const bool v2526 = v2523 && v2525;
+        const unsigned int v2528 = v2522 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2530 = v2528 + v2412;
+        const unsigned int v2531 = v2530 + v2521;
+        const unsigned int v2532 = v2526 ? v2531 : 0u;
+        const unsigned int v2534 = v2517 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2535 = v2416 + v2534;
+        const unsigned int v2536 = v2535 + v2521;
+        iron_copy_async<16>(shm0 + (v2536 ^ (((v2536 >> 6u) & 7u) << 3u)), a + v2532, v2526);
+        const unsigned int v2539 = v2418 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2541 = v2539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2544 = v2539 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2545 = v2544 << 3u;
+        const unsigned int v2546 = v24 + v2541;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2547 = v2546 < v0;
+        const unsigned int v2548 = v2412 + v2545;
+        const bool v2549 = v2548 < v2;
+        const bool v2550 = v2547 && v2549;
+        const unsigned int v2552 = v2546 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2554 = v2552 + v2412;
+        const unsigned int v2555 = v2554 + v2545;
+        const unsigned int v2556 = v2550 ? v2555 : 0u;
+        const unsigned int v2558 = v2541 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2559 = v2416 + v2558;
+        const unsigned int v2560 = v2559 + v2545;
+        iron_copy_async<16>(shm0 + (v2560 ^ (((v2560 >> 6u) & 7u) << 3u)), a + v2556, v2550);
+        const unsigned int v2563 = v2418 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2565 = v2563 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2568 = v2563 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2569 = v2568 << 3u;
+        const unsigned int v2570 = v24 + v2565;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2571 = v2570 < v0;
+        const unsigned int v2572 = v2412 + v2569;
+        const bool v2573 = v2572 < v2;
+        const bool v2574 = v2571 && v2573;
+        const unsigned int v2576 = v2570 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2578 = v2576 + v2412;
+        const unsigned int v2579 = v2578 + v2569;
+        const unsigned int v2580 = v2574 ? v2579 : 0u;
+        const unsigned int v2582 = v2565 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2583 = v2416 + v2582;
+        const unsigned int v2584 = v2583 + v2569;
+        iron_copy_async<16>(shm0 + (v2584 ^ (((v2584 >> 6u) & 7u) << 3u)), a + v2580, v2574);
+        const unsigned int v2587 = v2418 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2589 = v2587 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2592 = v2587 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2593 = v2592 << 3u;
+        const unsigned int v2594 = v24 + v2589;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2595 = v2594 < v0;
+        const unsigned int v2596 = v2412 + v2593;
+        const bool v2597 = v2596 < v2;
+        const bool v2598 = v2595 && v2597;
+        const unsigned int v2600 = v2594 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2602 = v2600 + v2412;
+        const unsigned int v2603 = v2602 + v2593;
+        const unsigned int v2604 = v2598 ? v2603 : 0u;
+        const unsigned int v2606 = v2589 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2607 = v2416 + v2606;
+        const unsigned int v2608 = v2607 + v2593;
+        iron_copy_async<16>(shm0 + (v2608 ^ (((v2608 >> 6u) & 7u) << 3u)), a + v2604, v2598);
+        const unsigned int v2620 = v28 + v2421;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2621 = v2620 < v1;
+        const bool v2624 = v2621 && v2429;
+        const unsigned int v2626 = v2620 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2628 = v2626 + v2412;
+        const unsigned int v2629 = v2628 + v2425;
+        const unsigned int v2630 = v2624 ? v2629 : 0u;
+        iron_copy_async<16>(shm1 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), b + v2630, v2624);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2644 = v28 + v2445;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2645 = v2644 < v1;
+        const bool v2648 = v2645 && v2453;
+        const unsigned int v2650 = v2644 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2652 = v2650 + v2412;
+        const unsigned int v2653 = v2652 + v2449;
+        const unsigned int v2654 = v2648 ? v2653 : 0u;
+        iron_copy_async<16>(shm1 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), b + v2654, v2648);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2668 = v28 + v2469;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2669 = v2668 < v1;
+        const bool v2672 = v2669 && v2477;
+        const unsigned int v2674 = v2668 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2676 = v2674 + v2412;
+        const unsigned int v2677 = v2676 + v2473;
+        const unsigned int v2678 = v2672 ? v2677 : 0u;
+        iron_copy_async<16>(shm1 + (v2488 ^ (((v2488 >> 6u) & 7u) << 3u)), b + v2678, v2672);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2692 = v28 + v2493;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2693 = v2692 < v1;
+        const bool v2696 = v2693 && v2501;
+        const unsigned int v2698 = v2692 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2700 = v2698 + v2412;
+        const unsigned int v2701 = v2700 + v2497;
+        const unsigned int v2702 = v2696 ? v2701 : 0u;
+        iron_copy_async<16>(shm1 + (v2512 ^ (((v2512 >> 6u) & 7u) << 3u)), b + v2702, v2696);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2716 = v28 + v2517;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2717 = v2716 < v1;
+        const bool v2720 = v2717 && v2525;
+        const unsigned int v2722 = v2716 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2724 = v2722 + v2412;
+        const unsigned int v2725 = v2724 + v2521;
+        const unsigned int v2726 = v2720 ? v2725 : 0u;
+        iron_copy_async<16>(shm1 + (v2536 ^ (((v2536 >> 6u) & 7u) << 3u)), b + v2726, v2720);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2740 = v28 + v2541;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2741 = v2740 < v1;
+        const bool v2744 = v2741 && v2549;
+        const unsigned int v2746 = v2740 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2748 = v2746 + v2412;
+        const unsigned int v2749 = v2748 + v2545;
+        const unsigned int v2750 = v2744 ? v2749 : 0u;
+        iron_copy_async<16>(shm1 + (v2560 ^ (((v2560 >> 6u) & 7u) << 3u)), b + v2750, v2744);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2764 = v28 + v2565;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2765 = v2764 < v1;
+        const bool v2768 = v2765 && v2573;
+        const unsigned int v2770 = v2764 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2772 = v2770 + v2412;
+        const unsigned int v2773 = v2772 + v2569;
+        const unsigned int v2774 = v2768 ? v2773 : 0u;
+        iron_copy_async<16>(shm1 + (v2584 ^ (((v2584 >> 6u) & 7u) << 3u)), b + v2774, v2768);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2788 = v28 + v2589;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2789 = v2788 < v1;
+        const bool v2792 = v2789 && v2597;
+        const unsigned int v2794 = v2788 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2796 = v2794 + v2412;
+        const unsigned int v2797 = v2796 + v2593;
+        const unsigned int v2798 = v2792 ? v2797 : 0u;
+        iron_copy_async<16>(shm1 + (v2608 ^ (((v2608 >> 6u) & 7u) << 3u)), b + v2798, v2792);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
-    const unsigned int v3069 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3075 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v2815 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v2821 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (unsigned int v3057 = 0u; v3057 < v2; v3057 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v3059 = v3057 >> 6u;
-      const unsigned int v3061 = v3059 % 3u;
+    for (unsigned int v2803 = 0u; v2803 < v2; v2803 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2805 = v2803 >> 6u;
+      const unsigned int v2807 = v2805 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3063 = v3061 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
-      const unsigned int v3070 = v3063 + v3069;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v3070, 64u);
-      const unsigned int v3076 = v3063 + v3075;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v3076, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3083 = v3070 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v3083, 64u);
-      const unsigned int v3089 = v3076 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v3089, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3095 = v3070 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v3095, 64u);
-      const unsigned int v3101 = v3076 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v3101, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3107 = v3070 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v3107, 64u);
-      const unsigned int v3113 = v3076 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v3113, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const unsigned int v3116 = v3057 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v3118 = v3059 + 2u;
-      const unsigned int v3119 = v3118 % 3u;
-      const bool v3120 = v3116 < v2;
-      if (v3120) {
-        const unsigned int v3122 = v3119 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-        const unsigned int v3124 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3127 = v3124 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3130 = v3124 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3131 = v3130 << 3u;
-        const unsigned int v3132 = v24 + v3127;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3133 = v3132 < v0;
-        const unsigned int v3134 = v3116 + v3131;
-        const bool v3135 = v3134 < v2;
-        const bool v3136 = v3133 && v3135;
-        const unsigned int v3138 = v3132 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3140 = v3138 + v3116;
-        const unsigned int v3141 = v3140 + v3131;
-        const unsigned int v3142 = v3136 ? v3141 : 0u;
-        const unsigned int v3144 = v3127 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3145 = v3122 + v3144;
-        const unsigned int v3146 = v3145 + v3131;
-        iron_copy_async<16>(shm0 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), a + v3142, v3136);
-        const unsigned int v3149 = v3124 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3151 = v3149 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3154 = v3149 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3155 = v3154 << 3u;
-        const unsigned int v3156 = v24 + v3151;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3157 = v3156 < v0;
-        const unsigned int v3158 = v3116 + v3155;
-        const bool v3159 = v3158 < v2;
-        const bool v3160 = v3157 && v3159;
-        const unsigned int v3162 = v3156 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3164 = v3162 + v3116;
-        const unsigned int v3165 = v3164 + v3155;
-        const unsigned int v3166 = v3160 ? v3165 : 0u;
-        const unsigned int v3168 = v3151 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3169 = v3122 + v3168;
-        const unsigned int v3170 = v3169 + v3155;
-        iron_copy_async<16>(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), a + v3166, v3160);
-        const unsigned int v3173 = v3124 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3175 = v3173 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3178 = v3173 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3179 = v3178 << 3u;
-        const unsigned int v3180 = v24 + v3175;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3181 = v3180 < v0;
-        const unsigned int v3182 = v3116 + v3179;
-        const bool v3183 = v3182 < v2;
-        const bool v3184 = v3181 && v3183;
-        const unsigned int v3186 = v3180 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3188 = v3186 + v3116;
-        const unsigned int v3189 = v3188 + v3179;
-        const unsigned int v3190 = v3184 ? v3189 : 0u;
-        const unsigned int v3192 = v3175 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3193 = v3122 + v3192;
-        const unsigned int v3194 = v3193 + v3179;
-        iron_copy_async<16>(shm0 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), a + v3190, v3184);
-        const unsigned int v3197 = v3124 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3199 = v3197 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3202 = v3197 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3203 = v3202 << 3u;
-        const unsigned int v3204 = v24 + v3199;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3205 = v3204 < v0;
-        const unsigned int v3206 = v3116 + v3203;
-        const bool v3207 = v3206 < v2;
-        const bool v3208 = v3205 && v3207;
-        const unsigned int v3210 = v3204 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3212 = v3210 + v3116;
-        const unsigned int v3213 = v3212 + v3203;
-        const unsigned int v3214 = v3208 ? v3213 : 0u;
-        const unsigned int v3216 = v3199 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3217 = v3122 + v3216;
-        const unsigned int v3218 = v3217 + v3203;
-        iron_copy_async<16>(shm0 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), a + v3214, v3208);
-        const unsigned int v3221 = v3124 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3223 = v3221 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3226 = v3221 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3227 = v3226 << 3u;
-        const unsigned int v3228 = v24 + v3223;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3229 = v3228 < v0;
-        const unsigned int v3230 = v3116 + v3227;
-        const bool v3231 = v3230 < v2;
-        const bool v3232 = v3229 && v3231;
-        const unsigned int v3234 = v3228 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3236 = v3234 + v3116;
-        const unsigned int v3237 = v3236 + v3227;
-        const unsigned int v3238 = v3232 ? v3237 : 0u;
-        const unsigned int v3240 = v3223 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3241 = v3122 + v3240;
-        const unsigned int v3242 = v3241 + v3227;
-        iron_copy_async<16>(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), a + v3238, v3232);
-        const unsigned int v3245 = v3124 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3247 = v3245 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3250 = v3245 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3251 = v3250 << 3u;
-        const unsigned int v3252 = v24 + v3247;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3253 = v3252 < v0;
-        const unsigned int v3254 = v3116 + v3251;
-        const bool v3255 = v3254 < v2;
-        const bool v3256 = v3253 && v3255;
-        const unsigned int v3258 = v3252 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3260 = v3258 + v3116;
-        const unsigned int v3261 = v3260 + v3251;
-        const unsigned int v3262 = v3256 ? v3261 : 0u;
-        const unsigned int v3264 = v3247 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3265 = v3122 + v3264;
-        const unsigned int v3266 = v3265 + v3251;
-        iron_copy_async<16>(shm0 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), a + v3262, v3256);
-        const unsigned int v3269 = v3124 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3271 = v3269 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3274 = v3269 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3275 = v3274 << 3u;
-        const unsigned int v3276 = v24 + v3271;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3277 = v3276 < v0;
-        const unsigned int v3278 = v3116 + v3275;
-        const bool v3279 = v3278 < v2;
-        const bool v3280 = v3277 && v3279;
-        const unsigned int v3282 = v3276 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3284 = v3282 + v3116;
-        const unsigned int v3285 = v3284 + v3275;
-        const unsigned int v3286 = v3280 ? v3285 : 0u;
-        const unsigned int v3288 = v3271 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3289 = v3122 + v3288;
-        const unsigned int v3290 = v3289 + v3275;
-        iron_copy_async<16>(shm0 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), a + v3286, v3280);
-        const unsigned int v3293 = v3124 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3295 = v3293 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3298 = v3293 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3299 = v3298 << 3u;
-        const unsigned int v3300 = v24 + v3295;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3301 = v3300 < v0;
-        const unsigned int v3302 = v3116 + v3299;
-        const bool v3303 = v3302 < v2;
-        const bool v3304 = v3301 && v3303;
-        const unsigned int v3306 = v3300 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3308 = v3306 + v3116;
-        const unsigned int v3309 = v3308 + v3299;
-        const unsigned int v3310 = v3304 ? v3309 : 0u;
-        const unsigned int v3312 = v3295 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3313 = v3122 + v3312;
-        const unsigned int v3314 = v3313 + v3299;
-        iron_copy_async<16>(shm0 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), a + v3310, v3304);
-        const unsigned int v3326 = v28 + v3127;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3327 = v3326 < v1;
-        const bool v3330 = v3327 && v3135;
-        const unsigned int v3332 = v3326 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3334 = v3332 + v3116;
-        const unsigned int v3335 = v3334 + v3131;
-        const unsigned int v3336 = v3330 ? v3335 : 0u;
-        iron_copy_async<16>(shm1 + (v3146 ^ (((v3146 >> 6u) & 7u) << 3u)), b + v3336, v3330);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3350 = v28 + v3151;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3351 = v3350 < v1;
-        const bool v3354 = v3351 && v3159;
-        const unsigned int v3356 = v3350 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3358 = v3356 + v3116;
-        const unsigned int v3359 = v3358 + v3155;
-        const unsigned int v3360 = v3354 ? v3359 : 0u;
-        iron_copy_async<16>(shm1 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), b + v3360, v3354);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3374 = v28 + v3175;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3375 = v3374 < v1;
-        const bool v3378 = v3375 && v3183;
-        const unsigned int v3380 = v3374 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3382 = v3380 + v3116;
-        const unsigned int v3383 = v3382 + v3179;
-        const unsigned int v3384 = v3378 ? v3383 : 0u;
-        iron_copy_async<16>(shm1 + (v3194 ^ (((v3194 >> 6u) & 7u) << 3u)), b + v3384, v3378);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3398 = v28 + v3199;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3399 = v3398 < v1;
-        const bool v3402 = v3399 && v3207;
-        const unsigned int v3404 = v3398 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3406 = v3404 + v3116;
-        const unsigned int v3407 = v3406 + v3203;
-        const unsigned int v3408 = v3402 ? v3407 : 0u;
-        iron_copy_async<16>(shm1 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), b + v3408, v3402);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3422 = v28 + v3223;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3423 = v3422 < v1;
-        const bool v3426 = v3423 && v3231;
-        const unsigned int v3428 = v3422 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3430 = v3428 + v3116;
-        const unsigned int v3431 = v3430 + v3227;
-        const unsigned int v3432 = v3426 ? v3431 : 0u;
-        iron_copy_async<16>(shm1 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), b + v3432, v3426);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3446 = v28 + v3247;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3447 = v3446 < v1;
-        const bool v3450 = v3447 && v3255;
-        const unsigned int v3452 = v3446 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3454 = v3452 + v3116;
-        const unsigned int v3455 = v3454 + v3251;
-        const unsigned int v3456 = v3450 ? v3455 : 0u;
-        iron_copy_async<16>(shm1 + (v3266 ^ (((v3266 >> 6u) & 7u) << 3u)), b + v3456, v3450);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3470 = v28 + v3271;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3471 = v3470 < v1;
-        const bool v3474 = v3471 && v3279;
-        const unsigned int v3476 = v3470 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3478 = v3476 + v3116;
-        const unsigned int v3479 = v3478 + v3275;
-        const unsigned int v3480 = v3474 ? v3479 : 0u;
-        iron_copy_async<16>(shm1 + (v3290 ^ (((v3290 >> 6u) & 7u) << 3u)), b + v3480, v3474);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3494 = v28 + v3295;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3495 = v3494 < v1;
-        const bool v3498 = v3495 && v3303;
-        const unsigned int v3500 = v3494 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3502 = v3500 + v3116;
-        const unsigned int v3503 = v3502 + v3299;
-        const unsigned int v3504 = v3498 ? v3503 : 0u;
-        iron_copy_async<16>(shm1 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), b + v3504, v3498);  // kernels/gemm/gemm_tiles.hpp:82
+      const unsigned int v2809 = v2807 << 13u;  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2816 = v2809 + v2815;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2816, 64u);
+      const unsigned int v2822 = v2809 + v2821;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2822, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2829, 64u);
+      const unsigned int v2835 = v2822 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2835, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2841, 64u);
+      const unsigned int v2847 = v2822 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2847, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2853, 64u);
+      const unsigned int v2859 = v2822 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2859, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const unsigned int v2862 = v2803 + 128u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2864 = v2805 + 2u;
+      const unsigned int v2865 = v2864 % 3u;
+      const bool v2866 = v2862 < v2;
+      if (v2866) {
+        const unsigned int v2868 = v2865 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+        const unsigned int v2870 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2873 = v2870 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2876 = v2870 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2877 = v2876 << 3u;
+        const unsigned int v2878 = v24 + v2873;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2879 = v2878 < v0;
+        const unsigned int v2880 = v2862 + v2877;
+        const bool v2881 = v2880 < v2;
+        const bool v2882 = v2879 && v2881;
+        const unsigned int v2884 = v2878 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2886 = v2884 + v2862;
+        const unsigned int v2887 = v2886 + v2877;
+        const unsigned int v2888 = v2882 ? v2887 : 0u;
+        const unsigned int v2890 = v2873 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2891 = v2868 + v2890;
+        const unsigned int v2892 = v2891 + v2877;
+        iron_copy_async<16>(shm0 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), a + v2888, v2882);
+        const unsigned int v2895 = v2870 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2897 = v2895 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2900 = v2895 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2901 = v2900 << 3u;
+        const unsigned int v2902 = v24 + v2897;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2903 = v2902 < v0;
+        const unsigned int v2904 = v2862 + v2901;
+        const bool v2905 = v2904 < v2;
+        const bool v2906 = v2903 && v2905;
+        const unsigned int v2908 = v2902 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2910 = v2908 + v2862;
+        const unsigned int v2911 = v2910 + v2901;
+        const unsigned int v2912 = v2906 ? v2911 : 0u;
+        const unsigned int v2914 = v2897 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2915 = v2868 + v2914;
+        const unsigned int v2916 = v2915 + v2901;
+        iron_copy_async<16>(shm0 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), a + v2912, v2906);
+        const unsigned int v2919 = v2870 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2921 = v2919 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2924 = v2919 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2925 = v2924 << 3u;
+        const unsigned int v2926 = v24 + v2921;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2927 = v2926 < v0;
+        const unsigned int v2928 = v2862 + v2925;
+        const bool v2929 = v2928 < v2;
+        const bool v2930 = v2927 && v2929;
+        const unsigned int v2932 = v2926 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2934 = v2932 + v2862;
+        const unsigned int v2935 = v2934 + v2925;
+        const unsigned int v2936 = v2930 ? v2935 : 0u;
+        const unsigned int v2938 = v2921 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2939 = v2868 + v2938;
+        const unsigned int v2940 = v2939 + v2925;
+        iron_copy_async<16>(shm0 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), a + v2936, v2930);
+        const unsigned int v2943 = v2870 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2945 = v2943 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2948 = v2943 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2949 = v2948 << 3u;
+        const unsigned int v2950 = v24 + v2945;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2951 = v2950 < v0;
+        const unsigned int v2952 = v2862 + v2949;
+        const bool v2953 = v2952 < v2;
+        const bool v2954 = v2951 && v2953;
+        const unsigned int v2956 = v2950 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2958 = v2956 + v2862;
+        const unsigned int v2959 = v2958 + v2949;
+        const unsigned int v2960 = v2954 ? v2959 : 0u;
+        const unsigned int v2962 = v2945 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2963 = v2868 + v2962;
+        const unsigned int v2964 = v2963 + v2949;
+        iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), a + v2960, v2954);
+        const unsigned int v2967 = v2870 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2969 = v2967 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2972 = v2967 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2973 = v2972 << 3u;
+        const unsigned int v2974 = v24 + v2969;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2975 = v2974 < v0;
+        const unsigned int v2976 = v2862 + v2973;
+        const bool v2977 = v2976 < v2;
+        const bool v2978 = v2975 && v2977;
+        const unsigned int v2980 = v2974 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v2982 = v2980 + v2862;
+        const unsigned int v2983 = v2982 + v2973;
+        const unsigned int v2984 = v2978 ? v2983 : 0u;
+        const unsigned int v2986 = v2969 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2987 = v2868 + v2986;
+        const unsigned int v2988 = v2987 + v2973;
+        iron_copy_async<16>(shm0 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), a + v2984, v2978);
+        const unsigned int v2991 = v2870 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v2993 = v2991 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v2996 = v2991 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v2997 = v2996 << 3u;
+        const unsigned int v2998 = v24 + v2993;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2999 = v2998 < v0;
+        const unsigned int v3000 = v2862 + v2997;
+        const bool v3001 = v3000 < v2;
+        const bool v3002 = v2999 && v3001;
+        const unsigned int v3004 = v2998 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3006 = v3004 + v2862;
+        const unsigned int v3007 = v3006 + v2997;
+        const unsigned int v3008 = v3002 ? v3007 : 0u;
+        const unsigned int v3010 = v2993 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3011 = v2868 + v3010;
+        const unsigned int v3012 = v3011 + v2997;
+        iron_copy_async<16>(shm0 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), a + v3008, v3002);
+        const unsigned int v3015 = v2870 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3017 = v3015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3020 = v3015 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3021 = v3020 << 3u;
+        const unsigned int v3022 = v24 + v3017;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3023 = v3022 < v0;
+        const unsigned int v3024 = v2862 + v3021;
+        const bool v3025 = v3024 < v2;
+        const bool v3026 = v3023 && v3025;
+        const unsigned int v3028 = v3022 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3030 = v3028 + v2862;
+        const unsigned int v3031 = v3030 + v3021;
+        const unsigned int v3032 = v3026 ? v3031 : 0u;
+        const unsigned int v3034 = v3017 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3035 = v2868 + v3034;
+        const unsigned int v3036 = v3035 + v3021;
+        iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), a + v3032, v3026);
+        const unsigned int v3039 = v2870 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3041 = v3039 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3044 = v3039 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3045 = v3044 << 3u;
+        const unsigned int v3046 = v24 + v3041;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3047 = v3046 < v0;
+        const unsigned int v3048 = v2862 + v3045;
+        const bool v3049 = v3048 < v2;
+        const bool v3050 = v3047 && v3049;
+        const unsigned int v3052 = v3046 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3054 = v3052 + v2862;
+        const unsigned int v3055 = v3054 + v3045;
+        const unsigned int v3056 = v3050 ? v3055 : 0u;
+        const unsigned int v3058 = v3041 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3059 = v2868 + v3058;
+        const unsigned int v3060 = v3059 + v3045;
+        iron_copy_async<16>(shm0 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), a + v3056, v3050);
+        const unsigned int v3072 = v28 + v2873;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3073 = v3072 < v1;
+        const bool v3076 = v3073 && v2881;
+        const unsigned int v3078 = v3072 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3080 = v3078 + v2862;
+        const unsigned int v3081 = v3080 + v2877;
+        const unsigned int v3082 = v3076 ? v3081 : 0u;
+        iron_copy_async<16>(shm1 + (v2892 ^ (((v2892 >> 6u) & 7u) << 3u)), b + v3082, v3076);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3096 = v28 + v2897;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3097 = v3096 < v1;
+        const bool v3100 = v3097 && v2905;
+        const unsigned int v3102 = v3096 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3104 = v3102 + v2862;
+        const unsigned int v3105 = v3104 + v2901;
+        const unsigned int v3106 = v3100 ? v3105 : 0u;
+        iron_copy_async<16>(shm1 + (v2916 ^ (((v2916 >> 6u) & 7u) << 3u)), b + v3106, v3100);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3120 = v28 + v2921;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3121 = v3120 < v1;
+        const bool v3124 = v3121 && v2929;
+        const unsigned int v3126 = v3120 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3128 = v3126 + v2862;
+        const unsigned int v3129 = v3128 + v2925;
+        const unsigned int v3130 = v3124 ? v3129 : 0u;
+        iron_copy_async<16>(shm1 + (v2940 ^ (((v2940 >> 6u) & 7u) << 3u)), b + v3130, v3124);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3144 = v28 + v2945;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3145 = v3144 < v1;
+        const bool v3148 = v3145 && v2953;
+        const unsigned int v3150 = v3144 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3152 = v3150 + v2862;
+        const unsigned int v3153 = v3152 + v2949;
+        const unsigned int v3154 = v3148 ? v3153 : 0u;
+        iron_copy_async<16>(shm1 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), b + v3154, v3148);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3168 = v28 + v2969;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3169 = v3168 < v1;
+        const bool v3172 = v3169 && v2977;
+        const unsigned int v3174 = v3168 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3176 = v3174 + v2862;
+        const unsigned int v3177 = v3176 + v2973;
+        const unsigned int v3178 = v3172 ? v3177 : 0u;
+        iron_copy_async<16>(shm1 + (v2988 ^ (((v2988 >> 6u) & 7u) << 3u)), b + v3178, v3172);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3192 = v28 + v2993;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3193 = v3192 < v1;
+        const bool v3196 = v3193 && v3001;
+        const unsigned int v3198 = v3192 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3200 = v3198 + v2862;
+        const unsigned int v3201 = v3200 + v2997;
+        const unsigned int v3202 = v3196 ? v3201 : 0u;
+        iron_copy_async<16>(shm1 + (v3012 ^ (((v3012 >> 6u) & 7u) << 3u)), b + v3202, v3196);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3216 = v28 + v3017;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3217 = v3216 < v1;
+        const bool v3220 = v3217 && v3025;
+        const unsigned int v3222 = v3216 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3224 = v3222 + v2862;
+        const unsigned int v3225 = v3224 + v3021;
+        const unsigned int v3226 = v3220 ? v3225 : 0u;
+        iron_copy_async<16>(shm1 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), b + v3226, v3220);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3240 = v28 + v3041;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3241 = v3240 < v1;
+        const bool v3244 = v3241 && v3049;
+        const unsigned int v3246 = v3240 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3248 = v3246 + v2862;
+        const unsigned int v3249 = v3248 + v3045;
+        const unsigned int v3250 = v3244 ? v3249 : 0u;
+        iron_copy_async<16>(shm1 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), b + v3250, v3244);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
     }
     __syncthreads();
   } else {
     const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -787,34 +787,34 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
+  const unsigned int v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v615 = v24 + v33;
-  const unsigned int v616 = v615 + v614;
-  const unsigned int v617 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v618 = v28 + v37;
-  const unsigned int v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v616 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v617 = v615 + v616;
+  const unsigned int v618 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v619 = v614 + v618;
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
     const float v623 = v39.x[0];
-    const unsigned int v624 = v616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v624 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v625 = v624 + v619;
     const iron_bf16 v626 = residual[v625];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v627 = iron_to_f32(v626);
@@ -822,118 +822,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v629 = iron_f32_to_bf16(v628);
     out[v625] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v630 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v632 = v615 + v630;
-  const unsigned int v633 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v635 = v618 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v637 = v635 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v39.x[1];
-    const unsigned int v640 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v641 = v640 + v635;
-    const iron_bf16 v642 = residual[v641];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v643 = iron_to_f32(v642);
-    const float v644 = fmaf(v639, v3, v643);
-    const iron_bf16 v645 = iron_f32_to_bf16(v644);
-    out[v641] = v645;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v630 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v631 = v615 + v630;
+  const unsigned int v632 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v633 = v614 + v632;
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v635 = v633 < v1;
+  const bool v636 = v634 && v635;
+  if (v636) {
+    const float v637 = v39.x[1];
+    const unsigned int v638 = v631 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v639 = v638 + v633;
+    const iron_bf16 v640 = residual[v639];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v641 = iron_to_f32(v640);
+    const float v642 = fmaf(v637, v3, v641);
+    const iron_bf16 v643 = iron_f32_to_bf16(v642);
+    out[v639] = v643;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v646 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v648 = v615 + v646;
-  const unsigned int v649 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v651 = v618 + v649;
-  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v653 = v651 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v39.x[2];
-    const unsigned int v656 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v657 = v656 + v651;
-    const iron_bf16 v658 = residual[v657];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v659 = iron_to_f32(v658);
-    const float v660 = fmaf(v655, v3, v659);
-    const iron_bf16 v661 = iron_f32_to_bf16(v660);
-    out[v657] = v661;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v644 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v645 = v615 + v644;
+  const unsigned int v646 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v647 = v614 + v646;
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v649 = v647 < v1;
+  const bool v650 = v648 && v649;
+  if (v650) {
+    const float v651 = v39.x[2];
+    const unsigned int v652 = v645 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v653 = v652 + v647;
+    const iron_bf16 v654 = residual[v653];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v655 = iron_to_f32(v654);
+    const float v656 = fmaf(v651, v3, v655);
+    const iron_bf16 v657 = iron_f32_to_bf16(v656);
+    out[v653] = v657;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v662 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v664 = v615 + v662;
-  const unsigned int v665 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v667 = v618 + v665;
-  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v669 = v667 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v39.x[3];
-    const unsigned int v672 = v664 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v673 = v672 + v667;
-    const iron_bf16 v674 = residual[v673];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v675 = iron_to_f32(v674);
-    const float v676 = fmaf(v671, v3, v675);
-    const iron_bf16 v677 = iron_f32_to_bf16(v676);
-    out[v673] = v677;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v658 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v659 = v615 + v658;
+  const unsigned int v660 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v661 = v614 + v660;
+  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v663 = v661 < v1;
+  const bool v664 = v662 && v663;
+  if (v664) {
+    const float v665 = v39.x[3];
+    const unsigned int v666 = v659 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v667 = v666 + v661;
+    const iron_bf16 v668 = residual[v667];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v669 = iron_to_f32(v668);
+    const float v670 = fmaf(v665, v3, v669);
+    const iron_bf16 v671 = iron_f32_to_bf16(v670);
+    out[v667] = v671;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v678 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v680 = v615 + v678;
-  const unsigned int v681 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v683 = v618 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v685 = v683 < v1;
-  const bool v686 = v684 && v685;
-  if (v686) {
-    const float v687 = v39.x[4];
-    const unsigned int v688 = v680 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v689 = v688 + v683;
-    const iron_bf16 v690 = residual[v689];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v691 = iron_to_f32(v690);
-    const float v692 = fmaf(v687, v3, v691);
-    const iron_bf16 v693 = iron_f32_to_bf16(v692);
-    out[v689] = v693;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v672 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v673 = v615 + v672;
+  const unsigned int v674 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v675 = v614 + v674;
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v677 = v675 < v1;
+  const bool v678 = v676 && v677;
+  if (v678) {
+    const float v679 = v39.x[4];
+    const unsigned int v680 = v673 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v681 = v680 + v675;
+    const iron_bf16 v682 = residual[v681];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v683 = iron_to_f32(v682);
+    const float v684 = fmaf(v679, v3, v683);
+    const iron_bf16 v685 = iron_f32_to_bf16(v684);
+    out[v681] = v685;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v694 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v696 = v615 + v694;
-  const unsigned int v697 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v699 = v618 + v697;
-  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v701 = v699 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v39.x[5];
-    const unsigned int v704 = v696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v705 = v704 + v699;
-    const iron_bf16 v706 = residual[v705];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v707 = iron_to_f32(v706);
-    const float v708 = fmaf(v703, v3, v707);
-    const iron_bf16 v709 = iron_f32_to_bf16(v708);
-    out[v705] = v709;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v686 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v687 = v615 + v686;
+  const unsigned int v688 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v689 = v614 + v688;
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v691 = v689 < v1;
+  const bool v692 = v690 && v691;
+  if (v692) {
+    const float v693 = v39.x[5];
+    const unsigned int v694 = v687 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v695 = v694 + v689;
+    const iron_bf16 v696 = residual[v695];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v697 = iron_to_f32(v696);
+    const float v698 = fmaf(v693, v3, v697);
+    const iron_bf16 v699 = iron_f32_to_bf16(v698);
+    out[v695] = v699;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v710 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v712 = v615 + v710;
-  const unsigned int v713 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v715 = v618 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.x[6];
-    const unsigned int v720 = v712 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v721 = v720 + v715;
-    const iron_bf16 v722 = residual[v721];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v723 = iron_to_f32(v722);
-    const float v724 = fmaf(v719, v3, v723);
-    const iron_bf16 v725 = iron_f32_to_bf16(v724);
-    out[v721] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v700 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v701 = v615 + v700;
+  const unsigned int v702 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v703 = v614 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v705 = v703 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v39.x[6];
+    const unsigned int v708 = v701 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v709 = v708 + v703;
+    const iron_bf16 v710 = residual[v709];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v711 = iron_to_f32(v710);
+    const float v712 = fmaf(v707, v3, v711);
+    const iron_bf16 v713 = iron_f32_to_bf16(v712);
+    out[v709] = v713;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v728 = v615 + v726;
-  const unsigned int v729 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v731 = v618 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v714 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v715 = v615 + v714;
+  const unsigned int v716 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v717 = v614 + v716;
+  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v719 = v717 < v1;
+  const bool v720 = v718 && v719;
+  if (v720) {
+    const float v721 = v39.x[7];
+    const unsigned int v722 = v715 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v723 = v722 + v717;
+    const iron_bf16 v724 = residual[v723];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v725 = iron_to_f32(v724);
+    const float v726 = fmaf(v721, v3, v725);
+    const iron_bf16 v727 = iron_f32_to_bf16(v726);
+    out[v723] = v727;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v728 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v729 = v615 + v728;
+  const unsigned int v730 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v731 = v614 + v730;
+  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v733 = v731 < v1;
   const bool v734 = v732 && v733;
   if (v734) {
-    const float v735 = v39.x[7];
-    const unsigned int v736 = v728 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v735 = v39.x[8];
+    const unsigned int v736 = v729 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v737 = v736 + v731;
     const iron_bf16 v738 = residual[v737];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v739 = iron_to_f32(v738);
@@ -941,118 +958,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v741 = iron_f32_to_bf16(v740);
     out[v737] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v742 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v744 = v615 + v742;
-  const unsigned int v745 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v747 = v618 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v749 = v747 < v1;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v39.x[8];
-    const unsigned int v752 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v753 = v752 + v747;
-    const iron_bf16 v754 = residual[v753];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v755 = iron_to_f32(v754);
-    const float v756 = fmaf(v751, v3, v755);
-    const iron_bf16 v757 = iron_f32_to_bf16(v756);
-    out[v753] = v757;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v742 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v743 = v615 + v742;
+  const unsigned int v744 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v745 = v614 + v744;
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v747 = v745 < v1;
+  const bool v748 = v746 && v747;
+  if (v748) {
+    const float v749 = v39.x[9];
+    const unsigned int v750 = v743 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v751 = v750 + v745;
+    const iron_bf16 v752 = residual[v751];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v753 = iron_to_f32(v752);
+    const float v754 = fmaf(v749, v3, v753);
+    const iron_bf16 v755 = iron_f32_to_bf16(v754);
+    out[v751] = v755;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v758 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v760 = v615 + v758;
-  const unsigned int v761 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v763 = v618 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v765 = v763 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v39.x[9];
-    const unsigned int v768 = v760 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v769 = v768 + v763;
-    const iron_bf16 v770 = residual[v769];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v771 = iron_to_f32(v770);
-    const float v772 = fmaf(v767, v3, v771);
-    const iron_bf16 v773 = iron_f32_to_bf16(v772);
-    out[v769] = v773;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v756 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v757 = v615 + v756;
+  const unsigned int v758 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v759 = v614 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v761 = v759 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v39.x[10];
+    const unsigned int v764 = v757 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v765 = v764 + v759;
+    const iron_bf16 v766 = residual[v765];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v767 = iron_to_f32(v766);
+    const float v768 = fmaf(v763, v3, v767);
+    const iron_bf16 v769 = iron_f32_to_bf16(v768);
+    out[v765] = v769;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v774 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v776 = v615 + v774;
-  const unsigned int v777 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v779 = v618 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v781 = v779 < v1;
-  const bool v782 = v780 && v781;
-  if (v782) {
-    const float v783 = v39.x[10];
-    const unsigned int v784 = v776 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v785 = v784 + v779;
-    const iron_bf16 v786 = residual[v785];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v787 = iron_to_f32(v786);
-    const float v788 = fmaf(v783, v3, v787);
-    const iron_bf16 v789 = iron_f32_to_bf16(v788);
-    out[v785] = v789;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v770 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v771 = v615 + v770;
+  const unsigned int v772 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v773 = v614 + v772;
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v775 = v773 < v1;
+  const bool v776 = v774 && v775;
+  if (v776) {
+    const float v777 = v39.x[11];
+    const unsigned int v778 = v771 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v779 = v778 + v773;
+    const iron_bf16 v780 = residual[v779];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v781 = iron_to_f32(v780);
+    const float v782 = fmaf(v777, v3, v781);
+    const iron_bf16 v783 = iron_f32_to_bf16(v782);
+    out[v779] = v783;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v790 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v792 = v615 + v790;
-  const unsigned int v793 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v795 = v618 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v797 = v795 < v1;
-  const bool v798 = v796 && v797;
-  if (v798) {
-    const float v799 = v39.x[11];
-    const unsigned int v800 = v792 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v801 = v800 + v795;
-    const iron_bf16 v802 = residual[v801];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v803 = iron_to_f32(v802);
-    const float v804 = fmaf(v799, v3, v803);
-    const iron_bf16 v805 = iron_f32_to_bf16(v804);
-    out[v801] = v805;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v784 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v785 = v615 + v784;
+  const unsigned int v786 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v787 = v614 + v786;
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v789 = v787 < v1;
+  const bool v790 = v788 && v789;
+  if (v790) {
+    const float v791 = v39.x[12];
+    const unsigned int v792 = v785 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v793 = v792 + v787;
+    const iron_bf16 v794 = residual[v793];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v795 = iron_to_f32(v794);
+    const float v796 = fmaf(v791, v3, v795);
+    const iron_bf16 v797 = iron_f32_to_bf16(v796);
+    out[v793] = v797;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v806 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v808 = v615 + v806;
-  const unsigned int v809 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v811 = v618 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v813 = v811 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v39.x[12];
-    const unsigned int v816 = v808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v817 = v816 + v811;
-    const iron_bf16 v818 = residual[v817];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v819 = iron_to_f32(v818);
-    const float v820 = fmaf(v815, v3, v819);
-    const iron_bf16 v821 = iron_f32_to_bf16(v820);
-    out[v817] = v821;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v798 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v799 = v615 + v798;
+  const unsigned int v800 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v801 = v614 + v800;
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v803 = v801 < v1;
+  const bool v804 = v802 && v803;
+  if (v804) {
+    const float v805 = v39.x[13];
+    const unsigned int v806 = v799 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v807 = v806 + v801;
+    const iron_bf16 v808 = residual[v807];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v809 = iron_to_f32(v808);
+    const float v810 = fmaf(v805, v3, v809);
+    const iron_bf16 v811 = iron_f32_to_bf16(v810);
+    out[v807] = v811;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v822 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v824 = v615 + v822;
-  const unsigned int v825 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v827 = v618 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v829 = v827 < v1;
-  const bool v830 = v828 && v829;
-  if (v830) {
-    const float v831 = v39.x[13];
-    const unsigned int v832 = v824 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v833 = v832 + v827;
-    const iron_bf16 v834 = residual[v833];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v835 = iron_to_f32(v834);
-    const float v836 = fmaf(v831, v3, v835);
-    const iron_bf16 v837 = iron_f32_to_bf16(v836);
-    out[v833] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v812 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v813 = v615 + v812;
+  const unsigned int v814 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v815 = v614 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v817 = v815 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v39.x[14];
+    const unsigned int v820 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v821 = v820 + v815;
+    const iron_bf16 v822 = residual[v821];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v823 = iron_to_f32(v822);
+    const float v824 = fmaf(v819, v3, v823);
+    const iron_bf16 v825 = iron_f32_to_bf16(v824);
+    out[v821] = v825;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v838 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v840 = v615 + v838;
-  const unsigned int v841 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v843 = v618 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v826 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v827 = v615 + v826;
+  const unsigned int v828 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v829 = v614 + v828;
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v831 = v829 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v39.x[15];
+    const unsigned int v834 = v827 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v835 = v834 + v829;
+    const iron_bf16 v836 = residual[v835];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v837 = iron_to_f32(v836);
+    const float v838 = fmaf(v833, v3, v837);
+    const iron_bf16 v839 = iron_f32_to_bf16(v838);
+    out[v835] = v839;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v840 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v841 = v615 + v840;
+  const unsigned int v842 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v843 = v614 + v842;
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
-    const float v847 = v39.x[14];
-    const unsigned int v848 = v840 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v847 = v39.x[16];
+    const unsigned int v848 = v841 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v849 = v848 + v843;
     const iron_bf16 v850 = residual[v849];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v851 = iron_to_f32(v850);
@@ -1060,118 +1094,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v853 = iron_f32_to_bf16(v852);
     out[v849] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v854 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v856 = v615 + v854;
-  const unsigned int v857 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v859 = v618 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v39.x[15];
-    const unsigned int v864 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v865 = v864 + v859;
-    const iron_bf16 v866 = residual[v865];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v867 = iron_to_f32(v866);
-    const float v868 = fmaf(v863, v3, v867);
-    const iron_bf16 v869 = iron_f32_to_bf16(v868);
-    out[v865] = v869;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v854 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v855 = v615 + v854;
+  const unsigned int v856 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v857 = v614 + v856;
+  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v859 = v857 < v1;
+  const bool v860 = v858 && v859;
+  if (v860) {
+    const float v861 = v39.x[17];
+    const unsigned int v862 = v855 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v863 = v862 + v857;
+    const iron_bf16 v864 = residual[v863];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v865 = iron_to_f32(v864);
+    const float v866 = fmaf(v861, v3, v865);
+    const iron_bf16 v867 = iron_f32_to_bf16(v866);
+    out[v863] = v867;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v870 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v872 = v615 + v870;
-  const unsigned int v873 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v875 = v618 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v877 = v875 < v1;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v39.x[16];
-    const unsigned int v880 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v881 = v880 + v875;
-    const iron_bf16 v882 = residual[v881];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v883 = iron_to_f32(v882);
-    const float v884 = fmaf(v879, v3, v883);
-    const iron_bf16 v885 = iron_f32_to_bf16(v884);
-    out[v881] = v885;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v868 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v869 = v615 + v868;
+  const unsigned int v870 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v871 = v614 + v870;
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v873 = v871 < v1;
+  const bool v874 = v872 && v873;
+  if (v874) {
+    const float v875 = v39.x[18];
+    const unsigned int v876 = v869 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v877 = v876 + v871;
+    const iron_bf16 v878 = residual[v877];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v879 = iron_to_f32(v878);
+    const float v880 = fmaf(v875, v3, v879);
+    const iron_bf16 v881 = iron_f32_to_bf16(v880);
+    out[v877] = v881;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v886 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v888 = v615 + v886;
-  const unsigned int v889 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v891 = v618 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v893 = v891 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v39.x[17];
-    const unsigned int v896 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v897 = v896 + v891;
-    const iron_bf16 v898 = residual[v897];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v899 = iron_to_f32(v898);
-    const float v900 = fmaf(v895, v3, v899);
-    const iron_bf16 v901 = iron_f32_to_bf16(v900);
-    out[v897] = v901;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v882 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v883 = v615 + v882;
+  const unsigned int v884 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v885 = v614 + v884;
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v887 = v885 < v1;
+  const bool v888 = v886 && v887;
+  if (v888) {
+    const float v889 = v39.x[19];
+    const unsigned int v890 = v883 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v891 = v890 + v885;
+    const iron_bf16 v892 = residual[v891];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v893 = iron_to_f32(v892);
+    const float v894 = fmaf(v889, v3, v893);
+    const iron_bf16 v895 = iron_f32_to_bf16(v894);
+    out[v891] = v895;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v902 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v904 = v615 + v902;
-  const unsigned int v905 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v907 = v618 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v909 = v907 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v39.x[18];
-    const unsigned int v912 = v904 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v913 = v912 + v907;
-    const iron_bf16 v914 = residual[v913];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v915 = iron_to_f32(v914);
-    const float v916 = fmaf(v911, v3, v915);
-    const iron_bf16 v917 = iron_f32_to_bf16(v916);
-    out[v913] = v917;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v896 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v897 = v615 + v896;
+  const unsigned int v898 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v899 = v614 + v898;
+  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v901 = v899 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v39.x[20];
+    const unsigned int v904 = v897 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v905 = v904 + v899;
+    const iron_bf16 v906 = residual[v905];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v907 = iron_to_f32(v906);
+    const float v908 = fmaf(v903, v3, v907);
+    const iron_bf16 v909 = iron_f32_to_bf16(v908);
+    out[v905] = v909;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v918 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v920 = v615 + v918;
-  const unsigned int v921 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v923 = v618 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v925 = v923 < v1;
-  const bool v926 = v924 && v925;
-  if (v926) {
-    const float v927 = v39.x[19];
-    const unsigned int v928 = v920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v929 = v928 + v923;
-    const iron_bf16 v930 = residual[v929];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v931 = iron_to_f32(v930);
-    const float v932 = fmaf(v927, v3, v931);
-    const iron_bf16 v933 = iron_f32_to_bf16(v932);
-    out[v929] = v933;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v910 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v911 = v615 + v910;
+  const unsigned int v912 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v913 = v614 + v912;
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v915 = v913 < v1;
+  const bool v916 = v914 && v915;
+  if (v916) {
+    const float v917 = v39.x[21];
+    const unsigned int v918 = v911 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v919 = v918 + v913;
+    const iron_bf16 v920 = residual[v919];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v921 = iron_to_f32(v920);
+    const float v922 = fmaf(v917, v3, v921);
+    const iron_bf16 v923 = iron_f32_to_bf16(v922);
+    out[v919] = v923;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v934 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v936 = v615 + v934;
-  const unsigned int v937 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v939 = v618 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v941 = v939 < v1;
-  const bool v942 = v940 && v941;
-  if (v942) {
-    const float v943 = v39.x[20];
-    const unsigned int v944 = v936 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v945 = v944 + v939;
-    const iron_bf16 v946 = residual[v945];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v947 = iron_to_f32(v946);
-    const float v948 = fmaf(v943, v3, v947);
-    const iron_bf16 v949 = iron_f32_to_bf16(v948);
-    out[v945] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v924 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v925 = v615 + v924;
+  const unsigned int v926 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v927 = v614 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v929 = v927 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v39.x[22];
+    const unsigned int v932 = v925 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v933 = v932 + v927;
+    const iron_bf16 v934 = residual[v933];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v935 = iron_to_f32(v934);
+    const float v936 = fmaf(v931, v3, v935);
+    const iron_bf16 v937 = iron_f32_to_bf16(v936);
+    out[v933] = v937;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v952 = v615 + v950;
-  const unsigned int v953 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v955 = v618 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v938 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v939 = v615 + v938;
+  const unsigned int v940 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v941 = v614 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v943 = v941 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v39.x[23];
+    const unsigned int v946 = v939 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v947 = v946 + v941;
+    const iron_bf16 v948 = residual[v947];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v949 = iron_to_f32(v948);
+    const float v950 = fmaf(v945, v3, v949);
+    const iron_bf16 v951 = iron_f32_to_bf16(v950);
+    out[v947] = v951;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v952 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v953 = v615 + v952;
+  const unsigned int v954 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v955 = v614 + v954;
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
-    const float v959 = v39.x[21];
-    const unsigned int v960 = v952 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v959 = v39.x[24];
+    const unsigned int v960 = v953 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v961 = v960 + v955;
     const iron_bf16 v962 = residual[v961];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v963 = iron_to_f32(v962);
@@ -1179,118 +1230,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v965 = iron_f32_to_bf16(v964);
     out[v961] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v966 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v968 = v615 + v966;
-  const unsigned int v969 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v971 = v618 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v973 = v971 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v39.x[22];
-    const unsigned int v976 = v968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v977 = v976 + v971;
-    const iron_bf16 v978 = residual[v977];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v979 = iron_to_f32(v978);
-    const float v980 = fmaf(v975, v3, v979);
-    const iron_bf16 v981 = iron_f32_to_bf16(v980);
-    out[v977] = v981;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v966 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v967 = v615 + v966;
+  const unsigned int v968 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v969 = v614 + v968;
+  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v971 = v969 < v1;
+  const bool v972 = v970 && v971;
+  if (v972) {
+    const float v973 = v39.x[25];
+    const unsigned int v974 = v967 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v975 = v974 + v969;
+    const iron_bf16 v976 = residual[v975];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v977 = iron_to_f32(v976);
+    const float v978 = fmaf(v973, v3, v977);
+    const iron_bf16 v979 = iron_f32_to_bf16(v978);
+    out[v975] = v979;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v982 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v984 = v615 + v982;
-  const unsigned int v985 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v987 = v618 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v989 = v987 < v1;
-  const bool v990 = v988 && v989;
-  if (v990) {
-    const float v991 = v39.x[23];
-    const unsigned int v992 = v984 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v993 = v992 + v987;
-    const iron_bf16 v994 = residual[v993];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v995 = iron_to_f32(v994);
-    const float v996 = fmaf(v991, v3, v995);
-    const iron_bf16 v997 = iron_f32_to_bf16(v996);
-    out[v993] = v997;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v980 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v981 = v615 + v980;
+  const unsigned int v982 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v983 = v614 + v982;
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v985 = v983 < v1;
+  const bool v986 = v984 && v985;
+  if (v986) {
+    const float v987 = v39.x[26];
+    const unsigned int v988 = v981 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v989 = v988 + v983;
+    const iron_bf16 v990 = residual[v989];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v991 = iron_to_f32(v990);
+    const float v992 = fmaf(v987, v3, v991);
+    const iron_bf16 v993 = iron_f32_to_bf16(v992);
+    out[v989] = v993;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v998 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1000 = v615 + v998;
-  const unsigned int v1001 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1003 = v618 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1005 = v1003 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v39.x[24];
-    const unsigned int v1008 = v1000 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1009 = v1008 + v1003;
-    const iron_bf16 v1010 = residual[v1009];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1011 = iron_to_f32(v1010);
-    const float v1012 = fmaf(v1007, v3, v1011);
-    const iron_bf16 v1013 = iron_f32_to_bf16(v1012);
-    out[v1009] = v1013;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v994 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v995 = v615 + v994;
+  const unsigned int v996 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v997 = v614 + v996;
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v999 = v997 < v1;
+  const bool v1000 = v998 && v999;
+  if (v1000) {
+    const float v1001 = v39.x[27];
+    const unsigned int v1002 = v995 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1003 = v1002 + v997;
+    const iron_bf16 v1004 = residual[v1003];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1005 = iron_to_f32(v1004);
+    const float v1006 = fmaf(v1001, v3, v1005);
+    const iron_bf16 v1007 = iron_f32_to_bf16(v1006);
+    out[v1003] = v1007;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1014 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1016 = v615 + v1014;
-  const unsigned int v1017 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1019 = v618 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1021 = v1019 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v39.x[25];
-    const unsigned int v1024 = v1016 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1025 = v1024 + v1019;
-    const iron_bf16 v1026 = residual[v1025];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1027 = iron_to_f32(v1026);
-    const float v1028 = fmaf(v1023, v3, v1027);
-    const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
-    out[v1025] = v1029;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1008 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1009 = v615 + v1008;
+  const unsigned int v1010 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1011 = v614 + v1010;
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v39.x[28];
+    const unsigned int v1016 = v1009 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1017 = v1016 + v1011;
+    const iron_bf16 v1018 = residual[v1017];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1019 = iron_to_f32(v1018);
+    const float v1020 = fmaf(v1015, v3, v1019);
+    const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
+    out[v1017] = v1021;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1030 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1032 = v615 + v1030;
-  const unsigned int v1033 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1035 = v618 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1037 = v1035 < v1;
-  const bool v1038 = v1036 && v1037;
-  if (v1038) {
-    const float v1039 = v39.x[26];
-    const unsigned int v1040 = v1032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1041 = v1040 + v1035;
-    const iron_bf16 v1042 = residual[v1041];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1043 = iron_to_f32(v1042);
-    const float v1044 = fmaf(v1039, v3, v1043);
-    const iron_bf16 v1045 = iron_f32_to_bf16(v1044);
-    out[v1041] = v1045;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1022 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1023 = v615 + v1022;
+  const unsigned int v1024 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1025 = v614 + v1024;
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1027 = v1025 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v39.x[29];
+    const unsigned int v1030 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1031 = v1030 + v1025;
+    const iron_bf16 v1032 = residual[v1031];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1033 = iron_to_f32(v1032);
+    const float v1034 = fmaf(v1029, v3, v1033);
+    const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
+    out[v1031] = v1035;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1046 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1048 = v615 + v1046;
-  const unsigned int v1049 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1051 = v618 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.x[27];
-    const unsigned int v1056 = v1048 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1057 = v1056 + v1051;
-    const iron_bf16 v1058 = residual[v1057];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1059 = iron_to_f32(v1058);
-    const float v1060 = fmaf(v1055, v3, v1059);
-    const iron_bf16 v1061 = iron_f32_to_bf16(v1060);
-    out[v1057] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1036 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1037 = v615 + v1036;
+  const unsigned int v1038 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1039 = v614 + v1038;
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1041 = v1039 < v1;
+  const bool v1042 = v1040 && v1041;
+  if (v1042) {
+    const float v1043 = v39.x[30];
+    const unsigned int v1044 = v1037 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1045 = v1044 + v1039;
+    const iron_bf16 v1046 = residual[v1045];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1047 = iron_to_f32(v1046);
+    const float v1048 = fmaf(v1043, v3, v1047);
+    const iron_bf16 v1049 = iron_f32_to_bf16(v1048);
+    out[v1045] = v1049;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1064 = v615 + v1062;
-  const unsigned int v1065 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1067 = v618 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1050 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1051 = v615 + v1050;
+  const unsigned int v1052 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1053 = v614 + v1052;
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1055 = v1053 < v1;
+  const bool v1056 = v1054 && v1055;
+  if (v1056) {
+    const float v1057 = v39.x[31];
+    const unsigned int v1058 = v1051 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1059 = v1058 + v1053;
+    const iron_bf16 v1060 = residual[v1059];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1061 = iron_to_f32(v1060);
+    const float v1062 = fmaf(v1057, v3, v1061);
+    const iron_bf16 v1063 = iron_f32_to_bf16(v1062);
+    out[v1059] = v1063;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1064 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1065 = v615 + v1064;
+  const unsigned int v1066 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1067 = v614 + v1066;
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1069 = v1067 < v1;
   const bool v1070 = v1068 && v1069;
   if (v1070) {
-    const float v1071 = v39.x[28];
-    const unsigned int v1072 = v1064 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1071 = v39.x[32];
+    const unsigned int v1072 = v1065 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1073 = v1072 + v1067;
     const iron_bf16 v1074 = residual[v1073];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1075 = iron_to_f32(v1074);
@@ -1298,118 +1366,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
     out[v1073] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1078 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1080 = v615 + v1078;
-  const unsigned int v1081 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1083 = v618 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1085 = v1083 < v1;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v39.x[29];
-    const unsigned int v1088 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1089 = v1088 + v1083;
-    const iron_bf16 v1090 = residual[v1089];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1091 = iron_to_f32(v1090);
-    const float v1092 = fmaf(v1087, v3, v1091);
-    const iron_bf16 v1093 = iron_f32_to_bf16(v1092);
-    out[v1089] = v1093;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1078 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1079 = v615 + v1078;
+  const unsigned int v1080 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1081 = v614 + v1080;
+  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1083 = v1081 < v1;
+  const bool v1084 = v1082 && v1083;
+  if (v1084) {
+    const float v1085 = v39.x[33];
+    const unsigned int v1086 = v1079 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1087 = v1086 + v1081;
+    const iron_bf16 v1088 = residual[v1087];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1089 = iron_to_f32(v1088);
+    const float v1090 = fmaf(v1085, v3, v1089);
+    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
+    out[v1087] = v1091;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1094 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1096 = v615 + v1094;
-  const unsigned int v1097 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1099 = v618 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v39.x[30];
-    const unsigned int v1104 = v1096 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1105 = v1104 + v1099;
-    const iron_bf16 v1106 = residual[v1105];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1107 = iron_to_f32(v1106);
-    const float v1108 = fmaf(v1103, v3, v1107);
-    const iron_bf16 v1109 = iron_f32_to_bf16(v1108);
-    out[v1105] = v1109;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1092 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1093 = v615 + v1092;
+  const unsigned int v1094 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1095 = v614 + v1094;
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1097 = v1095 < v1;
+  const bool v1098 = v1096 && v1097;
+  if (v1098) {
+    const float v1099 = v39.x[34];
+    const unsigned int v1100 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1101 = v1100 + v1095;
+    const iron_bf16 v1102 = residual[v1101];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1103 = iron_to_f32(v1102);
+    const float v1104 = fmaf(v1099, v3, v1103);
+    const iron_bf16 v1105 = iron_f32_to_bf16(v1104);
+    out[v1101] = v1105;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1110 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1112 = v615 + v1110;
-  const unsigned int v1113 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1115 = v618 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1117 = v1115 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v39.x[31];
-    const unsigned int v1120 = v1112 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1121 = v1120 + v1115;
-    const iron_bf16 v1122 = residual[v1121];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1123 = iron_to_f32(v1122);
-    const float v1124 = fmaf(v1119, v3, v1123);
-    const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
-    out[v1121] = v1125;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1106 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1107 = v615 + v1106;
+  const unsigned int v1108 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1109 = v614 + v1108;
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1111 = v1109 < v1;
+  const bool v1112 = v1110 && v1111;
+  if (v1112) {
+    const float v1113 = v39.x[35];
+    const unsigned int v1114 = v1107 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1115 = v1114 + v1109;
+    const iron_bf16 v1116 = residual[v1115];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1117 = iron_to_f32(v1116);
+    const float v1118 = fmaf(v1113, v3, v1117);
+    const iron_bf16 v1119 = iron_f32_to_bf16(v1118);
+    out[v1115] = v1119;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1126 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1128 = v615 + v1126;
-  const unsigned int v1129 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1131 = v618 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1133 = v1131 < v1;
-  const bool v1134 = v1132 && v1133;
-  if (v1134) {
-    const float v1135 = v39.x[32];
-    const unsigned int v1136 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1137 = v1136 + v1131;
-    const iron_bf16 v1138 = residual[v1137];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1139 = iron_to_f32(v1138);
-    const float v1140 = fmaf(v1135, v3, v1139);
-    const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
-    out[v1137] = v1141;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1120 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1121 = v615 + v1120;
+  const unsigned int v1122 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1123 = v614 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1125 = v1123 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v39.x[36];
+    const unsigned int v1128 = v1121 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1129 = v1128 + v1123;
+    const iron_bf16 v1130 = residual[v1129];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1131 = iron_to_f32(v1130);
+    const float v1132 = fmaf(v1127, v3, v1131);
+    const iron_bf16 v1133 = iron_f32_to_bf16(v1132);
+    out[v1129] = v1133;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1144 = v615 + v1142;
-  const unsigned int v1145 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1147 = v618 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v39.x[33];
-    const unsigned int v1152 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1153 = v1152 + v1147;
-    const iron_bf16 v1154 = residual[v1153];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1155 = iron_to_f32(v1154);
-    const float v1156 = fmaf(v1151, v3, v1155);
-    const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
-    out[v1153] = v1157;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1134 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1135 = v615 + v1134;
+  const unsigned int v1136 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1137 = v614 + v1136;
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1139 = v1137 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v39.x[37];
+    const unsigned int v1142 = v1135 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1143 = v1142 + v1137;
+    const iron_bf16 v1144 = residual[v1143];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1145 = iron_to_f32(v1144);
+    const float v1146 = fmaf(v1141, v3, v1145);
+    const iron_bf16 v1147 = iron_f32_to_bf16(v1146);
+    out[v1143] = v1147;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1160 = v615 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1163 = v618 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v39.x[34];
-    const unsigned int v1168 = v1160 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1169 = v1168 + v1163;
-    const iron_bf16 v1170 = residual[v1169];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1171 = iron_to_f32(v1170);
-    const float v1172 = fmaf(v1167, v3, v1171);
-    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
-    out[v1169] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1148 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1149 = v615 + v1148;
+  const unsigned int v1150 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1151 = v614 + v1150;
+  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1153 = v1151 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v39.x[38];
+    const unsigned int v1156 = v1149 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1157 = v1156 + v1151;
+    const iron_bf16 v1158 = residual[v1157];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1159 = iron_to_f32(v1158);
+    const float v1160 = fmaf(v1155, v3, v1159);
+    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
+    out[v1157] = v1161;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1176 = v615 + v1174;
-  const unsigned int v1177 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1179 = v618 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1162 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1163 = v615 + v1162;
+  const unsigned int v1164 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1165 = v614 + v1164;
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1167 = v1165 < v1;
+  const bool v1168 = v1166 && v1167;
+  if (v1168) {
+    const float v1169 = v39.x[39];
+    const unsigned int v1170 = v1163 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1171 = v1170 + v1165;
+    const iron_bf16 v1172 = residual[v1171];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1173 = iron_to_f32(v1172);
+    const float v1174 = fmaf(v1169, v3, v1173);
+    const iron_bf16 v1175 = iron_f32_to_bf16(v1174);
+    out[v1171] = v1175;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1176 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1177 = v615 + v1176;
+  const unsigned int v1178 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1179 = v614 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
-    const float v1183 = v39.x[35];
-    const unsigned int v1184 = v1176 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1183 = v39.x[40];
+    const unsigned int v1184 = v1177 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1185 = v1184 + v1179;
     const iron_bf16 v1186 = residual[v1185];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1187 = iron_to_f32(v1186);
@@ -1417,118 +1502,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1189 = iron_f32_to_bf16(v1188);
     out[v1185] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1192 = v615 + v1190;
-  const unsigned int v1193 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1195 = v618 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v39.x[36];
-    const unsigned int v1200 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1201 = v1200 + v1195;
-    const iron_bf16 v1202 = residual[v1201];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1203 = iron_to_f32(v1202);
-    const float v1204 = fmaf(v1199, v3, v1203);
-    const iron_bf16 v1205 = iron_f32_to_bf16(v1204);
-    out[v1201] = v1205;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1190 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1191 = v615 + v1190;
+  const unsigned int v1192 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1193 = v614 + v1192;
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1195 = v1193 < v1;
+  const bool v1196 = v1194 && v1195;
+  if (v1196) {
+    const float v1197 = v39.x[41];
+    const unsigned int v1198 = v1191 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1199 = v1198 + v1193;
+    const iron_bf16 v1200 = residual[v1199];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1201 = iron_to_f32(v1200);
+    const float v1202 = fmaf(v1197, v3, v1201);
+    const iron_bf16 v1203 = iron_f32_to_bf16(v1202);
+    out[v1199] = v1203;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1206 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1208 = v615 + v1206;
-  const unsigned int v1209 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1211 = v618 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1213 = v1211 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v39.x[37];
-    const unsigned int v1216 = v1208 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1217 = v1216 + v1211;
-    const iron_bf16 v1218 = residual[v1217];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1219 = iron_to_f32(v1218);
-    const float v1220 = fmaf(v1215, v3, v1219);
-    const iron_bf16 v1221 = iron_f32_to_bf16(v1220);
-    out[v1217] = v1221;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1204 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1205 = v615 + v1204;
+  const unsigned int v1206 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1207 = v614 + v1206;
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1209 = v1207 < v1;
+  const bool v1210 = v1208 && v1209;
+  if (v1210) {
+    const float v1211 = v39.x[42];
+    const unsigned int v1212 = v1205 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1213 = v1212 + v1207;
+    const iron_bf16 v1214 = residual[v1213];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1215 = iron_to_f32(v1214);
+    const float v1216 = fmaf(v1211, v3, v1215);
+    const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
+    out[v1213] = v1217;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1222 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1224 = v615 + v1222;
-  const unsigned int v1225 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1227 = v618 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1229 = v1227 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v39.x[38];
-    const unsigned int v1232 = v1224 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1233 = v1232 + v1227;
-    const iron_bf16 v1234 = residual[v1233];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1235 = iron_to_f32(v1234);
-    const float v1236 = fmaf(v1231, v3, v1235);
-    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
-    out[v1233] = v1237;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1218 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1219 = v615 + v1218;
+  const unsigned int v1220 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1221 = v614 + v1220;
+  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1223 = v1221 < v1;
+  const bool v1224 = v1222 && v1223;
+  if (v1224) {
+    const float v1225 = v39.x[43];
+    const unsigned int v1226 = v1219 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1227 = v1226 + v1221;
+    const iron_bf16 v1228 = residual[v1227];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1229 = iron_to_f32(v1228);
+    const float v1230 = fmaf(v1225, v3, v1229);
+    const iron_bf16 v1231 = iron_f32_to_bf16(v1230);
+    out[v1227] = v1231;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1238 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1240 = v615 + v1238;
-  const unsigned int v1241 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1243 = v618 + v1241;
-  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1245 = v1243 < v1;
-  const bool v1246 = v1244 && v1245;
-  if (v1246) {
-    const float v1247 = v39.x[39];
-    const unsigned int v1248 = v1240 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1249 = v1248 + v1243;
-    const iron_bf16 v1250 = residual[v1249];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1251 = iron_to_f32(v1250);
-    const float v1252 = fmaf(v1247, v3, v1251);
-    const iron_bf16 v1253 = iron_f32_to_bf16(v1252);
-    out[v1249] = v1253;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1232 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1233 = v615 + v1232;
+  const unsigned int v1234 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1235 = v614 + v1234;
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v39.x[44];
+    const unsigned int v1240 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1241 = v1240 + v1235;
+    const iron_bf16 v1242 = residual[v1241];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1243 = iron_to_f32(v1242);
+    const float v1244 = fmaf(v1239, v3, v1243);
+    const iron_bf16 v1245 = iron_f32_to_bf16(v1244);
+    out[v1241] = v1245;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1254 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1256 = v615 + v1254;
-  const unsigned int v1257 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1259 = v618 + v1257;
-  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1261 = v1259 < v1;
-  const bool v1262 = v1260 && v1261;
-  if (v1262) {
-    const float v1263 = v39.x[40];
-    const unsigned int v1264 = v1256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1265 = v1264 + v1259;
-    const iron_bf16 v1266 = residual[v1265];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1267 = iron_to_f32(v1266);
-    const float v1268 = fmaf(v1263, v3, v1267);
-    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);
-    out[v1265] = v1269;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1246 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1247 = v615 + v1246;
+  const unsigned int v1248 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1249 = v614 + v1248;
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1251 = v1249 < v1;
+  const bool v1252 = v1250 && v1251;
+  if (v1252) {
+    const float v1253 = v39.x[45];
+    const unsigned int v1254 = v1247 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1255 = v1254 + v1249;
+    const iron_bf16 v1256 = residual[v1255];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1257 = iron_to_f32(v1256);
+    const float v1258 = fmaf(v1253, v3, v1257);
+    const iron_bf16 v1259 = iron_f32_to_bf16(v1258);
+    out[v1255] = v1259;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1270 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1272 = v615 + v1270;
-  const unsigned int v1273 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1275 = v618 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1277 = v1275 < v1;
-  const bool v1278 = v1276 && v1277;
-  if (v1278) {
-    const float v1279 = v39.x[41];
-    const unsigned int v1280 = v1272 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1281 = v1280 + v1275;
-    const iron_bf16 v1282 = residual[v1281];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1283 = iron_to_f32(v1282);
-    const float v1284 = fmaf(v1279, v3, v1283);
-    const iron_bf16 v1285 = iron_f32_to_bf16(v1284);
-    out[v1281] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1260 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1261 = v615 + v1260;
+  const unsigned int v1262 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1263 = v614 + v1262;
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1265 = v1263 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v39.x[46];
+    const unsigned int v1268 = v1261 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1269 = v1268 + v1263;
+    const iron_bf16 v1270 = residual[v1269];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1271 = iron_to_f32(v1270);
+    const float v1272 = fmaf(v1267, v3, v1271);
+    const iron_bf16 v1273 = iron_f32_to_bf16(v1272);
+    out[v1269] = v1273;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1288 = v615 + v1286;
-  const unsigned int v1289 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1291 = v618 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1274 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1275 = v615 + v1274;
+  const unsigned int v1276 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1277 = v614 + v1276;
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1279 = v1277 < v1;
+  const bool v1280 = v1278 && v1279;
+  if (v1280) {
+    const float v1281 = v39.x[47];
+    const unsigned int v1282 = v1275 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1283 = v1282 + v1277;
+    const iron_bf16 v1284 = residual[v1283];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1285 = iron_to_f32(v1284);
+    const float v1286 = fmaf(v1281, v3, v1285);
+    const iron_bf16 v1287 = iron_f32_to_bf16(v1286);
+    out[v1283] = v1287;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1288 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1289 = v615 + v1288;
+  const unsigned int v1290 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1291 = v614 + v1290;
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
-    const float v1295 = v39.x[42];
-    const unsigned int v1296 = v1288 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1295 = v39.x[48];
+    const unsigned int v1296 = v1289 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1297 = v1296 + v1291;
     const iron_bf16 v1298 = residual[v1297];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1299 = iron_to_f32(v1298);
@@ -1536,118 +1638,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1301 = iron_f32_to_bf16(v1300);
     out[v1297] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1302 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1304 = v615 + v1302;
-  const unsigned int v1305 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1307 = v618 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1309 = v1307 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v39.x[43];
-    const unsigned int v1312 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1313 = v1312 + v1307;
-    const iron_bf16 v1314 = residual[v1313];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1315 = iron_to_f32(v1314);
-    const float v1316 = fmaf(v1311, v3, v1315);
-    const iron_bf16 v1317 = iron_f32_to_bf16(v1316);
-    out[v1313] = v1317;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1302 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1303 = v615 + v1302;
+  const unsigned int v1304 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1305 = v614 + v1304;
+  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1307 = v1305 < v1;
+  const bool v1308 = v1306 && v1307;
+  if (v1308) {
+    const float v1309 = v39.x[49];
+    const unsigned int v1310 = v1303 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1311 = v1310 + v1305;
+    const iron_bf16 v1312 = residual[v1311];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1313 = iron_to_f32(v1312);
+    const float v1314 = fmaf(v1309, v3, v1313);
+    const iron_bf16 v1315 = iron_f32_to_bf16(v1314);
+    out[v1311] = v1315;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1318 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1320 = v615 + v1318;
-  const unsigned int v1321 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1323 = v618 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1325 = v1323 < v1;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v39.x[44];
-    const unsigned int v1328 = v1320 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1329 = v1328 + v1323;
-    const iron_bf16 v1330 = residual[v1329];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1331 = iron_to_f32(v1330);
-    const float v1332 = fmaf(v1327, v3, v1331);
-    const iron_bf16 v1333 = iron_f32_to_bf16(v1332);
-    out[v1329] = v1333;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1316 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1317 = v615 + v1316;
+  const unsigned int v1318 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1319 = v614 + v1318;
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1321 = v1319 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v39.x[50];
+    const unsigned int v1324 = v1317 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1325 = v1324 + v1319;
+    const iron_bf16 v1326 = residual[v1325];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1327 = iron_to_f32(v1326);
+    const float v1328 = fmaf(v1323, v3, v1327);
+    const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
+    out[v1325] = v1329;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1334 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1336 = v615 + v1334;
-  const unsigned int v1337 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1339 = v618 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v39.x[45];
-    const unsigned int v1344 = v1336 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1345 = v1344 + v1339;
-    const iron_bf16 v1346 = residual[v1345];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1347 = iron_to_f32(v1346);
-    const float v1348 = fmaf(v1343, v3, v1347);
-    const iron_bf16 v1349 = iron_f32_to_bf16(v1348);
-    out[v1345] = v1349;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1330 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1331 = v615 + v1330;
+  const unsigned int v1332 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1333 = v614 + v1332;
+  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1335 = v1333 < v1;
+  const bool v1336 = v1334 && v1335;
+  if (v1336) {
+    const float v1337 = v39.x[51];
+    const unsigned int v1338 = v1331 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1339 = v1338 + v1333;
+    const iron_bf16 v1340 = residual[v1339];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1341 = iron_to_f32(v1340);
+    const float v1342 = fmaf(v1337, v3, v1341);
+    const iron_bf16 v1343 = iron_f32_to_bf16(v1342);
+    out[v1339] = v1343;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1350 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1352 = v615 + v1350;
-  const unsigned int v1353 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1355 = v618 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1357 = v1355 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v39.x[46];
-    const unsigned int v1360 = v1352 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1361 = v1360 + v1355;
-    const iron_bf16 v1362 = residual[v1361];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1363 = iron_to_f32(v1362);
-    const float v1364 = fmaf(v1359, v3, v1363);
-    const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
-    out[v1361] = v1365;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1344 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1345 = v615 + v1344;
+  const unsigned int v1346 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1347 = v614 + v1346;
+  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1349 = v1347 < v1;
+  const bool v1350 = v1348 && v1349;
+  if (v1350) {
+    const float v1351 = v39.x[52];
+    const unsigned int v1352 = v1345 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1353 = v1352 + v1347;
+    const iron_bf16 v1354 = residual[v1353];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1355 = iron_to_f32(v1354);
+    const float v1356 = fmaf(v1351, v3, v1355);
+    const iron_bf16 v1357 = iron_f32_to_bf16(v1356);
+    out[v1353] = v1357;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1366 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1368 = v615 + v1366;
-  const unsigned int v1369 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1371 = v618 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1373 = v1371 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v39.x[47];
-    const unsigned int v1376 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1377 = v1376 + v1371;
-    const iron_bf16 v1378 = residual[v1377];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1379 = iron_to_f32(v1378);
-    const float v1380 = fmaf(v1375, v3, v1379);
-    const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
-    out[v1377] = v1381;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1358 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1359 = v615 + v1358;
+  const unsigned int v1360 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1361 = v614 + v1360;
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1363 = v1361 < v1;
+  const bool v1364 = v1362 && v1363;
+  if (v1364) {
+    const float v1365 = v39.x[53];
+    const unsigned int v1366 = v1359 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1367 = v1366 + v1361;
+    const iron_bf16 v1368 = residual[v1367];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1369 = iron_to_f32(v1368);
+    const float v1370 = fmaf(v1365, v3, v1369);
+    const iron_bf16 v1371 = iron_f32_to_bf16(v1370);
+    out[v1367] = v1371;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1382 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1384 = v615 + v1382;
-  const unsigned int v1385 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1387 = v618 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.x[48];
-    const unsigned int v1392 = v1384 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1393 = v1392 + v1387;
-    const iron_bf16 v1394 = residual[v1393];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1395 = iron_to_f32(v1394);
-    const float v1396 = fmaf(v1391, v3, v1395);
-    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
-    out[v1393] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1372 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1373 = v615 + v1372;
+  const unsigned int v1374 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1375 = v614 + v1374;
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1377 = v1375 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v39.x[54];
+    const unsigned int v1380 = v1373 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1381 = v1380 + v1375;
+    const iron_bf16 v1382 = residual[v1381];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1383 = iron_to_f32(v1382);
+    const float v1384 = fmaf(v1379, v3, v1383);
+    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
+    out[v1381] = v1385;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1400 = v615 + v1398;
-  const unsigned int v1401 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1403 = v618 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1386 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1387 = v615 + v1386;
+  const unsigned int v1388 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1389 = v614 + v1388;
+  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1391 = v1389 < v1;
+  const bool v1392 = v1390 && v1391;
+  if (v1392) {
+    const float v1393 = v39.x[55];
+    const unsigned int v1394 = v1387 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1395 = v1394 + v1389;
+    const iron_bf16 v1396 = residual[v1395];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1397 = iron_to_f32(v1396);
+    const float v1398 = fmaf(v1393, v3, v1397);
+    const iron_bf16 v1399 = iron_f32_to_bf16(v1398);
+    out[v1395] = v1399;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1400 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1401 = v615 + v1400;
+  const unsigned int v1402 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1403 = v614 + v1402;
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
-    const float v1407 = v39.x[49];
-    const unsigned int v1408 = v1400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1407 = v39.x[56];
+    const unsigned int v1408 = v1401 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1409 = v1408 + v1403;
     const iron_bf16 v1410 = residual[v1409];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1411 = iron_to_f32(v1410);
@@ -1655,118 +1774,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
     out[v1409] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1416 = v615 + v1414;
-  const unsigned int v1417 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1419 = v618 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v39.x[50];
-    const unsigned int v1424 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1425 = v1424 + v1419;
-    const iron_bf16 v1426 = residual[v1425];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1427 = iron_to_f32(v1426);
-    const float v1428 = fmaf(v1423, v3, v1427);
-    const iron_bf16 v1429 = iron_f32_to_bf16(v1428);
-    out[v1425] = v1429;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1414 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1415 = v615 + v1414;
+  const unsigned int v1416 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1417 = v614 + v1416;
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1419 = v1417 < v1;
+  const bool v1420 = v1418 && v1419;
+  if (v1420) {
+    const float v1421 = v39.x[57];
+    const unsigned int v1422 = v1415 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1423 = v1422 + v1417;
+    const iron_bf16 v1424 = residual[v1423];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1425 = iron_to_f32(v1424);
+    const float v1426 = fmaf(v1421, v3, v1425);
+    const iron_bf16 v1427 = iron_f32_to_bf16(v1426);
+    out[v1423] = v1427;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1432 = v615 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1435 = v618 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v39.x[51];
-    const unsigned int v1440 = v1432 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1441 = v1440 + v1435;
-    const iron_bf16 v1442 = residual[v1441];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1443 = iron_to_f32(v1442);
-    const float v1444 = fmaf(v1439, v3, v1443);
-    const iron_bf16 v1445 = iron_f32_to_bf16(v1444);
-    out[v1441] = v1445;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1428 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1429 = v615 + v1428;
+  const unsigned int v1430 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1431 = v614 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1433 = v1431 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v39.x[58];
+    const unsigned int v1436 = v1429 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1437 = v1436 + v1431;
+    const iron_bf16 v1438 = residual[v1437];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1439 = iron_to_f32(v1438);
+    const float v1440 = fmaf(v1435, v3, v1439);
+    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
+    out[v1437] = v1441;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1448 = v615 + v1446;
-  const unsigned int v1449 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1451 = v618 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1453 = v1451 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v39.x[52];
-    const unsigned int v1456 = v1448 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1457 = v1456 + v1451;
-    const iron_bf16 v1458 = residual[v1457];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1459 = iron_to_f32(v1458);
-    const float v1460 = fmaf(v1455, v3, v1459);
-    const iron_bf16 v1461 = iron_f32_to_bf16(v1460);
-    out[v1457] = v1461;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1442 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1443 = v615 + v1442;
+  const unsigned int v1444 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1445 = v614 + v1444;
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1447 = v1445 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v39.x[59];
+    const unsigned int v1450 = v1443 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1451 = v1450 + v1445;
+    const iron_bf16 v1452 = residual[v1451];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1453 = iron_to_f32(v1452);
+    const float v1454 = fmaf(v1449, v3, v1453);
+    const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
+    out[v1451] = v1455;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1462 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1464 = v615 + v1462;
-  const unsigned int v1465 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1467 = v618 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1469 = v1467 < v1;
-  const bool v1470 = v1468 && v1469;
-  if (v1470) {
-    const float v1471 = v39.x[53];
-    const unsigned int v1472 = v1464 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1473 = v1472 + v1467;
-    const iron_bf16 v1474 = residual[v1473];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1475 = iron_to_f32(v1474);
-    const float v1476 = fmaf(v1471, v3, v1475);
-    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
-    out[v1473] = v1477;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1456 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1457 = v615 + v1456;
+  const unsigned int v1458 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1459 = v614 + v1458;
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1461 = v1459 < v1;
+  const bool v1462 = v1460 && v1461;
+  if (v1462) {
+    const float v1463 = v39.x[60];
+    const unsigned int v1464 = v1457 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1465 = v1464 + v1459;
+    const iron_bf16 v1466 = residual[v1465];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1467 = iron_to_f32(v1466);
+    const float v1468 = fmaf(v1463, v3, v1467);
+    const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
+    out[v1465] = v1469;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1478 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1480 = v615 + v1478;
-  const unsigned int v1481 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1483 = v618 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1485 = v1483 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v39.x[54];
-    const unsigned int v1488 = v1480 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1489 = v1488 + v1483;
-    const iron_bf16 v1490 = residual[v1489];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1491 = iron_to_f32(v1490);
-    const float v1492 = fmaf(v1487, v3, v1491);
-    const iron_bf16 v1493 = iron_f32_to_bf16(v1492);
-    out[v1489] = v1493;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1470 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1471 = v615 + v1470;
+  const unsigned int v1472 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1473 = v614 + v1472;
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1475 = v1473 < v1;
+  const bool v1476 = v1474 && v1475;
+  if (v1476) {
+    const float v1477 = v39.x[61];
+    const unsigned int v1478 = v1471 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1479 = v1478 + v1473;
+    const iron_bf16 v1480 = residual[v1479];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1481 = iron_to_f32(v1480);
+    const float v1482 = fmaf(v1477, v3, v1481);
+    const iron_bf16 v1483 = iron_f32_to_bf16(v1482);
+    out[v1479] = v1483;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1496 = v615 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1499 = v618 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1501 = v1499 < v1;
-  const bool v1502 = v1500 && v1501;
-  if (v1502) {
-    const float v1503 = v39.x[55];
-    const unsigned int v1504 = v1496 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1505 = v1504 + v1499;
-    const iron_bf16 v1506 = residual[v1505];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1507 = iron_to_f32(v1506);
-    const float v1508 = fmaf(v1503, v3, v1507);
-    const iron_bf16 v1509 = iron_f32_to_bf16(v1508);
-    out[v1505] = v1509;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1484 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1485 = v615 + v1484;
+  const unsigned int v1486 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1487 = v614 + v1486;
+  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1489 = v1487 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v39.x[62];
+    const unsigned int v1492 = v1485 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1493 = v1492 + v1487;
+    const iron_bf16 v1494 = residual[v1493];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1495 = iron_to_f32(v1494);
+    const float v1496 = fmaf(v1491, v3, v1495);
+    const iron_bf16 v1497 = iron_f32_to_bf16(v1496);
+    out[v1493] = v1497;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1512 = v615 + v1510;
-  const unsigned int v1513 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1515 = v618 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1498 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1499 = v615 + v1498;
+  const unsigned int v1500 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1501 = v614 + v1500;
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1503 = v1501 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v39.x[63];
+    const unsigned int v1506 = v1499 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1507 = v1506 + v1501;
+    const iron_bf16 v1508 = residual[v1507];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1509 = iron_to_f32(v1508);
+    const float v1510 = fmaf(v1505, v3, v1509);
+    const iron_bf16 v1511 = iron_f32_to_bf16(v1510);
+    out[v1507] = v1511;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1512 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1513 = v615 + v1512;
+  const unsigned int v1514 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1515 = v614 + v1514;
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
-    const float v1519 = v39.x[56];
-    const unsigned int v1520 = v1512 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1519 = v39.x[64];
+    const unsigned int v1520 = v1513 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1521 = v1520 + v1515;
     const iron_bf16 v1522 = residual[v1521];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1523 = iron_to_f32(v1522);
@@ -1774,118 +1910,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
     out[v1521] = v1525;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1528 = v615 + v1526;
-  const unsigned int v1529 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1531 = v618 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v39.x[57];
-    const unsigned int v1536 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1537 = v1536 + v1531;
-    const iron_bf16 v1538 = residual[v1537];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1539 = iron_to_f32(v1538);
-    const float v1540 = fmaf(v1535, v3, v1539);
-    const iron_bf16 v1541 = iron_f32_to_bf16(v1540);
-    out[v1537] = v1541;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1526 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1527 = v615 + v1526;
+  const unsigned int v1528 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1529 = v614 + v1528;
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1531 = v1529 < v1;
+  const bool v1532 = v1530 && v1531;
+  if (v1532) {
+    const float v1533 = v39.x[65];
+    const unsigned int v1534 = v1527 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1535 = v1534 + v1529;
+    const iron_bf16 v1536 = residual[v1535];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1537 = iron_to_f32(v1536);
+    const float v1538 = fmaf(v1533, v3, v1537);
+    const iron_bf16 v1539 = iron_f32_to_bf16(v1538);
+    out[v1535] = v1539;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1542 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1544 = v615 + v1542;
-  const unsigned int v1545 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1547 = v618 + v1545;
-  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1549 = v1547 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v39.x[58];
-    const unsigned int v1552 = v1544 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1553 = v1552 + v1547;
-    const iron_bf16 v1554 = residual[v1553];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1555 = iron_to_f32(v1554);
-    const float v1556 = fmaf(v1551, v3, v1555);
-    const iron_bf16 v1557 = iron_f32_to_bf16(v1556);
-    out[v1553] = v1557;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1540 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1541 = v615 + v1540;
+  const unsigned int v1542 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1543 = v614 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1545 = v1543 < v1;
+  const bool v1546 = v1544 && v1545;
+  if (v1546) {
+    const float v1547 = v39.x[66];
+    const unsigned int v1548 = v1541 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1549 = v1548 + v1543;
+    const iron_bf16 v1550 = residual[v1549];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1551 = iron_to_f32(v1550);
+    const float v1552 = fmaf(v1547, v3, v1551);
+    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
+    out[v1549] = v1553;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1558 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1560 = v615 + v1558;
-  const unsigned int v1561 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1563 = v618 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1565 = v1563 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v39.x[59];
-    const unsigned int v1568 = v1560 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1569 = v1568 + v1563;
-    const iron_bf16 v1570 = residual[v1569];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1571 = iron_to_f32(v1570);
-    const float v1572 = fmaf(v1567, v3, v1571);
-    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
-    out[v1569] = v1573;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1554 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1555 = v615 + v1554;
+  const unsigned int v1556 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1557 = v614 + v1556;
+  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1559 = v1557 < v1;
+  const bool v1560 = v1558 && v1559;
+  if (v1560) {
+    const float v1561 = v39.x[67];
+    const unsigned int v1562 = v1555 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1563 = v1562 + v1557;
+    const iron_bf16 v1564 = residual[v1563];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1565 = iron_to_f32(v1564);
+    const float v1566 = fmaf(v1561, v3, v1565);
+    const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
+    out[v1563] = v1567;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1576 = v615 + v1574;
-  const unsigned int v1577 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1579 = v618 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v39.x[60];
-    const unsigned int v1584 = v1576 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1585 = v1584 + v1579;
-    const iron_bf16 v1586 = residual[v1585];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1587 = iron_to_f32(v1586);
-    const float v1588 = fmaf(v1583, v3, v1587);
-    const iron_bf16 v1589 = iron_f32_to_bf16(v1588);
-    out[v1585] = v1589;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1568 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1569 = v615 + v1568;
+  const unsigned int v1570 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1571 = v614 + v1570;
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1573 = v1571 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v39.x[68];
+    const unsigned int v1576 = v1569 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1577 = v1576 + v1571;
+    const iron_bf16 v1578 = residual[v1577];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1579 = iron_to_f32(v1578);
+    const float v1580 = fmaf(v1575, v3, v1579);
+    const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
+    out[v1577] = v1581;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1590 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1592 = v615 + v1590;
-  const unsigned int v1593 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1595 = v618 + v1593;
-  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1597 = v1595 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v39.x[61];
-    const unsigned int v1600 = v1592 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1601 = v1600 + v1595;
-    const iron_bf16 v1602 = residual[v1601];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1603 = iron_to_f32(v1602);
-    const float v1604 = fmaf(v1599, v3, v1603);
-    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
-    out[v1601] = v1605;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1582 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1583 = v615 + v1582;
+  const unsigned int v1584 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1585 = v614 + v1584;
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1587 = v1585 < v1;
+  const bool v1588 = v1586 && v1587;
+  if (v1588) {
+    const float v1589 = v39.x[69];
+    const unsigned int v1590 = v1583 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1591 = v1590 + v1585;
+    const iron_bf16 v1592 = residual[v1591];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1593 = iron_to_f32(v1592);
+    const float v1594 = fmaf(v1589, v3, v1593);
+    const iron_bf16 v1595 = iron_f32_to_bf16(v1594);
+    out[v1591] = v1595;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1606 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1608 = v615 + v1606;
-  const unsigned int v1609 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1611 = v618 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1613 = v1611 < v1;
-  const bool v1614 = v1612 && v1613;
-  if (v1614) {
-    const float v1615 = v39.x[62];
-    const unsigned int v1616 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1617 = v1616 + v1611;
-    const iron_bf16 v1618 = residual[v1617];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1619 = iron_to_f32(v1618);
-    const float v1620 = fmaf(v1615, v3, v1619);
-    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
-    out[v1617] = v1621;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1596 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1597 = v615 + v1596;
+  const unsigned int v1598 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1599 = v614 + v1598;
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1601 = v1599 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v39.x[70];
+    const unsigned int v1604 = v1597 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1605 = v1604 + v1599;
+    const iron_bf16 v1606 = residual[v1605];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1607 = iron_to_f32(v1606);
+    const float v1608 = fmaf(v1603, v3, v1607);
+    const iron_bf16 v1609 = iron_f32_to_bf16(v1608);
+    out[v1605] = v1609;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1624 = v615 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1627 = v618 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1610 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1611 = v615 + v1610;
+  const unsigned int v1612 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1613 = v614 + v1612;
+  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1615 = v1613 < v1;
+  const bool v1616 = v1614 && v1615;
+  if (v1616) {
+    const float v1617 = v39.x[71];
+    const unsigned int v1618 = v1611 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1619 = v1618 + v1613;
+    const iron_bf16 v1620 = residual[v1619];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1621 = iron_to_f32(v1620);
+    const float v1622 = fmaf(v1617, v3, v1621);
+    const iron_bf16 v1623 = iron_f32_to_bf16(v1622);
+    out[v1619] = v1623;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1624 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1625 = v615 + v1624;
+  const unsigned int v1626 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1627 = v614 + v1626;
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
-    const float v1631 = v39.x[63];
-    const unsigned int v1632 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1631 = v39.x[72];
+    const unsigned int v1632 = v1625 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1633 = v1632 + v1627;
     const iron_bf16 v1634 = residual[v1633];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1635 = iron_to_f32(v1634);
@@ -1893,118 +2046,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
     out[v1633] = v1637;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1640 = v615 + v1638;
-  const unsigned int v1641 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1643 = v618 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1645 = v1643 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v39.x[64];
-    const unsigned int v1648 = v1640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1649 = v1648 + v1643;
-    const iron_bf16 v1650 = residual[v1649];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1651 = iron_to_f32(v1650);
-    const float v1652 = fmaf(v1647, v3, v1651);
-    const iron_bf16 v1653 = iron_f32_to_bf16(v1652);
-    out[v1649] = v1653;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1638 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1639 = v615 + v1638;
+  const unsigned int v1640 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1641 = v614 + v1640;
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1643 = v1641 < v1;
+  const bool v1644 = v1642 && v1643;
+  if (v1644) {
+    const float v1645 = v39.x[73];
+    const unsigned int v1646 = v1639 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1647 = v1646 + v1641;
+    const iron_bf16 v1648 = residual[v1647];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1649 = iron_to_f32(v1648);
+    const float v1650 = fmaf(v1645, v3, v1649);
+    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
+    out[v1647] = v1651;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1656 = v615 + v1654;
-  const unsigned int v1657 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1659 = v618 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1661 = v1659 < v1;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v39.x[65];
-    const unsigned int v1664 = v1656 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1665 = v1664 + v1659;
-    const iron_bf16 v1666 = residual[v1665];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1667 = iron_to_f32(v1666);
-    const float v1668 = fmaf(v1663, v3, v1667);
-    const iron_bf16 v1669 = iron_f32_to_bf16(v1668);
-    out[v1665] = v1669;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1652 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1653 = v615 + v1652;
+  const unsigned int v1654 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1655 = v614 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1657 = v1655 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v39.x[74];
+    const unsigned int v1660 = v1653 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1661 = v1660 + v1655;
+    const iron_bf16 v1662 = residual[v1661];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1663 = iron_to_f32(v1662);
+    const float v1664 = fmaf(v1659, v3, v1663);
+    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
+    out[v1661] = v1665;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1672 = v615 + v1670;
-  const unsigned int v1673 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1675 = v618 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1677 = v1675 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v39.x[66];
-    const unsigned int v1680 = v1672 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1681 = v1680 + v1675;
-    const iron_bf16 v1682 = residual[v1681];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1683 = iron_to_f32(v1682);
-    const float v1684 = fmaf(v1679, v3, v1683);
-    const iron_bf16 v1685 = iron_f32_to_bf16(v1684);
-    out[v1681] = v1685;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1666 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1667 = v615 + v1666;
+  const unsigned int v1668 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1669 = v614 + v1668;
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1671 = v1669 < v1;
+  const bool v1672 = v1670 && v1671;
+  if (v1672) {
+    const float v1673 = v39.x[75];
+    const unsigned int v1674 = v1667 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1675 = v1674 + v1669;
+    const iron_bf16 v1676 = residual[v1675];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1677 = iron_to_f32(v1676);
+    const float v1678 = fmaf(v1673, v3, v1677);
+    const iron_bf16 v1679 = iron_f32_to_bf16(v1678);
+    out[v1675] = v1679;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1686 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1688 = v615 + v1686;
-  const unsigned int v1689 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1691 = v618 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1693 = v1691 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v39.x[67];
-    const unsigned int v1696 = v1688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1697 = v1696 + v1691;
-    const iron_bf16 v1698 = residual[v1697];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1699 = iron_to_f32(v1698);
-    const float v1700 = fmaf(v1695, v3, v1699);
-    const iron_bf16 v1701 = iron_f32_to_bf16(v1700);
-    out[v1697] = v1701;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1680 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1681 = v615 + v1680;
+  const unsigned int v1682 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1683 = v614 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v39.x[76];
+    const unsigned int v1688 = v1681 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1689 = v1688 + v1683;
+    const iron_bf16 v1690 = residual[v1689];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1691 = iron_to_f32(v1690);
+    const float v1692 = fmaf(v1687, v3, v1691);
+    const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
+    out[v1689] = v1693;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1704 = v615 + v1702;
-  const unsigned int v1705 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1707 = v618 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1709 = v1707 < v1;
-  const bool v1710 = v1708 && v1709;
-  if (v1710) {
-    const float v1711 = v39.x[68];
-    const unsigned int v1712 = v1704 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1713 = v1712 + v1707;
-    const iron_bf16 v1714 = residual[v1713];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1715 = iron_to_f32(v1714);
-    const float v1716 = fmaf(v1711, v3, v1715);
-    const iron_bf16 v1717 = iron_f32_to_bf16(v1716);
-    out[v1713] = v1717;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1695 = v615 + v1694;
+  const unsigned int v1696 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1697 = v614 + v1696;
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1699 = v1697 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v39.x[77];
+    const unsigned int v1702 = v1695 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1703 = v1702 + v1697;
+    const iron_bf16 v1704 = residual[v1703];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1705 = iron_to_f32(v1704);
+    const float v1706 = fmaf(v1701, v3, v1705);
+    const iron_bf16 v1707 = iron_f32_to_bf16(v1706);
+    out[v1703] = v1707;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1720 = v615 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1723 = v618 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.x[69];
-    const unsigned int v1728 = v1720 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1729 = v1728 + v1723;
-    const iron_bf16 v1730 = residual[v1729];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1731 = iron_to_f32(v1730);
-    const float v1732 = fmaf(v1727, v3, v1731);
-    const iron_bf16 v1733 = iron_f32_to_bf16(v1732);
-    out[v1729] = v1733;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1708 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1709 = v615 + v1708;
+  const unsigned int v1710 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1711 = v614 + v1710;
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1713 = v1711 < v1;
+  const bool v1714 = v1712 && v1713;
+  if (v1714) {
+    const float v1715 = v39.x[78];
+    const unsigned int v1716 = v1709 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1717 = v1716 + v1711;
+    const iron_bf16 v1718 = residual[v1717];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1719 = iron_to_f32(v1718);
+    const float v1720 = fmaf(v1715, v3, v1719);
+    const iron_bf16 v1721 = iron_f32_to_bf16(v1720);
+    out[v1717] = v1721;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1736 = v615 + v1734;
-  const unsigned int v1737 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1739 = v618 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1722 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1723 = v615 + v1722;
+  const unsigned int v1724 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1725 = v614 + v1724;
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1727 = v1725 < v1;
+  const bool v1728 = v1726 && v1727;
+  if (v1728) {
+    const float v1729 = v39.x[79];
+    const unsigned int v1730 = v1723 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1731 = v1730 + v1725;
+    const iron_bf16 v1732 = residual[v1731];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1733 = iron_to_f32(v1732);
+    const float v1734 = fmaf(v1729, v3, v1733);
+    const iron_bf16 v1735 = iron_f32_to_bf16(v1734);
+    out[v1731] = v1735;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1736 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1737 = v615 + v1736;
+  const unsigned int v1738 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1739 = v614 + v1738;
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
-    const float v1743 = v39.x[70];
-    const unsigned int v1744 = v1736 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1743 = v39.x[80];
+    const unsigned int v1744 = v1737 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1745 = v1744 + v1739;
     const iron_bf16 v1746 = residual[v1745];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1747 = iron_to_f32(v1746);
@@ -2012,118 +2182,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
     out[v1745] = v1749;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1752 = v615 + v1750;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1755 = v618 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1757 = v1755 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v39.x[71];
-    const unsigned int v1760 = v1752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1761 = v1760 + v1755;
-    const iron_bf16 v1762 = residual[v1761];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1763 = iron_to_f32(v1762);
-    const float v1764 = fmaf(v1759, v3, v1763);
-    const iron_bf16 v1765 = iron_f32_to_bf16(v1764);
-    out[v1761] = v1765;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1750 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1751 = v615 + v1750;
+  const unsigned int v1752 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1753 = v614 + v1752;
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1755 = v1753 < v1;
+  const bool v1756 = v1754 && v1755;
+  if (v1756) {
+    const float v1757 = v39.x[81];
+    const unsigned int v1758 = v1751 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1759 = v1758 + v1753;
+    const iron_bf16 v1760 = residual[v1759];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1761 = iron_to_f32(v1760);
+    const float v1762 = fmaf(v1757, v3, v1761);
+    const iron_bf16 v1763 = iron_f32_to_bf16(v1762);
+    out[v1759] = v1763;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1766 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1768 = v615 + v1766;
-  const unsigned int v1769 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1771 = v618 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v39.x[72];
-    const unsigned int v1776 = v1768 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1777 = v1776 + v1771;
-    const iron_bf16 v1778 = residual[v1777];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1779 = iron_to_f32(v1778);
-    const float v1780 = fmaf(v1775, v3, v1779);
-    const iron_bf16 v1781 = iron_f32_to_bf16(v1780);
-    out[v1777] = v1781;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1764 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1765 = v615 + v1764;
+  const unsigned int v1766 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1767 = v614 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1769 = v1767 < v1;
+  const bool v1770 = v1768 && v1769;
+  if (v1770) {
+    const float v1771 = v39.x[82];
+    const unsigned int v1772 = v1765 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1773 = v1772 + v1767;
+    const iron_bf16 v1774 = residual[v1773];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1775 = iron_to_f32(v1774);
+    const float v1776 = fmaf(v1771, v3, v1775);
+    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
+    out[v1773] = v1777;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1784 = v615 + v1782;
-  const unsigned int v1785 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1787 = v618 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v39.x[73];
-    const unsigned int v1792 = v1784 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1793 = v1792 + v1787;
-    const iron_bf16 v1794 = residual[v1793];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1795 = iron_to_f32(v1794);
-    const float v1796 = fmaf(v1791, v3, v1795);
-    const iron_bf16 v1797 = iron_f32_to_bf16(v1796);
-    out[v1793] = v1797;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1778 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1779 = v615 + v1778;
+  const unsigned int v1780 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1781 = v614 + v1780;
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1783 = v1781 < v1;
+  const bool v1784 = v1782 && v1783;
+  if (v1784) {
+    const float v1785 = v39.x[83];
+    const unsigned int v1786 = v1779 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1787 = v1786 + v1781;
+    const iron_bf16 v1788 = residual[v1787];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1789 = iron_to_f32(v1788);
+    const float v1790 = fmaf(v1785, v3, v1789);
+    const iron_bf16 v1791 = iron_f32_to_bf16(v1790);
+    out[v1787] = v1791;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1798 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1800 = v615 + v1798;
-  const unsigned int v1801 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1803 = v618 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1805 = v1803 < v1;
-  const bool v1806 = v1804 && v1805;
-  if (v1806) {
-    const float v1807 = v39.x[74];
-    const unsigned int v1808 = v1800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1809 = v1808 + v1803;
-    const iron_bf16 v1810 = residual[v1809];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1811 = iron_to_f32(v1810);
-    const float v1812 = fmaf(v1807, v3, v1811);
-    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
-    out[v1809] = v1813;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1792 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1793 = v615 + v1792;
+  const unsigned int v1794 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1795 = v614 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v39.x[84];
+    const unsigned int v1800 = v1793 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1801 = v1800 + v1795;
+    const iron_bf16 v1802 = residual[v1801];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1803 = iron_to_f32(v1802);
+    const float v1804 = fmaf(v1799, v3, v1803);
+    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
+    out[v1801] = v1805;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1814 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1816 = v615 + v1814;
-  const unsigned int v1817 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1819 = v618 + v1817;
-  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v39.x[75];
-    const unsigned int v1824 = v1816 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1825 = v1824 + v1819;
-    const iron_bf16 v1826 = residual[v1825];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1827 = iron_to_f32(v1826);
-    const float v1828 = fmaf(v1823, v3, v1827);
-    const iron_bf16 v1829 = iron_f32_to_bf16(v1828);
-    out[v1825] = v1829;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1806 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1807 = v615 + v1806;
+  const unsigned int v1808 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1809 = v614 + v1808;
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1811 = v1809 < v1;
+  const bool v1812 = v1810 && v1811;
+  if (v1812) {
+    const float v1813 = v39.x[85];
+    const unsigned int v1814 = v1807 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1815 = v1814 + v1809;
+    const iron_bf16 v1816 = residual[v1815];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1817 = iron_to_f32(v1816);
+    const float v1818 = fmaf(v1813, v3, v1817);
+    const iron_bf16 v1819 = iron_f32_to_bf16(v1818);
+    out[v1815] = v1819;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1832 = v615 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1835 = v618 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v39.x[76];
-    const unsigned int v1840 = v1832 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1841 = v1840 + v1835;
-    const iron_bf16 v1842 = residual[v1841];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1843 = iron_to_f32(v1842);
-    const float v1844 = fmaf(v1839, v3, v1843);
-    const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
-    out[v1841] = v1845;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1820 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1821 = v615 + v1820;
+  const unsigned int v1822 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1823 = v614 + v1822;
+  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1825 = v1823 < v1;
+  const bool v1826 = v1824 && v1825;
+  if (v1826) {
+    const float v1827 = v39.x[86];
+    const unsigned int v1828 = v1821 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1829 = v1828 + v1823;
+    const iron_bf16 v1830 = residual[v1829];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1831 = iron_to_f32(v1830);
+    const float v1832 = fmaf(v1827, v3, v1831);
+    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
+    out[v1829] = v1833;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1848 = v615 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1851 = v618 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1834 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1835 = v615 + v1834;
+  const unsigned int v1836 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1837 = v614 + v1836;
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1839 = v1837 < v1;
+  const bool v1840 = v1838 && v1839;
+  if (v1840) {
+    const float v1841 = v39.x[87];
+    const unsigned int v1842 = v1835 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1843 = v1842 + v1837;
+    const iron_bf16 v1844 = residual[v1843];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1845 = iron_to_f32(v1844);
+    const float v1846 = fmaf(v1841, v3, v1845);
+    const iron_bf16 v1847 = iron_f32_to_bf16(v1846);
+    out[v1843] = v1847;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1848 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1849 = v615 + v1848;
+  const unsigned int v1850 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1851 = v614 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
-    const float v1855 = v39.x[77];
-    const unsigned int v1856 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1855 = v39.x[88];
+    const unsigned int v1856 = v1849 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1857 = v1856 + v1851;
     const iron_bf16 v1858 = residual[v1857];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1859 = iron_to_f32(v1858);
@@ -2131,118 +2318,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
     out[v1857] = v1861;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1864 = v615 + v1862;
-  const unsigned int v1865 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1867 = v618 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v39.x[78];
-    const unsigned int v1872 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1873 = v1872 + v1867;
-    const iron_bf16 v1874 = residual[v1873];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1875 = iron_to_f32(v1874);
-    const float v1876 = fmaf(v1871, v3, v1875);
-    const iron_bf16 v1877 = iron_f32_to_bf16(v1876);
-    out[v1873] = v1877;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1862 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1863 = v615 + v1862;
+  const unsigned int v1864 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1865 = v614 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v39.x[89];
+    const unsigned int v1870 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1871 = v1870 + v1865;
+    const iron_bf16 v1872 = residual[v1871];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1873 = iron_to_f32(v1872);
+    const float v1874 = fmaf(v1869, v3, v1873);
+    const iron_bf16 v1875 = iron_f32_to_bf16(v1874);
+    out[v1871] = v1875;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1880 = v615 + v1878;
-  const unsigned int v1881 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1883 = v618 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1885 = v1883 < v1;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v39.x[79];
-    const unsigned int v1888 = v1880 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1889 = v1888 + v1883;
-    const iron_bf16 v1890 = residual[v1889];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1891 = iron_to_f32(v1890);
-    const float v1892 = fmaf(v1887, v3, v1891);
-    const iron_bf16 v1893 = iron_f32_to_bf16(v1892);
-    out[v1889] = v1893;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1876 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1877 = v615 + v1876;
+  const unsigned int v1878 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1879 = v614 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1881 = v1879 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v39.x[90];
+    const unsigned int v1884 = v1877 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1885 = v1884 + v1879;
+    const iron_bf16 v1886 = residual[v1885];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1887 = iron_to_f32(v1886);
+    const float v1888 = fmaf(v1883, v3, v1887);
+    const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
+    out[v1885] = v1889;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1896 = v615 + v1894;
-  const unsigned int v1897 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1899 = v618 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1901 = v1899 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v39.x[80];
-    const unsigned int v1904 = v1896 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1905 = v1904 + v1899;
-    const iron_bf16 v1906 = residual[v1905];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1907 = iron_to_f32(v1906);
-    const float v1908 = fmaf(v1903, v3, v1907);
-    const iron_bf16 v1909 = iron_f32_to_bf16(v1908);
-    out[v1905] = v1909;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1890 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1891 = v615 + v1890;
+  const unsigned int v1892 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1893 = v614 + v1892;
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1895 = v1893 < v1;
+  const bool v1896 = v1894 && v1895;
+  if (v1896) {
+    const float v1897 = v39.x[91];
+    const unsigned int v1898 = v1891 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1899 = v1898 + v1893;
+    const iron_bf16 v1900 = residual[v1899];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1901 = iron_to_f32(v1900);
+    const float v1902 = fmaf(v1897, v3, v1901);
+    const iron_bf16 v1903 = iron_f32_to_bf16(v1902);
+    out[v1899] = v1903;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1910 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1912 = v615 + v1910;
-  const unsigned int v1913 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1915 = v618 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1917 = v1915 < v1;
-  const bool v1918 = v1916 && v1917;
-  if (v1918) {
-    const float v1919 = v39.x[81];
-    const unsigned int v1920 = v1912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1921 = v1920 + v1915;
-    const iron_bf16 v1922 = residual[v1921];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1923 = iron_to_f32(v1922);
-    const float v1924 = fmaf(v1919, v3, v1923);
-    const iron_bf16 v1925 = iron_f32_to_bf16(v1924);
-    out[v1921] = v1925;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1904 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1905 = v615 + v1904;
+  const unsigned int v1906 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1907 = v614 + v1906;
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1909 = v1907 < v1;
+  const bool v1910 = v1908 && v1909;
+  if (v1910) {
+    const float v1911 = v39.x[92];
+    const unsigned int v1912 = v1905 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1913 = v1912 + v1907;
+    const iron_bf16 v1914 = residual[v1913];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1915 = iron_to_f32(v1914);
+    const float v1916 = fmaf(v1911, v3, v1915);
+    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
+    out[v1913] = v1917;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1926 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1928 = v615 + v1926;
-  const unsigned int v1929 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1931 = v618 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1933 = v1931 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v39.x[82];
-    const unsigned int v1936 = v1928 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1937 = v1936 + v1931;
-    const iron_bf16 v1938 = residual[v1937];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1939 = iron_to_f32(v1938);
-    const float v1940 = fmaf(v1935, v3, v1939);
-    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
-    out[v1937] = v1941;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1918 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1919 = v615 + v1918;
+  const unsigned int v1920 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1921 = v614 + v1920;
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1923 = v1921 < v1;
+  const bool v1924 = v1922 && v1923;
+  if (v1924) {
+    const float v1925 = v39.x[93];
+    const unsigned int v1926 = v1919 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1927 = v1926 + v1921;
+    const iron_bf16 v1928 = residual[v1927];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1929 = iron_to_f32(v1928);
+    const float v1930 = fmaf(v1925, v3, v1929);
+    const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
+    out[v1927] = v1931;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1944 = v615 + v1942;
-  const unsigned int v1945 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1947 = v618 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1949 = v1947 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v39.x[83];
-    const unsigned int v1952 = v1944 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1953 = v1952 + v1947;
-    const iron_bf16 v1954 = residual[v1953];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1955 = iron_to_f32(v1954);
-    const float v1956 = fmaf(v1951, v3, v1955);
-    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
-    out[v1953] = v1957;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1932 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1933 = v615 + v1932;
+  const unsigned int v1934 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1935 = v614 + v1934;
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1937 = v1935 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v39.x[94];
+    const unsigned int v1940 = v1933 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1941 = v1940 + v1935;
+    const iron_bf16 v1942 = residual[v1941];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1943 = iron_to_f32(v1942);
+    const float v1944 = fmaf(v1939, v3, v1943);
+    const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
+    out[v1941] = v1945;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1960 = v615 + v1958;
-  const unsigned int v1961 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1963 = v618 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v1946 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1947 = v615 + v1946;
+  const unsigned int v1948 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1949 = v614 + v1948;
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1951 = v1949 < v1;
+  const bool v1952 = v1950 && v1951;
+  if (v1952) {
+    const float v1953 = v39.x[95];
+    const unsigned int v1954 = v1947 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1955 = v1954 + v1949;
+    const iron_bf16 v1956 = residual[v1955];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1957 = iron_to_f32(v1956);
+    const float v1958 = fmaf(v1953, v3, v1957);
+    const iron_bf16 v1959 = iron_f32_to_bf16(v1958);
+    out[v1955] = v1959;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v1960 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1961 = v615 + v1960;
+  const unsigned int v1962 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1963 = v614 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
-    const float v1967 = v39.x[84];
-    const unsigned int v1968 = v1960 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1967 = v39.x[96];
+    const unsigned int v1968 = v1961 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v1969 = v1968 + v1963;
     const iron_bf16 v1970 = residual[v1969];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1971 = iron_to_f32(v1970);
@@ -2250,118 +2454,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1973 = iron_f32_to_bf16(v1972);
     out[v1969] = v1973;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1974 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1976 = v615 + v1974;
-  const unsigned int v1977 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1979 = v618 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1981 = v1979 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v39.x[85];
-    const unsigned int v1984 = v1976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v1985 = v1984 + v1979;
-    const iron_bf16 v1986 = residual[v1985];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1987 = iron_to_f32(v1986);
-    const float v1988 = fmaf(v1983, v3, v1987);
-    const iron_bf16 v1989 = iron_f32_to_bf16(v1988);
-    out[v1985] = v1989;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1974 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1975 = v615 + v1974;
+  const unsigned int v1976 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1977 = v614 + v1976;
+  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1979 = v1977 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v39.x[97];
+    const unsigned int v1982 = v1975 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1983 = v1982 + v1977;
+    const iron_bf16 v1984 = residual[v1983];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1985 = iron_to_f32(v1984);
+    const float v1986 = fmaf(v1981, v3, v1985);
+    const iron_bf16 v1987 = iron_f32_to_bf16(v1986);
+    out[v1983] = v1987;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v1992 = v615 + v1990;
-  const unsigned int v1993 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v1995 = v618 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1997 = v1995 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v39.x[86];
-    const unsigned int v2000 = v1992 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2001 = v2000 + v1995;
-    const iron_bf16 v2002 = residual[v2001];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2003 = iron_to_f32(v2002);
-    const float v2004 = fmaf(v1999, v3, v2003);
-    const iron_bf16 v2005 = iron_f32_to_bf16(v2004);
-    out[v2001] = v2005;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v1988 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v1989 = v615 + v1988;
+  const unsigned int v1990 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v1991 = v614 + v1990;
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1993 = v1991 < v1;
+  const bool v1994 = v1992 && v1993;
+  if (v1994) {
+    const float v1995 = v39.x[98];
+    const unsigned int v1996 = v1989 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v1997 = v1996 + v1991;
+    const iron_bf16 v1998 = residual[v1997];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1999 = iron_to_f32(v1998);
+    const float v2000 = fmaf(v1995, v3, v1999);
+    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
+    out[v1997] = v2001;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2006 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2008 = v615 + v2006;
-  const unsigned int v2009 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2011 = v618 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v39.x[87];
-    const unsigned int v2016 = v2008 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2017 = v2016 + v2011;
-    const iron_bf16 v2018 = residual[v2017];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2019 = iron_to_f32(v2018);
-    const float v2020 = fmaf(v2015, v3, v2019);
-    const iron_bf16 v2021 = iron_f32_to_bf16(v2020);
-    out[v2017] = v2021;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2002 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2003 = v615 + v2002;
+  const unsigned int v2004 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2005 = v614 + v2004;
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2007 = v2005 < v1;
+  const bool v2008 = v2006 && v2007;
+  if (v2008) {
+    const float v2009 = v39.x[99];
+    const unsigned int v2010 = v2003 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2011 = v2010 + v2005;
+    const iron_bf16 v2012 = residual[v2011];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2013 = iron_to_f32(v2012);
+    const float v2014 = fmaf(v2009, v3, v2013);
+    const iron_bf16 v2015 = iron_f32_to_bf16(v2014);
+    out[v2011] = v2015;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2022 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2024 = v615 + v2022;
-  const unsigned int v2025 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2027 = v618 + v2025;
-  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2029 = v2027 < v1;
-  const bool v2030 = v2028 && v2029;
-  if (v2030) {
-    const float v2031 = v39.x[88];
-    const unsigned int v2032 = v2024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2033 = v2032 + v2027;
-    const iron_bf16 v2034 = residual[v2033];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2035 = iron_to_f32(v2034);
-    const float v2036 = fmaf(v2031, v3, v2035);
-    const iron_bf16 v2037 = iron_f32_to_bf16(v2036);
-    out[v2033] = v2037;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2016 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2017 = v615 + v2016;
+  const unsigned int v2018 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2019 = v614 + v2018;
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v39.x[100];
+    const unsigned int v2024 = v2017 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2025 = v2024 + v2019;
+    const iron_bf16 v2026 = residual[v2025];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2027 = iron_to_f32(v2026);
+    const float v2028 = fmaf(v2023, v3, v2027);
+    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
+    out[v2025] = v2029;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2038 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2040 = v615 + v2038;
-  const unsigned int v2041 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2043 = v618 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2045 = v2043 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v39.x[89];
-    const unsigned int v2048 = v2040 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2049 = v2048 + v2043;
-    const iron_bf16 v2050 = residual[v2049];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2051 = iron_to_f32(v2050);
-    const float v2052 = fmaf(v2047, v3, v2051);
-    const iron_bf16 v2053 = iron_f32_to_bf16(v2052);
-    out[v2049] = v2053;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2030 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2031 = v615 + v2030;
+  const unsigned int v2032 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2033 = v614 + v2032;
+  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2035 = v2033 < v1;
+  const bool v2036 = v2034 && v2035;
+  if (v2036) {
+    const float v2037 = v39.x[101];
+    const unsigned int v2038 = v2031 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2039 = v2038 + v2033;
+    const iron_bf16 v2040 = residual[v2039];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2041 = iron_to_f32(v2040);
+    const float v2042 = fmaf(v2037, v3, v2041);
+    const iron_bf16 v2043 = iron_f32_to_bf16(v2042);
+    out[v2039] = v2043;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2056 = v615 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2059 = v618 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.x[90];
-    const unsigned int v2064 = v2056 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2065 = v2064 + v2059;
-    const iron_bf16 v2066 = residual[v2065];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2067 = iron_to_f32(v2066);
-    const float v2068 = fmaf(v2063, v3, v2067);
-    const iron_bf16 v2069 = iron_f32_to_bf16(v2068);
-    out[v2065] = v2069;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2044 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2045 = v615 + v2044;
+  const unsigned int v2046 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2047 = v614 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v39.x[102];
+    const unsigned int v2052 = v2045 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2053 = v2052 + v2047;
+    const iron_bf16 v2054 = residual[v2053];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2055 = iron_to_f32(v2054);
+    const float v2056 = fmaf(v2051, v3, v2055);
+    const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
+    out[v2053] = v2057;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2072 = v615 + v2070;
-  const unsigned int v2073 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2075 = v618 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2058 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2059 = v615 + v2058;
+  const unsigned int v2060 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2061 = v614 + v2060;
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2063 = v2061 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v39.x[103];
+    const unsigned int v2066 = v2059 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2067 = v2066 + v2061;
+    const iron_bf16 v2068 = residual[v2067];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2069 = iron_to_f32(v2068);
+    const float v2070 = fmaf(v2065, v3, v2069);
+    const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
+    out[v2067] = v2071;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2072 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2073 = v615 + v2072;
+  const unsigned int v2074 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2075 = v614 + v2074;
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
-    const float v2079 = v39.x[91];
-    const unsigned int v2080 = v2072 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v2079 = v39.x[104];
+    const unsigned int v2080 = v2073 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2081 = v2080 + v2075;
     const iron_bf16 v2082 = residual[v2081];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v2083 = iron_to_f32(v2082);
@@ -2369,118 +2590,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2085 = iron_f32_to_bf16(v2084);
     out[v2081] = v2085;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2088 = v615 + v2086;
-  const unsigned int v2089 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2091 = v618 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2093 = v2091 < v1;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v39.x[92];
-    const unsigned int v2096 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2097 = v2096 + v2091;
-    const iron_bf16 v2098 = residual[v2097];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2099 = iron_to_f32(v2098);
-    const float v2100 = fmaf(v2095, v3, v2099);
-    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
-    out[v2097] = v2101;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2086 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2087 = v615 + v2086;
+  const unsigned int v2088 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2089 = v614 + v2088;
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2091 = v2089 < v1;
+  const bool v2092 = v2090 && v2091;
+  if (v2092) {
+    const float v2093 = v39.x[105];
+    const unsigned int v2094 = v2087 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2095 = v2094 + v2089;
+    const iron_bf16 v2096 = residual[v2095];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2097 = iron_to_f32(v2096);
+    const float v2098 = fmaf(v2093, v3, v2097);
+    const iron_bf16 v2099 = iron_f32_to_bf16(v2098);
+    out[v2095] = v2099;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2104 = v615 + v2102;
-  const unsigned int v2105 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2107 = v618 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2109 = v2107 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v39.x[93];
-    const unsigned int v2112 = v2104 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2113 = v2112 + v2107;
-    const iron_bf16 v2114 = residual[v2113];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2115 = iron_to_f32(v2114);
-    const float v2116 = fmaf(v2111, v3, v2115);
-    const iron_bf16 v2117 = iron_f32_to_bf16(v2116);
-    out[v2113] = v2117;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2100 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2101 = v615 + v2100;
+  const unsigned int v2102 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2103 = v614 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2105 = v2103 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v39.x[106];
+    const unsigned int v2108 = v2101 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2109 = v2108 + v2103;
+    const iron_bf16 v2110 = residual[v2109];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2111 = iron_to_f32(v2110);
+    const float v2112 = fmaf(v2107, v3, v2111);
+    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
+    out[v2109] = v2113;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2120 = v615 + v2118;
-  const unsigned int v2121 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2123 = v618 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2125 = v2123 < v1;
-  const bool v2126 = v2124 && v2125;
-  if (v2126) {
-    const float v2127 = v39.x[94];
-    const unsigned int v2128 = v2120 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2129 = v2128 + v2123;
-    const iron_bf16 v2130 = residual[v2129];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2131 = iron_to_f32(v2130);
-    const float v2132 = fmaf(v2127, v3, v2131);
-    const iron_bf16 v2133 = iron_f32_to_bf16(v2132);
-    out[v2129] = v2133;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2114 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2115 = v615 + v2114;
+  const unsigned int v2116 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2117 = v614 + v2116;
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2119 = v2117 < v1;
+  const bool v2120 = v2118 && v2119;
+  if (v2120) {
+    const float v2121 = v39.x[107];
+    const unsigned int v2122 = v2115 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2123 = v2122 + v2117;
+    const iron_bf16 v2124 = residual[v2123];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2125 = iron_to_f32(v2124);
+    const float v2126 = fmaf(v2121, v3, v2125);
+    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);
+    out[v2123] = v2127;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2134 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2136 = v615 + v2134;
-  const unsigned int v2137 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2139 = v618 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2141 = v2139 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v39.x[95];
-    const unsigned int v2144 = v2136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2145 = v2144 + v2139;
-    const iron_bf16 v2146 = residual[v2145];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2147 = iron_to_f32(v2146);
-    const float v2148 = fmaf(v2143, v3, v2147);
-    const iron_bf16 v2149 = iron_f32_to_bf16(v2148);
-    out[v2145] = v2149;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2128 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2129 = v615 + v2128;
+  const unsigned int v2130 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2131 = v614 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2133 = v2131 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v39.x[108];
+    const unsigned int v2136 = v2129 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2137 = v2136 + v2131;
+    const iron_bf16 v2138 = residual[v2137];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2139 = iron_to_f32(v2138);
+    const float v2140 = fmaf(v2135, v3, v2139);
+    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
+    out[v2137] = v2141;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2150 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2152 = v615 + v2150;
-  const unsigned int v2153 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2155 = v618 + v2153;
-  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2157 = v2155 < v1;
-  const bool v2158 = v2156 && v2157;
-  if (v2158) {
-    const float v2159 = v39.x[96];
-    const unsigned int v2160 = v2152 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2161 = v2160 + v2155;
-    const iron_bf16 v2162 = residual[v2161];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2163 = iron_to_f32(v2162);
-    const float v2164 = fmaf(v2159, v3, v2163);
-    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);
-    out[v2161] = v2165;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2142 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2143 = v615 + v2142;
+  const unsigned int v2144 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2145 = v614 + v2144;
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2147 = v2145 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v39.x[109];
+    const unsigned int v2150 = v2143 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2151 = v2150 + v2145;
+    const iron_bf16 v2152 = residual[v2151];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2153 = iron_to_f32(v2152);
+    const float v2154 = fmaf(v2149, v3, v2153);
+    const iron_bf16 v2155 = iron_f32_to_bf16(v2154);
+    out[v2151] = v2155;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2168 = v615 + v2166;
-  const unsigned int v2169 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2171 = v618 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2173 = v2171 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v39.x[97];
-    const unsigned int v2176 = v2168 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2177 = v2176 + v2171;
-    const iron_bf16 v2178 = residual[v2177];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2179 = iron_to_f32(v2178);
-    const float v2180 = fmaf(v2175, v3, v2179);
-    const iron_bf16 v2181 = iron_f32_to_bf16(v2180);
-    out[v2177] = v2181;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2156 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2157 = v615 + v2156;
+  const unsigned int v2158 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2159 = v614 + v2158;
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2161 = v2159 < v1;
+  const bool v2162 = v2160 && v2161;
+  if (v2162) {
+    const float v2163 = v39.x[110];
+    const unsigned int v2164 = v2157 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2165 = v2164 + v2159;
+    const iron_bf16 v2166 = residual[v2165];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2167 = iron_to_f32(v2166);
+    const float v2168 = fmaf(v2163, v3, v2167);
+    const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
+    out[v2165] = v2169;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2184 = v615 + v2182;
-  const unsigned int v2185 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2187 = v618 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2170 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2171 = v615 + v2170;
+  const unsigned int v2172 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2173 = v614 + v2172;
+  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2175 = v2173 < v1;
+  const bool v2176 = v2174 && v2175;
+  if (v2176) {
+    const float v2177 = v39.x[111];
+    const unsigned int v2178 = v2171 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2179 = v2178 + v2173;
+    const iron_bf16 v2180 = residual[v2179];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2181 = iron_to_f32(v2180);
+    const float v2182 = fmaf(v2177, v3, v2181);
+    const iron_bf16 v2183 = iron_f32_to_bf16(v2182);
+    out[v2179] = v2183;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2184 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2185 = v615 + v2184;
+  const unsigned int v2186 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2187 = v614 + v2186;
+  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
-    const float v2191 = v39.x[98];
-    const unsigned int v2192 = v2184 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v2191 = v39.x[112];
+    const unsigned int v2192 = v2185 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2193 = v2192 + v2187;
     const iron_bf16 v2194 = residual[v2193];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v2195 = iron_to_f32(v2194);
@@ -2488,118 +2726,135 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2197 = iron_f32_to_bf16(v2196);
     out[v2193] = v2197;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2200 = v615 + v2198;
-  const unsigned int v2201 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2203 = v618 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v39.x[99];
-    const unsigned int v2208 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2209 = v2208 + v2203;
-    const iron_bf16 v2210 = residual[v2209];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2211 = iron_to_f32(v2210);
-    const float v2212 = fmaf(v2207, v3, v2211);
-    const iron_bf16 v2213 = iron_f32_to_bf16(v2212);
-    out[v2209] = v2213;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2198 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2199 = v615 + v2198;
+  const unsigned int v2200 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2201 = v614 + v2200;
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2203 = v2201 < v1;
+  const bool v2204 = v2202 && v2203;
+  if (v2204) {
+    const float v2205 = v39.x[113];
+    const unsigned int v2206 = v2199 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2207 = v2206 + v2201;
+    const iron_bf16 v2208 = residual[v2207];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2209 = iron_to_f32(v2208);
+    const float v2210 = fmaf(v2205, v3, v2209);
+    const iron_bf16 v2211 = iron_f32_to_bf16(v2210);
+    out[v2207] = v2211;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2214 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2216 = v615 + v2214;
-  const unsigned int v2217 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2219 = v618 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2221 = v2219 < v1;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v39.x[100];
-    const unsigned int v2224 = v2216 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2225 = v2224 + v2219;
-    const iron_bf16 v2226 = residual[v2225];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2227 = iron_to_f32(v2226);
-    const float v2228 = fmaf(v2223, v3, v2227);
-    const iron_bf16 v2229 = iron_f32_to_bf16(v2228);
-    out[v2225] = v2229;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2212 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2213 = v615 + v2212;
+  const unsigned int v2214 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2215 = v614 + v2214;
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2217 = v2215 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v39.x[114];
+    const unsigned int v2220 = v2213 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2221 = v2220 + v2215;
+    const iron_bf16 v2222 = residual[v2221];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2223 = iron_to_f32(v2222);
+    const float v2224 = fmaf(v2219, v3, v2223);
+    const iron_bf16 v2225 = iron_f32_to_bf16(v2224);
+    out[v2221] = v2225;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2230 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2232 = v615 + v2230;
-  const unsigned int v2233 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2235 = v618 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2237 = v2235 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v39.x[101];
-    const unsigned int v2240 = v2232 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2241 = v2240 + v2235;
-    const iron_bf16 v2242 = residual[v2241];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2243 = iron_to_f32(v2242);
-    const float v2244 = fmaf(v2239, v3, v2243);
-    const iron_bf16 v2245 = iron_f32_to_bf16(v2244);
-    out[v2241] = v2245;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2226 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2227 = v615 + v2226;
+  const unsigned int v2228 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2229 = v614 + v2228;
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2231 = v2229 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v39.x[115];
+    const unsigned int v2234 = v2227 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2235 = v2234 + v2229;
+    const iron_bf16 v2236 = residual[v2235];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2237 = iron_to_f32(v2236);
+    const float v2238 = fmaf(v2233, v3, v2237);
+    const iron_bf16 v2239 = iron_f32_to_bf16(v2238);
+    out[v2235] = v2239;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2246 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2248 = v615 + v2246;
-  const unsigned int v2249 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2251 = v618 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2253 = v2251 < v1;
-  const bool v2254 = v2252 && v2253;
-  if (v2254) {
-    const float v2255 = v39.x[102];
-    const unsigned int v2256 = v2248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2257 = v2256 + v2251;
-    const iron_bf16 v2258 = residual[v2257];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2259 = iron_to_f32(v2258);
-    const float v2260 = fmaf(v2255, v3, v2259);
-    const iron_bf16 v2261 = iron_f32_to_bf16(v2260);
-    out[v2257] = v2261;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2240 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2241 = v615 + v2240;
+  const unsigned int v2242 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2243 = v614 + v2242;
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v39.x[116];
+    const unsigned int v2248 = v2241 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2249 = v2248 + v2243;
+    const iron_bf16 v2250 = residual[v2249];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2251 = iron_to_f32(v2250);
+    const float v2252 = fmaf(v2247, v3, v2251);
+    const iron_bf16 v2253 = iron_f32_to_bf16(v2252);
+    out[v2249] = v2253;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2262 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2264 = v615 + v2262;
-  const unsigned int v2265 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2267 = v618 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2269 = v2267 < v1;
-  const bool v2270 = v2268 && v2269;
-  if (v2270) {
-    const float v2271 = v39.x[103];
-    const unsigned int v2272 = v2264 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2273 = v2272 + v2267;
-    const iron_bf16 v2274 = residual[v2273];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2275 = iron_to_f32(v2274);
-    const float v2276 = fmaf(v2271, v3, v2275);
-    const iron_bf16 v2277 = iron_f32_to_bf16(v2276);
-    out[v2273] = v2277;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2254 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2255 = v615 + v2254;
+  const unsigned int v2256 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2257 = v614 + v2256;
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2259 = v2257 < v1;
+  const bool v2260 = v2258 && v2259;
+  if (v2260) {
+    const float v2261 = v39.x[117];
+    const unsigned int v2262 = v2255 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2263 = v2262 + v2257;
+    const iron_bf16 v2264 = residual[v2263];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2265 = iron_to_f32(v2264);
+    const float v2266 = fmaf(v2261, v3, v2265);
+    const iron_bf16 v2267 = iron_f32_to_bf16(v2266);
+    out[v2263] = v2267;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2278 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2280 = v615 + v2278;
-  const unsigned int v2281 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2283 = v618 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v39.x[104];
-    const unsigned int v2288 = v2280 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2289 = v2288 + v2283;
-    const iron_bf16 v2290 = residual[v2289];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2291 = iron_to_f32(v2290);
-    const float v2292 = fmaf(v2287, v3, v2291);
-    const iron_bf16 v2293 = iron_f32_to_bf16(v2292);
-    out[v2289] = v2293;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2268 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2269 = v615 + v2268;
+  const unsigned int v2270 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2271 = v614 + v2270;
+  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2273 = v2271 < v1;
+  const bool v2274 = v2272 && v2273;
+  if (v2274) {
+    const float v2275 = v39.x[118];
+    const unsigned int v2276 = v2269 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2277 = v2276 + v2271;
+    const iron_bf16 v2278 = residual[v2277];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2279 = iron_to_f32(v2278);
+    const float v2280 = fmaf(v2275, v3, v2279);
+    const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
+    out[v2277] = v2281;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2296 = v615 + v2294;
-  const unsigned int v2297 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2299 = v618 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v2282 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2283 = v615 + v2282;
+  const unsigned int v2284 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2285 = v614 + v2284;
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2287 = v2285 < v1;
+  const bool v2288 = v2286 && v2287;
+  if (v2288) {
+    const float v2289 = v39.x[119];
+    const unsigned int v2290 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2291 = v2290 + v2285;
+    const iron_bf16 v2292 = residual[v2291];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2293 = iron_to_f32(v2292);
+    const float v2294 = fmaf(v2289, v3, v2293);
+    const iron_bf16 v2295 = iron_f32_to_bf16(v2294);
+    out[v2291] = v2295;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const unsigned int v2296 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2297 = v615 + v2296;
+  const unsigned int v2298 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2299 = v614 + v2298;
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
-    const float v2303 = v39.x[105];
-    const unsigned int v2304 = v2296 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v2303 = v39.x[120];
+    const unsigned int v2304 = v2297 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const unsigned int v2305 = v2304 + v2299;
     const iron_bf16 v2306 = residual[v2305];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v2307 = iron_to_f32(v2306);
@@ -2607,378 +2862,123 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2309 = iron_f32_to_bf16(v2308);
     out[v2305] = v2309;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2310 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2312 = v615 + v2310;
-  const unsigned int v2313 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2315 = v618 + v2313;
-  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2317 = v2315 < v1;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v39.x[106];
-    const unsigned int v2320 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2321 = v2320 + v2315;
-    const iron_bf16 v2322 = residual[v2321];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2323 = iron_to_f32(v2322);
-    const float v2324 = fmaf(v2319, v3, v2323);
-    const iron_bf16 v2325 = iron_f32_to_bf16(v2324);
-    out[v2321] = v2325;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2310 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2311 = v615 + v2310;
+  const unsigned int v2312 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2313 = v614 + v2312;
+  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2315 = v2313 < v1;
+  const bool v2316 = v2314 && v2315;
+  if (v2316) {
+    const float v2317 = v39.x[121];
+    const unsigned int v2318 = v2311 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2319 = v2318 + v2313;
+    const iron_bf16 v2320 = residual[v2319];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2321 = iron_to_f32(v2320);
+    const float v2322 = fmaf(v2317, v3, v2321);
+    const iron_bf16 v2323 = iron_f32_to_bf16(v2322);
+    out[v2319] = v2323;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2328 = v615 + v2326;
-  const unsigned int v2329 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2331 = v618 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2333 = v2331 < v1;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v39.x[107];
-    const unsigned int v2336 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2337 = v2336 + v2331;
-    const iron_bf16 v2338 = residual[v2337];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2339 = iron_to_f32(v2338);
-    const float v2340 = fmaf(v2335, v3, v2339);
-    const iron_bf16 v2341 = iron_f32_to_bf16(v2340);
-    out[v2337] = v2341;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2324 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2325 = v615 + v2324;
+  const unsigned int v2326 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2327 = v614 + v2326;
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2329 = v2327 < v1;
+  const bool v2330 = v2328 && v2329;
+  if (v2330) {
+    const float v2331 = v39.x[122];
+    const unsigned int v2332 = v2325 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2333 = v2332 + v2327;
+    const iron_bf16 v2334 = residual[v2333];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2335 = iron_to_f32(v2334);
+    const float v2336 = fmaf(v2331, v3, v2335);
+    const iron_bf16 v2337 = iron_f32_to_bf16(v2336);
+    out[v2333] = v2337;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2344 = v615 + v2342;
-  const unsigned int v2345 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2347 = v618 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2349 = v2347 < v1;
-  const bool v2350 = v2348 && v2349;
-  if (v2350) {
-    const float v2351 = v39.x[108];
-    const unsigned int v2352 = v2344 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2353 = v2352 + v2347;
-    const iron_bf16 v2354 = residual[v2353];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2355 = iron_to_f32(v2354);
-    const float v2356 = fmaf(v2351, v3, v2355);
-    const iron_bf16 v2357 = iron_f32_to_bf16(v2356);
-    out[v2353] = v2357;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2338 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2339 = v615 + v2338;
+  const unsigned int v2340 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2341 = v614 + v2340;
+  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2343 = v2341 < v1;
+  const bool v2344 = v2342 && v2343;
+  if (v2344) {
+    const float v2345 = v39.x[123];
+    const unsigned int v2346 = v2339 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2347 = v2346 + v2341;
+    const iron_bf16 v2348 = residual[v2347];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2349 = iron_to_f32(v2348);
+    const float v2350 = fmaf(v2345, v3, v2349);
+    const iron_bf16 v2351 = iron_f32_to_bf16(v2350);
+    out[v2347] = v2351;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2358 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2360 = v615 + v2358;
-  const unsigned int v2361 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2363 = v618 + v2361;
-  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2365 = v2363 < v1;
-  const bool v2366 = v2364 && v2365;
-  if (v2366) {
-    const float v2367 = v39.x[109];
-    const unsigned int v2368 = v2360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2369 = v2368 + v2363;
-    const iron_bf16 v2370 = residual[v2369];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2371 = iron_to_f32(v2370);
-    const float v2372 = fmaf(v2367, v3, v2371);
-    const iron_bf16 v2373 = iron_f32_to_bf16(v2372);
-    out[v2369] = v2373;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2352 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2353 = v615 + v2352;
+  const unsigned int v2354 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2355 = v614 + v2354;
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2357 = v2355 < v1;
+  const bool v2358 = v2356 && v2357;
+  if (v2358) {
+    const float v2359 = v39.x[124];
+    const unsigned int v2360 = v2353 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2361 = v2360 + v2355;
+    const iron_bf16 v2362 = residual[v2361];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2363 = iron_to_f32(v2362);
+    const float v2364 = fmaf(v2359, v3, v2363);
+    const iron_bf16 v2365 = iron_f32_to_bf16(v2364);
+    out[v2361] = v2365;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2374 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2376 = v615 + v2374;
-  const unsigned int v2377 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2379 = v618 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2381 = v2379 < v1;
-  const bool v2382 = v2380 && v2381;
-  if (v2382) {
-    const float v2383 = v39.x[110];
-    const unsigned int v2384 = v2376 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2385 = v2384 + v2379;
-    const iron_bf16 v2386 = residual[v2385];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2387 = iron_to_f32(v2386);
-    const float v2388 = fmaf(v2383, v3, v2387);
-    const iron_bf16 v2389 = iron_f32_to_bf16(v2388);
-    out[v2385] = v2389;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2366 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2367 = v615 + v2366;
+  const unsigned int v2368 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2369 = v614 + v2368;
+  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2371 = v2369 < v1;
+  const bool v2372 = v2370 && v2371;
+  if (v2372) {
+    const float v2373 = v39.x[125];
+    const unsigned int v2374 = v2367 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2375 = v2374 + v2369;
+    const iron_bf16 v2376 = residual[v2375];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2377 = iron_to_f32(v2376);
+    const float v2378 = fmaf(v2373, v3, v2377);
+    const iron_bf16 v2379 = iron_f32_to_bf16(v2378);
+    out[v2375] = v2379;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2390 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2392 = v615 + v2390;
-  const unsigned int v2393 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2395 = v618 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2397 = v2395 < v1;
-  const bool v2398 = v2396 && v2397;
-  if (v2398) {
-    const float v2399 = v39.x[111];
-    const unsigned int v2400 = v2392 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2401 = v2400 + v2395;
-    const iron_bf16 v2402 = residual[v2401];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2403 = iron_to_f32(v2402);
-    const float v2404 = fmaf(v2399, v3, v2403);
-    const iron_bf16 v2405 = iron_f32_to_bf16(v2404);
-    out[v2401] = v2405;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2380 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2381 = v615 + v2380;
+  const unsigned int v2382 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2383 = v614 + v2382;
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2385 = v2383 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v39.x[126];
+    const unsigned int v2388 = v2381 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2389 = v2388 + v2383;
+    const iron_bf16 v2390 = residual[v2389];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2391 = iron_to_f32(v2390);
+    const float v2392 = fmaf(v2387, v3, v2391);
+    const iron_bf16 v2393 = iron_f32_to_bf16(v2392);
+    out[v2389] = v2393;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2406 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2408 = v615 + v2406;
-  const unsigned int v2409 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2411 = v618 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2413 = v2411 < v1;
-  const bool v2414 = v2412 && v2413;
-  if (v2414) {
-    const float v2415 = v39.x[112];
-    const unsigned int v2416 = v2408 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2417 = v2416 + v2411;
-    const iron_bf16 v2418 = residual[v2417];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2419 = iron_to_f32(v2418);
-    const float v2420 = fmaf(v2415, v3, v2419);
-    const iron_bf16 v2421 = iron_f32_to_bf16(v2420);
-    out[v2417] = v2421;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2422 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2424 = v615 + v2422;
-  const unsigned int v2425 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2427 = v618 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v39.x[113];
-    const unsigned int v2432 = v2424 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2433 = v2432 + v2427;
-    const iron_bf16 v2434 = residual[v2433];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2435 = iron_to_f32(v2434);
-    const float v2436 = fmaf(v2431, v3, v2435);
-    const iron_bf16 v2437 = iron_f32_to_bf16(v2436);
-    out[v2433] = v2437;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2438 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2440 = v615 + v2438;
-  const unsigned int v2441 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2443 = v618 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2445 = v2443 < v1;
-  const bool v2446 = v2444 && v2445;
-  if (v2446) {
-    const float v2447 = v39.x[114];
-    const unsigned int v2448 = v2440 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2449 = v2448 + v2443;
-    const iron_bf16 v2450 = residual[v2449];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2451 = iron_to_f32(v2450);
-    const float v2452 = fmaf(v2447, v3, v2451);
-    const iron_bf16 v2453 = iron_f32_to_bf16(v2452);
-    out[v2449] = v2453;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2454 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2456 = v615 + v2454;
-  const unsigned int v2457 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2459 = v618 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v39.x[115];
-    const unsigned int v2464 = v2456 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2465 = v2464 + v2459;
-    const iron_bf16 v2466 = residual[v2465];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2467 = iron_to_f32(v2466);
-    const float v2468 = fmaf(v2463, v3, v2467);
-    const iron_bf16 v2469 = iron_f32_to_bf16(v2468);
-    out[v2465] = v2469;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2470 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2472 = v615 + v2470;
-  const unsigned int v2473 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2475 = v618 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v39.x[116];
-    const unsigned int v2480 = v2472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2481 = v2480 + v2475;
-    const iron_bf16 v2482 = residual[v2481];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2483 = iron_to_f32(v2482);
-    const float v2484 = fmaf(v2479, v3, v2483);
-    const iron_bf16 v2485 = iron_f32_to_bf16(v2484);
-    out[v2481] = v2485;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2486 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2488 = v615 + v2486;
-  const unsigned int v2489 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2491 = v618 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2493 = v2491 < v1;
-  const bool v2494 = v2492 && v2493;
-  if (v2494) {
-    const float v2495 = v39.x[117];
-    const unsigned int v2496 = v2488 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2497 = v2496 + v2491;
-    const iron_bf16 v2498 = residual[v2497];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2499 = iron_to_f32(v2498);
-    const float v2500 = fmaf(v2495, v3, v2499);
-    const iron_bf16 v2501 = iron_f32_to_bf16(v2500);
-    out[v2497] = v2501;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2502 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2504 = v615 + v2502;
-  const unsigned int v2505 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2507 = v618 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2509 = v2507 < v1;
-  const bool v2510 = v2508 && v2509;
-  if (v2510) {
-    const float v2511 = v39.x[118];
-    const unsigned int v2512 = v2504 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2513 = v2512 + v2507;
-    const iron_bf16 v2514 = residual[v2513];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2515 = iron_to_f32(v2514);
-    const float v2516 = fmaf(v2511, v3, v2515);
-    const iron_bf16 v2517 = iron_f32_to_bf16(v2516);
-    out[v2513] = v2517;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2518 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2520 = v615 + v2518;
-  const unsigned int v2521 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2523 = v618 + v2521;
-  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2525 = v2523 < v1;
-  const bool v2526 = v2524 && v2525;
-  if (v2526) {
-    const float v2527 = v39.x[119];
-    const unsigned int v2528 = v2520 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2529 = v2528 + v2523;
-    const iron_bf16 v2530 = residual[v2529];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2531 = iron_to_f32(v2530);
-    const float v2532 = fmaf(v2527, v3, v2531);
-    const iron_bf16 v2533 = iron_f32_to_bf16(v2532);
-    out[v2529] = v2533;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2534 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2536 = v615 + v2534;
-  const unsigned int v2537 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2539 = v618 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2541 = v2539 < v1;
-  const bool v2542 = v2540 && v2541;
-  if (v2542) {
-    const float v2543 = v39.x[120];
-    const unsigned int v2544 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2545 = v2544 + v2539;
-    const iron_bf16 v2546 = residual[v2545];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2547 = iron_to_f32(v2546);
-    const float v2548 = fmaf(v2543, v3, v2547);
-    const iron_bf16 v2549 = iron_f32_to_bf16(v2548);
-    out[v2545] = v2549;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2550 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2552 = v615 + v2550;
-  const unsigned int v2553 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2555 = v618 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2557 = v2555 < v1;
-  const bool v2558 = v2556 && v2557;
-  if (v2558) {
-    const float v2559 = v39.x[121];
-    const unsigned int v2560 = v2552 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2561 = v2560 + v2555;
-    const iron_bf16 v2562 = residual[v2561];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2563 = iron_to_f32(v2562);
-    const float v2564 = fmaf(v2559, v3, v2563);
-    const iron_bf16 v2565 = iron_f32_to_bf16(v2564);
-    out[v2561] = v2565;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2566 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2568 = v615 + v2566;
-  const unsigned int v2569 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2571 = v618 + v2569;
-  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2573 = v2571 < v1;
-  const bool v2574 = v2572 && v2573;
-  if (v2574) {
-    const float v2575 = v39.x[122];
-    const unsigned int v2576 = v2568 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2577 = v2576 + v2571;
-    const iron_bf16 v2578 = residual[v2577];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2579 = iron_to_f32(v2578);
-    const float v2580 = fmaf(v2575, v3, v2579);
-    const iron_bf16 v2581 = iron_f32_to_bf16(v2580);
-    out[v2577] = v2581;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2582 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2584 = v615 + v2582;
-  const unsigned int v2585 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2587 = v618 + v2585;
-  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2589 = v2587 < v1;
-  const bool v2590 = v2588 && v2589;
-  if (v2590) {
-    const float v2591 = v39.x[123];
-    const unsigned int v2592 = v2584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2593 = v2592 + v2587;
-    const iron_bf16 v2594 = residual[v2593];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2595 = iron_to_f32(v2594);
-    const float v2596 = fmaf(v2591, v3, v2595);
-    const iron_bf16 v2597 = iron_f32_to_bf16(v2596);
-    out[v2593] = v2597;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2598 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2600 = v615 + v2598;
-  const unsigned int v2601 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2603 = v618 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2605 = v2603 < v1;
-  const bool v2606 = v2604 && v2605;
-  if (v2606) {
-    const float v2607 = v39.x[124];
-    const unsigned int v2608 = v2600 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2609 = v2608 + v2603;
-    const iron_bf16 v2610 = residual[v2609];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2611 = iron_to_f32(v2610);
-    const float v2612 = fmaf(v2607, v3, v2611);
-    const iron_bf16 v2613 = iron_f32_to_bf16(v2612);
-    out[v2609] = v2613;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2614 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2616 = v615 + v2614;
-  const unsigned int v2617 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2619 = v618 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v39.x[125];
-    const unsigned int v2624 = v2616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2625 = v2624 + v2619;
-    const iron_bf16 v2626 = residual[v2625];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2627 = iron_to_f32(v2626);
-    const float v2628 = fmaf(v2623, v3, v2627);
-    const iron_bf16 v2629 = iron_f32_to_bf16(v2628);
-    out[v2625] = v2629;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2630 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2632 = v615 + v2630;
-  const unsigned int v2633 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2635 = v618 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2637 = v2635 < v1;
-  const bool v2638 = v2636 && v2637;
-  if (v2638) {
-    const float v2639 = v39.x[126];
-    const unsigned int v2640 = v2632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2641 = v2640 + v2635;
-    const iron_bf16 v2642 = residual[v2641];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2643 = iron_to_f32(v2642);
-    const float v2644 = fmaf(v2639, v3, v2643);
-    const iron_bf16 v2645 = iron_f32_to_bf16(v2644);
-    out[v2641] = v2645;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const unsigned int v2646 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-  const unsigned int v2648 = v615 + v2646;
-  const unsigned int v2649 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-  const unsigned int v2651 = v618 + v2649;
-  const bool v2652 = v2648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2653 = v2651 < v1;
-  const bool v2654 = v2652 && v2653;
-  if (v2654) {
-    const float v2655 = v39.x[127];
-    const unsigned int v2656 = v2648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const unsigned int v2657 = v2656 + v2651;
-    const iron_bf16 v2658 = residual[v2657];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2659 = iron_to_f32(v2658);
-    const float v2660 = fmaf(v2655, v3, v2659);
-    const iron_bf16 v2661 = iron_f32_to_bf16(v2660);
-    out[v2657] = v2661;  // kernels/gemm/gemm_epilogue.cpp:86
+  const unsigned int v2394 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+  const unsigned int v2395 = v615 + v2394;
+  const unsigned int v2396 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+  const unsigned int v2397 = v614 + v2396;
+  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2399 = v2397 < v1;
+  const bool v2400 = v2398 && v2399;
+  if (v2400) {
+    const float v2401 = v39.x[127];
+    const unsigned int v2402 = v2395 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const unsigned int v2403 = v2402 + v2397;
+    const iron_bf16 v2404 = residual[v2403];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2405 = iron_to_f32(v2404);
+    const float v2406 = fmaf(v2401, v3, v2405);
+    const iron_bf16 v2407 = iron_f32_to_bf16(v2406);
+    out[v2403] = v2407;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

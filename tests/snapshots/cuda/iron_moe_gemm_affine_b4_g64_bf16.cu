@@ -300,15 +300,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v5663 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5664 = v57 ? v39 : v5663;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v5664;
-    const unsigned int v5665 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5666 = v57 ? v63 : v5665;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v5666;
-    const unsigned int v5667 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v5668 = v57 ? v45 : v5667;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v5668;
+    const unsigned int v5409 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5410 = v57 ? v39 : v5409;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5410;
+    const unsigned int v5411 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5412 = v57 ? v63 : v5411;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5412;
+    const unsigned int v5413 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5414 = v57 ? v45 : v5413;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5414;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -321,9 +321,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v5669 = v29;
-  const unsigned int v5670 = v67 ? v73 : v5669;
-  v29 = v5670;
+  const unsigned int v5415 = v29;
+  const unsigned int v5416 = v67 ? v73 : v5415;
+  v29 = v5416;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -332,847 +332,847 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:152
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:231
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:233
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:232
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:234
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:233
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:235
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
     const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:246
-      for (unsigned int v3958 = 0u; v3958 < 2u; v3958 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v3959 = v3958 << 5u;
-        const bool v3961 = v3959 < v3;
-        if (v3961) {
-          const unsigned int v3963 = v3958 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
-          const unsigned int v3965 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3968 = v3965 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3971 = v3965 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3972 = v3971 << 3u;
-          const unsigned int v3973 = v75 + v3968;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3974 = v3973 < v76;
-          const unsigned int v3975 = v3959 + v3972;
-          const bool v3976 = v3975 < v3;
-          const bool v3977 = v3974 && v3976;
-          const unsigned int v3979 = v3973 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3981 = v3979 + v3959;
-          const unsigned int v3982 = v3981 + v3972;
-          const unsigned int v3983 = v3977 ? v3982 : 0u;
-          const unsigned int v3985 = v3968 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3986 = v3963 + v3985;
-          const unsigned int v3987 = v3986 + v3972;
-          iron_copy_async<16>(shm0 + v3987, x_sorted + v3983, v3977);
-          const unsigned int v3990 = v3965 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3992 = v3990 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3995 = v3990 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3996 = v3995 << 3u;
-          const unsigned int v3997 = v75 + v3992;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3998 = v3997 < v76;
-          const unsigned int v3999 = v3959 + v3996;
-          const bool v4000 = v3999 < v3;
-          const bool v4001 = v3998 && v4000;
-          const unsigned int v4003 = v3997 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4005 = v4003 + v3959;
-          const unsigned int v4006 = v4005 + v3996;
-          const unsigned int v4007 = v4001 ? v4006 : 0u;
-          const unsigned int v4009 = v3992 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4010 = v3963 + v4009;
-          const unsigned int v4011 = v4010 + v3996;
-          iron_copy_async<16>(shm0 + v4011, x_sorted + v4007, v4001);
-          const unsigned int v4014 = v3965 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4016 = v4014 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4019 = v4014 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4020 = v4019 << 3u;
-          const unsigned int v4021 = v75 + v4016;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4022 = v4021 < v76;
-          const unsigned int v4023 = v3959 + v4020;
-          const bool v4024 = v4023 < v3;
-          const bool v4025 = v4022 && v4024;
-          const unsigned int v4027 = v4021 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4029 = v4027 + v3959;
-          const unsigned int v4030 = v4029 + v4020;
-          const unsigned int v4031 = v4025 ? v4030 : 0u;
-          const unsigned int v4033 = v4016 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4034 = v3963 + v4033;
-          const unsigned int v4035 = v4034 + v4020;
-          iron_copy_async<16>(shm0 + v4035, x_sorted + v4031, v4025);
-          const unsigned int v4038 = v3965 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4040 = v4038 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4043 = v4038 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4044 = v4043 << 3u;
-          const unsigned int v4045 = v75 + v4040;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4046 = v4045 < v76;
-          const unsigned int v4047 = v3959 + v4044;
-          const bool v4048 = v4047 < v3;
-          const bool v4049 = v4046 && v4048;
-          const unsigned int v4051 = v4045 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4053 = v4051 + v3959;
-          const unsigned int v4054 = v4053 + v4044;
-          const unsigned int v4055 = v4049 ? v4054 : 0u;
-          const unsigned int v4057 = v4040 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4058 = v3963 + v4057;
-          const unsigned int v4059 = v4058 + v4044;
-          iron_copy_async<16>(shm0 + v4059, x_sorted + v4055, v4049);
-          const unsigned int v4071 = v80 + v3968;  // kernels/gemm/quant_b.hpp:137
-          const bool v4072 = v4071 < v79;
-          const bool v4075 = v4072 && v3976;
-          const unsigned int v4077 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4079 = min(v3975, v4077);
-          const unsigned int v4081 = v79 - 1u;
-          const unsigned int v4083 = min(v4071, v4081);
-          const unsigned int v4085 = v4079 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4087 = v3 >> 3u;
-          const unsigned int v4088 = v4083 * v4087;
-          const unsigned int v4089 = v4088 + v4085;
-          const unsigned int v4092 = packed[v4089];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4094 = v4079 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4096 = v3 >> 6u;
-          const unsigned int v4097 = v4083 * v4096;
-          const unsigned int v4098 = v4097 + v4094;
-          const iron_bf16 v4099 = scales[v4098];  // kernels/gemm/quant_b.hpp:39
-          const float v4100 = iron_to_f32(v4099);
-          const iron_bf16 v4101 = biases[v4098];  // kernels/gemm/quant_b.hpp:40
-          const float v4102 = iron_to_f32(v4101);
-          const unsigned int v4107 = v4092 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4108 = v4107 & 15u;
-          const unsigned int v4111 = v4108 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4112 = __uint_as_float(v4111);
-          const float v4113 = v4112 - 8388608.0f;
-          const float v4114 = fmaf(v4113, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4119 = v4092 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4120 = v4119 & 15u;
-          const unsigned int v4123 = v4120 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4124 = __uint_as_float(v4123);
-          const float v4125 = v4124 - 8388608.0f;
-          const float v4126 = fmaf(v4125, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4131 = v4092 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4132 = v4131 & 15u;
-          const unsigned int v4135 = v4132 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4136 = __uint_as_float(v4135);
-          const float v4137 = v4136 - 8388608.0f;
-          const float v4138 = fmaf(v4137, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4143 = v4092 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4144 = v4143 & 15u;
-          const unsigned int v4147 = v4144 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4148 = __uint_as_float(v4147);
-          const float v4149 = v4148 - 8388608.0f;
-          const float v4150 = fmaf(v4149, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4155 = v4092 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4156 = v4155 & 15u;
-          const unsigned int v4159 = v4156 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4160 = __uint_as_float(v4159);
-          const float v4161 = v4160 - 8388608.0f;
-          const float v4162 = fmaf(v4161, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4167 = v4092 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4168 = v4167 & 15u;
-          const unsigned int v4171 = v4168 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4172 = __uint_as_float(v4171);
-          const float v4173 = v4172 - 8388608.0f;
-          const float v4174 = fmaf(v4173, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4179 = v4092 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4180 = v4179 & 15u;
-          const unsigned int v4183 = v4180 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4184 = __uint_as_float(v4183);
-          const float v4185 = v4184 - 8388608.0f;
-          const float v4186 = fmaf(v4185, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4191 = v4092 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4192 = v4191 & 15u;
-          const unsigned int v4195 = v4192 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4196 = __uint_as_float(v4195);
-          const float v4197 = v4196 - 8388608.0f;
-          const float v4198 = fmaf(v4197, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
-          const float v4200 = v4075 ? v4114 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4201 = iron_f32_to_bf16(v4200);
-          const float v4203 = v4075 ? v4126 : 0.0f;
-          const iron_bf16 v4204 = iron_f32_to_bf16(v4203);
-          const float v4206 = v4075 ? v4138 : 0.0f;
-          const iron_bf16 v4207 = iron_f32_to_bf16(v4206);
-          const float v4209 = v4075 ? v4150 : 0.0f;
-          const iron_bf16 v4210 = iron_f32_to_bf16(v4209);
-          const float v4212 = v4075 ? v4162 : 0.0f;
-          const iron_bf16 v4213 = iron_f32_to_bf16(v4212);
-          const float v4215 = v4075 ? v4174 : 0.0f;
-          const iron_bf16 v4216 = iron_f32_to_bf16(v4215);
-          const float v4218 = v4075 ? v4186 : 0.0f;
-          const iron_bf16 v4219 = iron_f32_to_bf16(v4218);
-          const float v4221 = v4075 ? v4198 : 0.0f;
-          const iron_bf16 v4222 = iron_f32_to_bf16(v4221);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v3987) = iron_bf16x8{{v4201, v4204, v4207, v4210, v4213, v4216, v4219, v4222}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4238 = v80 + v3992;  // kernels/gemm/quant_b.hpp:137
-          const bool v4239 = v4238 < v79;
-          const bool v4242 = v4239 && v4000;
-          const unsigned int v4246 = min(v3999, v4077);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4250 = min(v4238, v4081);
-          const unsigned int v4252 = v4246 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4255 = v4250 * v4087;
-          const unsigned int v4256 = v4255 + v4252;
-          const unsigned int v4259 = packed[v4256];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4261 = v4246 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4264 = v4250 * v4096;
-          const unsigned int v4265 = v4264 + v4261;
-          const iron_bf16 v4266 = scales[v4265];  // kernels/gemm/quant_b.hpp:39
-          const float v4267 = iron_to_f32(v4266);
-          const iron_bf16 v4268 = biases[v4265];  // kernels/gemm/quant_b.hpp:40
-          const float v4269 = iron_to_f32(v4268);
-          const unsigned int v4274 = v4259 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4275 = v4274 & 15u;
-          const unsigned int v4278 = v4275 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4279 = __uint_as_float(v4278);
-          const float v4280 = v4279 - 8388608.0f;
-          const float v4281 = fmaf(v4280, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4286 = v4259 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4287 = v4286 & 15u;
-          const unsigned int v4290 = v4287 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4291 = __uint_as_float(v4290);
-          const float v4292 = v4291 - 8388608.0f;
-          const float v4293 = fmaf(v4292, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4298 = v4259 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4299 = v4298 & 15u;
-          const unsigned int v4302 = v4299 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4303 = __uint_as_float(v4302);
-          const float v4304 = v4303 - 8388608.0f;
-          const float v4305 = fmaf(v4304, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4310 = v4259 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4311 = v4310 & 15u;
-          const unsigned int v4314 = v4311 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4315 = __uint_as_float(v4314);
-          const float v4316 = v4315 - 8388608.0f;
-          const float v4317 = fmaf(v4316, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4322 = v4259 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4323 = v4322 & 15u;
-          const unsigned int v4326 = v4323 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4327 = __uint_as_float(v4326);
-          const float v4328 = v4327 - 8388608.0f;
-          const float v4329 = fmaf(v4328, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4334 = v4259 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4335 = v4334 & 15u;
-          const unsigned int v4338 = v4335 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4339 = __uint_as_float(v4338);
-          const float v4340 = v4339 - 8388608.0f;
-          const float v4341 = fmaf(v4340, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4346 = v4259 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4347 = v4346 & 15u;
-          const unsigned int v4350 = v4347 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4351 = __uint_as_float(v4350);
-          const float v4352 = v4351 - 8388608.0f;
-          const float v4353 = fmaf(v4352, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4358 = v4259 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4359 = v4358 & 15u;
-          const unsigned int v4362 = v4359 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4363 = __uint_as_float(v4362);
-          const float v4364 = v4363 - 8388608.0f;
-          const float v4365 = fmaf(v4364, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
-          const float v4367 = v4242 ? v4281 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4368 = iron_f32_to_bf16(v4367);
-          const float v4370 = v4242 ? v4293 : 0.0f;
-          const iron_bf16 v4371 = iron_f32_to_bf16(v4370);
-          const float v4373 = v4242 ? v4305 : 0.0f;
-          const iron_bf16 v4374 = iron_f32_to_bf16(v4373);
-          const float v4376 = v4242 ? v4317 : 0.0f;
-          const iron_bf16 v4377 = iron_f32_to_bf16(v4376);
-          const float v4379 = v4242 ? v4329 : 0.0f;
-          const iron_bf16 v4380 = iron_f32_to_bf16(v4379);
-          const float v4382 = v4242 ? v4341 : 0.0f;
-          const iron_bf16 v4383 = iron_f32_to_bf16(v4382);
-          const float v4385 = v4242 ? v4353 : 0.0f;
-          const iron_bf16 v4386 = iron_f32_to_bf16(v4385);
-          const float v4388 = v4242 ? v4365 : 0.0f;
-          const iron_bf16 v4389 = iron_f32_to_bf16(v4388);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4011) = iron_bf16x8{{v4368, v4371, v4374, v4377, v4380, v4383, v4386, v4389}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4405 = v80 + v4016;  // kernels/gemm/quant_b.hpp:137
-          const bool v4406 = v4405 < v79;
-          const bool v4409 = v4406 && v4024;
-          const unsigned int v4413 = min(v4023, v4077);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4417 = min(v4405, v4081);
-          const unsigned int v4419 = v4413 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4422 = v4417 * v4087;
-          const unsigned int v4423 = v4422 + v4419;
-          const unsigned int v4426 = packed[v4423];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4428 = v4413 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4431 = v4417 * v4096;
-          const unsigned int v4432 = v4431 + v4428;
-          const iron_bf16 v4433 = scales[v4432];  // kernels/gemm/quant_b.hpp:39
-          const float v4434 = iron_to_f32(v4433);
-          const iron_bf16 v4435 = biases[v4432];  // kernels/gemm/quant_b.hpp:40
-          const float v4436 = iron_to_f32(v4435);
-          const unsigned int v4441 = v4426 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4442 = v4441 & 15u;
-          const unsigned int v4445 = v4442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4446 = __uint_as_float(v4445);
-          const float v4447 = v4446 - 8388608.0f;
-          const float v4448 = fmaf(v4447, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4453 = v4426 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4454 = v4453 & 15u;
-          const unsigned int v4457 = v4454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4458 = __uint_as_float(v4457);
-          const float v4459 = v4458 - 8388608.0f;
-          const float v4460 = fmaf(v4459, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4465 = v4426 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4466 = v4465 & 15u;
-          const unsigned int v4469 = v4466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4470 = __uint_as_float(v4469);
-          const float v4471 = v4470 - 8388608.0f;
-          const float v4472 = fmaf(v4471, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4477 = v4426 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4478 = v4477 & 15u;
-          const unsigned int v4481 = v4478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4482 = __uint_as_float(v4481);
-          const float v4483 = v4482 - 8388608.0f;
-          const float v4484 = fmaf(v4483, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4489 = v4426 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4490 = v4489 & 15u;
-          const unsigned int v4493 = v4490 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4494 = __uint_as_float(v4493);
-          const float v4495 = v4494 - 8388608.0f;
-          const float v4496 = fmaf(v4495, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4501 = v4426 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4502 = v4501 & 15u;
-          const unsigned int v4505 = v4502 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4506 = __uint_as_float(v4505);
-          const float v4507 = v4506 - 8388608.0f;
-          const float v4508 = fmaf(v4507, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4513 = v4426 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4514 = v4513 & 15u;
-          const unsigned int v4517 = v4514 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4518 = __uint_as_float(v4517);
-          const float v4519 = v4518 - 8388608.0f;
-          const float v4520 = fmaf(v4519, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4525 = v4426 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4526 = v4525 & 15u;
-          const unsigned int v4529 = v4526 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4530 = __uint_as_float(v4529);
-          const float v4531 = v4530 - 8388608.0f;
-          const float v4532 = fmaf(v4531, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
-          const float v4534 = v4409 ? v4448 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4535 = iron_f32_to_bf16(v4534);
-          const float v4537 = v4409 ? v4460 : 0.0f;
-          const iron_bf16 v4538 = iron_f32_to_bf16(v4537);
-          const float v4540 = v4409 ? v4472 : 0.0f;
-          const iron_bf16 v4541 = iron_f32_to_bf16(v4540);
-          const float v4543 = v4409 ? v4484 : 0.0f;
-          const iron_bf16 v4544 = iron_f32_to_bf16(v4543);
-          const float v4546 = v4409 ? v4496 : 0.0f;
-          const iron_bf16 v4547 = iron_f32_to_bf16(v4546);
-          const float v4549 = v4409 ? v4508 : 0.0f;
-          const iron_bf16 v4550 = iron_f32_to_bf16(v4549);
-          const float v4552 = v4409 ? v4520 : 0.0f;
-          const iron_bf16 v4553 = iron_f32_to_bf16(v4552);
-          const float v4555 = v4409 ? v4532 : 0.0f;
-          const iron_bf16 v4556 = iron_f32_to_bf16(v4555);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4035) = iron_bf16x8{{v4535, v4538, v4541, v4544, v4547, v4550, v4553, v4556}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4572 = v80 + v4040;  // kernels/gemm/quant_b.hpp:137
-          const bool v4573 = v4572 < v79;
-          const bool v4576 = v4573 && v4048;
-          const unsigned int v4580 = min(v4047, v4077);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4584 = min(v4572, v4081);
-          const unsigned int v4586 = v4580 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4589 = v4584 * v4087;
-          const unsigned int v4590 = v4589 + v4586;
-          const unsigned int v4593 = packed[v4590];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4595 = v4580 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4598 = v4584 * v4096;
-          const unsigned int v4599 = v4598 + v4595;
-          const iron_bf16 v4600 = scales[v4599];  // kernels/gemm/quant_b.hpp:39
-          const float v4601 = iron_to_f32(v4600);
-          const iron_bf16 v4602 = biases[v4599];  // kernels/gemm/quant_b.hpp:40
-          const float v4603 = iron_to_f32(v4602);
-          const unsigned int v4608 = v4593 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4609 = v4608 & 15u;
-          const unsigned int v4612 = v4609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4613 = __uint_as_float(v4612);
-          const float v4614 = v4613 - 8388608.0f;
-          const float v4615 = fmaf(v4614, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4620 = v4593 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4621 = v4620 & 15u;
-          const unsigned int v4624 = v4621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4625 = __uint_as_float(v4624);
-          const float v4626 = v4625 - 8388608.0f;
-          const float v4627 = fmaf(v4626, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4632 = v4593 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4633 = v4632 & 15u;
-          const unsigned int v4636 = v4633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4637 = __uint_as_float(v4636);
-          const float v4638 = v4637 - 8388608.0f;
-          const float v4639 = fmaf(v4638, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4644 = v4593 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4645 = v4644 & 15u;
-          const unsigned int v4648 = v4645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4649 = __uint_as_float(v4648);
-          const float v4650 = v4649 - 8388608.0f;
-          const float v4651 = fmaf(v4650, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4656 = v4593 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4657 = v4656 & 15u;
-          const unsigned int v4660 = v4657 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4661 = __uint_as_float(v4660);
-          const float v4662 = v4661 - 8388608.0f;
-          const float v4663 = fmaf(v4662, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4668 = v4593 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4669 = v4668 & 15u;
-          const unsigned int v4672 = v4669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4673 = __uint_as_float(v4672);
-          const float v4674 = v4673 - 8388608.0f;
-          const float v4675 = fmaf(v4674, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4680 = v4593 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4681 = v4680 & 15u;
-          const unsigned int v4684 = v4681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4685 = __uint_as_float(v4684);
-          const float v4686 = v4685 - 8388608.0f;
-          const float v4687 = fmaf(v4686, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4692 = v4593 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4693 = v4692 & 15u;
-          const unsigned int v4696 = v4693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4697 = __uint_as_float(v4696);
-          const float v4698 = v4697 - 8388608.0f;
-          const float v4699 = fmaf(v4698, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
-          const float v4701 = v4576 ? v4615 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4702 = iron_f32_to_bf16(v4701);
-          const float v4704 = v4576 ? v4627 : 0.0f;
-          const iron_bf16 v4705 = iron_f32_to_bf16(v4704);
-          const float v4707 = v4576 ? v4639 : 0.0f;
-          const iron_bf16 v4708 = iron_f32_to_bf16(v4707);
-          const float v4710 = v4576 ? v4651 : 0.0f;
-          const iron_bf16 v4711 = iron_f32_to_bf16(v4710);
-          const float v4713 = v4576 ? v4663 : 0.0f;
-          const iron_bf16 v4714 = iron_f32_to_bf16(v4713);
-          const float v4716 = v4576 ? v4675 : 0.0f;
-          const iron_bf16 v4717 = iron_f32_to_bf16(v4716);
-          const float v4719 = v4576 ? v4687 : 0.0f;
-          const iron_bf16 v4720 = iron_f32_to_bf16(v4719);
-          const float v4722 = v4576 ? v4699 : 0.0f;
-          const iron_bf16 v4723 = iron_f32_to_bf16(v4722);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4059) = iron_bf16x8{{v4702, v4705, v4708, v4711, v4714, v4717, v4720, v4723}};  // kernels/gemm/quant_b.hpp:146
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:248
+      for (unsigned int v3704 = 0u; v3704 < 2u; v3704 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+        const unsigned int v3705 = v3704 << 5u;
+        const bool v3707 = v3705 < v3;
+        if (v3707) {
+          const unsigned int v3709 = v3704 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+          const unsigned int v3711 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3714 = v3711 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3717 = v3711 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3718 = v3717 << 3u;
+          const unsigned int v3719 = v75 + v3714;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3720 = v3719 < v76;
+          const unsigned int v3721 = v3705 + v3718;
+          const bool v3722 = v3721 < v3;
+          const bool v3723 = v3720 && v3722;
+          const unsigned int v3725 = v3719 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3727 = v3725 + v3705;
+          const unsigned int v3728 = v3727 + v3718;
+          const unsigned int v3729 = v3723 ? v3728 : 0u;
+          const unsigned int v3731 = v3714 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3732 = v3709 + v3731;
+          const unsigned int v3733 = v3732 + v3718;
+          iron_copy_async<16>(shm0 + v3733, x_sorted + v3729, v3723);
+          const unsigned int v3736 = v3711 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3738 = v3736 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3741 = v3736 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3742 = v3741 << 3u;
+          const unsigned int v3743 = v75 + v3738;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3744 = v3743 < v76;
+          const unsigned int v3745 = v3705 + v3742;
+          const bool v3746 = v3745 < v3;
+          const bool v3747 = v3744 && v3746;
+          const unsigned int v3749 = v3743 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3751 = v3749 + v3705;
+          const unsigned int v3752 = v3751 + v3742;
+          const unsigned int v3753 = v3747 ? v3752 : 0u;
+          const unsigned int v3755 = v3738 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3756 = v3709 + v3755;
+          const unsigned int v3757 = v3756 + v3742;
+          iron_copy_async<16>(shm0 + v3757, x_sorted + v3753, v3747);
+          const unsigned int v3760 = v3711 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3762 = v3760 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3765 = v3760 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3766 = v3765 << 3u;
+          const unsigned int v3767 = v75 + v3762;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3768 = v3767 < v76;
+          const unsigned int v3769 = v3705 + v3766;
+          const bool v3770 = v3769 < v3;
+          const bool v3771 = v3768 && v3770;
+          const unsigned int v3773 = v3767 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3775 = v3773 + v3705;
+          const unsigned int v3776 = v3775 + v3766;
+          const unsigned int v3777 = v3771 ? v3776 : 0u;
+          const unsigned int v3779 = v3762 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3780 = v3709 + v3779;
+          const unsigned int v3781 = v3780 + v3766;
+          iron_copy_async<16>(shm0 + v3781, x_sorted + v3777, v3771);
+          const unsigned int v3784 = v3711 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3786 = v3784 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3789 = v3784 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3790 = v3789 << 3u;
+          const unsigned int v3791 = v75 + v3786;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3792 = v3791 < v76;
+          const unsigned int v3793 = v3705 + v3790;
+          const bool v3794 = v3793 < v3;
+          const bool v3795 = v3792 && v3794;
+          const unsigned int v3797 = v3791 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3799 = v3797 + v3705;
+          const unsigned int v3800 = v3799 + v3790;
+          const unsigned int v3801 = v3795 ? v3800 : 0u;
+          const unsigned int v3803 = v3786 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3804 = v3709 + v3803;
+          const unsigned int v3805 = v3804 + v3790;
+          iron_copy_async<16>(shm0 + v3805, x_sorted + v3801, v3795);
+          const unsigned int v3817 = v80 + v3714;  // kernels/gemm/quant_b.hpp:137
+          const bool v3818 = v3817 < v79;
+          const bool v3821 = v3818 && v3722;
+          const unsigned int v3823 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3825 = min(v3721, v3823);
+          const unsigned int v3827 = v79 - 1u;
+          const unsigned int v3829 = min(v3817, v3827);
+          const unsigned int v3831 = v3825 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3833 = v3 >> 3u;
+          const unsigned int v3834 = v3829 * v3833;
+          const unsigned int v3835 = v3834 + v3831;
+          const unsigned int v3838 = packed[v3835];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3840 = v3825 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3842 = v3 >> 6u;
+          const unsigned int v3843 = v3829 * v3842;
+          const unsigned int v3844 = v3843 + v3840;
+          const iron_bf16 v3845 = scales[v3844];  // kernels/gemm/quant_b.hpp:39
+          const float v3846 = iron_to_f32(v3845);
+          const iron_bf16 v3847 = biases[v3844];  // kernels/gemm/quant_b.hpp:40
+          const float v3848 = iron_to_f32(v3847);
+          const unsigned int v3853 = v3838 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3854 = v3853 & 15u;
+          const unsigned int v3857 = v3854 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3858 = __uint_as_float(v3857);
+          const float v3859 = v3858 - 8388608.0f;
+          const float v3860 = fmaf(v3859, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3865 = v3838 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3866 = v3865 & 15u;
+          const unsigned int v3869 = v3866 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3870 = __uint_as_float(v3869);
+          const float v3871 = v3870 - 8388608.0f;
+          const float v3872 = fmaf(v3871, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3877 = v3838 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3878 = v3877 & 15u;
+          const unsigned int v3881 = v3878 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3882 = __uint_as_float(v3881);
+          const float v3883 = v3882 - 8388608.0f;
+          const float v3884 = fmaf(v3883, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3889 = v3838 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3890 = v3889 & 15u;
+          const unsigned int v3893 = v3890 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3894 = __uint_as_float(v3893);
+          const float v3895 = v3894 - 8388608.0f;
+          const float v3896 = fmaf(v3895, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3901 = v3838 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3902 = v3901 & 15u;
+          const unsigned int v3905 = v3902 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3906 = __uint_as_float(v3905);
+          const float v3907 = v3906 - 8388608.0f;
+          const float v3908 = fmaf(v3907, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3913 = v3838 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3914 = v3913 & 15u;
+          const unsigned int v3917 = v3914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3918 = __uint_as_float(v3917);
+          const float v3919 = v3918 - 8388608.0f;
+          const float v3920 = fmaf(v3919, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3925 = v3838 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3926 = v3925 & 15u;
+          const unsigned int v3929 = v3926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3930 = __uint_as_float(v3929);
+          const float v3931 = v3930 - 8388608.0f;
+          const float v3932 = fmaf(v3931, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3937 = v3838 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3938 = v3937 & 15u;
+          const unsigned int v3941 = v3938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3942 = __uint_as_float(v3941);
+          const float v3943 = v3942 - 8388608.0f;
+          const float v3944 = fmaf(v3943, v3846, v3848);  // kernels/gemm/quant_b.hpp:51
+          const float v3946 = v3821 ? v3860 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v3947 = iron_f32_to_bf16(v3946);
+          const float v3949 = v3821 ? v3872 : 0.0f;
+          const iron_bf16 v3950 = iron_f32_to_bf16(v3949);
+          const float v3952 = v3821 ? v3884 : 0.0f;
+          const iron_bf16 v3953 = iron_f32_to_bf16(v3952);
+          const float v3955 = v3821 ? v3896 : 0.0f;
+          const iron_bf16 v3956 = iron_f32_to_bf16(v3955);
+          const float v3958 = v3821 ? v3908 : 0.0f;
+          const iron_bf16 v3959 = iron_f32_to_bf16(v3958);
+          const float v3961 = v3821 ? v3920 : 0.0f;
+          const iron_bf16 v3962 = iron_f32_to_bf16(v3961);
+          const float v3964 = v3821 ? v3932 : 0.0f;
+          const iron_bf16 v3965 = iron_f32_to_bf16(v3964);
+          const float v3967 = v3821 ? v3944 : 0.0f;
+          const iron_bf16 v3968 = iron_f32_to_bf16(v3967);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3733) = iron_bf16x8{{v3947, v3950, v3953, v3956, v3959, v3962, v3965, v3968}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3984 = v80 + v3738;  // kernels/gemm/quant_b.hpp:137
+          const bool v3985 = v3984 < v79;
+          const bool v3988 = v3985 && v3746;
+          const unsigned int v3992 = min(v3745, v3823);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3996 = min(v3984, v3827);
+          const unsigned int v3998 = v3992 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4001 = v3996 * v3833;
+          const unsigned int v4002 = v4001 + v3998;
+          const unsigned int v4005 = packed[v4002];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4007 = v3992 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4010 = v3996 * v3842;
+          const unsigned int v4011 = v4010 + v4007;
+          const iron_bf16 v4012 = scales[v4011];  // kernels/gemm/quant_b.hpp:39
+          const float v4013 = iron_to_f32(v4012);
+          const iron_bf16 v4014 = biases[v4011];  // kernels/gemm/quant_b.hpp:40
+          const float v4015 = iron_to_f32(v4014);
+          const unsigned int v4020 = v4005 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4021 = v4020 & 15u;
+          const unsigned int v4024 = v4021 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4025 = __uint_as_float(v4024);
+          const float v4026 = v4025 - 8388608.0f;
+          const float v4027 = fmaf(v4026, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4032 = v4005 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4033 = v4032 & 15u;
+          const unsigned int v4036 = v4033 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4037 = __uint_as_float(v4036);
+          const float v4038 = v4037 - 8388608.0f;
+          const float v4039 = fmaf(v4038, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4044 = v4005 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4045 = v4044 & 15u;
+          const unsigned int v4048 = v4045 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4049 = __uint_as_float(v4048);
+          const float v4050 = v4049 - 8388608.0f;
+          const float v4051 = fmaf(v4050, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4056 = v4005 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4057 = v4056 & 15u;
+          const unsigned int v4060 = v4057 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4061 = __uint_as_float(v4060);
+          const float v4062 = v4061 - 8388608.0f;
+          const float v4063 = fmaf(v4062, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4068 = v4005 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4069 = v4068 & 15u;
+          const unsigned int v4072 = v4069 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4073 = __uint_as_float(v4072);
+          const float v4074 = v4073 - 8388608.0f;
+          const float v4075 = fmaf(v4074, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4080 = v4005 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4081 = v4080 & 15u;
+          const unsigned int v4084 = v4081 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4085 = __uint_as_float(v4084);
+          const float v4086 = v4085 - 8388608.0f;
+          const float v4087 = fmaf(v4086, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4092 = v4005 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4093 = v4092 & 15u;
+          const unsigned int v4096 = v4093 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4097 = __uint_as_float(v4096);
+          const float v4098 = v4097 - 8388608.0f;
+          const float v4099 = fmaf(v4098, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4104 = v4005 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4105 = v4104 & 15u;
+          const unsigned int v4108 = v4105 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4109 = __uint_as_float(v4108);
+          const float v4110 = v4109 - 8388608.0f;
+          const float v4111 = fmaf(v4110, v4013, v4015);  // kernels/gemm/quant_b.hpp:51
+          const float v4113 = v3988 ? v4027 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4114 = iron_f32_to_bf16(v4113);
+          const float v4116 = v3988 ? v4039 : 0.0f;
+          const iron_bf16 v4117 = iron_f32_to_bf16(v4116);
+          const float v4119 = v3988 ? v4051 : 0.0f;
+          const iron_bf16 v4120 = iron_f32_to_bf16(v4119);
+          const float v4122 = v3988 ? v4063 : 0.0f;
+          const iron_bf16 v4123 = iron_f32_to_bf16(v4122);
+          const float v4125 = v3988 ? v4075 : 0.0f;
+          const iron_bf16 v4126 = iron_f32_to_bf16(v4125);
+          const float v4128 = v3988 ? v4087 : 0.0f;
+          const iron_bf16 v4129 = iron_f32_to_bf16(v4128);
+          const float v4131 = v3988 ? v4099 : 0.0f;
+          const iron_bf16 v4132 = iron_f32_to_bf16(v4131);
+          const float v4134 = v3988 ? v4111 : 0.0f;
+          const iron_bf16 v4135 = iron_f32_to_bf16(v4134);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3757) = iron_bf16x8{{v4114, v4117, v4120, v4123, v4126, v4129, v4132, v4135}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4151 = v80 + v3762;  // kernels/gemm/quant_b.hpp:137
+          const bool v4152 = v4151 < v79;
+          const bool v4155 = v4152 && v3770;
+          const unsigned int v4159 = min(v3769, v3823);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4163 = min(v4151, v3827);
+          const unsigned int v4165 = v4159 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4168 = v4163 * v3833;
+          const unsigned int v4169 = v4168 + v4165;
+          const unsigned int v4172 = packed[v4169];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4174 = v4159 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4177 = v4163 * v3842;
+          const unsigned int v4178 = v4177 + v4174;
+          const iron_bf16 v4179 = scales[v4178];  // kernels/gemm/quant_b.hpp:39
+          const float v4180 = iron_to_f32(v4179);
+          const iron_bf16 v4181 = biases[v4178];  // kernels/gemm/quant_b.hpp:40
+          const float v4182 = iron_to_f32(v4181);
+          const unsigned int v4187 = v4172 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4188 = v4187 & 15u;
+          const unsigned int v4191 = v4188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4192 = __uint_as_float(v4191);
+          const float v4193 = v4192 - 8388608.0f;
+          const float v4194 = fmaf(v4193, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4199 = v4172 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4200 = v4199 & 15u;
+          const unsigned int v4203 = v4200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4204 = __uint_as_float(v4203);
+          const float v4205 = v4204 - 8388608.0f;
+          const float v4206 = fmaf(v4205, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4211 = v4172 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4212 = v4211 & 15u;
+          const unsigned int v4215 = v4212 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4216 = __uint_as_float(v4215);
+          const float v4217 = v4216 - 8388608.0f;
+          const float v4218 = fmaf(v4217, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4223 = v4172 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4224 = v4223 & 15u;
+          const unsigned int v4227 = v4224 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4228 = __uint_as_float(v4227);
+          const float v4229 = v4228 - 8388608.0f;
+          const float v4230 = fmaf(v4229, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4235 = v4172 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4236 = v4235 & 15u;
+          const unsigned int v4239 = v4236 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4240 = __uint_as_float(v4239);
+          const float v4241 = v4240 - 8388608.0f;
+          const float v4242 = fmaf(v4241, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4247 = v4172 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4248 = v4247 & 15u;
+          const unsigned int v4251 = v4248 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4252 = __uint_as_float(v4251);
+          const float v4253 = v4252 - 8388608.0f;
+          const float v4254 = fmaf(v4253, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4259 = v4172 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4260 = v4259 & 15u;
+          const unsigned int v4263 = v4260 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4264 = __uint_as_float(v4263);
+          const float v4265 = v4264 - 8388608.0f;
+          const float v4266 = fmaf(v4265, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4271 = v4172 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4272 = v4271 & 15u;
+          const unsigned int v4275 = v4272 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4276 = __uint_as_float(v4275);
+          const float v4277 = v4276 - 8388608.0f;
+          const float v4278 = fmaf(v4277, v4180, v4182);  // kernels/gemm/quant_b.hpp:51
+          const float v4280 = v4155 ? v4194 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4281 = iron_f32_to_bf16(v4280);
+          const float v4283 = v4155 ? v4206 : 0.0f;
+          const iron_bf16 v4284 = iron_f32_to_bf16(v4283);
+          const float v4286 = v4155 ? v4218 : 0.0f;
+          const iron_bf16 v4287 = iron_f32_to_bf16(v4286);
+          const float v4289 = v4155 ? v4230 : 0.0f;
+          const iron_bf16 v4290 = iron_f32_to_bf16(v4289);
+          const float v4292 = v4155 ? v4242 : 0.0f;
+          const iron_bf16 v4293 = iron_f32_to_bf16(v4292);
+          const float v4295 = v4155 ? v4254 : 0.0f;
+          const iron_bf16 v4296 = iron_f32_to_bf16(v4295);
+          const float v4298 = v4155 ? v4266 : 0.0f;
+          const iron_bf16 v4299 = iron_f32_to_bf16(v4298);
+          const float v4301 = v4155 ? v4278 : 0.0f;
+          const iron_bf16 v4302 = iron_f32_to_bf16(v4301);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3781) = iron_bf16x8{{v4281, v4284, v4287, v4290, v4293, v4296, v4299, v4302}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4318 = v80 + v3786;  // kernels/gemm/quant_b.hpp:137
+          const bool v4319 = v4318 < v79;
+          const bool v4322 = v4319 && v3794;
+          const unsigned int v4326 = min(v3793, v3823);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4330 = min(v4318, v3827);
+          const unsigned int v4332 = v4326 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4335 = v4330 * v3833;
+          const unsigned int v4336 = v4335 + v4332;
+          const unsigned int v4339 = packed[v4336];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4341 = v4326 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4344 = v4330 * v3842;
+          const unsigned int v4345 = v4344 + v4341;
+          const iron_bf16 v4346 = scales[v4345];  // kernels/gemm/quant_b.hpp:39
+          const float v4347 = iron_to_f32(v4346);
+          const iron_bf16 v4348 = biases[v4345];  // kernels/gemm/quant_b.hpp:40
+          const float v4349 = iron_to_f32(v4348);
+          const unsigned int v4354 = v4339 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4355 = v4354 & 15u;
+          const unsigned int v4358 = v4355 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4359 = __uint_as_float(v4358);
+          const float v4360 = v4359 - 8388608.0f;
+          const float v4361 = fmaf(v4360, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4366 = v4339 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4367 = v4366 & 15u;
+          const unsigned int v4370 = v4367 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4371 = __uint_as_float(v4370);
+          const float v4372 = v4371 - 8388608.0f;
+          const float v4373 = fmaf(v4372, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4378 = v4339 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4379 = v4378 & 15u;
+          const unsigned int v4382 = v4379 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4383 = __uint_as_float(v4382);
+          const float v4384 = v4383 - 8388608.0f;
+          const float v4385 = fmaf(v4384, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4390 = v4339 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4391 = v4390 & 15u;
+          const unsigned int v4394 = v4391 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4395 = __uint_as_float(v4394);
+          const float v4396 = v4395 - 8388608.0f;
+          const float v4397 = fmaf(v4396, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4402 = v4339 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4403 = v4402 & 15u;
+          const unsigned int v4406 = v4403 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4407 = __uint_as_float(v4406);
+          const float v4408 = v4407 - 8388608.0f;
+          const float v4409 = fmaf(v4408, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4414 = v4339 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4415 = v4414 & 15u;
+          const unsigned int v4418 = v4415 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4419 = __uint_as_float(v4418);
+          const float v4420 = v4419 - 8388608.0f;
+          const float v4421 = fmaf(v4420, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4426 = v4339 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4427 = v4426 & 15u;
+          const unsigned int v4430 = v4427 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4431 = __uint_as_float(v4430);
+          const float v4432 = v4431 - 8388608.0f;
+          const float v4433 = fmaf(v4432, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4438 = v4339 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4439 = v4438 & 15u;
+          const unsigned int v4442 = v4439 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4443 = __uint_as_float(v4442);
+          const float v4444 = v4443 - 8388608.0f;
+          const float v4445 = fmaf(v4444, v4347, v4349);  // kernels/gemm/quant_b.hpp:51
+          const float v4447 = v4322 ? v4361 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4448 = iron_f32_to_bf16(v4447);
+          const float v4450 = v4322 ? v4373 : 0.0f;
+          const iron_bf16 v4451 = iron_f32_to_bf16(v4450);
+          const float v4453 = v4322 ? v4385 : 0.0f;
+          const iron_bf16 v4454 = iron_f32_to_bf16(v4453);
+          const float v4456 = v4322 ? v4397 : 0.0f;
+          const iron_bf16 v4457 = iron_f32_to_bf16(v4456);
+          const float v4459 = v4322 ? v4409 : 0.0f;
+          const iron_bf16 v4460 = iron_f32_to_bf16(v4459);
+          const float v4462 = v4322 ? v4421 : 0.0f;
+          const iron_bf16 v4463 = iron_f32_to_bf16(v4462);
+          const float v4465 = v4322 ? v4433 : 0.0f;
+          const iron_bf16 v4466 = iron_f32_to_bf16(v4465);
+          const float v4468 = v4322 ? v4445 : 0.0f;
+          const iron_bf16 v4469 = iron_f32_to_bf16(v4468);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v3805) = iron_bf16x8{{v4448, v4451, v4454, v4457, v4460, v4463, v4466, v4469}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
       }
-      const unsigned int v4742 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-      const unsigned int v4748 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v4488 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v4494 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
 
-      for (unsigned int v4730 = 0u; v4730 < v3; v4730 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v4732 = v4730 >> 5u;
-        const unsigned int v4734 = v4732 % 3u;
+      for (unsigned int v4476 = 0u; v4476 < v3; v4476 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+        const unsigned int v4478 = v4476 >> 5u;
+        const unsigned int v4480 = v4478 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4736 = v4734 * 5120u;  // kernels/gemm/gemm_tiles.hpp:255
-        const unsigned int v4743 = v4736 + v4742;  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load_shared<false>(v94, shm0, v4743, 40u);
-        const unsigned int v4749 = v4736 + v4748;  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_load_shared<true>(v96, shm1, v4749, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        const unsigned int v4756 = v4743 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load_shared<false>(v94, shm0, v4756, 40u);
-        const unsigned int v4762 = v4749 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_load_shared<true>(v96, shm1, v4762, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        const unsigned int v4765 = v4730 + 64u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v4767 = v4732 + 2u;
-        const unsigned int v4768 = v4767 % 3u;
-        const bool v4769 = v4765 < v3;
-        if (v4769) {
-          const unsigned int v4771 = v4768 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
-          const unsigned int v4773 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4776 = v4773 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4779 = v4773 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4780 = v4779 << 3u;
-          const unsigned int v4781 = v75 + v4776;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4782 = v4781 < v76;
-          const unsigned int v4783 = v4765 + v4780;
-          const bool v4784 = v4783 < v3;
-          const bool v4785 = v4782 && v4784;
-          const unsigned int v4787 = v4781 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4789 = v4787 + v4765;
-          const unsigned int v4790 = v4789 + v4780;
-          const unsigned int v4791 = v4785 ? v4790 : 0u;
-          const unsigned int v4793 = v4776 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4794 = v4771 + v4793;
-          const unsigned int v4795 = v4794 + v4780;
-          iron_copy_async<16>(shm0 + v4795, x_sorted + v4791, v4785);
-          const unsigned int v4798 = v4773 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4800 = v4798 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4803 = v4798 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4804 = v4803 << 3u;
-          const unsigned int v4805 = v75 + v4800;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4806 = v4805 < v76;
-          const unsigned int v4807 = v4765 + v4804;
-          const bool v4808 = v4807 < v3;
-          const bool v4809 = v4806 && v4808;
-          const unsigned int v4811 = v4805 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4813 = v4811 + v4765;
-          const unsigned int v4814 = v4813 + v4804;
-          const unsigned int v4815 = v4809 ? v4814 : 0u;
-          const unsigned int v4817 = v4800 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4818 = v4771 + v4817;
-          const unsigned int v4819 = v4818 + v4804;
-          iron_copy_async<16>(shm0 + v4819, x_sorted + v4815, v4809);
-          const unsigned int v4822 = v4773 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4824 = v4822 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4827 = v4822 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4828 = v4827 << 3u;
-          const unsigned int v4829 = v75 + v4824;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4830 = v4829 < v76;
-          const unsigned int v4831 = v4765 + v4828;
-          const bool v4832 = v4831 < v3;
-          const bool v4833 = v4830 && v4832;
-          const unsigned int v4835 = v4829 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4837 = v4835 + v4765;
-          const unsigned int v4838 = v4837 + v4828;
-          const unsigned int v4839 = v4833 ? v4838 : 0u;
-          const unsigned int v4841 = v4824 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4842 = v4771 + v4841;
-          const unsigned int v4843 = v4842 + v4828;
-          iron_copy_async<16>(shm0 + v4843, x_sorted + v4839, v4833);
-          const unsigned int v4846 = v4773 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4848 = v4846 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4851 = v4846 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4852 = v4851 << 3u;
-          const unsigned int v4853 = v75 + v4848;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4854 = v4853 < v76;
-          const unsigned int v4855 = v4765 + v4852;
-          const bool v4856 = v4855 < v3;
-          const bool v4857 = v4854 && v4856;
-          const unsigned int v4859 = v4853 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4861 = v4859 + v4765;
-          const unsigned int v4862 = v4861 + v4852;
-          const unsigned int v4863 = v4857 ? v4862 : 0u;
-          const unsigned int v4865 = v4848 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4866 = v4771 + v4865;
-          const unsigned int v4867 = v4866 + v4852;
-          iron_copy_async<16>(shm0 + v4867, x_sorted + v4863, v4857);
-          const unsigned int v4879 = v80 + v4776;  // kernels/gemm/quant_b.hpp:137
-          const bool v4880 = v4879 < v79;
-          const bool v4883 = v4880 && v4784;
-          const unsigned int v4885 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4887 = min(v4783, v4885);
-          const unsigned int v4889 = v79 - 1u;
-          const unsigned int v4891 = min(v4879, v4889);
-          const unsigned int v4893 = v4887 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4895 = v3 >> 3u;
-          const unsigned int v4896 = v4891 * v4895;
-          const unsigned int v4897 = v4896 + v4893;
-          const unsigned int v4900 = packed[v4897];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4902 = v4887 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4904 = v3 >> 6u;
-          const unsigned int v4905 = v4891 * v4904;
-          const unsigned int v4906 = v4905 + v4902;
-          const iron_bf16 v4907 = scales[v4906];  // kernels/gemm/quant_b.hpp:39
-          const float v4908 = iron_to_f32(v4907);
-          const iron_bf16 v4909 = biases[v4906];  // kernels/gemm/quant_b.hpp:40
-          const float v4910 = iron_to_f32(v4909);
-          const unsigned int v4915 = v4900 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4916 = v4915 & 15u;
-          const unsigned int v4919 = v4916 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4920 = __uint_as_float(v4919);
-          const float v4921 = v4920 - 8388608.0f;
-          const float v4922 = fmaf(v4921, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4927 = v4900 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4928 = v4927 & 15u;
-          const unsigned int v4931 = v4928 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4932 = __uint_as_float(v4931);
-          const float v4933 = v4932 - 8388608.0f;
-          const float v4934 = fmaf(v4933, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4939 = v4900 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4940 = v4939 & 15u;
-          const unsigned int v4943 = v4940 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4944 = __uint_as_float(v4943);
-          const float v4945 = v4944 - 8388608.0f;
-          const float v4946 = fmaf(v4945, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4951 = v4900 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4952 = v4951 & 15u;
-          const unsigned int v4955 = v4952 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4956 = __uint_as_float(v4955);
-          const float v4957 = v4956 - 8388608.0f;
-          const float v4958 = fmaf(v4957, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4963 = v4900 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4964 = v4963 & 15u;
-          const unsigned int v4967 = v4964 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4968 = __uint_as_float(v4967);
-          const float v4969 = v4968 - 8388608.0f;
-          const float v4970 = fmaf(v4969, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4975 = v4900 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4976 = v4975 & 15u;
-          const unsigned int v4979 = v4976 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4980 = __uint_as_float(v4979);
-          const float v4981 = v4980 - 8388608.0f;
-          const float v4982 = fmaf(v4981, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4987 = v4900 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4988 = v4987 & 15u;
-          const unsigned int v4991 = v4988 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4992 = __uint_as_float(v4991);
-          const float v4993 = v4992 - 8388608.0f;
-          const float v4994 = fmaf(v4993, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4999 = v4900 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5000 = v4999 & 15u;
-          const unsigned int v5003 = v5000 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5004 = __uint_as_float(v5003);
-          const float v5005 = v5004 - 8388608.0f;
-          const float v5006 = fmaf(v5005, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
-          const float v5008 = v4883 ? v4922 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5009 = iron_f32_to_bf16(v5008);
-          const float v5011 = v4883 ? v4934 : 0.0f;
-          const iron_bf16 v5012 = iron_f32_to_bf16(v5011);
-          const float v5014 = v4883 ? v4946 : 0.0f;
-          const iron_bf16 v5015 = iron_f32_to_bf16(v5014);
-          const float v5017 = v4883 ? v4958 : 0.0f;
-          const iron_bf16 v5018 = iron_f32_to_bf16(v5017);
-          const float v5020 = v4883 ? v4970 : 0.0f;
-          const iron_bf16 v5021 = iron_f32_to_bf16(v5020);
-          const float v5023 = v4883 ? v4982 : 0.0f;
-          const iron_bf16 v5024 = iron_f32_to_bf16(v5023);
-          const float v5026 = v4883 ? v4994 : 0.0f;
-          const iron_bf16 v5027 = iron_f32_to_bf16(v5026);
-          const float v5029 = v4883 ? v5006 : 0.0f;
-          const iron_bf16 v5030 = iron_f32_to_bf16(v5029);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4795) = iron_bf16x8{{v5009, v5012, v5015, v5018, v5021, v5024, v5027, v5030}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5046 = v80 + v4800;  // kernels/gemm/quant_b.hpp:137
-          const bool v5047 = v5046 < v79;
-          const bool v5050 = v5047 && v4808;
-          const unsigned int v5054 = min(v4807, v4885);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5058 = min(v5046, v4889);
-          const unsigned int v5060 = v5054 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v5063 = v5058 * v4895;
-          const unsigned int v5064 = v5063 + v5060;
-          const unsigned int v5067 = packed[v5064];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v5069 = v5054 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v5072 = v5058 * v4904;
-          const unsigned int v5073 = v5072 + v5069;
-          const iron_bf16 v5074 = scales[v5073];  // kernels/gemm/quant_b.hpp:39
-          const float v5075 = iron_to_f32(v5074);
-          const iron_bf16 v5076 = biases[v5073];  // kernels/gemm/quant_b.hpp:40
-          const float v5077 = iron_to_f32(v5076);
-          const unsigned int v5082 = v5067 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5083 = v5082 & 15u;
-          const unsigned int v5086 = v5083 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5087 = __uint_as_float(v5086);
-          const float v5088 = v5087 - 8388608.0f;
-          const float v5089 = fmaf(v5088, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5094 = v5067 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5095 = v5094 & 15u;
-          const unsigned int v5098 = v5095 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5099 = __uint_as_float(v5098);
-          const float v5100 = v5099 - 8388608.0f;
-          const float v5101 = fmaf(v5100, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5106 = v5067 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5107 = v5106 & 15u;
-          const unsigned int v5110 = v5107 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5111 = __uint_as_float(v5110);
-          const float v5112 = v5111 - 8388608.0f;
-          const float v5113 = fmaf(v5112, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5118 = v5067 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5119 = v5118 & 15u;
-          const unsigned int v5122 = v5119 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5123 = __uint_as_float(v5122);
-          const float v5124 = v5123 - 8388608.0f;
-          const float v5125 = fmaf(v5124, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5130 = v5067 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5131 = v5130 & 15u;
-          const unsigned int v5134 = v5131 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5135 = __uint_as_float(v5134);
-          const float v5136 = v5135 - 8388608.0f;
-          const float v5137 = fmaf(v5136, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5142 = v5067 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5143 = v5142 & 15u;
-          const unsigned int v5146 = v5143 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5147 = __uint_as_float(v5146);
-          const float v5148 = v5147 - 8388608.0f;
-          const float v5149 = fmaf(v5148, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5154 = v5067 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5155 = v5154 & 15u;
-          const unsigned int v5158 = v5155 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5159 = __uint_as_float(v5158);
-          const float v5160 = v5159 - 8388608.0f;
-          const float v5161 = fmaf(v5160, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5166 = v5067 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5167 = v5166 & 15u;
-          const unsigned int v5170 = v5167 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5171 = __uint_as_float(v5170);
-          const float v5172 = v5171 - 8388608.0f;
-          const float v5173 = fmaf(v5172, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
-          const float v5175 = v5050 ? v5089 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5176 = iron_f32_to_bf16(v5175);
-          const float v5178 = v5050 ? v5101 : 0.0f;
-          const iron_bf16 v5179 = iron_f32_to_bf16(v5178);
-          const float v5181 = v5050 ? v5113 : 0.0f;
-          const iron_bf16 v5182 = iron_f32_to_bf16(v5181);
-          const float v5184 = v5050 ? v5125 : 0.0f;
-          const iron_bf16 v5185 = iron_f32_to_bf16(v5184);
-          const float v5187 = v5050 ? v5137 : 0.0f;
-          const iron_bf16 v5188 = iron_f32_to_bf16(v5187);
-          const float v5190 = v5050 ? v5149 : 0.0f;
-          const iron_bf16 v5191 = iron_f32_to_bf16(v5190);
-          const float v5193 = v5050 ? v5161 : 0.0f;
-          const iron_bf16 v5194 = iron_f32_to_bf16(v5193);
-          const float v5196 = v5050 ? v5173 : 0.0f;
-          const iron_bf16 v5197 = iron_f32_to_bf16(v5196);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4819) = iron_bf16x8{{v5176, v5179, v5182, v5185, v5188, v5191, v5194, v5197}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5213 = v80 + v4824;  // kernels/gemm/quant_b.hpp:137
-          const bool v5214 = v5213 < v79;
-          const bool v5217 = v5214 && v4832;
-          const unsigned int v5221 = min(v4831, v4885);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5225 = min(v5213, v4889);
-          const unsigned int v5227 = v5221 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v5230 = v5225 * v4895;
-          const unsigned int v5231 = v5230 + v5227;
-          const unsigned int v5234 = packed[v5231];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v5236 = v5221 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v5239 = v5225 * v4904;
-          const unsigned int v5240 = v5239 + v5236;
-          const iron_bf16 v5241 = scales[v5240];  // kernels/gemm/quant_b.hpp:39
-          const float v5242 = iron_to_f32(v5241);
-          const iron_bf16 v5243 = biases[v5240];  // kernels/gemm/quant_b.hpp:40
-          const float v5244 = iron_to_f32(v5243);
-          const unsigned int v5249 = v5234 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5250 = v5249 & 15u;
-          const unsigned int v5253 = v5250 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5254 = __uint_as_float(v5253);
-          const float v5255 = v5254 - 8388608.0f;
-          const float v5256 = fmaf(v5255, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5261 = v5234 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5262 = v5261 & 15u;
-          const unsigned int v5265 = v5262 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5266 = __uint_as_float(v5265);
-          const float v5267 = v5266 - 8388608.0f;
-          const float v5268 = fmaf(v5267, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5273 = v5234 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5274 = v5273 & 15u;
-          const unsigned int v5277 = v5274 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5278 = __uint_as_float(v5277);
-          const float v5279 = v5278 - 8388608.0f;
-          const float v5280 = fmaf(v5279, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5285 = v5234 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5286 = v5285 & 15u;
-          const unsigned int v5289 = v5286 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5290 = __uint_as_float(v5289);
-          const float v5291 = v5290 - 8388608.0f;
-          const float v5292 = fmaf(v5291, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5297 = v5234 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5298 = v5297 & 15u;
-          const unsigned int v5301 = v5298 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5302 = __uint_as_float(v5301);
-          const float v5303 = v5302 - 8388608.0f;
-          const float v5304 = fmaf(v5303, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5309 = v5234 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5310 = v5309 & 15u;
-          const unsigned int v5313 = v5310 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5314 = __uint_as_float(v5313);
-          const float v5315 = v5314 - 8388608.0f;
-          const float v5316 = fmaf(v5315, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5321 = v5234 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5322 = v5321 & 15u;
-          const unsigned int v5325 = v5322 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5326 = __uint_as_float(v5325);
-          const float v5327 = v5326 - 8388608.0f;
-          const float v5328 = fmaf(v5327, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5333 = v5234 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5334 = v5333 & 15u;
-          const unsigned int v5337 = v5334 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5338 = __uint_as_float(v5337);
-          const float v5339 = v5338 - 8388608.0f;
-          const float v5340 = fmaf(v5339, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
-          const float v5342 = v5217 ? v5256 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5343 = iron_f32_to_bf16(v5342);
-          const float v5345 = v5217 ? v5268 : 0.0f;
-          const iron_bf16 v5346 = iron_f32_to_bf16(v5345);
-          const float v5348 = v5217 ? v5280 : 0.0f;
-          const iron_bf16 v5349 = iron_f32_to_bf16(v5348);
-          const float v5351 = v5217 ? v5292 : 0.0f;
-          const iron_bf16 v5352 = iron_f32_to_bf16(v5351);
-          const float v5354 = v5217 ? v5304 : 0.0f;
-          const iron_bf16 v5355 = iron_f32_to_bf16(v5354);
-          const float v5357 = v5217 ? v5316 : 0.0f;
-          const iron_bf16 v5358 = iron_f32_to_bf16(v5357);
-          const float v5360 = v5217 ? v5328 : 0.0f;
-          const iron_bf16 v5361 = iron_f32_to_bf16(v5360);
-          const float v5363 = v5217 ? v5340 : 0.0f;
-          const iron_bf16 v5364 = iron_f32_to_bf16(v5363);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4843) = iron_bf16x8{{v5343, v5346, v5349, v5352, v5355, v5358, v5361, v5364}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5380 = v80 + v4848;  // kernels/gemm/quant_b.hpp:137
-          const bool v5381 = v5380 < v79;
-          const bool v5384 = v5381 && v4856;
-          const unsigned int v5388 = min(v4855, v4885);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5392 = min(v5380, v4889);
-          const unsigned int v5394 = v5388 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v5397 = v5392 * v4895;
-          const unsigned int v5398 = v5397 + v5394;
-          const unsigned int v5401 = packed[v5398];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v5403 = v5388 >> 6u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v5406 = v5392 * v4904;
-          const unsigned int v5407 = v5406 + v5403;
-          const iron_bf16 v5408 = scales[v5407];  // kernels/gemm/quant_b.hpp:39
-          const float v5409 = iron_to_f32(v5408);
-          const iron_bf16 v5410 = biases[v5407];  // kernels/gemm/quant_b.hpp:40
-          const float v5411 = iron_to_f32(v5410);
-          const unsigned int v5416 = v5401 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5417 = v5416 & 15u;
-          const unsigned int v5420 = v5417 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5421 = __uint_as_float(v5420);
-          const float v5422 = v5421 - 8388608.0f;
-          const float v5423 = fmaf(v5422, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5428 = v5401 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5429 = v5428 & 15u;
-          const unsigned int v5432 = v5429 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5433 = __uint_as_float(v5432);
-          const float v5434 = v5433 - 8388608.0f;
-          const float v5435 = fmaf(v5434, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5440 = v5401 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5441 = v5440 & 15u;
-          const unsigned int v5444 = v5441 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5445 = __uint_as_float(v5444);
-          const float v5446 = v5445 - 8388608.0f;
-          const float v5447 = fmaf(v5446, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5452 = v5401 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5453 = v5452 & 15u;
-          const unsigned int v5456 = v5453 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5457 = __uint_as_float(v5456);
-          const float v5458 = v5457 - 8388608.0f;
-          const float v5459 = fmaf(v5458, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5464 = v5401 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5465 = v5464 & 15u;
-          const unsigned int v5468 = v5465 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5469 = __uint_as_float(v5468);
-          const float v5470 = v5469 - 8388608.0f;
-          const float v5471 = fmaf(v5470, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5476 = v5401 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5477 = v5476 & 15u;
-          const unsigned int v5480 = v5477 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5481 = __uint_as_float(v5480);
-          const float v5482 = v5481 - 8388608.0f;
-          const float v5483 = fmaf(v5482, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5488 = v5401 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5489 = v5488 & 15u;
-          const unsigned int v5492 = v5489 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5493 = __uint_as_float(v5492);
-          const float v5494 = v5493 - 8388608.0f;
-          const float v5495 = fmaf(v5494, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5500 = v5401 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5501 = v5500 & 15u;
-          const unsigned int v5504 = v5501 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5505 = __uint_as_float(v5504);
-          const float v5506 = v5505 - 8388608.0f;
-          const float v5507 = fmaf(v5506, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
-          const float v5509 = v5384 ? v5423 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5510 = iron_f32_to_bf16(v5509);
-          const float v5512 = v5384 ? v5435 : 0.0f;
-          const iron_bf16 v5513 = iron_f32_to_bf16(v5512);
-          const float v5515 = v5384 ? v5447 : 0.0f;
-          const iron_bf16 v5516 = iron_f32_to_bf16(v5515);
-          const float v5518 = v5384 ? v5459 : 0.0f;
-          const iron_bf16 v5519 = iron_f32_to_bf16(v5518);
-          const float v5521 = v5384 ? v5471 : 0.0f;
-          const iron_bf16 v5522 = iron_f32_to_bf16(v5521);
-          const float v5524 = v5384 ? v5483 : 0.0f;
-          const iron_bf16 v5525 = iron_f32_to_bf16(v5524);
-          const float v5527 = v5384 ? v5495 : 0.0f;
-          const iron_bf16 v5528 = iron_f32_to_bf16(v5527);
-          const float v5530 = v5384 ? v5507 : 0.0f;
-          const iron_bf16 v5531 = iron_f32_to_bf16(v5530);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4867) = iron_bf16x8{{v5510, v5513, v5516, v5519, v5522, v5525, v5528, v5531}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v4482 = v4480 * 5120u;  // kernels/gemm/gemm_tiles.hpp:257
+        const unsigned int v4489 = v4482 + v4488;  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load_shared<false>(v94, shm0, v4489, 40u);
+        const unsigned int v4495 = v4482 + v4494;  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load_shared<true>(v96, shm1, v4495, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        const unsigned int v4502 = v4489 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load_shared<false>(v94, shm0, v4502, 40u);
+        const unsigned int v4508 = v4495 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load_shared<true>(v96, shm1, v4508, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        const unsigned int v4511 = v4476 + 64u;  // kernels/gemm/gemm_tiles.hpp:255
+        const unsigned int v4513 = v4478 + 2u;
+        const unsigned int v4514 = v4513 % 3u;
+        const bool v4515 = v4511 < v3;
+        if (v4515) {
+          const unsigned int v4517 = v4514 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+          const unsigned int v4519 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4522 = v4519 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4525 = v4519 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4526 = v4525 << 3u;
+          const unsigned int v4527 = v75 + v4522;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4528 = v4527 < v76;
+          const unsigned int v4529 = v4511 + v4526;
+          const bool v4530 = v4529 < v3;
+          const bool v4531 = v4528 && v4530;
+          const unsigned int v4533 = v4527 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4535 = v4533 + v4511;
+          const unsigned int v4536 = v4535 + v4526;
+          const unsigned int v4537 = v4531 ? v4536 : 0u;
+          const unsigned int v4539 = v4522 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4540 = v4517 + v4539;
+          const unsigned int v4541 = v4540 + v4526;
+          iron_copy_async<16>(shm0 + v4541, x_sorted + v4537, v4531);
+          const unsigned int v4544 = v4519 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4546 = v4544 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4549 = v4544 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4550 = v4549 << 3u;
+          const unsigned int v4551 = v75 + v4546;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4552 = v4551 < v76;
+          const unsigned int v4553 = v4511 + v4550;
+          const bool v4554 = v4553 < v3;
+          const bool v4555 = v4552 && v4554;
+          const unsigned int v4557 = v4551 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4559 = v4557 + v4511;
+          const unsigned int v4560 = v4559 + v4550;
+          const unsigned int v4561 = v4555 ? v4560 : 0u;
+          const unsigned int v4563 = v4546 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4564 = v4517 + v4563;
+          const unsigned int v4565 = v4564 + v4550;
+          iron_copy_async<16>(shm0 + v4565, x_sorted + v4561, v4555);
+          const unsigned int v4568 = v4519 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4570 = v4568 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4573 = v4568 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4574 = v4573 << 3u;
+          const unsigned int v4575 = v75 + v4570;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4576 = v4575 < v76;
+          const unsigned int v4577 = v4511 + v4574;
+          const bool v4578 = v4577 < v3;
+          const bool v4579 = v4576 && v4578;
+          const unsigned int v4581 = v4575 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4583 = v4581 + v4511;
+          const unsigned int v4584 = v4583 + v4574;
+          const unsigned int v4585 = v4579 ? v4584 : 0u;
+          const unsigned int v4587 = v4570 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4588 = v4517 + v4587;
+          const unsigned int v4589 = v4588 + v4574;
+          iron_copy_async<16>(shm0 + v4589, x_sorted + v4585, v4579);
+          const unsigned int v4592 = v4519 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4594 = v4592 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4597 = v4592 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4598 = v4597 << 3u;
+          const unsigned int v4599 = v75 + v4594;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4600 = v4599 < v76;
+          const unsigned int v4601 = v4511 + v4598;
+          const bool v4602 = v4601 < v3;
+          const bool v4603 = v4600 && v4602;
+          const unsigned int v4605 = v4599 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4607 = v4605 + v4511;
+          const unsigned int v4608 = v4607 + v4598;
+          const unsigned int v4609 = v4603 ? v4608 : 0u;
+          const unsigned int v4611 = v4594 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4612 = v4517 + v4611;
+          const unsigned int v4613 = v4612 + v4598;
+          iron_copy_async<16>(shm0 + v4613, x_sorted + v4609, v4603);
+          const unsigned int v4625 = v80 + v4522;  // kernels/gemm/quant_b.hpp:137
+          const bool v4626 = v4625 < v79;
+          const bool v4629 = v4626 && v4530;
+          const unsigned int v4631 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4633 = min(v4529, v4631);
+          const unsigned int v4635 = v79 - 1u;
+          const unsigned int v4637 = min(v4625, v4635);
+          const unsigned int v4639 = v4633 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4641 = v3 >> 3u;
+          const unsigned int v4642 = v4637 * v4641;
+          const unsigned int v4643 = v4642 + v4639;
+          const unsigned int v4646 = packed[v4643];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4648 = v4633 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4650 = v3 >> 6u;
+          const unsigned int v4651 = v4637 * v4650;
+          const unsigned int v4652 = v4651 + v4648;
+          const iron_bf16 v4653 = scales[v4652];  // kernels/gemm/quant_b.hpp:39
+          const float v4654 = iron_to_f32(v4653);
+          const iron_bf16 v4655 = biases[v4652];  // kernels/gemm/quant_b.hpp:40
+          const float v4656 = iron_to_f32(v4655);
+          const unsigned int v4661 = v4646 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4662 = v4661 & 15u;
+          const unsigned int v4665 = v4662 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4666 = __uint_as_float(v4665);
+          const float v4667 = v4666 - 8388608.0f;
+          const float v4668 = fmaf(v4667, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4673 = v4646 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4674 = v4673 & 15u;
+          const unsigned int v4677 = v4674 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4678 = __uint_as_float(v4677);
+          const float v4679 = v4678 - 8388608.0f;
+          const float v4680 = fmaf(v4679, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4685 = v4646 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4686 = v4685 & 15u;
+          const unsigned int v4689 = v4686 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4690 = __uint_as_float(v4689);
+          const float v4691 = v4690 - 8388608.0f;
+          const float v4692 = fmaf(v4691, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4697 = v4646 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4698 = v4697 & 15u;
+          const unsigned int v4701 = v4698 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4702 = __uint_as_float(v4701);
+          const float v4703 = v4702 - 8388608.0f;
+          const float v4704 = fmaf(v4703, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4709 = v4646 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4710 = v4709 & 15u;
+          const unsigned int v4713 = v4710 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4714 = __uint_as_float(v4713);
+          const float v4715 = v4714 - 8388608.0f;
+          const float v4716 = fmaf(v4715, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4721 = v4646 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4722 = v4721 & 15u;
+          const unsigned int v4725 = v4722 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4726 = __uint_as_float(v4725);
+          const float v4727 = v4726 - 8388608.0f;
+          const float v4728 = fmaf(v4727, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4733 = v4646 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4734 = v4733 & 15u;
+          const unsigned int v4737 = v4734 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4738 = __uint_as_float(v4737);
+          const float v4739 = v4738 - 8388608.0f;
+          const float v4740 = fmaf(v4739, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4745 = v4646 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4746 = v4745 & 15u;
+          const unsigned int v4749 = v4746 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4750 = __uint_as_float(v4749);
+          const float v4751 = v4750 - 8388608.0f;
+          const float v4752 = fmaf(v4751, v4654, v4656);  // kernels/gemm/quant_b.hpp:51
+          const float v4754 = v4629 ? v4668 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4755 = iron_f32_to_bf16(v4754);
+          const float v4757 = v4629 ? v4680 : 0.0f;
+          const iron_bf16 v4758 = iron_f32_to_bf16(v4757);
+          const float v4760 = v4629 ? v4692 : 0.0f;
+          const iron_bf16 v4761 = iron_f32_to_bf16(v4760);
+          const float v4763 = v4629 ? v4704 : 0.0f;
+          const iron_bf16 v4764 = iron_f32_to_bf16(v4763);
+          const float v4766 = v4629 ? v4716 : 0.0f;
+          const iron_bf16 v4767 = iron_f32_to_bf16(v4766);
+          const float v4769 = v4629 ? v4728 : 0.0f;
+          const iron_bf16 v4770 = iron_f32_to_bf16(v4769);
+          const float v4772 = v4629 ? v4740 : 0.0f;
+          const iron_bf16 v4773 = iron_f32_to_bf16(v4772);
+          const float v4775 = v4629 ? v4752 : 0.0f;
+          const iron_bf16 v4776 = iron_f32_to_bf16(v4775);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4541) = iron_bf16x8{{v4755, v4758, v4761, v4764, v4767, v4770, v4773, v4776}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4792 = v80 + v4546;  // kernels/gemm/quant_b.hpp:137
+          const bool v4793 = v4792 < v79;
+          const bool v4796 = v4793 && v4554;
+          const unsigned int v4800 = min(v4553, v4631);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4804 = min(v4792, v4635);
+          const unsigned int v4806 = v4800 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4809 = v4804 * v4641;
+          const unsigned int v4810 = v4809 + v4806;
+          const unsigned int v4813 = packed[v4810];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4815 = v4800 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4818 = v4804 * v4650;
+          const unsigned int v4819 = v4818 + v4815;
+          const iron_bf16 v4820 = scales[v4819];  // kernels/gemm/quant_b.hpp:39
+          const float v4821 = iron_to_f32(v4820);
+          const iron_bf16 v4822 = biases[v4819];  // kernels/gemm/quant_b.hpp:40
+          const float v4823 = iron_to_f32(v4822);
+          const unsigned int v4828 = v4813 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4829 = v4828 & 15u;
+          const unsigned int v4832 = v4829 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4833 = __uint_as_float(v4832);
+          const float v4834 = v4833 - 8388608.0f;
+          const float v4835 = fmaf(v4834, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4840 = v4813 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4841 = v4840 & 15u;
+          const unsigned int v4844 = v4841 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4845 = __uint_as_float(v4844);
+          const float v4846 = v4845 - 8388608.0f;
+          const float v4847 = fmaf(v4846, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4852 = v4813 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4853 = v4852 & 15u;
+          const unsigned int v4856 = v4853 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4857 = __uint_as_float(v4856);
+          const float v4858 = v4857 - 8388608.0f;
+          const float v4859 = fmaf(v4858, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4864 = v4813 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4865 = v4864 & 15u;
+          const unsigned int v4868 = v4865 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4869 = __uint_as_float(v4868);
+          const float v4870 = v4869 - 8388608.0f;
+          const float v4871 = fmaf(v4870, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4876 = v4813 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4877 = v4876 & 15u;
+          const unsigned int v4880 = v4877 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4881 = __uint_as_float(v4880);
+          const float v4882 = v4881 - 8388608.0f;
+          const float v4883 = fmaf(v4882, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4888 = v4813 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4889 = v4888 & 15u;
+          const unsigned int v4892 = v4889 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4893 = __uint_as_float(v4892);
+          const float v4894 = v4893 - 8388608.0f;
+          const float v4895 = fmaf(v4894, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4900 = v4813 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4901 = v4900 & 15u;
+          const unsigned int v4904 = v4901 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4905 = __uint_as_float(v4904);
+          const float v4906 = v4905 - 8388608.0f;
+          const float v4907 = fmaf(v4906, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4912 = v4813 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4913 = v4912 & 15u;
+          const unsigned int v4916 = v4913 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4917 = __uint_as_float(v4916);
+          const float v4918 = v4917 - 8388608.0f;
+          const float v4919 = fmaf(v4918, v4821, v4823);  // kernels/gemm/quant_b.hpp:51
+          const float v4921 = v4796 ? v4835 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4922 = iron_f32_to_bf16(v4921);
+          const float v4924 = v4796 ? v4847 : 0.0f;
+          const iron_bf16 v4925 = iron_f32_to_bf16(v4924);
+          const float v4927 = v4796 ? v4859 : 0.0f;
+          const iron_bf16 v4928 = iron_f32_to_bf16(v4927);
+          const float v4930 = v4796 ? v4871 : 0.0f;
+          const iron_bf16 v4931 = iron_f32_to_bf16(v4930);
+          const float v4933 = v4796 ? v4883 : 0.0f;
+          const iron_bf16 v4934 = iron_f32_to_bf16(v4933);
+          const float v4936 = v4796 ? v4895 : 0.0f;
+          const iron_bf16 v4937 = iron_f32_to_bf16(v4936);
+          const float v4939 = v4796 ? v4907 : 0.0f;
+          const iron_bf16 v4940 = iron_f32_to_bf16(v4939);
+          const float v4942 = v4796 ? v4919 : 0.0f;
+          const iron_bf16 v4943 = iron_f32_to_bf16(v4942);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4565) = iron_bf16x8{{v4922, v4925, v4928, v4931, v4934, v4937, v4940, v4943}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4959 = v80 + v4570;  // kernels/gemm/quant_b.hpp:137
+          const bool v4960 = v4959 < v79;
+          const bool v4963 = v4960 && v4578;
+          const unsigned int v4967 = min(v4577, v4631);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4971 = min(v4959, v4635);
+          const unsigned int v4973 = v4967 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4976 = v4971 * v4641;
+          const unsigned int v4977 = v4976 + v4973;
+          const unsigned int v4980 = packed[v4977];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4982 = v4967 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4985 = v4971 * v4650;
+          const unsigned int v4986 = v4985 + v4982;
+          const iron_bf16 v4987 = scales[v4986];  // kernels/gemm/quant_b.hpp:39
+          const float v4988 = iron_to_f32(v4987);
+          const iron_bf16 v4989 = biases[v4986];  // kernels/gemm/quant_b.hpp:40
+          const float v4990 = iron_to_f32(v4989);
+          const unsigned int v4995 = v4980 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4996 = v4995 & 15u;
+          const unsigned int v4999 = v4996 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5000 = __uint_as_float(v4999);
+          const float v5001 = v5000 - 8388608.0f;
+          const float v5002 = fmaf(v5001, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5007 = v4980 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5008 = v5007 & 15u;
+          const unsigned int v5011 = v5008 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5012 = __uint_as_float(v5011);
+          const float v5013 = v5012 - 8388608.0f;
+          const float v5014 = fmaf(v5013, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5019 = v4980 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5020 = v5019 & 15u;
+          const unsigned int v5023 = v5020 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5024 = __uint_as_float(v5023);
+          const float v5025 = v5024 - 8388608.0f;
+          const float v5026 = fmaf(v5025, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5031 = v4980 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5032 = v5031 & 15u;
+          const unsigned int v5035 = v5032 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5036 = __uint_as_float(v5035);
+          const float v5037 = v5036 - 8388608.0f;
+          const float v5038 = fmaf(v5037, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5043 = v4980 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5044 = v5043 & 15u;
+          const unsigned int v5047 = v5044 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5048 = __uint_as_float(v5047);
+          const float v5049 = v5048 - 8388608.0f;
+          const float v5050 = fmaf(v5049, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5055 = v4980 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5056 = v5055 & 15u;
+          const unsigned int v5059 = v5056 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5060 = __uint_as_float(v5059);
+          const float v5061 = v5060 - 8388608.0f;
+          const float v5062 = fmaf(v5061, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5067 = v4980 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5068 = v5067 & 15u;
+          const unsigned int v5071 = v5068 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5072 = __uint_as_float(v5071);
+          const float v5073 = v5072 - 8388608.0f;
+          const float v5074 = fmaf(v5073, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5079 = v4980 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5080 = v5079 & 15u;
+          const unsigned int v5083 = v5080 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5084 = __uint_as_float(v5083);
+          const float v5085 = v5084 - 8388608.0f;
+          const float v5086 = fmaf(v5085, v4988, v4990);  // kernels/gemm/quant_b.hpp:51
+          const float v5088 = v4963 ? v5002 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5089 = iron_f32_to_bf16(v5088);
+          const float v5091 = v4963 ? v5014 : 0.0f;
+          const iron_bf16 v5092 = iron_f32_to_bf16(v5091);
+          const float v5094 = v4963 ? v5026 : 0.0f;
+          const iron_bf16 v5095 = iron_f32_to_bf16(v5094);
+          const float v5097 = v4963 ? v5038 : 0.0f;
+          const iron_bf16 v5098 = iron_f32_to_bf16(v5097);
+          const float v5100 = v4963 ? v5050 : 0.0f;
+          const iron_bf16 v5101 = iron_f32_to_bf16(v5100);
+          const float v5103 = v4963 ? v5062 : 0.0f;
+          const iron_bf16 v5104 = iron_f32_to_bf16(v5103);
+          const float v5106 = v4963 ? v5074 : 0.0f;
+          const iron_bf16 v5107 = iron_f32_to_bf16(v5106);
+          const float v5109 = v4963 ? v5086 : 0.0f;
+          const iron_bf16 v5110 = iron_f32_to_bf16(v5109);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4589) = iron_bf16x8{{v5089, v5092, v5095, v5098, v5101, v5104, v5107, v5110}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5126 = v80 + v4594;  // kernels/gemm/quant_b.hpp:137
+          const bool v5127 = v5126 < v79;
+          const bool v5130 = v5127 && v4602;
+          const unsigned int v5134 = min(v4601, v4631);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5138 = min(v5126, v4635);
+          const unsigned int v5140 = v5134 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v5143 = v5138 * v4641;
+          const unsigned int v5144 = v5143 + v5140;
+          const unsigned int v5147 = packed[v5144];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v5149 = v5134 >> 6u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v5152 = v5138 * v4650;
+          const unsigned int v5153 = v5152 + v5149;
+          const iron_bf16 v5154 = scales[v5153];  // kernels/gemm/quant_b.hpp:39
+          const float v5155 = iron_to_f32(v5154);
+          const iron_bf16 v5156 = biases[v5153];  // kernels/gemm/quant_b.hpp:40
+          const float v5157 = iron_to_f32(v5156);
+          const unsigned int v5162 = v5147 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5163 = v5162 & 15u;
+          const unsigned int v5166 = v5163 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5167 = __uint_as_float(v5166);
+          const float v5168 = v5167 - 8388608.0f;
+          const float v5169 = fmaf(v5168, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5174 = v5147 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5175 = v5174 & 15u;
+          const unsigned int v5178 = v5175 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5179 = __uint_as_float(v5178);
+          const float v5180 = v5179 - 8388608.0f;
+          const float v5181 = fmaf(v5180, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5186 = v5147 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5187 = v5186 & 15u;
+          const unsigned int v5190 = v5187 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5191 = __uint_as_float(v5190);
+          const float v5192 = v5191 - 8388608.0f;
+          const float v5193 = fmaf(v5192, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5198 = v5147 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5199 = v5198 & 15u;
+          const unsigned int v5202 = v5199 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5203 = __uint_as_float(v5202);
+          const float v5204 = v5203 - 8388608.0f;
+          const float v5205 = fmaf(v5204, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5210 = v5147 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5211 = v5210 & 15u;
+          const unsigned int v5214 = v5211 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5215 = __uint_as_float(v5214);
+          const float v5216 = v5215 - 8388608.0f;
+          const float v5217 = fmaf(v5216, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5222 = v5147 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5223 = v5222 & 15u;
+          const unsigned int v5226 = v5223 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5227 = __uint_as_float(v5226);
+          const float v5228 = v5227 - 8388608.0f;
+          const float v5229 = fmaf(v5228, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5234 = v5147 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5235 = v5234 & 15u;
+          const unsigned int v5238 = v5235 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5239 = __uint_as_float(v5238);
+          const float v5240 = v5239 - 8388608.0f;
+          const float v5241 = fmaf(v5240, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5246 = v5147 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5247 = v5246 & 15u;
+          const unsigned int v5250 = v5247 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5251 = __uint_as_float(v5250);
+          const float v5252 = v5251 - 8388608.0f;
+          const float v5253 = fmaf(v5252, v5155, v5157);  // kernels/gemm/quant_b.hpp:51
+          const float v5255 = v5130 ? v5169 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5256 = iron_f32_to_bf16(v5255);
+          const float v5258 = v5130 ? v5181 : 0.0f;
+          const iron_bf16 v5259 = iron_f32_to_bf16(v5258);
+          const float v5261 = v5130 ? v5193 : 0.0f;
+          const iron_bf16 v5262 = iron_f32_to_bf16(v5261);
+          const float v5264 = v5130 ? v5205 : 0.0f;
+          const iron_bf16 v5265 = iron_f32_to_bf16(v5264);
+          const float v5267 = v5130 ? v5217 : 0.0f;
+          const iron_bf16 v5268 = iron_f32_to_bf16(v5267);
+          const float v5270 = v5130 ? v5229 : 0.0f;
+          const iron_bf16 v5271 = iron_f32_to_bf16(v5270);
+          const float v5273 = v5130 ? v5241 : 0.0f;
+          const iron_bf16 v5274 = iron_f32_to_bf16(v5273);
+          const float v5276 = v5130 ? v5253 : 0.0f;
+          const iron_bf16 v5277 = iron_f32_to_bf16(v5276);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4613) = iron_bf16x8{{v5256, v5259, v5262, v5265, v5268, v5271, v5274, v5277}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
       }
       __syncthreads();
     } else {
@@ -1225,12 +1225,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
       const unsigned int v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1606 = v1604 + v1449;
-      const unsigned int v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-      const unsigned int v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
-      const unsigned int v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      const unsigned int v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
 
-      for (unsigned int v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
+      for (unsigned int v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
         for (unsigned int v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:93
           const unsigned int v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
           const unsigned int v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -1565,23 +1565,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         const float v1600 = v1454 ? v1577 : 0.0f;
         const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v1606) = iron_bf16x8{{v1580, v1583, v1586, v1589, v1592, v1595, v1598, v1601}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
-        iron_frag_load_shared<false>(v94, shm0, v1613, 40u);  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load_shared<true>(v96, shm1, v1619, 40u);  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        iron_frag_load_shared<false>(v94, shm0, v1627, 40u);  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load_shared<true>(v96, shm1, v1633, 40u);  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
+        iron_frag_load_shared<false>(v94, shm0, v1613, 40u);  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load_shared<true>(v96, shm1, v1619, 40u);  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        iron_frag_load_shared<false>(v94, shm0, v1627, 40u);  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load_shared<true>(v96, shm1, v1633, 40u);  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
       }
     }
-    const unsigned int v1634 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
+    const unsigned int v1634 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1635 = v75 + v86;
-    const unsigned int v1636 = v1635 + v1634;
-    const unsigned int v1637 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1638 = v80 + v90;
-    const unsigned int v1639 = v1638 + v1637;
-    const bool v1640 = v1636 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v1636 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1637 = v1635 + v1636;
+    const unsigned int v1638 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1639 = v1634 + v1638;
+    const bool v1640 = v1637 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v1641 = v1639 < v79;
     const bool v1642 = v1640 && v1641;
     if (v1642) {
@@ -1591,2568 +1591,2568 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
       const bool v1647 = v1640 && v1646;
       if (v1647) {
         const iron_bf16 v1648 = iron_f32_to_bf16(v1643);
-        const unsigned int v1649 = v1636 * v2;
+        const unsigned int v1649 = v1637 * v2;
         const unsigned int v1650 = v1649 + v1639;
         const unsigned int v1651 = v1650 - v78;
         out[v1651] = v1648;
       }
     }
-    const unsigned int v1652 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1654 = v1635 + v1652;
-    const unsigned int v1655 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1657 = v1638 + v1655;
-    const bool v1658 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1659 = v1657 < v79;
-    const bool v1660 = v1658 && v1659;
-    if (v1660) {
-      const float v1661 = v92.x[1];
-      const unsigned int v1663 = v1657 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1664 = v1663 < v2;
-      const bool v1665 = v1658 && v1664;
-      if (v1665) {
-        const iron_bf16 v1666 = iron_f32_to_bf16(v1661);
-        const unsigned int v1667 = v1654 * v2;
-        const unsigned int v1668 = v1667 + v1657;
-        const unsigned int v1669 = v1668 - v78;
-        out[v1669] = v1666;
+    const unsigned int v1652 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1653 = v1635 + v1652;
+    const unsigned int v1654 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1655 = v1634 + v1654;
+    const bool v1656 = v1653 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1657 = v1655 < v79;
+    const bool v1658 = v1656 && v1657;
+    if (v1658) {
+      const float v1659 = v92.x[1];
+      const unsigned int v1661 = v1655 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1662 = v1661 < v2;
+      const bool v1663 = v1656 && v1662;
+      if (v1663) {
+        const iron_bf16 v1664 = iron_f32_to_bf16(v1659);
+        const unsigned int v1665 = v1653 * v2;
+        const unsigned int v1666 = v1665 + v1655;
+        const unsigned int v1667 = v1666 - v78;
+        out[v1667] = v1664;
       }
     }
-    const unsigned int v1670 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1672 = v1635 + v1670;
-    const unsigned int v1673 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1675 = v1638 + v1673;
-    const bool v1676 = v1672 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1677 = v1675 < v79;
-    const bool v1678 = v1676 && v1677;
-    if (v1678) {
-      const float v1679 = v92.x[2];
-      const unsigned int v1681 = v1675 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1682 = v1681 < v2;
-      const bool v1683 = v1676 && v1682;
-      if (v1683) {
-        const iron_bf16 v1684 = iron_f32_to_bf16(v1679);
-        const unsigned int v1685 = v1672 * v2;
-        const unsigned int v1686 = v1685 + v1675;
-        const unsigned int v1687 = v1686 - v78;
-        out[v1687] = v1684;
+    const unsigned int v1668 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1669 = v1635 + v1668;
+    const unsigned int v1670 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1671 = v1634 + v1670;
+    const bool v1672 = v1669 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1673 = v1671 < v79;
+    const bool v1674 = v1672 && v1673;
+    if (v1674) {
+      const float v1675 = v92.x[2];
+      const unsigned int v1677 = v1671 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1678 = v1677 < v2;
+      const bool v1679 = v1672 && v1678;
+      if (v1679) {
+        const iron_bf16 v1680 = iron_f32_to_bf16(v1675);
+        const unsigned int v1681 = v1669 * v2;
+        const unsigned int v1682 = v1681 + v1671;
+        const unsigned int v1683 = v1682 - v78;
+        out[v1683] = v1680;
       }
     }
-    const unsigned int v1688 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1690 = v1635 + v1688;
-    const unsigned int v1691 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1693 = v1638 + v1691;
-    const bool v1694 = v1690 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1695 = v1693 < v79;
-    const bool v1696 = v1694 && v1695;
-    if (v1696) {
-      const float v1697 = v92.x[3];
-      const unsigned int v1699 = v1693 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1700 = v1699 < v2;
-      const bool v1701 = v1694 && v1700;
-      if (v1701) {
-        const iron_bf16 v1702 = iron_f32_to_bf16(v1697);
-        const unsigned int v1703 = v1690 * v2;
-        const unsigned int v1704 = v1703 + v1693;
-        const unsigned int v1705 = v1704 - v78;
-        out[v1705] = v1702;
+    const unsigned int v1684 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1685 = v1635 + v1684;
+    const unsigned int v1686 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1687 = v1634 + v1686;
+    const bool v1688 = v1685 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1689 = v1687 < v79;
+    const bool v1690 = v1688 && v1689;
+    if (v1690) {
+      const float v1691 = v92.x[3];
+      const unsigned int v1693 = v1687 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1694 = v1693 < v2;
+      const bool v1695 = v1688 && v1694;
+      if (v1695) {
+        const iron_bf16 v1696 = iron_f32_to_bf16(v1691);
+        const unsigned int v1697 = v1685 * v2;
+        const unsigned int v1698 = v1697 + v1687;
+        const unsigned int v1699 = v1698 - v78;
+        out[v1699] = v1696;
       }
     }
-    const unsigned int v1706 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1708 = v1635 + v1706;
-    const unsigned int v1709 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1711 = v1638 + v1709;
-    const bool v1712 = v1708 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1713 = v1711 < v79;
-    const bool v1714 = v1712 && v1713;
-    if (v1714) {
-      const float v1715 = v92.x[4];
-      const unsigned int v1717 = v1711 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1718 = v1717 < v2;
-      const bool v1719 = v1712 && v1718;
-      if (v1719) {
-        const iron_bf16 v1720 = iron_f32_to_bf16(v1715);
-        const unsigned int v1721 = v1708 * v2;
-        const unsigned int v1722 = v1721 + v1711;
-        const unsigned int v1723 = v1722 - v78;
-        out[v1723] = v1720;
+    const unsigned int v1700 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1701 = v1635 + v1700;
+    const unsigned int v1702 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1703 = v1634 + v1702;
+    const bool v1704 = v1701 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1705 = v1703 < v79;
+    const bool v1706 = v1704 && v1705;
+    if (v1706) {
+      const float v1707 = v92.x[4];
+      const unsigned int v1709 = v1703 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1710 = v1709 < v2;
+      const bool v1711 = v1704 && v1710;
+      if (v1711) {
+        const iron_bf16 v1712 = iron_f32_to_bf16(v1707);
+        const unsigned int v1713 = v1701 * v2;
+        const unsigned int v1714 = v1713 + v1703;
+        const unsigned int v1715 = v1714 - v78;
+        out[v1715] = v1712;
       }
     }
-    const unsigned int v1724 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1726 = v1635 + v1724;
-    const unsigned int v1727 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1729 = v1638 + v1727;
-    const bool v1730 = v1726 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1731 = v1729 < v79;
-    const bool v1732 = v1730 && v1731;
-    if (v1732) {
-      const float v1733 = v92.x[5];
-      const unsigned int v1735 = v1729 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1736 = v1735 < v2;
-      const bool v1737 = v1730 && v1736;
-      if (v1737) {
-        const iron_bf16 v1738 = iron_f32_to_bf16(v1733);
-        const unsigned int v1739 = v1726 * v2;
-        const unsigned int v1740 = v1739 + v1729;
-        const unsigned int v1741 = v1740 - v78;
-        out[v1741] = v1738;
+    const unsigned int v1716 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1717 = v1635 + v1716;
+    const unsigned int v1718 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1719 = v1634 + v1718;
+    const bool v1720 = v1717 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1721 = v1719 < v79;
+    const bool v1722 = v1720 && v1721;
+    if (v1722) {
+      const float v1723 = v92.x[5];
+      const unsigned int v1725 = v1719 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1726 = v1725 < v2;
+      const bool v1727 = v1720 && v1726;
+      if (v1727) {
+        const iron_bf16 v1728 = iron_f32_to_bf16(v1723);
+        const unsigned int v1729 = v1717 * v2;
+        const unsigned int v1730 = v1729 + v1719;
+        const unsigned int v1731 = v1730 - v78;
+        out[v1731] = v1728;
       }
     }
-    const unsigned int v1742 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1744 = v1635 + v1742;
-    const unsigned int v1745 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1747 = v1638 + v1745;
-    const bool v1748 = v1744 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1749 = v1747 < v79;
-    const bool v1750 = v1748 && v1749;
-    if (v1750) {
-      const float v1751 = v92.x[6];
-      const unsigned int v1753 = v1747 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1754 = v1753 < v2;
-      const bool v1755 = v1748 && v1754;
-      if (v1755) {
-        const iron_bf16 v1756 = iron_f32_to_bf16(v1751);
-        const unsigned int v1757 = v1744 * v2;
-        const unsigned int v1758 = v1757 + v1747;
-        const unsigned int v1759 = v1758 - v78;
-        out[v1759] = v1756;
+    const unsigned int v1732 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1733 = v1635 + v1732;
+    const unsigned int v1734 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1735 = v1634 + v1734;
+    const bool v1736 = v1733 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1737 = v1735 < v79;
+    const bool v1738 = v1736 && v1737;
+    if (v1738) {
+      const float v1739 = v92.x[6];
+      const unsigned int v1741 = v1735 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1742 = v1741 < v2;
+      const bool v1743 = v1736 && v1742;
+      if (v1743) {
+        const iron_bf16 v1744 = iron_f32_to_bf16(v1739);
+        const unsigned int v1745 = v1733 * v2;
+        const unsigned int v1746 = v1745 + v1735;
+        const unsigned int v1747 = v1746 - v78;
+        out[v1747] = v1744;
       }
     }
-    const unsigned int v1760 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1762 = v1635 + v1760;
-    const unsigned int v1763 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1765 = v1638 + v1763;
-    const bool v1766 = v1762 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1767 = v1765 < v79;
-    const bool v1768 = v1766 && v1767;
-    if (v1768) {
-      const float v1769 = v92.x[7];
-      const unsigned int v1771 = v1765 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1772 = v1771 < v2;
-      const bool v1773 = v1766 && v1772;
-      if (v1773) {
-        const iron_bf16 v1774 = iron_f32_to_bf16(v1769);
-        const unsigned int v1775 = v1762 * v2;
-        const unsigned int v1776 = v1775 + v1765;
-        const unsigned int v1777 = v1776 - v78;
-        out[v1777] = v1774;
+    const unsigned int v1748 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1749 = v1635 + v1748;
+    const unsigned int v1750 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1751 = v1634 + v1750;
+    const bool v1752 = v1749 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1753 = v1751 < v79;
+    const bool v1754 = v1752 && v1753;
+    if (v1754) {
+      const float v1755 = v92.x[7];
+      const unsigned int v1757 = v1751 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1758 = v1757 < v2;
+      const bool v1759 = v1752 && v1758;
+      if (v1759) {
+        const iron_bf16 v1760 = iron_f32_to_bf16(v1755);
+        const unsigned int v1761 = v1749 * v2;
+        const unsigned int v1762 = v1761 + v1751;
+        const unsigned int v1763 = v1762 - v78;
+        out[v1763] = v1760;
       }
     }
-    const unsigned int v1778 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1780 = v1635 + v1778;
-    const unsigned int v1781 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1783 = v1638 + v1781;
-    const bool v1784 = v1780 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v1764 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1765 = v1635 + v1764;
+    const unsigned int v1766 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1767 = v1634 + v1766;
+    const bool v1768 = v1765 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1769 = v1767 < v79;
+    const bool v1770 = v1768 && v1769;
+    if (v1770) {
+      const float v1771 = v92.x[8];
+      const unsigned int v1773 = v1767 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1774 = v1773 < v2;
+      const bool v1775 = v1768 && v1774;
+      if (v1775) {
+        const iron_bf16 v1776 = iron_f32_to_bf16(v1771);
+        const unsigned int v1777 = v1765 * v2;
+        const unsigned int v1778 = v1777 + v1767;
+        const unsigned int v1779 = v1778 - v78;
+        out[v1779] = v1776;
+      }
+    }
+    const unsigned int v1780 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1781 = v1635 + v1780;
+    const unsigned int v1782 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1783 = v1634 + v1782;
+    const bool v1784 = v1781 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v1785 = v1783 < v79;
     const bool v1786 = v1784 && v1785;
     if (v1786) {
-      const float v1787 = v92.x[8];
+      const float v1787 = v92.x[9];
       const unsigned int v1789 = v1783 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v1790 = v1789 < v2;
       const bool v1791 = v1784 && v1790;
       if (v1791) {
         const iron_bf16 v1792 = iron_f32_to_bf16(v1787);
-        const unsigned int v1793 = v1780 * v2;
+        const unsigned int v1793 = v1781 * v2;
         const unsigned int v1794 = v1793 + v1783;
         const unsigned int v1795 = v1794 - v78;
         out[v1795] = v1792;
       }
     }
-    const unsigned int v1796 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1798 = v1635 + v1796;
-    const unsigned int v1799 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1801 = v1638 + v1799;
-    const bool v1802 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1803 = v1801 < v79;
-    const bool v1804 = v1802 && v1803;
-    if (v1804) {
-      const float v1805 = v92.x[9];
-      const unsigned int v1807 = v1801 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1808 = v1807 < v2;
-      const bool v1809 = v1802 && v1808;
-      if (v1809) {
-        const iron_bf16 v1810 = iron_f32_to_bf16(v1805);
-        const unsigned int v1811 = v1798 * v2;
-        const unsigned int v1812 = v1811 + v1801;
-        const unsigned int v1813 = v1812 - v78;
-        out[v1813] = v1810;
+    const unsigned int v1796 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1797 = v1635 + v1796;
+    const unsigned int v1798 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1799 = v1634 + v1798;
+    const bool v1800 = v1797 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1801 = v1799 < v79;
+    const bool v1802 = v1800 && v1801;
+    if (v1802) {
+      const float v1803 = v92.x[10];
+      const unsigned int v1805 = v1799 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1806 = v1805 < v2;
+      const bool v1807 = v1800 && v1806;
+      if (v1807) {
+        const iron_bf16 v1808 = iron_f32_to_bf16(v1803);
+        const unsigned int v1809 = v1797 * v2;
+        const unsigned int v1810 = v1809 + v1799;
+        const unsigned int v1811 = v1810 - v78;
+        out[v1811] = v1808;
       }
     }
-    const unsigned int v1814 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1816 = v1635 + v1814;
-    const unsigned int v1817 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1819 = v1638 + v1817;
-    const bool v1820 = v1816 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1821 = v1819 < v79;
-    const bool v1822 = v1820 && v1821;
-    if (v1822) {
-      const float v1823 = v92.x[10];
-      const unsigned int v1825 = v1819 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1826 = v1825 < v2;
-      const bool v1827 = v1820 && v1826;
-      if (v1827) {
-        const iron_bf16 v1828 = iron_f32_to_bf16(v1823);
-        const unsigned int v1829 = v1816 * v2;
-        const unsigned int v1830 = v1829 + v1819;
-        const unsigned int v1831 = v1830 - v78;
-        out[v1831] = v1828;
+    const unsigned int v1812 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1813 = v1635 + v1812;
+    const unsigned int v1814 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1815 = v1634 + v1814;
+    const bool v1816 = v1813 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1817 = v1815 < v79;
+    const bool v1818 = v1816 && v1817;
+    if (v1818) {
+      const float v1819 = v92.x[11];
+      const unsigned int v1821 = v1815 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1822 = v1821 < v2;
+      const bool v1823 = v1816 && v1822;
+      if (v1823) {
+        const iron_bf16 v1824 = iron_f32_to_bf16(v1819);
+        const unsigned int v1825 = v1813 * v2;
+        const unsigned int v1826 = v1825 + v1815;
+        const unsigned int v1827 = v1826 - v78;
+        out[v1827] = v1824;
       }
     }
-    const unsigned int v1832 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1834 = v1635 + v1832;
-    const unsigned int v1835 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1837 = v1638 + v1835;
-    const bool v1838 = v1834 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1839 = v1837 < v79;
-    const bool v1840 = v1838 && v1839;
-    if (v1840) {
-      const float v1841 = v92.x[11];
-      const unsigned int v1843 = v1837 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1844 = v1843 < v2;
-      const bool v1845 = v1838 && v1844;
-      if (v1845) {
-        const iron_bf16 v1846 = iron_f32_to_bf16(v1841);
-        const unsigned int v1847 = v1834 * v2;
-        const unsigned int v1848 = v1847 + v1837;
-        const unsigned int v1849 = v1848 - v78;
-        out[v1849] = v1846;
+    const unsigned int v1828 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1829 = v1635 + v1828;
+    const unsigned int v1830 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1831 = v1634 + v1830;
+    const bool v1832 = v1829 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1833 = v1831 < v79;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const float v1835 = v92.x[12];
+      const unsigned int v1837 = v1831 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1838 = v1837 < v2;
+      const bool v1839 = v1832 && v1838;
+      if (v1839) {
+        const iron_bf16 v1840 = iron_f32_to_bf16(v1835);
+        const unsigned int v1841 = v1829 * v2;
+        const unsigned int v1842 = v1841 + v1831;
+        const unsigned int v1843 = v1842 - v78;
+        out[v1843] = v1840;
       }
     }
-    const unsigned int v1850 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1852 = v1635 + v1850;
-    const unsigned int v1853 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1855 = v1638 + v1853;
-    const bool v1856 = v1852 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1857 = v1855 < v79;
-    const bool v1858 = v1856 && v1857;
-    if (v1858) {
-      const float v1859 = v92.x[12];
-      const unsigned int v1861 = v1855 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1862 = v1861 < v2;
-      const bool v1863 = v1856 && v1862;
-      if (v1863) {
-        const iron_bf16 v1864 = iron_f32_to_bf16(v1859);
-        const unsigned int v1865 = v1852 * v2;
-        const unsigned int v1866 = v1865 + v1855;
-        const unsigned int v1867 = v1866 - v78;
-        out[v1867] = v1864;
+    const unsigned int v1844 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1845 = v1635 + v1844;
+    const unsigned int v1846 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1847 = v1634 + v1846;
+    const bool v1848 = v1845 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1849 = v1847 < v79;
+    const bool v1850 = v1848 && v1849;
+    if (v1850) {
+      const float v1851 = v92.x[13];
+      const unsigned int v1853 = v1847 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1854 = v1853 < v2;
+      const bool v1855 = v1848 && v1854;
+      if (v1855) {
+        const iron_bf16 v1856 = iron_f32_to_bf16(v1851);
+        const unsigned int v1857 = v1845 * v2;
+        const unsigned int v1858 = v1857 + v1847;
+        const unsigned int v1859 = v1858 - v78;
+        out[v1859] = v1856;
       }
     }
-    const unsigned int v1868 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1870 = v1635 + v1868;
-    const unsigned int v1871 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1873 = v1638 + v1871;
-    const bool v1874 = v1870 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1875 = v1873 < v79;
-    const bool v1876 = v1874 && v1875;
-    if (v1876) {
-      const float v1877 = v92.x[13];
-      const unsigned int v1879 = v1873 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1880 = v1879 < v2;
-      const bool v1881 = v1874 && v1880;
-      if (v1881) {
-        const iron_bf16 v1882 = iron_f32_to_bf16(v1877);
-        const unsigned int v1883 = v1870 * v2;
-        const unsigned int v1884 = v1883 + v1873;
-        const unsigned int v1885 = v1884 - v78;
-        out[v1885] = v1882;
+    const unsigned int v1860 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1861 = v1635 + v1860;
+    const unsigned int v1862 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1863 = v1634 + v1862;
+    const bool v1864 = v1861 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1865 = v1863 < v79;
+    const bool v1866 = v1864 && v1865;
+    if (v1866) {
+      const float v1867 = v92.x[14];
+      const unsigned int v1869 = v1863 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1870 = v1869 < v2;
+      const bool v1871 = v1864 && v1870;
+      if (v1871) {
+        const iron_bf16 v1872 = iron_f32_to_bf16(v1867);
+        const unsigned int v1873 = v1861 * v2;
+        const unsigned int v1874 = v1873 + v1863;
+        const unsigned int v1875 = v1874 - v78;
+        out[v1875] = v1872;
       }
     }
-    const unsigned int v1886 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1888 = v1635 + v1886;
-    const unsigned int v1889 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1891 = v1638 + v1889;
-    const bool v1892 = v1888 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1893 = v1891 < v79;
-    const bool v1894 = v1892 && v1893;
-    if (v1894) {
-      const float v1895 = v92.x[14];
-      const unsigned int v1897 = v1891 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1898 = v1897 < v2;
-      const bool v1899 = v1892 && v1898;
-      if (v1899) {
-        const iron_bf16 v1900 = iron_f32_to_bf16(v1895);
-        const unsigned int v1901 = v1888 * v2;
-        const unsigned int v1902 = v1901 + v1891;
-        const unsigned int v1903 = v1902 - v78;
-        out[v1903] = v1900;
+    const unsigned int v1876 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1877 = v1635 + v1876;
+    const unsigned int v1878 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1879 = v1634 + v1878;
+    const bool v1880 = v1877 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1881 = v1879 < v79;
+    const bool v1882 = v1880 && v1881;
+    if (v1882) {
+      const float v1883 = v92.x[15];
+      const unsigned int v1885 = v1879 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1886 = v1885 < v2;
+      const bool v1887 = v1880 && v1886;
+      if (v1887) {
+        const iron_bf16 v1888 = iron_f32_to_bf16(v1883);
+        const unsigned int v1889 = v1877 * v2;
+        const unsigned int v1890 = v1889 + v1879;
+        const unsigned int v1891 = v1890 - v78;
+        out[v1891] = v1888;
       }
     }
-    const unsigned int v1904 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1906 = v1635 + v1904;
-    const unsigned int v1907 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1909 = v1638 + v1907;
-    const bool v1910 = v1906 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1911 = v1909 < v79;
-    const bool v1912 = v1910 && v1911;
-    if (v1912) {
-      const float v1913 = v92.x[15];
-      const unsigned int v1915 = v1909 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1916 = v1915 < v2;
-      const bool v1917 = v1910 && v1916;
-      if (v1917) {
-        const iron_bf16 v1918 = iron_f32_to_bf16(v1913);
-        const unsigned int v1919 = v1906 * v2;
-        const unsigned int v1920 = v1919 + v1909;
-        const unsigned int v1921 = v1920 - v78;
-        out[v1921] = v1918;
+    const unsigned int v1892 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1893 = v1635 + v1892;
+    const unsigned int v1894 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1895 = v1634 + v1894;
+    const bool v1896 = v1893 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1897 = v1895 < v79;
+    const bool v1898 = v1896 && v1897;
+    if (v1898) {
+      const float v1899 = v92.x[16];
+      const unsigned int v1901 = v1895 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1902 = v1901 < v2;
+      const bool v1903 = v1896 && v1902;
+      if (v1903) {
+        const iron_bf16 v1904 = iron_f32_to_bf16(v1899);
+        const unsigned int v1905 = v1893 * v2;
+        const unsigned int v1906 = v1905 + v1895;
+        const unsigned int v1907 = v1906 - v78;
+        out[v1907] = v1904;
       }
     }
-    const unsigned int v1922 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1924 = v1635 + v1922;
-    const unsigned int v1925 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1927 = v1638 + v1925;
-    const bool v1928 = v1924 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v1908 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1909 = v1635 + v1908;
+    const unsigned int v1910 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1911 = v1634 + v1910;
+    const bool v1912 = v1909 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1913 = v1911 < v79;
+    const bool v1914 = v1912 && v1913;
+    if (v1914) {
+      const float v1915 = v92.x[17];
+      const unsigned int v1917 = v1911 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1918 = v1917 < v2;
+      const bool v1919 = v1912 && v1918;
+      if (v1919) {
+        const iron_bf16 v1920 = iron_f32_to_bf16(v1915);
+        const unsigned int v1921 = v1909 * v2;
+        const unsigned int v1922 = v1921 + v1911;
+        const unsigned int v1923 = v1922 - v78;
+        out[v1923] = v1920;
+      }
+    }
+    const unsigned int v1924 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1925 = v1635 + v1924;
+    const unsigned int v1926 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1927 = v1634 + v1926;
+    const bool v1928 = v1925 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v1929 = v1927 < v79;
     const bool v1930 = v1928 && v1929;
     if (v1930) {
-      const float v1931 = v92.x[16];
+      const float v1931 = v92.x[18];
       const unsigned int v1933 = v1927 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v1934 = v1933 < v2;
       const bool v1935 = v1928 && v1934;
       if (v1935) {
         const iron_bf16 v1936 = iron_f32_to_bf16(v1931);
-        const unsigned int v1937 = v1924 * v2;
+        const unsigned int v1937 = v1925 * v2;
         const unsigned int v1938 = v1937 + v1927;
         const unsigned int v1939 = v1938 - v78;
         out[v1939] = v1936;
       }
     }
-    const unsigned int v1940 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1942 = v1635 + v1940;
-    const unsigned int v1943 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1945 = v1638 + v1943;
-    const bool v1946 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1947 = v1945 < v79;
-    const bool v1948 = v1946 && v1947;
-    if (v1948) {
-      const float v1949 = v92.x[17];
-      const unsigned int v1951 = v1945 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1952 = v1951 < v2;
-      const bool v1953 = v1946 && v1952;
-      if (v1953) {
-        const iron_bf16 v1954 = iron_f32_to_bf16(v1949);
-        const unsigned int v1955 = v1942 * v2;
-        const unsigned int v1956 = v1955 + v1945;
-        const unsigned int v1957 = v1956 - v78;
-        out[v1957] = v1954;
+    const unsigned int v1940 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1941 = v1635 + v1940;
+    const unsigned int v1942 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1943 = v1634 + v1942;
+    const bool v1944 = v1941 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1945 = v1943 < v79;
+    const bool v1946 = v1944 && v1945;
+    if (v1946) {
+      const float v1947 = v92.x[19];
+      const unsigned int v1949 = v1943 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1950 = v1949 < v2;
+      const bool v1951 = v1944 && v1950;
+      if (v1951) {
+        const iron_bf16 v1952 = iron_f32_to_bf16(v1947);
+        const unsigned int v1953 = v1941 * v2;
+        const unsigned int v1954 = v1953 + v1943;
+        const unsigned int v1955 = v1954 - v78;
+        out[v1955] = v1952;
       }
     }
-    const unsigned int v1958 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1960 = v1635 + v1958;
-    const unsigned int v1961 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1963 = v1638 + v1961;
-    const bool v1964 = v1960 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1965 = v1963 < v79;
-    const bool v1966 = v1964 && v1965;
-    if (v1966) {
-      const float v1967 = v92.x[18];
-      const unsigned int v1969 = v1963 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1970 = v1969 < v2;
-      const bool v1971 = v1964 && v1970;
-      if (v1971) {
-        const iron_bf16 v1972 = iron_f32_to_bf16(v1967);
-        const unsigned int v1973 = v1960 * v2;
-        const unsigned int v1974 = v1973 + v1963;
-        const unsigned int v1975 = v1974 - v78;
-        out[v1975] = v1972;
+    const unsigned int v1956 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1957 = v1635 + v1956;
+    const unsigned int v1958 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1959 = v1634 + v1958;
+    const bool v1960 = v1957 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1961 = v1959 < v79;
+    const bool v1962 = v1960 && v1961;
+    if (v1962) {
+      const float v1963 = v92.x[20];
+      const unsigned int v1965 = v1959 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1966 = v1965 < v2;
+      const bool v1967 = v1960 && v1966;
+      if (v1967) {
+        const iron_bf16 v1968 = iron_f32_to_bf16(v1963);
+        const unsigned int v1969 = v1957 * v2;
+        const unsigned int v1970 = v1969 + v1959;
+        const unsigned int v1971 = v1970 - v78;
+        out[v1971] = v1968;
       }
     }
-    const unsigned int v1976 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1978 = v1635 + v1976;
-    const unsigned int v1979 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1981 = v1638 + v1979;
-    const bool v1982 = v1978 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1983 = v1981 < v79;
-    const bool v1984 = v1982 && v1983;
-    if (v1984) {
-      const float v1985 = v92.x[19];
-      const unsigned int v1987 = v1981 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1988 = v1987 < v2;
-      const bool v1989 = v1982 && v1988;
-      if (v1989) {
-        const iron_bf16 v1990 = iron_f32_to_bf16(v1985);
-        const unsigned int v1991 = v1978 * v2;
-        const unsigned int v1992 = v1991 + v1981;
-        const unsigned int v1993 = v1992 - v78;
-        out[v1993] = v1990;
+    const unsigned int v1972 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1973 = v1635 + v1972;
+    const unsigned int v1974 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1975 = v1634 + v1974;
+    const bool v1976 = v1973 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1977 = v1975 < v79;
+    const bool v1978 = v1976 && v1977;
+    if (v1978) {
+      const float v1979 = v92.x[21];
+      const unsigned int v1981 = v1975 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1982 = v1981 < v2;
+      const bool v1983 = v1976 && v1982;
+      if (v1983) {
+        const iron_bf16 v1984 = iron_f32_to_bf16(v1979);
+        const unsigned int v1985 = v1973 * v2;
+        const unsigned int v1986 = v1985 + v1975;
+        const unsigned int v1987 = v1986 - v78;
+        out[v1987] = v1984;
       }
     }
-    const unsigned int v1994 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v1996 = v1635 + v1994;
-    const unsigned int v1997 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v1999 = v1638 + v1997;
-    const bool v2000 = v1996 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2001 = v1999 < v79;
-    const bool v2002 = v2000 && v2001;
-    if (v2002) {
-      const float v2003 = v92.x[20];
-      const unsigned int v2005 = v1999 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2006 = v2005 < v2;
-      const bool v2007 = v2000 && v2006;
-      if (v2007) {
-        const iron_bf16 v2008 = iron_f32_to_bf16(v2003);
-        const unsigned int v2009 = v1996 * v2;
-        const unsigned int v2010 = v2009 + v1999;
-        const unsigned int v2011 = v2010 - v78;
-        out[v2011] = v2008;
+    const unsigned int v1988 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v1989 = v1635 + v1988;
+    const unsigned int v1990 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v1991 = v1634 + v1990;
+    const bool v1992 = v1989 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1993 = v1991 < v79;
+    const bool v1994 = v1992 && v1993;
+    if (v1994) {
+      const float v1995 = v92.x[22];
+      const unsigned int v1997 = v1991 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1998 = v1997 < v2;
+      const bool v1999 = v1992 && v1998;
+      if (v1999) {
+        const iron_bf16 v2000 = iron_f32_to_bf16(v1995);
+        const unsigned int v2001 = v1989 * v2;
+        const unsigned int v2002 = v2001 + v1991;
+        const unsigned int v2003 = v2002 - v78;
+        out[v2003] = v2000;
       }
     }
-    const unsigned int v2012 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2014 = v1635 + v2012;
-    const unsigned int v2015 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2017 = v1638 + v2015;
-    const bool v2018 = v2014 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2019 = v2017 < v79;
-    const bool v2020 = v2018 && v2019;
-    if (v2020) {
-      const float v2021 = v92.x[21];
-      const unsigned int v2023 = v2017 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2024 = v2023 < v2;
-      const bool v2025 = v2018 && v2024;
-      if (v2025) {
-        const iron_bf16 v2026 = iron_f32_to_bf16(v2021);
-        const unsigned int v2027 = v2014 * v2;
-        const unsigned int v2028 = v2027 + v2017;
-        const unsigned int v2029 = v2028 - v78;
-        out[v2029] = v2026;
+    const unsigned int v2004 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2005 = v1635 + v2004;
+    const unsigned int v2006 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2007 = v1634 + v2006;
+    const bool v2008 = v2005 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2009 = v2007 < v79;
+    const bool v2010 = v2008 && v2009;
+    if (v2010) {
+      const float v2011 = v92.x[23];
+      const unsigned int v2013 = v2007 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2014 = v2013 < v2;
+      const bool v2015 = v2008 && v2014;
+      if (v2015) {
+        const iron_bf16 v2016 = iron_f32_to_bf16(v2011);
+        const unsigned int v2017 = v2005 * v2;
+        const unsigned int v2018 = v2017 + v2007;
+        const unsigned int v2019 = v2018 - v78;
+        out[v2019] = v2016;
       }
     }
-    const unsigned int v2030 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2032 = v1635 + v2030;
-    const unsigned int v2033 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2035 = v1638 + v2033;
-    const bool v2036 = v2032 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2037 = v2035 < v79;
-    const bool v2038 = v2036 && v2037;
-    if (v2038) {
-      const float v2039 = v92.x[22];
-      const unsigned int v2041 = v2035 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2042 = v2041 < v2;
-      const bool v2043 = v2036 && v2042;
-      if (v2043) {
-        const iron_bf16 v2044 = iron_f32_to_bf16(v2039);
-        const unsigned int v2045 = v2032 * v2;
-        const unsigned int v2046 = v2045 + v2035;
-        const unsigned int v2047 = v2046 - v78;
-        out[v2047] = v2044;
+    const unsigned int v2020 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2021 = v1635 + v2020;
+    const unsigned int v2022 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2023 = v1634 + v2022;
+    const bool v2024 = v2021 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2025 = v2023 < v79;
+    const bool v2026 = v2024 && v2025;
+    if (v2026) {
+      const float v2027 = v92.x[24];
+      const unsigned int v2029 = v2023 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2030 = v2029 < v2;
+      const bool v2031 = v2024 && v2030;
+      if (v2031) {
+        const iron_bf16 v2032 = iron_f32_to_bf16(v2027);
+        const unsigned int v2033 = v2021 * v2;
+        const unsigned int v2034 = v2033 + v2023;
+        const unsigned int v2035 = v2034 - v78;
+        out[v2035] = v2032;
       }
     }
-    const unsigned int v2048 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2050 = v1635 + v2048;
-    const unsigned int v2051 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2053 = v1638 + v2051;
-    const bool v2054 = v2050 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2055 = v2053 < v79;
-    const bool v2056 = v2054 && v2055;
-    if (v2056) {
-      const float v2057 = v92.x[23];
-      const unsigned int v2059 = v2053 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2060 = v2059 < v2;
-      const bool v2061 = v2054 && v2060;
-      if (v2061) {
-        const iron_bf16 v2062 = iron_f32_to_bf16(v2057);
-        const unsigned int v2063 = v2050 * v2;
-        const unsigned int v2064 = v2063 + v2053;
-        const unsigned int v2065 = v2064 - v78;
-        out[v2065] = v2062;
+    const unsigned int v2036 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2037 = v1635 + v2036;
+    const unsigned int v2038 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2039 = v1634 + v2038;
+    const bool v2040 = v2037 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2041 = v2039 < v79;
+    const bool v2042 = v2040 && v2041;
+    if (v2042) {
+      const float v2043 = v92.x[25];
+      const unsigned int v2045 = v2039 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2046 = v2045 < v2;
+      const bool v2047 = v2040 && v2046;
+      if (v2047) {
+        const iron_bf16 v2048 = iron_f32_to_bf16(v2043);
+        const unsigned int v2049 = v2037 * v2;
+        const unsigned int v2050 = v2049 + v2039;
+        const unsigned int v2051 = v2050 - v78;
+        out[v2051] = v2048;
       }
     }
-    const unsigned int v2066 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2068 = v1635 + v2066;
-    const unsigned int v2069 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2071 = v1638 + v2069;
-    const bool v2072 = v2068 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2052 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2053 = v1635 + v2052;
+    const unsigned int v2054 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2055 = v1634 + v2054;
+    const bool v2056 = v2053 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2057 = v2055 < v79;
+    const bool v2058 = v2056 && v2057;
+    if (v2058) {
+      const float v2059 = v92.x[26];
+      const unsigned int v2061 = v2055 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2062 = v2061 < v2;
+      const bool v2063 = v2056 && v2062;
+      if (v2063) {
+        const iron_bf16 v2064 = iron_f32_to_bf16(v2059);
+        const unsigned int v2065 = v2053 * v2;
+        const unsigned int v2066 = v2065 + v2055;
+        const unsigned int v2067 = v2066 - v78;
+        out[v2067] = v2064;
+      }
+    }
+    const unsigned int v2068 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2069 = v1635 + v2068;
+    const unsigned int v2070 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2071 = v1634 + v2070;
+    const bool v2072 = v2069 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2073 = v2071 < v79;
     const bool v2074 = v2072 && v2073;
     if (v2074) {
-      const float v2075 = v92.x[24];
+      const float v2075 = v92.x[27];
       const unsigned int v2077 = v2071 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2078 = v2077 < v2;
       const bool v2079 = v2072 && v2078;
       if (v2079) {
         const iron_bf16 v2080 = iron_f32_to_bf16(v2075);
-        const unsigned int v2081 = v2068 * v2;
+        const unsigned int v2081 = v2069 * v2;
         const unsigned int v2082 = v2081 + v2071;
         const unsigned int v2083 = v2082 - v78;
         out[v2083] = v2080;
       }
     }
-    const unsigned int v2084 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2086 = v1635 + v2084;
-    const unsigned int v2087 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2089 = v1638 + v2087;
-    const bool v2090 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2091 = v2089 < v79;
-    const bool v2092 = v2090 && v2091;
-    if (v2092) {
-      const float v2093 = v92.x[25];
-      const unsigned int v2095 = v2089 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2096 = v2095 < v2;
-      const bool v2097 = v2090 && v2096;
-      if (v2097) {
-        const iron_bf16 v2098 = iron_f32_to_bf16(v2093);
-        const unsigned int v2099 = v2086 * v2;
-        const unsigned int v2100 = v2099 + v2089;
-        const unsigned int v2101 = v2100 - v78;
-        out[v2101] = v2098;
+    const unsigned int v2084 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2085 = v1635 + v2084;
+    const unsigned int v2086 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2087 = v1634 + v2086;
+    const bool v2088 = v2085 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2089 = v2087 < v79;
+    const bool v2090 = v2088 && v2089;
+    if (v2090) {
+      const float v2091 = v92.x[28];
+      const unsigned int v2093 = v2087 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2094 = v2093 < v2;
+      const bool v2095 = v2088 && v2094;
+      if (v2095) {
+        const iron_bf16 v2096 = iron_f32_to_bf16(v2091);
+        const unsigned int v2097 = v2085 * v2;
+        const unsigned int v2098 = v2097 + v2087;
+        const unsigned int v2099 = v2098 - v78;
+        out[v2099] = v2096;
       }
     }
-    const unsigned int v2102 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2104 = v1635 + v2102;
-    const unsigned int v2105 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2107 = v1638 + v2105;
-    const bool v2108 = v2104 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2109 = v2107 < v79;
-    const bool v2110 = v2108 && v2109;
-    if (v2110) {
-      const float v2111 = v92.x[26];
-      const unsigned int v2113 = v2107 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2114 = v2113 < v2;
-      const bool v2115 = v2108 && v2114;
-      if (v2115) {
-        const iron_bf16 v2116 = iron_f32_to_bf16(v2111);
-        const unsigned int v2117 = v2104 * v2;
-        const unsigned int v2118 = v2117 + v2107;
-        const unsigned int v2119 = v2118 - v78;
-        out[v2119] = v2116;
+    const unsigned int v2100 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2101 = v1635 + v2100;
+    const unsigned int v2102 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2103 = v1634 + v2102;
+    const bool v2104 = v2101 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2105 = v2103 < v79;
+    const bool v2106 = v2104 && v2105;
+    if (v2106) {
+      const float v2107 = v92.x[29];
+      const unsigned int v2109 = v2103 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2110 = v2109 < v2;
+      const bool v2111 = v2104 && v2110;
+      if (v2111) {
+        const iron_bf16 v2112 = iron_f32_to_bf16(v2107);
+        const unsigned int v2113 = v2101 * v2;
+        const unsigned int v2114 = v2113 + v2103;
+        const unsigned int v2115 = v2114 - v78;
+        out[v2115] = v2112;
       }
     }
-    const unsigned int v2120 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2122 = v1635 + v2120;
-    const unsigned int v2123 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2125 = v1638 + v2123;
-    const bool v2126 = v2122 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2127 = v2125 < v79;
-    const bool v2128 = v2126 && v2127;
-    if (v2128) {
-      const float v2129 = v92.x[27];
-      const unsigned int v2131 = v2125 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2132 = v2131 < v2;
-      const bool v2133 = v2126 && v2132;
-      if (v2133) {
-        const iron_bf16 v2134 = iron_f32_to_bf16(v2129);
-        const unsigned int v2135 = v2122 * v2;
-        const unsigned int v2136 = v2135 + v2125;
-        const unsigned int v2137 = v2136 - v78;
-        out[v2137] = v2134;
+    const unsigned int v2116 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2117 = v1635 + v2116;
+    const unsigned int v2118 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2119 = v1634 + v2118;
+    const bool v2120 = v2117 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2121 = v2119 < v79;
+    const bool v2122 = v2120 && v2121;
+    if (v2122) {
+      const float v2123 = v92.x[30];
+      const unsigned int v2125 = v2119 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2126 = v2125 < v2;
+      const bool v2127 = v2120 && v2126;
+      if (v2127) {
+        const iron_bf16 v2128 = iron_f32_to_bf16(v2123);
+        const unsigned int v2129 = v2117 * v2;
+        const unsigned int v2130 = v2129 + v2119;
+        const unsigned int v2131 = v2130 - v78;
+        out[v2131] = v2128;
       }
     }
-    const unsigned int v2138 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2140 = v1635 + v2138;
-    const unsigned int v2141 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2143 = v1638 + v2141;
-    const bool v2144 = v2140 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2145 = v2143 < v79;
-    const bool v2146 = v2144 && v2145;
-    if (v2146) {
-      const float v2147 = v92.x[28];
-      const unsigned int v2149 = v2143 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2150 = v2149 < v2;
-      const bool v2151 = v2144 && v2150;
-      if (v2151) {
-        const iron_bf16 v2152 = iron_f32_to_bf16(v2147);
-        const unsigned int v2153 = v2140 * v2;
-        const unsigned int v2154 = v2153 + v2143;
-        const unsigned int v2155 = v2154 - v78;
-        out[v2155] = v2152;
+    const unsigned int v2132 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2133 = v1635 + v2132;
+    const unsigned int v2134 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2135 = v1634 + v2134;
+    const bool v2136 = v2133 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2137 = v2135 < v79;
+    const bool v2138 = v2136 && v2137;
+    if (v2138) {
+      const float v2139 = v92.x[31];
+      const unsigned int v2141 = v2135 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2142 = v2141 < v2;
+      const bool v2143 = v2136 && v2142;
+      if (v2143) {
+        const iron_bf16 v2144 = iron_f32_to_bf16(v2139);
+        const unsigned int v2145 = v2133 * v2;
+        const unsigned int v2146 = v2145 + v2135;
+        const unsigned int v2147 = v2146 - v78;
+        out[v2147] = v2144;
       }
     }
-    const unsigned int v2156 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2158 = v1635 + v2156;
-    const unsigned int v2159 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2161 = v1638 + v2159;
-    const bool v2162 = v2158 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2163 = v2161 < v79;
-    const bool v2164 = v2162 && v2163;
-    if (v2164) {
-      const float v2165 = v92.x[29];
-      const unsigned int v2167 = v2161 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2168 = v2167 < v2;
-      const bool v2169 = v2162 && v2168;
-      if (v2169) {
-        const iron_bf16 v2170 = iron_f32_to_bf16(v2165);
-        const unsigned int v2171 = v2158 * v2;
-        const unsigned int v2172 = v2171 + v2161;
-        const unsigned int v2173 = v2172 - v78;
-        out[v2173] = v2170;
+    const unsigned int v2148 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2149 = v1635 + v2148;
+    const unsigned int v2150 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2151 = v1634 + v2150;
+    const bool v2152 = v2149 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2153 = v2151 < v79;
+    const bool v2154 = v2152 && v2153;
+    if (v2154) {
+      const float v2155 = v92.x[32];
+      const unsigned int v2157 = v2151 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2158 = v2157 < v2;
+      const bool v2159 = v2152 && v2158;
+      if (v2159) {
+        const iron_bf16 v2160 = iron_f32_to_bf16(v2155);
+        const unsigned int v2161 = v2149 * v2;
+        const unsigned int v2162 = v2161 + v2151;
+        const unsigned int v2163 = v2162 - v78;
+        out[v2163] = v2160;
       }
     }
-    const unsigned int v2174 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2176 = v1635 + v2174;
-    const unsigned int v2177 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2179 = v1638 + v2177;
-    const bool v2180 = v2176 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2181 = v2179 < v79;
-    const bool v2182 = v2180 && v2181;
-    if (v2182) {
-      const float v2183 = v92.x[30];
-      const unsigned int v2185 = v2179 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2186 = v2185 < v2;
-      const bool v2187 = v2180 && v2186;
-      if (v2187) {
-        const iron_bf16 v2188 = iron_f32_to_bf16(v2183);
-        const unsigned int v2189 = v2176 * v2;
-        const unsigned int v2190 = v2189 + v2179;
-        const unsigned int v2191 = v2190 - v78;
-        out[v2191] = v2188;
+    const unsigned int v2164 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2165 = v1635 + v2164;
+    const unsigned int v2166 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2167 = v1634 + v2166;
+    const bool v2168 = v2165 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2169 = v2167 < v79;
+    const bool v2170 = v2168 && v2169;
+    if (v2170) {
+      const float v2171 = v92.x[33];
+      const unsigned int v2173 = v2167 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2174 = v2173 < v2;
+      const bool v2175 = v2168 && v2174;
+      if (v2175) {
+        const iron_bf16 v2176 = iron_f32_to_bf16(v2171);
+        const unsigned int v2177 = v2165 * v2;
+        const unsigned int v2178 = v2177 + v2167;
+        const unsigned int v2179 = v2178 - v78;
+        out[v2179] = v2176;
       }
     }
-    const unsigned int v2192 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2194 = v1635 + v2192;
-    const unsigned int v2195 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2197 = v1638 + v2195;
-    const bool v2198 = v2194 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2199 = v2197 < v79;
-    const bool v2200 = v2198 && v2199;
-    if (v2200) {
-      const float v2201 = v92.x[31];
-      const unsigned int v2203 = v2197 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2204 = v2203 < v2;
-      const bool v2205 = v2198 && v2204;
-      if (v2205) {
-        const iron_bf16 v2206 = iron_f32_to_bf16(v2201);
-        const unsigned int v2207 = v2194 * v2;
-        const unsigned int v2208 = v2207 + v2197;
-        const unsigned int v2209 = v2208 - v78;
-        out[v2209] = v2206;
+    const unsigned int v2180 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2181 = v1635 + v2180;
+    const unsigned int v2182 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2183 = v1634 + v2182;
+    const bool v2184 = v2181 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2185 = v2183 < v79;
+    const bool v2186 = v2184 && v2185;
+    if (v2186) {
+      const float v2187 = v92.x[34];
+      const unsigned int v2189 = v2183 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2190 = v2189 < v2;
+      const bool v2191 = v2184 && v2190;
+      if (v2191) {
+        const iron_bf16 v2192 = iron_f32_to_bf16(v2187);
+        const unsigned int v2193 = v2181 * v2;
+        const unsigned int v2194 = v2193 + v2183;
+        const unsigned int v2195 = v2194 - v78;
+        out[v2195] = v2192;
       }
     }
-    const unsigned int v2210 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2212 = v1635 + v2210;
-    const unsigned int v2213 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2215 = v1638 + v2213;
-    const bool v2216 = v2212 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2196 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2197 = v1635 + v2196;
+    const unsigned int v2198 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2199 = v1634 + v2198;
+    const bool v2200 = v2197 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2201 = v2199 < v79;
+    const bool v2202 = v2200 && v2201;
+    if (v2202) {
+      const float v2203 = v92.x[35];
+      const unsigned int v2205 = v2199 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2206 = v2205 < v2;
+      const bool v2207 = v2200 && v2206;
+      if (v2207) {
+        const iron_bf16 v2208 = iron_f32_to_bf16(v2203);
+        const unsigned int v2209 = v2197 * v2;
+        const unsigned int v2210 = v2209 + v2199;
+        const unsigned int v2211 = v2210 - v78;
+        out[v2211] = v2208;
+      }
+    }
+    const unsigned int v2212 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2213 = v1635 + v2212;
+    const unsigned int v2214 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2215 = v1634 + v2214;
+    const bool v2216 = v2213 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2217 = v2215 < v79;
     const bool v2218 = v2216 && v2217;
     if (v2218) {
-      const float v2219 = v92.x[32];
+      const float v2219 = v92.x[36];
       const unsigned int v2221 = v2215 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2222 = v2221 < v2;
       const bool v2223 = v2216 && v2222;
       if (v2223) {
         const iron_bf16 v2224 = iron_f32_to_bf16(v2219);
-        const unsigned int v2225 = v2212 * v2;
+        const unsigned int v2225 = v2213 * v2;
         const unsigned int v2226 = v2225 + v2215;
         const unsigned int v2227 = v2226 - v78;
         out[v2227] = v2224;
       }
     }
-    const unsigned int v2228 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2230 = v1635 + v2228;
-    const unsigned int v2231 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2233 = v1638 + v2231;
-    const bool v2234 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2235 = v2233 < v79;
-    const bool v2236 = v2234 && v2235;
-    if (v2236) {
-      const float v2237 = v92.x[33];
-      const unsigned int v2239 = v2233 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2240 = v2239 < v2;
-      const bool v2241 = v2234 && v2240;
-      if (v2241) {
-        const iron_bf16 v2242 = iron_f32_to_bf16(v2237);
-        const unsigned int v2243 = v2230 * v2;
-        const unsigned int v2244 = v2243 + v2233;
-        const unsigned int v2245 = v2244 - v78;
-        out[v2245] = v2242;
+    const unsigned int v2228 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2229 = v1635 + v2228;
+    const unsigned int v2230 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2231 = v1634 + v2230;
+    const bool v2232 = v2229 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2233 = v2231 < v79;
+    const bool v2234 = v2232 && v2233;
+    if (v2234) {
+      const float v2235 = v92.x[37];
+      const unsigned int v2237 = v2231 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2238 = v2237 < v2;
+      const bool v2239 = v2232 && v2238;
+      if (v2239) {
+        const iron_bf16 v2240 = iron_f32_to_bf16(v2235);
+        const unsigned int v2241 = v2229 * v2;
+        const unsigned int v2242 = v2241 + v2231;
+        const unsigned int v2243 = v2242 - v78;
+        out[v2243] = v2240;
       }
     }
-    const unsigned int v2246 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2248 = v1635 + v2246;
-    const unsigned int v2249 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2251 = v1638 + v2249;
-    const bool v2252 = v2248 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2253 = v2251 < v79;
-    const bool v2254 = v2252 && v2253;
-    if (v2254) {
-      const float v2255 = v92.x[34];
-      const unsigned int v2257 = v2251 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2258 = v2257 < v2;
-      const bool v2259 = v2252 && v2258;
-      if (v2259) {
-        const iron_bf16 v2260 = iron_f32_to_bf16(v2255);
-        const unsigned int v2261 = v2248 * v2;
-        const unsigned int v2262 = v2261 + v2251;
-        const unsigned int v2263 = v2262 - v78;
-        out[v2263] = v2260;
+    const unsigned int v2244 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2245 = v1635 + v2244;
+    const unsigned int v2246 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2247 = v1634 + v2246;
+    const bool v2248 = v2245 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2249 = v2247 < v79;
+    const bool v2250 = v2248 && v2249;
+    if (v2250) {
+      const float v2251 = v92.x[38];
+      const unsigned int v2253 = v2247 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2254 = v2253 < v2;
+      const bool v2255 = v2248 && v2254;
+      if (v2255) {
+        const iron_bf16 v2256 = iron_f32_to_bf16(v2251);
+        const unsigned int v2257 = v2245 * v2;
+        const unsigned int v2258 = v2257 + v2247;
+        const unsigned int v2259 = v2258 - v78;
+        out[v2259] = v2256;
       }
     }
-    const unsigned int v2264 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2266 = v1635 + v2264;
-    const unsigned int v2267 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2269 = v1638 + v2267;
-    const bool v2270 = v2266 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2271 = v2269 < v79;
-    const bool v2272 = v2270 && v2271;
-    if (v2272) {
-      const float v2273 = v92.x[35];
-      const unsigned int v2275 = v2269 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2276 = v2275 < v2;
-      const bool v2277 = v2270 && v2276;
-      if (v2277) {
-        const iron_bf16 v2278 = iron_f32_to_bf16(v2273);
-        const unsigned int v2279 = v2266 * v2;
-        const unsigned int v2280 = v2279 + v2269;
-        const unsigned int v2281 = v2280 - v78;
-        out[v2281] = v2278;
+    const unsigned int v2260 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2261 = v1635 + v2260;
+    const unsigned int v2262 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2263 = v1634 + v2262;
+    const bool v2264 = v2261 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2265 = v2263 < v79;
+    const bool v2266 = v2264 && v2265;
+    if (v2266) {
+      const float v2267 = v92.x[39];
+      const unsigned int v2269 = v2263 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2270 = v2269 < v2;
+      const bool v2271 = v2264 && v2270;
+      if (v2271) {
+        const iron_bf16 v2272 = iron_f32_to_bf16(v2267);
+        const unsigned int v2273 = v2261 * v2;
+        const unsigned int v2274 = v2273 + v2263;
+        const unsigned int v2275 = v2274 - v78;
+        out[v2275] = v2272;
       }
     }
-    const unsigned int v2282 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2284 = v1635 + v2282;
-    const unsigned int v2285 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2287 = v1638 + v2285;
-    const bool v2288 = v2284 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2289 = v2287 < v79;
-    const bool v2290 = v2288 && v2289;
-    if (v2290) {
-      const float v2291 = v92.x[36];
-      const unsigned int v2293 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2294 = v2293 < v2;
-      const bool v2295 = v2288 && v2294;
-      if (v2295) {
-        const iron_bf16 v2296 = iron_f32_to_bf16(v2291);
-        const unsigned int v2297 = v2284 * v2;
-        const unsigned int v2298 = v2297 + v2287;
-        const unsigned int v2299 = v2298 - v78;
-        out[v2299] = v2296;
+    const unsigned int v2276 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2277 = v1635 + v2276;
+    const unsigned int v2278 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2279 = v1634 + v2278;
+    const bool v2280 = v2277 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2281 = v2279 < v79;
+    const bool v2282 = v2280 && v2281;
+    if (v2282) {
+      const float v2283 = v92.x[40];
+      const unsigned int v2285 = v2279 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2286 = v2285 < v2;
+      const bool v2287 = v2280 && v2286;
+      if (v2287) {
+        const iron_bf16 v2288 = iron_f32_to_bf16(v2283);
+        const unsigned int v2289 = v2277 * v2;
+        const unsigned int v2290 = v2289 + v2279;
+        const unsigned int v2291 = v2290 - v78;
+        out[v2291] = v2288;
       }
     }
-    const unsigned int v2300 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2302 = v1635 + v2300;
-    const unsigned int v2303 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2305 = v1638 + v2303;
-    const bool v2306 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2307 = v2305 < v79;
-    const bool v2308 = v2306 && v2307;
-    if (v2308) {
-      const float v2309 = v92.x[37];
-      const unsigned int v2311 = v2305 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2312 = v2311 < v2;
-      const bool v2313 = v2306 && v2312;
-      if (v2313) {
-        const iron_bf16 v2314 = iron_f32_to_bf16(v2309);
-        const unsigned int v2315 = v2302 * v2;
-        const unsigned int v2316 = v2315 + v2305;
-        const unsigned int v2317 = v2316 - v78;
-        out[v2317] = v2314;
+    const unsigned int v2292 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2293 = v1635 + v2292;
+    const unsigned int v2294 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2295 = v1634 + v2294;
+    const bool v2296 = v2293 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2297 = v2295 < v79;
+    const bool v2298 = v2296 && v2297;
+    if (v2298) {
+      const float v2299 = v92.x[41];
+      const unsigned int v2301 = v2295 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2302 = v2301 < v2;
+      const bool v2303 = v2296 && v2302;
+      if (v2303) {
+        const iron_bf16 v2304 = iron_f32_to_bf16(v2299);
+        const unsigned int v2305 = v2293 * v2;
+        const unsigned int v2306 = v2305 + v2295;
+        const unsigned int v2307 = v2306 - v78;
+        out[v2307] = v2304;
       }
     }
-    const unsigned int v2318 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2320 = v1635 + v2318;
-    const unsigned int v2321 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2323 = v1638 + v2321;
-    const bool v2324 = v2320 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2325 = v2323 < v79;
-    const bool v2326 = v2324 && v2325;
-    if (v2326) {
-      const float v2327 = v92.x[38];
-      const unsigned int v2329 = v2323 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2330 = v2329 < v2;
-      const bool v2331 = v2324 && v2330;
-      if (v2331) {
-        const iron_bf16 v2332 = iron_f32_to_bf16(v2327);
-        const unsigned int v2333 = v2320 * v2;
-        const unsigned int v2334 = v2333 + v2323;
-        const unsigned int v2335 = v2334 - v78;
-        out[v2335] = v2332;
+    const unsigned int v2308 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2309 = v1635 + v2308;
+    const unsigned int v2310 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2311 = v1634 + v2310;
+    const bool v2312 = v2309 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2313 = v2311 < v79;
+    const bool v2314 = v2312 && v2313;
+    if (v2314) {
+      const float v2315 = v92.x[42];
+      const unsigned int v2317 = v2311 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2318 = v2317 < v2;
+      const bool v2319 = v2312 && v2318;
+      if (v2319) {
+        const iron_bf16 v2320 = iron_f32_to_bf16(v2315);
+        const unsigned int v2321 = v2309 * v2;
+        const unsigned int v2322 = v2321 + v2311;
+        const unsigned int v2323 = v2322 - v78;
+        out[v2323] = v2320;
       }
     }
-    const unsigned int v2336 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2338 = v1635 + v2336;
-    const unsigned int v2339 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2341 = v1638 + v2339;
-    const bool v2342 = v2338 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2343 = v2341 < v79;
-    const bool v2344 = v2342 && v2343;
-    if (v2344) {
-      const float v2345 = v92.x[39];
-      const unsigned int v2347 = v2341 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2348 = v2347 < v2;
-      const bool v2349 = v2342 && v2348;
-      if (v2349) {
-        const iron_bf16 v2350 = iron_f32_to_bf16(v2345);
-        const unsigned int v2351 = v2338 * v2;
-        const unsigned int v2352 = v2351 + v2341;
-        const unsigned int v2353 = v2352 - v78;
-        out[v2353] = v2350;
+    const unsigned int v2324 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2325 = v1635 + v2324;
+    const unsigned int v2326 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2327 = v1634 + v2326;
+    const bool v2328 = v2325 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2329 = v2327 < v79;
+    const bool v2330 = v2328 && v2329;
+    if (v2330) {
+      const float v2331 = v92.x[43];
+      const unsigned int v2333 = v2327 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2334 = v2333 < v2;
+      const bool v2335 = v2328 && v2334;
+      if (v2335) {
+        const iron_bf16 v2336 = iron_f32_to_bf16(v2331);
+        const unsigned int v2337 = v2325 * v2;
+        const unsigned int v2338 = v2337 + v2327;
+        const unsigned int v2339 = v2338 - v78;
+        out[v2339] = v2336;
       }
     }
-    const unsigned int v2354 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2356 = v1635 + v2354;
-    const unsigned int v2357 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2359 = v1638 + v2357;
-    const bool v2360 = v2356 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2340 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2341 = v1635 + v2340;
+    const unsigned int v2342 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2343 = v1634 + v2342;
+    const bool v2344 = v2341 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2345 = v2343 < v79;
+    const bool v2346 = v2344 && v2345;
+    if (v2346) {
+      const float v2347 = v92.x[44];
+      const unsigned int v2349 = v2343 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2350 = v2349 < v2;
+      const bool v2351 = v2344 && v2350;
+      if (v2351) {
+        const iron_bf16 v2352 = iron_f32_to_bf16(v2347);
+        const unsigned int v2353 = v2341 * v2;
+        const unsigned int v2354 = v2353 + v2343;
+        const unsigned int v2355 = v2354 - v78;
+        out[v2355] = v2352;
+      }
+    }
+    const unsigned int v2356 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2357 = v1635 + v2356;
+    const unsigned int v2358 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2359 = v1634 + v2358;
+    const bool v2360 = v2357 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2361 = v2359 < v79;
     const bool v2362 = v2360 && v2361;
     if (v2362) {
-      const float v2363 = v92.x[40];
+      const float v2363 = v92.x[45];
       const unsigned int v2365 = v2359 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2366 = v2365 < v2;
       const bool v2367 = v2360 && v2366;
       if (v2367) {
         const iron_bf16 v2368 = iron_f32_to_bf16(v2363);
-        const unsigned int v2369 = v2356 * v2;
+        const unsigned int v2369 = v2357 * v2;
         const unsigned int v2370 = v2369 + v2359;
         const unsigned int v2371 = v2370 - v78;
         out[v2371] = v2368;
       }
     }
-    const unsigned int v2372 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2374 = v1635 + v2372;
-    const unsigned int v2375 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2377 = v1638 + v2375;
-    const bool v2378 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2379 = v2377 < v79;
-    const bool v2380 = v2378 && v2379;
-    if (v2380) {
-      const float v2381 = v92.x[41];
-      const unsigned int v2383 = v2377 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2384 = v2383 < v2;
-      const bool v2385 = v2378 && v2384;
-      if (v2385) {
-        const iron_bf16 v2386 = iron_f32_to_bf16(v2381);
-        const unsigned int v2387 = v2374 * v2;
-        const unsigned int v2388 = v2387 + v2377;
-        const unsigned int v2389 = v2388 - v78;
-        out[v2389] = v2386;
+    const unsigned int v2372 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2373 = v1635 + v2372;
+    const unsigned int v2374 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2375 = v1634 + v2374;
+    const bool v2376 = v2373 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2377 = v2375 < v79;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v92.x[46];
+      const unsigned int v2381 = v2375 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2382 = v2381 < v2;
+      const bool v2383 = v2376 && v2382;
+      if (v2383) {
+        const iron_bf16 v2384 = iron_f32_to_bf16(v2379);
+        const unsigned int v2385 = v2373 * v2;
+        const unsigned int v2386 = v2385 + v2375;
+        const unsigned int v2387 = v2386 - v78;
+        out[v2387] = v2384;
       }
     }
-    const unsigned int v2390 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2392 = v1635 + v2390;
-    const unsigned int v2393 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2395 = v1638 + v2393;
-    const bool v2396 = v2392 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2397 = v2395 < v79;
-    const bool v2398 = v2396 && v2397;
-    if (v2398) {
-      const float v2399 = v92.x[42];
-      const unsigned int v2401 = v2395 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2402 = v2401 < v2;
-      const bool v2403 = v2396 && v2402;
-      if (v2403) {
-        const iron_bf16 v2404 = iron_f32_to_bf16(v2399);
-        const unsigned int v2405 = v2392 * v2;
-        const unsigned int v2406 = v2405 + v2395;
-        const unsigned int v2407 = v2406 - v78;
-        out[v2407] = v2404;
+    const unsigned int v2388 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2389 = v1635 + v2388;
+    const unsigned int v2390 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2391 = v1634 + v2390;
+    const bool v2392 = v2389 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2393 = v2391 < v79;
+    const bool v2394 = v2392 && v2393;
+    if (v2394) {
+      const float v2395 = v92.x[47];
+      const unsigned int v2397 = v2391 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2398 = v2397 < v2;
+      const bool v2399 = v2392 && v2398;
+      if (v2399) {
+        const iron_bf16 v2400 = iron_f32_to_bf16(v2395);
+        const unsigned int v2401 = v2389 * v2;
+        const unsigned int v2402 = v2401 + v2391;
+        const unsigned int v2403 = v2402 - v78;
+        out[v2403] = v2400;
       }
     }
-    const unsigned int v2408 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2410 = v1635 + v2408;
-    const unsigned int v2411 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2413 = v1638 + v2411;
-    const bool v2414 = v2410 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2415 = v2413 < v79;
-    const bool v2416 = v2414 && v2415;
-    if (v2416) {
-      const float v2417 = v92.x[43];
-      const unsigned int v2419 = v2413 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2420 = v2419 < v2;
-      const bool v2421 = v2414 && v2420;
-      if (v2421) {
-        const iron_bf16 v2422 = iron_f32_to_bf16(v2417);
-        const unsigned int v2423 = v2410 * v2;
-        const unsigned int v2424 = v2423 + v2413;
-        const unsigned int v2425 = v2424 - v78;
-        out[v2425] = v2422;
+    const unsigned int v2404 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2405 = v1635 + v2404;
+    const unsigned int v2406 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2407 = v1634 + v2406;
+    const bool v2408 = v2405 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2409 = v2407 < v79;
+    const bool v2410 = v2408 && v2409;
+    if (v2410) {
+      const float v2411 = v92.x[48];
+      const unsigned int v2413 = v2407 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2414 = v2413 < v2;
+      const bool v2415 = v2408 && v2414;
+      if (v2415) {
+        const iron_bf16 v2416 = iron_f32_to_bf16(v2411);
+        const unsigned int v2417 = v2405 * v2;
+        const unsigned int v2418 = v2417 + v2407;
+        const unsigned int v2419 = v2418 - v78;
+        out[v2419] = v2416;
       }
     }
-    const unsigned int v2426 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2428 = v1635 + v2426;
-    const unsigned int v2429 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2431 = v1638 + v2429;
-    const bool v2432 = v2428 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2433 = v2431 < v79;
-    const bool v2434 = v2432 && v2433;
-    if (v2434) {
-      const float v2435 = v92.x[44];
-      const unsigned int v2437 = v2431 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2438 = v2437 < v2;
-      const bool v2439 = v2432 && v2438;
-      if (v2439) {
-        const iron_bf16 v2440 = iron_f32_to_bf16(v2435);
-        const unsigned int v2441 = v2428 * v2;
-        const unsigned int v2442 = v2441 + v2431;
-        const unsigned int v2443 = v2442 - v78;
-        out[v2443] = v2440;
+    const unsigned int v2420 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2421 = v1635 + v2420;
+    const unsigned int v2422 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2423 = v1634 + v2422;
+    const bool v2424 = v2421 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2425 = v2423 < v79;
+    const bool v2426 = v2424 && v2425;
+    if (v2426) {
+      const float v2427 = v92.x[49];
+      const unsigned int v2429 = v2423 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2430 = v2429 < v2;
+      const bool v2431 = v2424 && v2430;
+      if (v2431) {
+        const iron_bf16 v2432 = iron_f32_to_bf16(v2427);
+        const unsigned int v2433 = v2421 * v2;
+        const unsigned int v2434 = v2433 + v2423;
+        const unsigned int v2435 = v2434 - v78;
+        out[v2435] = v2432;
       }
     }
-    const unsigned int v2444 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2446 = v1635 + v2444;
-    const unsigned int v2447 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2449 = v1638 + v2447;
-    const bool v2450 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2451 = v2449 < v79;
-    const bool v2452 = v2450 && v2451;
-    if (v2452) {
-      const float v2453 = v92.x[45];
-      const unsigned int v2455 = v2449 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2456 = v2455 < v2;
-      const bool v2457 = v2450 && v2456;
-      if (v2457) {
-        const iron_bf16 v2458 = iron_f32_to_bf16(v2453);
-        const unsigned int v2459 = v2446 * v2;
-        const unsigned int v2460 = v2459 + v2449;
-        const unsigned int v2461 = v2460 - v78;
-        out[v2461] = v2458;
+    const unsigned int v2436 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2437 = v1635 + v2436;
+    const unsigned int v2438 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2439 = v1634 + v2438;
+    const bool v2440 = v2437 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2441 = v2439 < v79;
+    const bool v2442 = v2440 && v2441;
+    if (v2442) {
+      const float v2443 = v92.x[50];
+      const unsigned int v2445 = v2439 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2446 = v2445 < v2;
+      const bool v2447 = v2440 && v2446;
+      if (v2447) {
+        const iron_bf16 v2448 = iron_f32_to_bf16(v2443);
+        const unsigned int v2449 = v2437 * v2;
+        const unsigned int v2450 = v2449 + v2439;
+        const unsigned int v2451 = v2450 - v78;
+        out[v2451] = v2448;
       }
     }
-    const unsigned int v2462 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2464 = v1635 + v2462;
-    const unsigned int v2465 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2467 = v1638 + v2465;
-    const bool v2468 = v2464 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2469 = v2467 < v79;
-    const bool v2470 = v2468 && v2469;
-    if (v2470) {
-      const float v2471 = v92.x[46];
-      const unsigned int v2473 = v2467 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2474 = v2473 < v2;
-      const bool v2475 = v2468 && v2474;
-      if (v2475) {
-        const iron_bf16 v2476 = iron_f32_to_bf16(v2471);
-        const unsigned int v2477 = v2464 * v2;
-        const unsigned int v2478 = v2477 + v2467;
-        const unsigned int v2479 = v2478 - v78;
-        out[v2479] = v2476;
+    const unsigned int v2452 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2453 = v1635 + v2452;
+    const unsigned int v2454 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2455 = v1634 + v2454;
+    const bool v2456 = v2453 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2457 = v2455 < v79;
+    const bool v2458 = v2456 && v2457;
+    if (v2458) {
+      const float v2459 = v92.x[51];
+      const unsigned int v2461 = v2455 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2462 = v2461 < v2;
+      const bool v2463 = v2456 && v2462;
+      if (v2463) {
+        const iron_bf16 v2464 = iron_f32_to_bf16(v2459);
+        const unsigned int v2465 = v2453 * v2;
+        const unsigned int v2466 = v2465 + v2455;
+        const unsigned int v2467 = v2466 - v78;
+        out[v2467] = v2464;
       }
     }
-    const unsigned int v2480 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2482 = v1635 + v2480;
-    const unsigned int v2483 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2485 = v1638 + v2483;
-    const bool v2486 = v2482 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2487 = v2485 < v79;
-    const bool v2488 = v2486 && v2487;
-    if (v2488) {
-      const float v2489 = v92.x[47];
-      const unsigned int v2491 = v2485 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2492 = v2491 < v2;
-      const bool v2493 = v2486 && v2492;
-      if (v2493) {
-        const iron_bf16 v2494 = iron_f32_to_bf16(v2489);
-        const unsigned int v2495 = v2482 * v2;
-        const unsigned int v2496 = v2495 + v2485;
-        const unsigned int v2497 = v2496 - v78;
-        out[v2497] = v2494;
+    const unsigned int v2468 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2469 = v1635 + v2468;
+    const unsigned int v2470 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2471 = v1634 + v2470;
+    const bool v2472 = v2469 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2473 = v2471 < v79;
+    const bool v2474 = v2472 && v2473;
+    if (v2474) {
+      const float v2475 = v92.x[52];
+      const unsigned int v2477 = v2471 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2478 = v2477 < v2;
+      const bool v2479 = v2472 && v2478;
+      if (v2479) {
+        const iron_bf16 v2480 = iron_f32_to_bf16(v2475);
+        const unsigned int v2481 = v2469 * v2;
+        const unsigned int v2482 = v2481 + v2471;
+        const unsigned int v2483 = v2482 - v78;
+        out[v2483] = v2480;
       }
     }
-    const unsigned int v2498 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2500 = v1635 + v2498;
-    const unsigned int v2501 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2503 = v1638 + v2501;
-    const bool v2504 = v2500 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2484 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2485 = v1635 + v2484;
+    const unsigned int v2486 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2487 = v1634 + v2486;
+    const bool v2488 = v2485 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2489 = v2487 < v79;
+    const bool v2490 = v2488 && v2489;
+    if (v2490) {
+      const float v2491 = v92.x[53];
+      const unsigned int v2493 = v2487 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2494 = v2493 < v2;
+      const bool v2495 = v2488 && v2494;
+      if (v2495) {
+        const iron_bf16 v2496 = iron_f32_to_bf16(v2491);
+        const unsigned int v2497 = v2485 * v2;
+        const unsigned int v2498 = v2497 + v2487;
+        const unsigned int v2499 = v2498 - v78;
+        out[v2499] = v2496;
+      }
+    }
+    const unsigned int v2500 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2501 = v1635 + v2500;
+    const unsigned int v2502 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2503 = v1634 + v2502;
+    const bool v2504 = v2501 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2505 = v2503 < v79;
     const bool v2506 = v2504 && v2505;
     if (v2506) {
-      const float v2507 = v92.x[48];
+      const float v2507 = v92.x[54];
       const unsigned int v2509 = v2503 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2510 = v2509 < v2;
       const bool v2511 = v2504 && v2510;
       if (v2511) {
         const iron_bf16 v2512 = iron_f32_to_bf16(v2507);
-        const unsigned int v2513 = v2500 * v2;
+        const unsigned int v2513 = v2501 * v2;
         const unsigned int v2514 = v2513 + v2503;
         const unsigned int v2515 = v2514 - v78;
         out[v2515] = v2512;
       }
     }
-    const unsigned int v2516 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2518 = v1635 + v2516;
-    const unsigned int v2519 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2521 = v1638 + v2519;
-    const bool v2522 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2523 = v2521 < v79;
-    const bool v2524 = v2522 && v2523;
-    if (v2524) {
-      const float v2525 = v92.x[49];
-      const unsigned int v2527 = v2521 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2528 = v2527 < v2;
-      const bool v2529 = v2522 && v2528;
-      if (v2529) {
-        const iron_bf16 v2530 = iron_f32_to_bf16(v2525);
-        const unsigned int v2531 = v2518 * v2;
-        const unsigned int v2532 = v2531 + v2521;
-        const unsigned int v2533 = v2532 - v78;
-        out[v2533] = v2530;
+    const unsigned int v2516 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2517 = v1635 + v2516;
+    const unsigned int v2518 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2519 = v1634 + v2518;
+    const bool v2520 = v2517 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2521 = v2519 < v79;
+    const bool v2522 = v2520 && v2521;
+    if (v2522) {
+      const float v2523 = v92.x[55];
+      const unsigned int v2525 = v2519 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2526 = v2525 < v2;
+      const bool v2527 = v2520 && v2526;
+      if (v2527) {
+        const iron_bf16 v2528 = iron_f32_to_bf16(v2523);
+        const unsigned int v2529 = v2517 * v2;
+        const unsigned int v2530 = v2529 + v2519;
+        const unsigned int v2531 = v2530 - v78;
+        out[v2531] = v2528;
       }
     }
-    const unsigned int v2534 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2536 = v1635 + v2534;
-    const unsigned int v2537 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2539 = v1638 + v2537;
-    const bool v2540 = v2536 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2541 = v2539 < v79;
-    const bool v2542 = v2540 && v2541;
-    if (v2542) {
-      const float v2543 = v92.x[50];
-      const unsigned int v2545 = v2539 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2546 = v2545 < v2;
-      const bool v2547 = v2540 && v2546;
-      if (v2547) {
-        const iron_bf16 v2548 = iron_f32_to_bf16(v2543);
-        const unsigned int v2549 = v2536 * v2;
-        const unsigned int v2550 = v2549 + v2539;
-        const unsigned int v2551 = v2550 - v78;
-        out[v2551] = v2548;
+    const unsigned int v2532 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2533 = v1635 + v2532;
+    const unsigned int v2534 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2535 = v1634 + v2534;
+    const bool v2536 = v2533 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2537 = v2535 < v79;
+    const bool v2538 = v2536 && v2537;
+    if (v2538) {
+      const float v2539 = v92.x[56];
+      const unsigned int v2541 = v2535 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2542 = v2541 < v2;
+      const bool v2543 = v2536 && v2542;
+      if (v2543) {
+        const iron_bf16 v2544 = iron_f32_to_bf16(v2539);
+        const unsigned int v2545 = v2533 * v2;
+        const unsigned int v2546 = v2545 + v2535;
+        const unsigned int v2547 = v2546 - v78;
+        out[v2547] = v2544;
       }
     }
-    const unsigned int v2552 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2554 = v1635 + v2552;
-    const unsigned int v2555 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2557 = v1638 + v2555;
-    const bool v2558 = v2554 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2559 = v2557 < v79;
-    const bool v2560 = v2558 && v2559;
-    if (v2560) {
-      const float v2561 = v92.x[51];
-      const unsigned int v2563 = v2557 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2564 = v2563 < v2;
-      const bool v2565 = v2558 && v2564;
-      if (v2565) {
-        const iron_bf16 v2566 = iron_f32_to_bf16(v2561);
-        const unsigned int v2567 = v2554 * v2;
-        const unsigned int v2568 = v2567 + v2557;
-        const unsigned int v2569 = v2568 - v78;
-        out[v2569] = v2566;
+    const unsigned int v2548 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2549 = v1635 + v2548;
+    const unsigned int v2550 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2551 = v1634 + v2550;
+    const bool v2552 = v2549 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2553 = v2551 < v79;
+    const bool v2554 = v2552 && v2553;
+    if (v2554) {
+      const float v2555 = v92.x[57];
+      const unsigned int v2557 = v2551 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2558 = v2557 < v2;
+      const bool v2559 = v2552 && v2558;
+      if (v2559) {
+        const iron_bf16 v2560 = iron_f32_to_bf16(v2555);
+        const unsigned int v2561 = v2549 * v2;
+        const unsigned int v2562 = v2561 + v2551;
+        const unsigned int v2563 = v2562 - v78;
+        out[v2563] = v2560;
       }
     }
-    const unsigned int v2570 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2572 = v1635 + v2570;
-    const unsigned int v2573 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2575 = v1638 + v2573;
-    const bool v2576 = v2572 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2577 = v2575 < v79;
-    const bool v2578 = v2576 && v2577;
-    if (v2578) {
-      const float v2579 = v92.x[52];
-      const unsigned int v2581 = v2575 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2582 = v2581 < v2;
-      const bool v2583 = v2576 && v2582;
-      if (v2583) {
-        const iron_bf16 v2584 = iron_f32_to_bf16(v2579);
-        const unsigned int v2585 = v2572 * v2;
-        const unsigned int v2586 = v2585 + v2575;
-        const unsigned int v2587 = v2586 - v78;
-        out[v2587] = v2584;
+    const unsigned int v2564 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2565 = v1635 + v2564;
+    const unsigned int v2566 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2567 = v1634 + v2566;
+    const bool v2568 = v2565 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2569 = v2567 < v79;
+    const bool v2570 = v2568 && v2569;
+    if (v2570) {
+      const float v2571 = v92.x[58];
+      const unsigned int v2573 = v2567 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2574 = v2573 < v2;
+      const bool v2575 = v2568 && v2574;
+      if (v2575) {
+        const iron_bf16 v2576 = iron_f32_to_bf16(v2571);
+        const unsigned int v2577 = v2565 * v2;
+        const unsigned int v2578 = v2577 + v2567;
+        const unsigned int v2579 = v2578 - v78;
+        out[v2579] = v2576;
       }
     }
-    const unsigned int v2588 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2590 = v1635 + v2588;
-    const unsigned int v2591 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2593 = v1638 + v2591;
-    const bool v2594 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2595 = v2593 < v79;
-    const bool v2596 = v2594 && v2595;
-    if (v2596) {
-      const float v2597 = v92.x[53];
-      const unsigned int v2599 = v2593 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2600 = v2599 < v2;
-      const bool v2601 = v2594 && v2600;
-      if (v2601) {
-        const iron_bf16 v2602 = iron_f32_to_bf16(v2597);
-        const unsigned int v2603 = v2590 * v2;
-        const unsigned int v2604 = v2603 + v2593;
-        const unsigned int v2605 = v2604 - v78;
-        out[v2605] = v2602;
+    const unsigned int v2580 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2581 = v1635 + v2580;
+    const unsigned int v2582 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2583 = v1634 + v2582;
+    const bool v2584 = v2581 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2585 = v2583 < v79;
+    const bool v2586 = v2584 && v2585;
+    if (v2586) {
+      const float v2587 = v92.x[59];
+      const unsigned int v2589 = v2583 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2590 = v2589 < v2;
+      const bool v2591 = v2584 && v2590;
+      if (v2591) {
+        const iron_bf16 v2592 = iron_f32_to_bf16(v2587);
+        const unsigned int v2593 = v2581 * v2;
+        const unsigned int v2594 = v2593 + v2583;
+        const unsigned int v2595 = v2594 - v78;
+        out[v2595] = v2592;
       }
     }
-    const unsigned int v2606 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2608 = v1635 + v2606;
-    const unsigned int v2609 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2611 = v1638 + v2609;
-    const bool v2612 = v2608 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2613 = v2611 < v79;
-    const bool v2614 = v2612 && v2613;
-    if (v2614) {
-      const float v2615 = v92.x[54];
-      const unsigned int v2617 = v2611 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2618 = v2617 < v2;
-      const bool v2619 = v2612 && v2618;
-      if (v2619) {
-        const iron_bf16 v2620 = iron_f32_to_bf16(v2615);
-        const unsigned int v2621 = v2608 * v2;
-        const unsigned int v2622 = v2621 + v2611;
-        const unsigned int v2623 = v2622 - v78;
-        out[v2623] = v2620;
+    const unsigned int v2596 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2597 = v1635 + v2596;
+    const unsigned int v2598 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2599 = v1634 + v2598;
+    const bool v2600 = v2597 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2601 = v2599 < v79;
+    const bool v2602 = v2600 && v2601;
+    if (v2602) {
+      const float v2603 = v92.x[60];
+      const unsigned int v2605 = v2599 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2606 = v2605 < v2;
+      const bool v2607 = v2600 && v2606;
+      if (v2607) {
+        const iron_bf16 v2608 = iron_f32_to_bf16(v2603);
+        const unsigned int v2609 = v2597 * v2;
+        const unsigned int v2610 = v2609 + v2599;
+        const unsigned int v2611 = v2610 - v78;
+        out[v2611] = v2608;
       }
     }
-    const unsigned int v2624 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2626 = v1635 + v2624;
-    const unsigned int v2627 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2629 = v1638 + v2627;
-    const bool v2630 = v2626 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2631 = v2629 < v79;
-    const bool v2632 = v2630 && v2631;
-    if (v2632) {
-      const float v2633 = v92.x[55];
-      const unsigned int v2635 = v2629 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2636 = v2635 < v2;
-      const bool v2637 = v2630 && v2636;
-      if (v2637) {
-        const iron_bf16 v2638 = iron_f32_to_bf16(v2633);
-        const unsigned int v2639 = v2626 * v2;
-        const unsigned int v2640 = v2639 + v2629;
-        const unsigned int v2641 = v2640 - v78;
-        out[v2641] = v2638;
+    const unsigned int v2612 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2613 = v1635 + v2612;
+    const unsigned int v2614 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2615 = v1634 + v2614;
+    const bool v2616 = v2613 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2617 = v2615 < v79;
+    const bool v2618 = v2616 && v2617;
+    if (v2618) {
+      const float v2619 = v92.x[61];
+      const unsigned int v2621 = v2615 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2622 = v2621 < v2;
+      const bool v2623 = v2616 && v2622;
+      if (v2623) {
+        const iron_bf16 v2624 = iron_f32_to_bf16(v2619);
+        const unsigned int v2625 = v2613 * v2;
+        const unsigned int v2626 = v2625 + v2615;
+        const unsigned int v2627 = v2626 - v78;
+        out[v2627] = v2624;
       }
     }
-    const unsigned int v2642 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2644 = v1635 + v2642;
-    const unsigned int v2645 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2647 = v1638 + v2645;
-    const bool v2648 = v2644 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2628 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2629 = v1635 + v2628;
+    const unsigned int v2630 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2631 = v1634 + v2630;
+    const bool v2632 = v2629 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2633 = v2631 < v79;
+    const bool v2634 = v2632 && v2633;
+    if (v2634) {
+      const float v2635 = v92.x[62];
+      const unsigned int v2637 = v2631 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2638 = v2637 < v2;
+      const bool v2639 = v2632 && v2638;
+      if (v2639) {
+        const iron_bf16 v2640 = iron_f32_to_bf16(v2635);
+        const unsigned int v2641 = v2629 * v2;
+        const unsigned int v2642 = v2641 + v2631;
+        const unsigned int v2643 = v2642 - v78;
+        out[v2643] = v2640;
+      }
+    }
+    const unsigned int v2644 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2645 = v1635 + v2644;
+    const unsigned int v2646 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2647 = v1634 + v2646;
+    const bool v2648 = v2645 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2649 = v2647 < v79;
     const bool v2650 = v2648 && v2649;
     if (v2650) {
-      const float v2651 = v92.x[56];
+      const float v2651 = v92.x[63];
       const unsigned int v2653 = v2647 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2654 = v2653 < v2;
       const bool v2655 = v2648 && v2654;
       if (v2655) {
         const iron_bf16 v2656 = iron_f32_to_bf16(v2651);
-        const unsigned int v2657 = v2644 * v2;
+        const unsigned int v2657 = v2645 * v2;
         const unsigned int v2658 = v2657 + v2647;
         const unsigned int v2659 = v2658 - v78;
         out[v2659] = v2656;
       }
     }
-    const unsigned int v2660 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2662 = v1635 + v2660;
-    const unsigned int v2663 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2665 = v1638 + v2663;
-    const bool v2666 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2667 = v2665 < v79;
-    const bool v2668 = v2666 && v2667;
-    if (v2668) {
-      const float v2669 = v92.x[57];
-      const unsigned int v2671 = v2665 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2672 = v2671 < v2;
-      const bool v2673 = v2666 && v2672;
-      if (v2673) {
-        const iron_bf16 v2674 = iron_f32_to_bf16(v2669);
-        const unsigned int v2675 = v2662 * v2;
-        const unsigned int v2676 = v2675 + v2665;
-        const unsigned int v2677 = v2676 - v78;
-        out[v2677] = v2674;
+    const unsigned int v2660 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2661 = v1635 + v2660;
+    const unsigned int v2662 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2663 = v1634 + v2662;
+    const bool v2664 = v2661 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2665 = v2663 < v79;
+    const bool v2666 = v2664 && v2665;
+    if (v2666) {
+      const float v2667 = v92.x[64];
+      const unsigned int v2669 = v2663 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2670 = v2669 < v2;
+      const bool v2671 = v2664 && v2670;
+      if (v2671) {
+        const iron_bf16 v2672 = iron_f32_to_bf16(v2667);
+        const unsigned int v2673 = v2661 * v2;
+        const unsigned int v2674 = v2673 + v2663;
+        const unsigned int v2675 = v2674 - v78;
+        out[v2675] = v2672;
       }
     }
-    const unsigned int v2678 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2680 = v1635 + v2678;
-    const unsigned int v2681 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2683 = v1638 + v2681;
-    const bool v2684 = v2680 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2685 = v2683 < v79;
-    const bool v2686 = v2684 && v2685;
-    if (v2686) {
-      const float v2687 = v92.x[58];
-      const unsigned int v2689 = v2683 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2690 = v2689 < v2;
-      const bool v2691 = v2684 && v2690;
-      if (v2691) {
-        const iron_bf16 v2692 = iron_f32_to_bf16(v2687);
-        const unsigned int v2693 = v2680 * v2;
-        const unsigned int v2694 = v2693 + v2683;
-        const unsigned int v2695 = v2694 - v78;
-        out[v2695] = v2692;
+    const unsigned int v2676 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2677 = v1635 + v2676;
+    const unsigned int v2678 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2679 = v1634 + v2678;
+    const bool v2680 = v2677 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2681 = v2679 < v79;
+    const bool v2682 = v2680 && v2681;
+    if (v2682) {
+      const float v2683 = v92.x[65];
+      const unsigned int v2685 = v2679 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2686 = v2685 < v2;
+      const bool v2687 = v2680 && v2686;
+      if (v2687) {
+        const iron_bf16 v2688 = iron_f32_to_bf16(v2683);
+        const unsigned int v2689 = v2677 * v2;
+        const unsigned int v2690 = v2689 + v2679;
+        const unsigned int v2691 = v2690 - v78;
+        out[v2691] = v2688;
       }
     }
-    const unsigned int v2696 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2698 = v1635 + v2696;
-    const unsigned int v2699 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2701 = v1638 + v2699;
-    const bool v2702 = v2698 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2703 = v2701 < v79;
-    const bool v2704 = v2702 && v2703;
-    if (v2704) {
-      const float v2705 = v92.x[59];
-      const unsigned int v2707 = v2701 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2708 = v2707 < v2;
-      const bool v2709 = v2702 && v2708;
-      if (v2709) {
-        const iron_bf16 v2710 = iron_f32_to_bf16(v2705);
-        const unsigned int v2711 = v2698 * v2;
-        const unsigned int v2712 = v2711 + v2701;
-        const unsigned int v2713 = v2712 - v78;
-        out[v2713] = v2710;
+    const unsigned int v2692 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2693 = v1635 + v2692;
+    const unsigned int v2694 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2695 = v1634 + v2694;
+    const bool v2696 = v2693 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2697 = v2695 < v79;
+    const bool v2698 = v2696 && v2697;
+    if (v2698) {
+      const float v2699 = v92.x[66];
+      const unsigned int v2701 = v2695 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2702 = v2701 < v2;
+      const bool v2703 = v2696 && v2702;
+      if (v2703) {
+        const iron_bf16 v2704 = iron_f32_to_bf16(v2699);
+        const unsigned int v2705 = v2693 * v2;
+        const unsigned int v2706 = v2705 + v2695;
+        const unsigned int v2707 = v2706 - v78;
+        out[v2707] = v2704;
       }
     }
-    const unsigned int v2714 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2716 = v1635 + v2714;
-    const unsigned int v2717 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2719 = v1638 + v2717;
-    const bool v2720 = v2716 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2721 = v2719 < v79;
-    const bool v2722 = v2720 && v2721;
-    if (v2722) {
-      const float v2723 = v92.x[60];
-      const unsigned int v2725 = v2719 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2726 = v2725 < v2;
-      const bool v2727 = v2720 && v2726;
-      if (v2727) {
-        const iron_bf16 v2728 = iron_f32_to_bf16(v2723);
-        const unsigned int v2729 = v2716 * v2;
-        const unsigned int v2730 = v2729 + v2719;
-        const unsigned int v2731 = v2730 - v78;
-        out[v2731] = v2728;
+    const unsigned int v2708 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2709 = v1635 + v2708;
+    const unsigned int v2710 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2711 = v1634 + v2710;
+    const bool v2712 = v2709 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2713 = v2711 < v79;
+    const bool v2714 = v2712 && v2713;
+    if (v2714) {
+      const float v2715 = v92.x[67];
+      const unsigned int v2717 = v2711 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2718 = v2717 < v2;
+      const bool v2719 = v2712 && v2718;
+      if (v2719) {
+        const iron_bf16 v2720 = iron_f32_to_bf16(v2715);
+        const unsigned int v2721 = v2709 * v2;
+        const unsigned int v2722 = v2721 + v2711;
+        const unsigned int v2723 = v2722 - v78;
+        out[v2723] = v2720;
       }
     }
-    const unsigned int v2732 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2734 = v1635 + v2732;
-    const unsigned int v2735 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2737 = v1638 + v2735;
-    const bool v2738 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2739 = v2737 < v79;
-    const bool v2740 = v2738 && v2739;
-    if (v2740) {
-      const float v2741 = v92.x[61];
-      const unsigned int v2743 = v2737 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2744 = v2743 < v2;
-      const bool v2745 = v2738 && v2744;
-      if (v2745) {
-        const iron_bf16 v2746 = iron_f32_to_bf16(v2741);
-        const unsigned int v2747 = v2734 * v2;
-        const unsigned int v2748 = v2747 + v2737;
-        const unsigned int v2749 = v2748 - v78;
-        out[v2749] = v2746;
+    const unsigned int v2724 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2725 = v1635 + v2724;
+    const unsigned int v2726 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2727 = v1634 + v2726;
+    const bool v2728 = v2725 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2729 = v2727 < v79;
+    const bool v2730 = v2728 && v2729;
+    if (v2730) {
+      const float v2731 = v92.x[68];
+      const unsigned int v2733 = v2727 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2734 = v2733 < v2;
+      const bool v2735 = v2728 && v2734;
+      if (v2735) {
+        const iron_bf16 v2736 = iron_f32_to_bf16(v2731);
+        const unsigned int v2737 = v2725 * v2;
+        const unsigned int v2738 = v2737 + v2727;
+        const unsigned int v2739 = v2738 - v78;
+        out[v2739] = v2736;
       }
     }
-    const unsigned int v2750 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2752 = v1635 + v2750;
-    const unsigned int v2753 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2755 = v1638 + v2753;
-    const bool v2756 = v2752 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2757 = v2755 < v79;
-    const bool v2758 = v2756 && v2757;
-    if (v2758) {
-      const float v2759 = v92.x[62];
-      const unsigned int v2761 = v2755 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2762 = v2761 < v2;
-      const bool v2763 = v2756 && v2762;
-      if (v2763) {
-        const iron_bf16 v2764 = iron_f32_to_bf16(v2759);
-        const unsigned int v2765 = v2752 * v2;
-        const unsigned int v2766 = v2765 + v2755;
-        const unsigned int v2767 = v2766 - v78;
-        out[v2767] = v2764;
+    const unsigned int v2740 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2741 = v1635 + v2740;
+    const unsigned int v2742 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2743 = v1634 + v2742;
+    const bool v2744 = v2741 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2745 = v2743 < v79;
+    const bool v2746 = v2744 && v2745;
+    if (v2746) {
+      const float v2747 = v92.x[69];
+      const unsigned int v2749 = v2743 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2750 = v2749 < v2;
+      const bool v2751 = v2744 && v2750;
+      if (v2751) {
+        const iron_bf16 v2752 = iron_f32_to_bf16(v2747);
+        const unsigned int v2753 = v2741 * v2;
+        const unsigned int v2754 = v2753 + v2743;
+        const unsigned int v2755 = v2754 - v78;
+        out[v2755] = v2752;
       }
     }
-    const unsigned int v2768 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2770 = v1635 + v2768;
-    const unsigned int v2771 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2773 = v1638 + v2771;
-    const bool v2774 = v2770 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2775 = v2773 < v79;
-    const bool v2776 = v2774 && v2775;
-    if (v2776) {
-      const float v2777 = v92.x[63];
-      const unsigned int v2779 = v2773 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2780 = v2779 < v2;
-      const bool v2781 = v2774 && v2780;
-      if (v2781) {
-        const iron_bf16 v2782 = iron_f32_to_bf16(v2777);
-        const unsigned int v2783 = v2770 * v2;
-        const unsigned int v2784 = v2783 + v2773;
-        const unsigned int v2785 = v2784 - v78;
-        out[v2785] = v2782;
+    const unsigned int v2756 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2757 = v1635 + v2756;
+    const unsigned int v2758 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2759 = v1634 + v2758;
+    const bool v2760 = v2757 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2761 = v2759 < v79;
+    const bool v2762 = v2760 && v2761;
+    if (v2762) {
+      const float v2763 = v92.x[70];
+      const unsigned int v2765 = v2759 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2766 = v2765 < v2;
+      const bool v2767 = v2760 && v2766;
+      if (v2767) {
+        const iron_bf16 v2768 = iron_f32_to_bf16(v2763);
+        const unsigned int v2769 = v2757 * v2;
+        const unsigned int v2770 = v2769 + v2759;
+        const unsigned int v2771 = v2770 - v78;
+        out[v2771] = v2768;
       }
     }
-    const unsigned int v2786 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2788 = v1635 + v2786;
-    const unsigned int v2789 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2791 = v1638 + v2789;
-    const bool v2792 = v2788 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2772 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2773 = v1635 + v2772;
+    const unsigned int v2774 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2775 = v1634 + v2774;
+    const bool v2776 = v2773 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2777 = v2775 < v79;
+    const bool v2778 = v2776 && v2777;
+    if (v2778) {
+      const float v2779 = v92.x[71];
+      const unsigned int v2781 = v2775 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2782 = v2781 < v2;
+      const bool v2783 = v2776 && v2782;
+      if (v2783) {
+        const iron_bf16 v2784 = iron_f32_to_bf16(v2779);
+        const unsigned int v2785 = v2773 * v2;
+        const unsigned int v2786 = v2785 + v2775;
+        const unsigned int v2787 = v2786 - v78;
+        out[v2787] = v2784;
+      }
+    }
+    const unsigned int v2788 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2789 = v1635 + v2788;
+    const unsigned int v2790 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2791 = v1634 + v2790;
+    const bool v2792 = v2789 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2793 = v2791 < v79;
     const bool v2794 = v2792 && v2793;
     if (v2794) {
-      const float v2795 = v92.x[64];
+      const float v2795 = v92.x[72];
       const unsigned int v2797 = v2791 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2798 = v2797 < v2;
       const bool v2799 = v2792 && v2798;
       if (v2799) {
         const iron_bf16 v2800 = iron_f32_to_bf16(v2795);
-        const unsigned int v2801 = v2788 * v2;
+        const unsigned int v2801 = v2789 * v2;
         const unsigned int v2802 = v2801 + v2791;
         const unsigned int v2803 = v2802 - v78;
         out[v2803] = v2800;
       }
     }
-    const unsigned int v2804 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2806 = v1635 + v2804;
-    const unsigned int v2807 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2809 = v1638 + v2807;
-    const bool v2810 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2811 = v2809 < v79;
-    const bool v2812 = v2810 && v2811;
-    if (v2812) {
-      const float v2813 = v92.x[65];
-      const unsigned int v2815 = v2809 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2816 = v2815 < v2;
-      const bool v2817 = v2810 && v2816;
-      if (v2817) {
-        const iron_bf16 v2818 = iron_f32_to_bf16(v2813);
-        const unsigned int v2819 = v2806 * v2;
-        const unsigned int v2820 = v2819 + v2809;
-        const unsigned int v2821 = v2820 - v78;
-        out[v2821] = v2818;
+    const unsigned int v2804 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2805 = v1635 + v2804;
+    const unsigned int v2806 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2807 = v1634 + v2806;
+    const bool v2808 = v2805 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2809 = v2807 < v79;
+    const bool v2810 = v2808 && v2809;
+    if (v2810) {
+      const float v2811 = v92.x[73];
+      const unsigned int v2813 = v2807 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2814 = v2813 < v2;
+      const bool v2815 = v2808 && v2814;
+      if (v2815) {
+        const iron_bf16 v2816 = iron_f32_to_bf16(v2811);
+        const unsigned int v2817 = v2805 * v2;
+        const unsigned int v2818 = v2817 + v2807;
+        const unsigned int v2819 = v2818 - v78;
+        out[v2819] = v2816;
       }
     }
-    const unsigned int v2822 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2824 = v1635 + v2822;
-    const unsigned int v2825 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2827 = v1638 + v2825;
-    const bool v2828 = v2824 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2829 = v2827 < v79;
-    const bool v2830 = v2828 && v2829;
-    if (v2830) {
-      const float v2831 = v92.x[66];
-      const unsigned int v2833 = v2827 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2834 = v2833 < v2;
-      const bool v2835 = v2828 && v2834;
-      if (v2835) {
-        const iron_bf16 v2836 = iron_f32_to_bf16(v2831);
-        const unsigned int v2837 = v2824 * v2;
-        const unsigned int v2838 = v2837 + v2827;
-        const unsigned int v2839 = v2838 - v78;
-        out[v2839] = v2836;
+    const unsigned int v2820 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2821 = v1635 + v2820;
+    const unsigned int v2822 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2823 = v1634 + v2822;
+    const bool v2824 = v2821 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2825 = v2823 < v79;
+    const bool v2826 = v2824 && v2825;
+    if (v2826) {
+      const float v2827 = v92.x[74];
+      const unsigned int v2829 = v2823 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2830 = v2829 < v2;
+      const bool v2831 = v2824 && v2830;
+      if (v2831) {
+        const iron_bf16 v2832 = iron_f32_to_bf16(v2827);
+        const unsigned int v2833 = v2821 * v2;
+        const unsigned int v2834 = v2833 + v2823;
+        const unsigned int v2835 = v2834 - v78;
+        out[v2835] = v2832;
       }
     }
-    const unsigned int v2840 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2842 = v1635 + v2840;
-    const unsigned int v2843 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2845 = v1638 + v2843;
-    const bool v2846 = v2842 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2847 = v2845 < v79;
-    const bool v2848 = v2846 && v2847;
-    if (v2848) {
-      const float v2849 = v92.x[67];
-      const unsigned int v2851 = v2845 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2852 = v2851 < v2;
-      const bool v2853 = v2846 && v2852;
-      if (v2853) {
-        const iron_bf16 v2854 = iron_f32_to_bf16(v2849);
-        const unsigned int v2855 = v2842 * v2;
-        const unsigned int v2856 = v2855 + v2845;
-        const unsigned int v2857 = v2856 - v78;
-        out[v2857] = v2854;
+    const unsigned int v2836 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2837 = v1635 + v2836;
+    const unsigned int v2838 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2839 = v1634 + v2838;
+    const bool v2840 = v2837 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2841 = v2839 < v79;
+    const bool v2842 = v2840 && v2841;
+    if (v2842) {
+      const float v2843 = v92.x[75];
+      const unsigned int v2845 = v2839 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2846 = v2845 < v2;
+      const bool v2847 = v2840 && v2846;
+      if (v2847) {
+        const iron_bf16 v2848 = iron_f32_to_bf16(v2843);
+        const unsigned int v2849 = v2837 * v2;
+        const unsigned int v2850 = v2849 + v2839;
+        const unsigned int v2851 = v2850 - v78;
+        out[v2851] = v2848;
       }
     }
-    const unsigned int v2858 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2860 = v1635 + v2858;
-    const unsigned int v2861 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2863 = v1638 + v2861;
-    const bool v2864 = v2860 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2865 = v2863 < v79;
-    const bool v2866 = v2864 && v2865;
-    if (v2866) {
-      const float v2867 = v92.x[68];
-      const unsigned int v2869 = v2863 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2870 = v2869 < v2;
-      const bool v2871 = v2864 && v2870;
-      if (v2871) {
-        const iron_bf16 v2872 = iron_f32_to_bf16(v2867);
-        const unsigned int v2873 = v2860 * v2;
-        const unsigned int v2874 = v2873 + v2863;
-        const unsigned int v2875 = v2874 - v78;
-        out[v2875] = v2872;
+    const unsigned int v2852 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2853 = v1635 + v2852;
+    const unsigned int v2854 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2855 = v1634 + v2854;
+    const bool v2856 = v2853 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2857 = v2855 < v79;
+    const bool v2858 = v2856 && v2857;
+    if (v2858) {
+      const float v2859 = v92.x[76];
+      const unsigned int v2861 = v2855 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2862 = v2861 < v2;
+      const bool v2863 = v2856 && v2862;
+      if (v2863) {
+        const iron_bf16 v2864 = iron_f32_to_bf16(v2859);
+        const unsigned int v2865 = v2853 * v2;
+        const unsigned int v2866 = v2865 + v2855;
+        const unsigned int v2867 = v2866 - v78;
+        out[v2867] = v2864;
       }
     }
-    const unsigned int v2876 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2878 = v1635 + v2876;
-    const unsigned int v2879 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2881 = v1638 + v2879;
-    const bool v2882 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2883 = v2881 < v79;
-    const bool v2884 = v2882 && v2883;
-    if (v2884) {
-      const float v2885 = v92.x[69];
-      const unsigned int v2887 = v2881 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2888 = v2887 < v2;
-      const bool v2889 = v2882 && v2888;
-      if (v2889) {
-        const iron_bf16 v2890 = iron_f32_to_bf16(v2885);
-        const unsigned int v2891 = v2878 * v2;
-        const unsigned int v2892 = v2891 + v2881;
-        const unsigned int v2893 = v2892 - v78;
-        out[v2893] = v2890;
+    const unsigned int v2868 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2869 = v1635 + v2868;
+    const unsigned int v2870 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2871 = v1634 + v2870;
+    const bool v2872 = v2869 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2873 = v2871 < v79;
+    const bool v2874 = v2872 && v2873;
+    if (v2874) {
+      const float v2875 = v92.x[77];
+      const unsigned int v2877 = v2871 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2878 = v2877 < v2;
+      const bool v2879 = v2872 && v2878;
+      if (v2879) {
+        const iron_bf16 v2880 = iron_f32_to_bf16(v2875);
+        const unsigned int v2881 = v2869 * v2;
+        const unsigned int v2882 = v2881 + v2871;
+        const unsigned int v2883 = v2882 - v78;
+        out[v2883] = v2880;
       }
     }
-    const unsigned int v2894 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2896 = v1635 + v2894;
-    const unsigned int v2897 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2899 = v1638 + v2897;
-    const bool v2900 = v2896 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2901 = v2899 < v79;
-    const bool v2902 = v2900 && v2901;
-    if (v2902) {
-      const float v2903 = v92.x[70];
-      const unsigned int v2905 = v2899 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2906 = v2905 < v2;
-      const bool v2907 = v2900 && v2906;
-      if (v2907) {
-        const iron_bf16 v2908 = iron_f32_to_bf16(v2903);
-        const unsigned int v2909 = v2896 * v2;
-        const unsigned int v2910 = v2909 + v2899;
-        const unsigned int v2911 = v2910 - v78;
-        out[v2911] = v2908;
+    const unsigned int v2884 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2885 = v1635 + v2884;
+    const unsigned int v2886 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2887 = v1634 + v2886;
+    const bool v2888 = v2885 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2889 = v2887 < v79;
+    const bool v2890 = v2888 && v2889;
+    if (v2890) {
+      const float v2891 = v92.x[78];
+      const unsigned int v2893 = v2887 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2894 = v2893 < v2;
+      const bool v2895 = v2888 && v2894;
+      if (v2895) {
+        const iron_bf16 v2896 = iron_f32_to_bf16(v2891);
+        const unsigned int v2897 = v2885 * v2;
+        const unsigned int v2898 = v2897 + v2887;
+        const unsigned int v2899 = v2898 - v78;
+        out[v2899] = v2896;
       }
     }
-    const unsigned int v2912 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2914 = v1635 + v2912;
-    const unsigned int v2915 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2917 = v1638 + v2915;
-    const bool v2918 = v2914 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2919 = v2917 < v79;
-    const bool v2920 = v2918 && v2919;
-    if (v2920) {
-      const float v2921 = v92.x[71];
-      const unsigned int v2923 = v2917 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2924 = v2923 < v2;
-      const bool v2925 = v2918 && v2924;
-      if (v2925) {
-        const iron_bf16 v2926 = iron_f32_to_bf16(v2921);
-        const unsigned int v2927 = v2914 * v2;
-        const unsigned int v2928 = v2927 + v2917;
-        const unsigned int v2929 = v2928 - v78;
-        out[v2929] = v2926;
+    const unsigned int v2900 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2901 = v1635 + v2900;
+    const unsigned int v2902 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2903 = v1634 + v2902;
+    const bool v2904 = v2901 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2905 = v2903 < v79;
+    const bool v2906 = v2904 && v2905;
+    if (v2906) {
+      const float v2907 = v92.x[79];
+      const unsigned int v2909 = v2903 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2910 = v2909 < v2;
+      const bool v2911 = v2904 && v2910;
+      if (v2911) {
+        const iron_bf16 v2912 = iron_f32_to_bf16(v2907);
+        const unsigned int v2913 = v2901 * v2;
+        const unsigned int v2914 = v2913 + v2903;
+        const unsigned int v2915 = v2914 - v78;
+        out[v2915] = v2912;
       }
     }
-    const unsigned int v2930 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2932 = v1635 + v2930;
-    const unsigned int v2933 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2935 = v1638 + v2933;
-    const bool v2936 = v2932 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2916 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2917 = v1635 + v2916;
+    const unsigned int v2918 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2919 = v1634 + v2918;
+    const bool v2920 = v2917 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2921 = v2919 < v79;
+    const bool v2922 = v2920 && v2921;
+    if (v2922) {
+      const float v2923 = v92.x[80];
+      const unsigned int v2925 = v2919 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2926 = v2925 < v2;
+      const bool v2927 = v2920 && v2926;
+      if (v2927) {
+        const iron_bf16 v2928 = iron_f32_to_bf16(v2923);
+        const unsigned int v2929 = v2917 * v2;
+        const unsigned int v2930 = v2929 + v2919;
+        const unsigned int v2931 = v2930 - v78;
+        out[v2931] = v2928;
+      }
+    }
+    const unsigned int v2932 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2933 = v1635 + v2932;
+    const unsigned int v2934 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2935 = v1634 + v2934;
+    const bool v2936 = v2933 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2937 = v2935 < v79;
     const bool v2938 = v2936 && v2937;
     if (v2938) {
-      const float v2939 = v92.x[72];
+      const float v2939 = v92.x[81];
       const unsigned int v2941 = v2935 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2942 = v2941 < v2;
       const bool v2943 = v2936 && v2942;
       if (v2943) {
         const iron_bf16 v2944 = iron_f32_to_bf16(v2939);
-        const unsigned int v2945 = v2932 * v2;
+        const unsigned int v2945 = v2933 * v2;
         const unsigned int v2946 = v2945 + v2935;
         const unsigned int v2947 = v2946 - v78;
         out[v2947] = v2944;
       }
     }
-    const unsigned int v2948 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2950 = v1635 + v2948;
-    const unsigned int v2951 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2953 = v1638 + v2951;
-    const bool v2954 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2955 = v2953 < v79;
-    const bool v2956 = v2954 && v2955;
-    if (v2956) {
-      const float v2957 = v92.x[73];
-      const unsigned int v2959 = v2953 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2960 = v2959 < v2;
-      const bool v2961 = v2954 && v2960;
-      if (v2961) {
-        const iron_bf16 v2962 = iron_f32_to_bf16(v2957);
-        const unsigned int v2963 = v2950 * v2;
-        const unsigned int v2964 = v2963 + v2953;
-        const unsigned int v2965 = v2964 - v78;
-        out[v2965] = v2962;
+    const unsigned int v2948 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2949 = v1635 + v2948;
+    const unsigned int v2950 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2951 = v1634 + v2950;
+    const bool v2952 = v2949 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2953 = v2951 < v79;
+    const bool v2954 = v2952 && v2953;
+    if (v2954) {
+      const float v2955 = v92.x[82];
+      const unsigned int v2957 = v2951 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2958 = v2957 < v2;
+      const bool v2959 = v2952 && v2958;
+      if (v2959) {
+        const iron_bf16 v2960 = iron_f32_to_bf16(v2955);
+        const unsigned int v2961 = v2949 * v2;
+        const unsigned int v2962 = v2961 + v2951;
+        const unsigned int v2963 = v2962 - v78;
+        out[v2963] = v2960;
       }
     }
-    const unsigned int v2966 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2968 = v1635 + v2966;
-    const unsigned int v2969 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2971 = v1638 + v2969;
-    const bool v2972 = v2968 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2973 = v2971 < v79;
-    const bool v2974 = v2972 && v2973;
-    if (v2974) {
-      const float v2975 = v92.x[74];
-      const unsigned int v2977 = v2971 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2978 = v2977 < v2;
-      const bool v2979 = v2972 && v2978;
-      if (v2979) {
-        const iron_bf16 v2980 = iron_f32_to_bf16(v2975);
-        const unsigned int v2981 = v2968 * v2;
-        const unsigned int v2982 = v2981 + v2971;
-        const unsigned int v2983 = v2982 - v78;
-        out[v2983] = v2980;
+    const unsigned int v2964 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2965 = v1635 + v2964;
+    const unsigned int v2966 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2967 = v1634 + v2966;
+    const bool v2968 = v2965 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2969 = v2967 < v79;
+    const bool v2970 = v2968 && v2969;
+    if (v2970) {
+      const float v2971 = v92.x[83];
+      const unsigned int v2973 = v2967 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2974 = v2973 < v2;
+      const bool v2975 = v2968 && v2974;
+      if (v2975) {
+        const iron_bf16 v2976 = iron_f32_to_bf16(v2971);
+        const unsigned int v2977 = v2965 * v2;
+        const unsigned int v2978 = v2977 + v2967;
+        const unsigned int v2979 = v2978 - v78;
+        out[v2979] = v2976;
       }
     }
-    const unsigned int v2984 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2986 = v1635 + v2984;
-    const unsigned int v2987 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2989 = v1638 + v2987;
-    const bool v2990 = v2986 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2991 = v2989 < v79;
-    const bool v2992 = v2990 && v2991;
-    if (v2992) {
-      const float v2993 = v92.x[75];
-      const unsigned int v2995 = v2989 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2996 = v2995 < v2;
-      const bool v2997 = v2990 && v2996;
-      if (v2997) {
-        const iron_bf16 v2998 = iron_f32_to_bf16(v2993);
-        const unsigned int v2999 = v2986 * v2;
-        const unsigned int v3000 = v2999 + v2989;
-        const unsigned int v3001 = v3000 - v78;
-        out[v3001] = v2998;
+    const unsigned int v2980 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2981 = v1635 + v2980;
+    const unsigned int v2982 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2983 = v1634 + v2982;
+    const bool v2984 = v2981 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2985 = v2983 < v79;
+    const bool v2986 = v2984 && v2985;
+    if (v2986) {
+      const float v2987 = v92.x[84];
+      const unsigned int v2989 = v2983 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2990 = v2989 < v2;
+      const bool v2991 = v2984 && v2990;
+      if (v2991) {
+        const iron_bf16 v2992 = iron_f32_to_bf16(v2987);
+        const unsigned int v2993 = v2981 * v2;
+        const unsigned int v2994 = v2993 + v2983;
+        const unsigned int v2995 = v2994 - v78;
+        out[v2995] = v2992;
       }
     }
-    const unsigned int v3002 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3004 = v1635 + v3002;
-    const unsigned int v3005 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3007 = v1638 + v3005;
-    const bool v3008 = v3004 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3009 = v3007 < v79;
-    const bool v3010 = v3008 && v3009;
-    if (v3010) {
-      const float v3011 = v92.x[76];
-      const unsigned int v3013 = v3007 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3014 = v3013 < v2;
-      const bool v3015 = v3008 && v3014;
-      if (v3015) {
-        const iron_bf16 v3016 = iron_f32_to_bf16(v3011);
-        const unsigned int v3017 = v3004 * v2;
-        const unsigned int v3018 = v3017 + v3007;
-        const unsigned int v3019 = v3018 - v78;
-        out[v3019] = v3016;
+    const unsigned int v2996 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2997 = v1635 + v2996;
+    const unsigned int v2998 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2999 = v1634 + v2998;
+    const bool v3000 = v2997 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3001 = v2999 < v79;
+    const bool v3002 = v3000 && v3001;
+    if (v3002) {
+      const float v3003 = v92.x[85];
+      const unsigned int v3005 = v2999 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3006 = v3005 < v2;
+      const bool v3007 = v3000 && v3006;
+      if (v3007) {
+        const iron_bf16 v3008 = iron_f32_to_bf16(v3003);
+        const unsigned int v3009 = v2997 * v2;
+        const unsigned int v3010 = v3009 + v2999;
+        const unsigned int v3011 = v3010 - v78;
+        out[v3011] = v3008;
       }
     }
-    const unsigned int v3020 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3022 = v1635 + v3020;
-    const unsigned int v3023 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3025 = v1638 + v3023;
-    const bool v3026 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3027 = v3025 < v79;
-    const bool v3028 = v3026 && v3027;
-    if (v3028) {
-      const float v3029 = v92.x[77];
-      const unsigned int v3031 = v3025 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3032 = v3031 < v2;
-      const bool v3033 = v3026 && v3032;
-      if (v3033) {
-        const iron_bf16 v3034 = iron_f32_to_bf16(v3029);
-        const unsigned int v3035 = v3022 * v2;
-        const unsigned int v3036 = v3035 + v3025;
-        const unsigned int v3037 = v3036 - v78;
-        out[v3037] = v3034;
+    const unsigned int v3012 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3013 = v1635 + v3012;
+    const unsigned int v3014 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3015 = v1634 + v3014;
+    const bool v3016 = v3013 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3017 = v3015 < v79;
+    const bool v3018 = v3016 && v3017;
+    if (v3018) {
+      const float v3019 = v92.x[86];
+      const unsigned int v3021 = v3015 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3022 = v3021 < v2;
+      const bool v3023 = v3016 && v3022;
+      if (v3023) {
+        const iron_bf16 v3024 = iron_f32_to_bf16(v3019);
+        const unsigned int v3025 = v3013 * v2;
+        const unsigned int v3026 = v3025 + v3015;
+        const unsigned int v3027 = v3026 - v78;
+        out[v3027] = v3024;
       }
     }
-    const unsigned int v3038 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3040 = v1635 + v3038;
-    const unsigned int v3041 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3043 = v1638 + v3041;
-    const bool v3044 = v3040 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3045 = v3043 < v79;
-    const bool v3046 = v3044 && v3045;
-    if (v3046) {
-      const float v3047 = v92.x[78];
-      const unsigned int v3049 = v3043 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3050 = v3049 < v2;
-      const bool v3051 = v3044 && v3050;
-      if (v3051) {
-        const iron_bf16 v3052 = iron_f32_to_bf16(v3047);
-        const unsigned int v3053 = v3040 * v2;
-        const unsigned int v3054 = v3053 + v3043;
-        const unsigned int v3055 = v3054 - v78;
-        out[v3055] = v3052;
+    const unsigned int v3028 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3029 = v1635 + v3028;
+    const unsigned int v3030 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3031 = v1634 + v3030;
+    const bool v3032 = v3029 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3033 = v3031 < v79;
+    const bool v3034 = v3032 && v3033;
+    if (v3034) {
+      const float v3035 = v92.x[87];
+      const unsigned int v3037 = v3031 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3038 = v3037 < v2;
+      const bool v3039 = v3032 && v3038;
+      if (v3039) {
+        const iron_bf16 v3040 = iron_f32_to_bf16(v3035);
+        const unsigned int v3041 = v3029 * v2;
+        const unsigned int v3042 = v3041 + v3031;
+        const unsigned int v3043 = v3042 - v78;
+        out[v3043] = v3040;
       }
     }
-    const unsigned int v3056 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3058 = v1635 + v3056;
-    const unsigned int v3059 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3061 = v1638 + v3059;
-    const bool v3062 = v3058 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3063 = v3061 < v79;
-    const bool v3064 = v3062 && v3063;
-    if (v3064) {
-      const float v3065 = v92.x[79];
-      const unsigned int v3067 = v3061 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3068 = v3067 < v2;
-      const bool v3069 = v3062 && v3068;
-      if (v3069) {
-        const iron_bf16 v3070 = iron_f32_to_bf16(v3065);
-        const unsigned int v3071 = v3058 * v2;
-        const unsigned int v3072 = v3071 + v3061;
-        const unsigned int v3073 = v3072 - v78;
-        out[v3073] = v3070;
+    const unsigned int v3044 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3045 = v1635 + v3044;
+    const unsigned int v3046 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3047 = v1634 + v3046;
+    const bool v3048 = v3045 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3049 = v3047 < v79;
+    const bool v3050 = v3048 && v3049;
+    if (v3050) {
+      const float v3051 = v92.x[88];
+      const unsigned int v3053 = v3047 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3054 = v3053 < v2;
+      const bool v3055 = v3048 && v3054;
+      if (v3055) {
+        const iron_bf16 v3056 = iron_f32_to_bf16(v3051);
+        const unsigned int v3057 = v3045 * v2;
+        const unsigned int v3058 = v3057 + v3047;
+        const unsigned int v3059 = v3058 - v78;
+        out[v3059] = v3056;
       }
     }
-    const unsigned int v3074 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3076 = v1635 + v3074;
-    const unsigned int v3077 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3079 = v1638 + v3077;
-    const bool v3080 = v3076 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3060 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3061 = v1635 + v3060;
+    const unsigned int v3062 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3063 = v1634 + v3062;
+    const bool v3064 = v3061 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3065 = v3063 < v79;
+    const bool v3066 = v3064 && v3065;
+    if (v3066) {
+      const float v3067 = v92.x[89];
+      const unsigned int v3069 = v3063 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3070 = v3069 < v2;
+      const bool v3071 = v3064 && v3070;
+      if (v3071) {
+        const iron_bf16 v3072 = iron_f32_to_bf16(v3067);
+        const unsigned int v3073 = v3061 * v2;
+        const unsigned int v3074 = v3073 + v3063;
+        const unsigned int v3075 = v3074 - v78;
+        out[v3075] = v3072;
+      }
+    }
+    const unsigned int v3076 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3077 = v1635 + v3076;
+    const unsigned int v3078 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3079 = v1634 + v3078;
+    const bool v3080 = v3077 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3081 = v3079 < v79;
     const bool v3082 = v3080 && v3081;
     if (v3082) {
-      const float v3083 = v92.x[80];
+      const float v3083 = v92.x[90];
       const unsigned int v3085 = v3079 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3086 = v3085 < v2;
       const bool v3087 = v3080 && v3086;
       if (v3087) {
         const iron_bf16 v3088 = iron_f32_to_bf16(v3083);
-        const unsigned int v3089 = v3076 * v2;
+        const unsigned int v3089 = v3077 * v2;
         const unsigned int v3090 = v3089 + v3079;
         const unsigned int v3091 = v3090 - v78;
         out[v3091] = v3088;
       }
     }
-    const unsigned int v3092 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3094 = v1635 + v3092;
-    const unsigned int v3095 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3097 = v1638 + v3095;
-    const bool v3098 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3099 = v3097 < v79;
-    const bool v3100 = v3098 && v3099;
-    if (v3100) {
-      const float v3101 = v92.x[81];
-      const unsigned int v3103 = v3097 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3104 = v3103 < v2;
-      const bool v3105 = v3098 && v3104;
-      if (v3105) {
-        const iron_bf16 v3106 = iron_f32_to_bf16(v3101);
-        const unsigned int v3107 = v3094 * v2;
-        const unsigned int v3108 = v3107 + v3097;
-        const unsigned int v3109 = v3108 - v78;
-        out[v3109] = v3106;
+    const unsigned int v3092 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3093 = v1635 + v3092;
+    const unsigned int v3094 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3095 = v1634 + v3094;
+    const bool v3096 = v3093 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3097 = v3095 < v79;
+    const bool v3098 = v3096 && v3097;
+    if (v3098) {
+      const float v3099 = v92.x[91];
+      const unsigned int v3101 = v3095 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3102 = v3101 < v2;
+      const bool v3103 = v3096 && v3102;
+      if (v3103) {
+        const iron_bf16 v3104 = iron_f32_to_bf16(v3099);
+        const unsigned int v3105 = v3093 * v2;
+        const unsigned int v3106 = v3105 + v3095;
+        const unsigned int v3107 = v3106 - v78;
+        out[v3107] = v3104;
       }
     }
-    const unsigned int v3110 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3112 = v1635 + v3110;
-    const unsigned int v3113 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3115 = v1638 + v3113;
-    const bool v3116 = v3112 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3117 = v3115 < v79;
-    const bool v3118 = v3116 && v3117;
-    if (v3118) {
-      const float v3119 = v92.x[82];
-      const unsigned int v3121 = v3115 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3122 = v3121 < v2;
-      const bool v3123 = v3116 && v3122;
-      if (v3123) {
-        const iron_bf16 v3124 = iron_f32_to_bf16(v3119);
-        const unsigned int v3125 = v3112 * v2;
-        const unsigned int v3126 = v3125 + v3115;
-        const unsigned int v3127 = v3126 - v78;
-        out[v3127] = v3124;
+    const unsigned int v3108 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3109 = v1635 + v3108;
+    const unsigned int v3110 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3111 = v1634 + v3110;
+    const bool v3112 = v3109 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3113 = v3111 < v79;
+    const bool v3114 = v3112 && v3113;
+    if (v3114) {
+      const float v3115 = v92.x[92];
+      const unsigned int v3117 = v3111 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3118 = v3117 < v2;
+      const bool v3119 = v3112 && v3118;
+      if (v3119) {
+        const iron_bf16 v3120 = iron_f32_to_bf16(v3115);
+        const unsigned int v3121 = v3109 * v2;
+        const unsigned int v3122 = v3121 + v3111;
+        const unsigned int v3123 = v3122 - v78;
+        out[v3123] = v3120;
       }
     }
-    const unsigned int v3128 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3130 = v1635 + v3128;
-    const unsigned int v3131 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3133 = v1638 + v3131;
-    const bool v3134 = v3130 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3135 = v3133 < v79;
-    const bool v3136 = v3134 && v3135;
-    if (v3136) {
-      const float v3137 = v92.x[83];
-      const unsigned int v3139 = v3133 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3140 = v3139 < v2;
-      const bool v3141 = v3134 && v3140;
-      if (v3141) {
-        const iron_bf16 v3142 = iron_f32_to_bf16(v3137);
-        const unsigned int v3143 = v3130 * v2;
-        const unsigned int v3144 = v3143 + v3133;
-        const unsigned int v3145 = v3144 - v78;
-        out[v3145] = v3142;
+    const unsigned int v3124 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3125 = v1635 + v3124;
+    const unsigned int v3126 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3127 = v1634 + v3126;
+    const bool v3128 = v3125 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3129 = v3127 < v79;
+    const bool v3130 = v3128 && v3129;
+    if (v3130) {
+      const float v3131 = v92.x[93];
+      const unsigned int v3133 = v3127 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3134 = v3133 < v2;
+      const bool v3135 = v3128 && v3134;
+      if (v3135) {
+        const iron_bf16 v3136 = iron_f32_to_bf16(v3131);
+        const unsigned int v3137 = v3125 * v2;
+        const unsigned int v3138 = v3137 + v3127;
+        const unsigned int v3139 = v3138 - v78;
+        out[v3139] = v3136;
       }
     }
-    const unsigned int v3146 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3148 = v1635 + v3146;
-    const unsigned int v3149 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3151 = v1638 + v3149;
-    const bool v3152 = v3148 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3153 = v3151 < v79;
-    const bool v3154 = v3152 && v3153;
-    if (v3154) {
-      const float v3155 = v92.x[84];
-      const unsigned int v3157 = v3151 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3158 = v3157 < v2;
-      const bool v3159 = v3152 && v3158;
-      if (v3159) {
-        const iron_bf16 v3160 = iron_f32_to_bf16(v3155);
-        const unsigned int v3161 = v3148 * v2;
-        const unsigned int v3162 = v3161 + v3151;
-        const unsigned int v3163 = v3162 - v78;
-        out[v3163] = v3160;
+    const unsigned int v3140 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3141 = v1635 + v3140;
+    const unsigned int v3142 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3143 = v1634 + v3142;
+    const bool v3144 = v3141 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3145 = v3143 < v79;
+    const bool v3146 = v3144 && v3145;
+    if (v3146) {
+      const float v3147 = v92.x[94];
+      const unsigned int v3149 = v3143 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3150 = v3149 < v2;
+      const bool v3151 = v3144 && v3150;
+      if (v3151) {
+        const iron_bf16 v3152 = iron_f32_to_bf16(v3147);
+        const unsigned int v3153 = v3141 * v2;
+        const unsigned int v3154 = v3153 + v3143;
+        const unsigned int v3155 = v3154 - v78;
+        out[v3155] = v3152;
       }
     }
-    const unsigned int v3164 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3166 = v1635 + v3164;
-    const unsigned int v3167 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3169 = v1638 + v3167;
-    const bool v3170 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3171 = v3169 < v79;
-    const bool v3172 = v3170 && v3171;
-    if (v3172) {
-      const float v3173 = v92.x[85];
-      const unsigned int v3175 = v3169 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3176 = v3175 < v2;
-      const bool v3177 = v3170 && v3176;
-      if (v3177) {
-        const iron_bf16 v3178 = iron_f32_to_bf16(v3173);
-        const unsigned int v3179 = v3166 * v2;
-        const unsigned int v3180 = v3179 + v3169;
-        const unsigned int v3181 = v3180 - v78;
-        out[v3181] = v3178;
+    const unsigned int v3156 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3157 = v1635 + v3156;
+    const unsigned int v3158 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3159 = v1634 + v3158;
+    const bool v3160 = v3157 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3161 = v3159 < v79;
+    const bool v3162 = v3160 && v3161;
+    if (v3162) {
+      const float v3163 = v92.x[95];
+      const unsigned int v3165 = v3159 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3166 = v3165 < v2;
+      const bool v3167 = v3160 && v3166;
+      if (v3167) {
+        const iron_bf16 v3168 = iron_f32_to_bf16(v3163);
+        const unsigned int v3169 = v3157 * v2;
+        const unsigned int v3170 = v3169 + v3159;
+        const unsigned int v3171 = v3170 - v78;
+        out[v3171] = v3168;
       }
     }
-    const unsigned int v3182 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3184 = v1635 + v3182;
-    const unsigned int v3185 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3187 = v1638 + v3185;
-    const bool v3188 = v3184 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3189 = v3187 < v79;
-    const bool v3190 = v3188 && v3189;
-    if (v3190) {
-      const float v3191 = v92.x[86];
-      const unsigned int v3193 = v3187 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3194 = v3193 < v2;
-      const bool v3195 = v3188 && v3194;
-      if (v3195) {
-        const iron_bf16 v3196 = iron_f32_to_bf16(v3191);
-        const unsigned int v3197 = v3184 * v2;
-        const unsigned int v3198 = v3197 + v3187;
-        const unsigned int v3199 = v3198 - v78;
-        out[v3199] = v3196;
+    const unsigned int v3172 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3173 = v1635 + v3172;
+    const unsigned int v3174 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3175 = v1634 + v3174;
+    const bool v3176 = v3173 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3177 = v3175 < v79;
+    const bool v3178 = v3176 && v3177;
+    if (v3178) {
+      const float v3179 = v92.x[96];
+      const unsigned int v3181 = v3175 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3182 = v3181 < v2;
+      const bool v3183 = v3176 && v3182;
+      if (v3183) {
+        const iron_bf16 v3184 = iron_f32_to_bf16(v3179);
+        const unsigned int v3185 = v3173 * v2;
+        const unsigned int v3186 = v3185 + v3175;
+        const unsigned int v3187 = v3186 - v78;
+        out[v3187] = v3184;
       }
     }
-    const unsigned int v3200 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3202 = v1635 + v3200;
-    const unsigned int v3203 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3205 = v1638 + v3203;
-    const bool v3206 = v3202 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3207 = v3205 < v79;
-    const bool v3208 = v3206 && v3207;
-    if (v3208) {
-      const float v3209 = v92.x[87];
-      const unsigned int v3211 = v3205 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3212 = v3211 < v2;
-      const bool v3213 = v3206 && v3212;
-      if (v3213) {
-        const iron_bf16 v3214 = iron_f32_to_bf16(v3209);
-        const unsigned int v3215 = v3202 * v2;
-        const unsigned int v3216 = v3215 + v3205;
-        const unsigned int v3217 = v3216 - v78;
-        out[v3217] = v3214;
+    const unsigned int v3188 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3189 = v1635 + v3188;
+    const unsigned int v3190 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3191 = v1634 + v3190;
+    const bool v3192 = v3189 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3193 = v3191 < v79;
+    const bool v3194 = v3192 && v3193;
+    if (v3194) {
+      const float v3195 = v92.x[97];
+      const unsigned int v3197 = v3191 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3198 = v3197 < v2;
+      const bool v3199 = v3192 && v3198;
+      if (v3199) {
+        const iron_bf16 v3200 = iron_f32_to_bf16(v3195);
+        const unsigned int v3201 = v3189 * v2;
+        const unsigned int v3202 = v3201 + v3191;
+        const unsigned int v3203 = v3202 - v78;
+        out[v3203] = v3200;
       }
     }
-    const unsigned int v3218 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3220 = v1635 + v3218;
-    const unsigned int v3221 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3223 = v1638 + v3221;
-    const bool v3224 = v3220 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3204 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3205 = v1635 + v3204;
+    const unsigned int v3206 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3207 = v1634 + v3206;
+    const bool v3208 = v3205 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3209 = v3207 < v79;
+    const bool v3210 = v3208 && v3209;
+    if (v3210) {
+      const float v3211 = v92.x[98];
+      const unsigned int v3213 = v3207 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3214 = v3213 < v2;
+      const bool v3215 = v3208 && v3214;
+      if (v3215) {
+        const iron_bf16 v3216 = iron_f32_to_bf16(v3211);
+        const unsigned int v3217 = v3205 * v2;
+        const unsigned int v3218 = v3217 + v3207;
+        const unsigned int v3219 = v3218 - v78;
+        out[v3219] = v3216;
+      }
+    }
+    const unsigned int v3220 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3221 = v1635 + v3220;
+    const unsigned int v3222 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3223 = v1634 + v3222;
+    const bool v3224 = v3221 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3225 = v3223 < v79;
     const bool v3226 = v3224 && v3225;
     if (v3226) {
-      const float v3227 = v92.x[88];
+      const float v3227 = v92.x[99];
       const unsigned int v3229 = v3223 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3230 = v3229 < v2;
       const bool v3231 = v3224 && v3230;
       if (v3231) {
         const iron_bf16 v3232 = iron_f32_to_bf16(v3227);
-        const unsigned int v3233 = v3220 * v2;
+        const unsigned int v3233 = v3221 * v2;
         const unsigned int v3234 = v3233 + v3223;
         const unsigned int v3235 = v3234 - v78;
         out[v3235] = v3232;
       }
     }
-    const unsigned int v3236 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3238 = v1635 + v3236;
-    const unsigned int v3239 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3241 = v1638 + v3239;
-    const bool v3242 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3243 = v3241 < v79;
-    const bool v3244 = v3242 && v3243;
-    if (v3244) {
-      const float v3245 = v92.x[89];
-      const unsigned int v3247 = v3241 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3248 = v3247 < v2;
-      const bool v3249 = v3242 && v3248;
-      if (v3249) {
-        const iron_bf16 v3250 = iron_f32_to_bf16(v3245);
-        const unsigned int v3251 = v3238 * v2;
-        const unsigned int v3252 = v3251 + v3241;
-        const unsigned int v3253 = v3252 - v78;
-        out[v3253] = v3250;
+    const unsigned int v3236 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3237 = v1635 + v3236;
+    const unsigned int v3238 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3239 = v1634 + v3238;
+    const bool v3240 = v3237 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3241 = v3239 < v79;
+    const bool v3242 = v3240 && v3241;
+    if (v3242) {
+      const float v3243 = v92.x[100];
+      const unsigned int v3245 = v3239 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3246 = v3245 < v2;
+      const bool v3247 = v3240 && v3246;
+      if (v3247) {
+        const iron_bf16 v3248 = iron_f32_to_bf16(v3243);
+        const unsigned int v3249 = v3237 * v2;
+        const unsigned int v3250 = v3249 + v3239;
+        const unsigned int v3251 = v3250 - v78;
+        out[v3251] = v3248;
       }
     }
-    const unsigned int v3254 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3256 = v1635 + v3254;
-    const unsigned int v3257 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3259 = v1638 + v3257;
-    const bool v3260 = v3256 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3261 = v3259 < v79;
-    const bool v3262 = v3260 && v3261;
-    if (v3262) {
-      const float v3263 = v92.x[90];
-      const unsigned int v3265 = v3259 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3266 = v3265 < v2;
-      const bool v3267 = v3260 && v3266;
-      if (v3267) {
-        const iron_bf16 v3268 = iron_f32_to_bf16(v3263);
-        const unsigned int v3269 = v3256 * v2;
-        const unsigned int v3270 = v3269 + v3259;
-        const unsigned int v3271 = v3270 - v78;
-        out[v3271] = v3268;
+    const unsigned int v3252 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3253 = v1635 + v3252;
+    const unsigned int v3254 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3255 = v1634 + v3254;
+    const bool v3256 = v3253 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3257 = v3255 < v79;
+    const bool v3258 = v3256 && v3257;
+    if (v3258) {
+      const float v3259 = v92.x[101];
+      const unsigned int v3261 = v3255 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3262 = v3261 < v2;
+      const bool v3263 = v3256 && v3262;
+      if (v3263) {
+        const iron_bf16 v3264 = iron_f32_to_bf16(v3259);
+        const unsigned int v3265 = v3253 * v2;
+        const unsigned int v3266 = v3265 + v3255;
+        const unsigned int v3267 = v3266 - v78;
+        out[v3267] = v3264;
       }
     }
-    const unsigned int v3272 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3274 = v1635 + v3272;
-    const unsigned int v3275 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3277 = v1638 + v3275;
-    const bool v3278 = v3274 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3279 = v3277 < v79;
-    const bool v3280 = v3278 && v3279;
-    if (v3280) {
-      const float v3281 = v92.x[91];
-      const unsigned int v3283 = v3277 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3284 = v3283 < v2;
-      const bool v3285 = v3278 && v3284;
-      if (v3285) {
-        const iron_bf16 v3286 = iron_f32_to_bf16(v3281);
-        const unsigned int v3287 = v3274 * v2;
-        const unsigned int v3288 = v3287 + v3277;
-        const unsigned int v3289 = v3288 - v78;
-        out[v3289] = v3286;
+    const unsigned int v3268 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3269 = v1635 + v3268;
+    const unsigned int v3270 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3271 = v1634 + v3270;
+    const bool v3272 = v3269 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3273 = v3271 < v79;
+    const bool v3274 = v3272 && v3273;
+    if (v3274) {
+      const float v3275 = v92.x[102];
+      const unsigned int v3277 = v3271 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3278 = v3277 < v2;
+      const bool v3279 = v3272 && v3278;
+      if (v3279) {
+        const iron_bf16 v3280 = iron_f32_to_bf16(v3275);
+        const unsigned int v3281 = v3269 * v2;
+        const unsigned int v3282 = v3281 + v3271;
+        const unsigned int v3283 = v3282 - v78;
+        out[v3283] = v3280;
       }
     }
-    const unsigned int v3290 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3292 = v1635 + v3290;
-    const unsigned int v3293 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3295 = v1638 + v3293;
-    const bool v3296 = v3292 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3297 = v3295 < v79;
-    const bool v3298 = v3296 && v3297;
-    if (v3298) {
-      const float v3299 = v92.x[92];
-      const unsigned int v3301 = v3295 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3302 = v3301 < v2;
-      const bool v3303 = v3296 && v3302;
-      if (v3303) {
-        const iron_bf16 v3304 = iron_f32_to_bf16(v3299);
-        const unsigned int v3305 = v3292 * v2;
-        const unsigned int v3306 = v3305 + v3295;
-        const unsigned int v3307 = v3306 - v78;
-        out[v3307] = v3304;
+    const unsigned int v3284 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3285 = v1635 + v3284;
+    const unsigned int v3286 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3287 = v1634 + v3286;
+    const bool v3288 = v3285 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3289 = v3287 < v79;
+    const bool v3290 = v3288 && v3289;
+    if (v3290) {
+      const float v3291 = v92.x[103];
+      const unsigned int v3293 = v3287 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3294 = v3293 < v2;
+      const bool v3295 = v3288 && v3294;
+      if (v3295) {
+        const iron_bf16 v3296 = iron_f32_to_bf16(v3291);
+        const unsigned int v3297 = v3285 * v2;
+        const unsigned int v3298 = v3297 + v3287;
+        const unsigned int v3299 = v3298 - v78;
+        out[v3299] = v3296;
       }
     }
-    const unsigned int v3308 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3310 = v1635 + v3308;
-    const unsigned int v3311 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3313 = v1638 + v3311;
-    const bool v3314 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3315 = v3313 < v79;
-    const bool v3316 = v3314 && v3315;
-    if (v3316) {
-      const float v3317 = v92.x[93];
-      const unsigned int v3319 = v3313 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3320 = v3319 < v2;
-      const bool v3321 = v3314 && v3320;
-      if (v3321) {
-        const iron_bf16 v3322 = iron_f32_to_bf16(v3317);
-        const unsigned int v3323 = v3310 * v2;
-        const unsigned int v3324 = v3323 + v3313;
-        const unsigned int v3325 = v3324 - v78;
-        out[v3325] = v3322;
+    const unsigned int v3300 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3301 = v1635 + v3300;
+    const unsigned int v3302 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3303 = v1634 + v3302;
+    const bool v3304 = v3301 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3305 = v3303 < v79;
+    const bool v3306 = v3304 && v3305;
+    if (v3306) {
+      const float v3307 = v92.x[104];
+      const unsigned int v3309 = v3303 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3310 = v3309 < v2;
+      const bool v3311 = v3304 && v3310;
+      if (v3311) {
+        const iron_bf16 v3312 = iron_f32_to_bf16(v3307);
+        const unsigned int v3313 = v3301 * v2;
+        const unsigned int v3314 = v3313 + v3303;
+        const unsigned int v3315 = v3314 - v78;
+        out[v3315] = v3312;
       }
     }
-    const unsigned int v3326 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3328 = v1635 + v3326;
-    const unsigned int v3329 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3331 = v1638 + v3329;
-    const bool v3332 = v3328 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3333 = v3331 < v79;
-    const bool v3334 = v3332 && v3333;
-    if (v3334) {
-      const float v3335 = v92.x[94];
-      const unsigned int v3337 = v3331 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3338 = v3337 < v2;
-      const bool v3339 = v3332 && v3338;
-      if (v3339) {
-        const iron_bf16 v3340 = iron_f32_to_bf16(v3335);
-        const unsigned int v3341 = v3328 * v2;
-        const unsigned int v3342 = v3341 + v3331;
-        const unsigned int v3343 = v3342 - v78;
-        out[v3343] = v3340;
+    const unsigned int v3316 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3317 = v1635 + v3316;
+    const unsigned int v3318 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3319 = v1634 + v3318;
+    const bool v3320 = v3317 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3321 = v3319 < v79;
+    const bool v3322 = v3320 && v3321;
+    if (v3322) {
+      const float v3323 = v92.x[105];
+      const unsigned int v3325 = v3319 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3326 = v3325 < v2;
+      const bool v3327 = v3320 && v3326;
+      if (v3327) {
+        const iron_bf16 v3328 = iron_f32_to_bf16(v3323);
+        const unsigned int v3329 = v3317 * v2;
+        const unsigned int v3330 = v3329 + v3319;
+        const unsigned int v3331 = v3330 - v78;
+        out[v3331] = v3328;
       }
     }
-    const unsigned int v3344 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3346 = v1635 + v3344;
-    const unsigned int v3347 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3349 = v1638 + v3347;
-    const bool v3350 = v3346 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3351 = v3349 < v79;
-    const bool v3352 = v3350 && v3351;
-    if (v3352) {
-      const float v3353 = v92.x[95];
-      const unsigned int v3355 = v3349 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3356 = v3355 < v2;
-      const bool v3357 = v3350 && v3356;
-      if (v3357) {
-        const iron_bf16 v3358 = iron_f32_to_bf16(v3353);
-        const unsigned int v3359 = v3346 * v2;
-        const unsigned int v3360 = v3359 + v3349;
-        const unsigned int v3361 = v3360 - v78;
-        out[v3361] = v3358;
+    const unsigned int v3332 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3333 = v1635 + v3332;
+    const unsigned int v3334 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3335 = v1634 + v3334;
+    const bool v3336 = v3333 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3337 = v3335 < v79;
+    const bool v3338 = v3336 && v3337;
+    if (v3338) {
+      const float v3339 = v92.x[106];
+      const unsigned int v3341 = v3335 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3342 = v3341 < v2;
+      const bool v3343 = v3336 && v3342;
+      if (v3343) {
+        const iron_bf16 v3344 = iron_f32_to_bf16(v3339);
+        const unsigned int v3345 = v3333 * v2;
+        const unsigned int v3346 = v3345 + v3335;
+        const unsigned int v3347 = v3346 - v78;
+        out[v3347] = v3344;
       }
     }
-    const unsigned int v3362 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3364 = v1635 + v3362;
-    const unsigned int v3365 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3367 = v1638 + v3365;
-    const bool v3368 = v3364 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3348 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3349 = v1635 + v3348;
+    const unsigned int v3350 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3351 = v1634 + v3350;
+    const bool v3352 = v3349 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3353 = v3351 < v79;
+    const bool v3354 = v3352 && v3353;
+    if (v3354) {
+      const float v3355 = v92.x[107];
+      const unsigned int v3357 = v3351 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3358 = v3357 < v2;
+      const bool v3359 = v3352 && v3358;
+      if (v3359) {
+        const iron_bf16 v3360 = iron_f32_to_bf16(v3355);
+        const unsigned int v3361 = v3349 * v2;
+        const unsigned int v3362 = v3361 + v3351;
+        const unsigned int v3363 = v3362 - v78;
+        out[v3363] = v3360;
+      }
+    }
+    const unsigned int v3364 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3365 = v1635 + v3364;
+    const unsigned int v3366 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3367 = v1634 + v3366;
+    const bool v3368 = v3365 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3369 = v3367 < v79;
     const bool v3370 = v3368 && v3369;
     if (v3370) {
-      const float v3371 = v92.x[96];
+      const float v3371 = v92.x[108];
       const unsigned int v3373 = v3367 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3374 = v3373 < v2;
       const bool v3375 = v3368 && v3374;
       if (v3375) {
         const iron_bf16 v3376 = iron_f32_to_bf16(v3371);
-        const unsigned int v3377 = v3364 * v2;
+        const unsigned int v3377 = v3365 * v2;
         const unsigned int v3378 = v3377 + v3367;
         const unsigned int v3379 = v3378 - v78;
         out[v3379] = v3376;
       }
     }
-    const unsigned int v3380 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3382 = v1635 + v3380;
-    const unsigned int v3383 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3385 = v1638 + v3383;
-    const bool v3386 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3387 = v3385 < v79;
-    const bool v3388 = v3386 && v3387;
-    if (v3388) {
-      const float v3389 = v92.x[97];
-      const unsigned int v3391 = v3385 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3392 = v3391 < v2;
-      const bool v3393 = v3386 && v3392;
-      if (v3393) {
-        const iron_bf16 v3394 = iron_f32_to_bf16(v3389);
-        const unsigned int v3395 = v3382 * v2;
-        const unsigned int v3396 = v3395 + v3385;
-        const unsigned int v3397 = v3396 - v78;
-        out[v3397] = v3394;
+    const unsigned int v3380 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3381 = v1635 + v3380;
+    const unsigned int v3382 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3383 = v1634 + v3382;
+    const bool v3384 = v3381 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3385 = v3383 < v79;
+    const bool v3386 = v3384 && v3385;
+    if (v3386) {
+      const float v3387 = v92.x[109];
+      const unsigned int v3389 = v3383 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3390 = v3389 < v2;
+      const bool v3391 = v3384 && v3390;
+      if (v3391) {
+        const iron_bf16 v3392 = iron_f32_to_bf16(v3387);
+        const unsigned int v3393 = v3381 * v2;
+        const unsigned int v3394 = v3393 + v3383;
+        const unsigned int v3395 = v3394 - v78;
+        out[v3395] = v3392;
       }
     }
-    const unsigned int v3398 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3400 = v1635 + v3398;
-    const unsigned int v3401 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3403 = v1638 + v3401;
-    const bool v3404 = v3400 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3405 = v3403 < v79;
-    const bool v3406 = v3404 && v3405;
-    if (v3406) {
-      const float v3407 = v92.x[98];
-      const unsigned int v3409 = v3403 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3410 = v3409 < v2;
-      const bool v3411 = v3404 && v3410;
-      if (v3411) {
-        const iron_bf16 v3412 = iron_f32_to_bf16(v3407);
-        const unsigned int v3413 = v3400 * v2;
-        const unsigned int v3414 = v3413 + v3403;
-        const unsigned int v3415 = v3414 - v78;
-        out[v3415] = v3412;
+    const unsigned int v3396 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3397 = v1635 + v3396;
+    const unsigned int v3398 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3399 = v1634 + v3398;
+    const bool v3400 = v3397 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3401 = v3399 < v79;
+    const bool v3402 = v3400 && v3401;
+    if (v3402) {
+      const float v3403 = v92.x[110];
+      const unsigned int v3405 = v3399 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3406 = v3405 < v2;
+      const bool v3407 = v3400 && v3406;
+      if (v3407) {
+        const iron_bf16 v3408 = iron_f32_to_bf16(v3403);
+        const unsigned int v3409 = v3397 * v2;
+        const unsigned int v3410 = v3409 + v3399;
+        const unsigned int v3411 = v3410 - v78;
+        out[v3411] = v3408;
       }
     }
-    const unsigned int v3416 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3418 = v1635 + v3416;
-    const unsigned int v3419 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3421 = v1638 + v3419;
-    const bool v3422 = v3418 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3423 = v3421 < v79;
-    const bool v3424 = v3422 && v3423;
-    if (v3424) {
-      const float v3425 = v92.x[99];
-      const unsigned int v3427 = v3421 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3428 = v3427 < v2;
-      const bool v3429 = v3422 && v3428;
-      if (v3429) {
-        const iron_bf16 v3430 = iron_f32_to_bf16(v3425);
-        const unsigned int v3431 = v3418 * v2;
-        const unsigned int v3432 = v3431 + v3421;
-        const unsigned int v3433 = v3432 - v78;
-        out[v3433] = v3430;
+    const unsigned int v3412 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3413 = v1635 + v3412;
+    const unsigned int v3414 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3415 = v1634 + v3414;
+    const bool v3416 = v3413 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3417 = v3415 < v79;
+    const bool v3418 = v3416 && v3417;
+    if (v3418) {
+      const float v3419 = v92.x[111];
+      const unsigned int v3421 = v3415 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3422 = v3421 < v2;
+      const bool v3423 = v3416 && v3422;
+      if (v3423) {
+        const iron_bf16 v3424 = iron_f32_to_bf16(v3419);
+        const unsigned int v3425 = v3413 * v2;
+        const unsigned int v3426 = v3425 + v3415;
+        const unsigned int v3427 = v3426 - v78;
+        out[v3427] = v3424;
       }
     }
-    const unsigned int v3434 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3436 = v1635 + v3434;
-    const unsigned int v3437 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3439 = v1638 + v3437;
-    const bool v3440 = v3436 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3441 = v3439 < v79;
-    const bool v3442 = v3440 && v3441;
-    if (v3442) {
-      const float v3443 = v92.x[100];
-      const unsigned int v3445 = v3439 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3446 = v3445 < v2;
-      const bool v3447 = v3440 && v3446;
-      if (v3447) {
-        const iron_bf16 v3448 = iron_f32_to_bf16(v3443);
-        const unsigned int v3449 = v3436 * v2;
-        const unsigned int v3450 = v3449 + v3439;
-        const unsigned int v3451 = v3450 - v78;
-        out[v3451] = v3448;
+    const unsigned int v3428 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3429 = v1635 + v3428;
+    const unsigned int v3430 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3431 = v1634 + v3430;
+    const bool v3432 = v3429 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3433 = v3431 < v79;
+    const bool v3434 = v3432 && v3433;
+    if (v3434) {
+      const float v3435 = v92.x[112];
+      const unsigned int v3437 = v3431 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3438 = v3437 < v2;
+      const bool v3439 = v3432 && v3438;
+      if (v3439) {
+        const iron_bf16 v3440 = iron_f32_to_bf16(v3435);
+        const unsigned int v3441 = v3429 * v2;
+        const unsigned int v3442 = v3441 + v3431;
+        const unsigned int v3443 = v3442 - v78;
+        out[v3443] = v3440;
       }
     }
-    const unsigned int v3452 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3454 = v1635 + v3452;
-    const unsigned int v3455 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3457 = v1638 + v3455;
-    const bool v3458 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3459 = v3457 < v79;
-    const bool v3460 = v3458 && v3459;
-    if (v3460) {
-      const float v3461 = v92.x[101];
-      const unsigned int v3463 = v3457 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3464 = v3463 < v2;
-      const bool v3465 = v3458 && v3464;
-      if (v3465) {
-        const iron_bf16 v3466 = iron_f32_to_bf16(v3461);
-        const unsigned int v3467 = v3454 * v2;
-        const unsigned int v3468 = v3467 + v3457;
-        const unsigned int v3469 = v3468 - v78;
-        out[v3469] = v3466;
+    const unsigned int v3444 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3445 = v1635 + v3444;
+    const unsigned int v3446 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3447 = v1634 + v3446;
+    const bool v3448 = v3445 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3449 = v3447 < v79;
+    const bool v3450 = v3448 && v3449;
+    if (v3450) {
+      const float v3451 = v92.x[113];
+      const unsigned int v3453 = v3447 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3454 = v3453 < v2;
+      const bool v3455 = v3448 && v3454;
+      if (v3455) {
+        const iron_bf16 v3456 = iron_f32_to_bf16(v3451);
+        const unsigned int v3457 = v3445 * v2;
+        const unsigned int v3458 = v3457 + v3447;
+        const unsigned int v3459 = v3458 - v78;
+        out[v3459] = v3456;
       }
     }
-    const unsigned int v3470 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3472 = v1635 + v3470;
-    const unsigned int v3473 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3475 = v1638 + v3473;
-    const bool v3476 = v3472 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3477 = v3475 < v79;
-    const bool v3478 = v3476 && v3477;
-    if (v3478) {
-      const float v3479 = v92.x[102];
-      const unsigned int v3481 = v3475 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3482 = v3481 < v2;
-      const bool v3483 = v3476 && v3482;
-      if (v3483) {
-        const iron_bf16 v3484 = iron_f32_to_bf16(v3479);
-        const unsigned int v3485 = v3472 * v2;
-        const unsigned int v3486 = v3485 + v3475;
-        const unsigned int v3487 = v3486 - v78;
-        out[v3487] = v3484;
+    const unsigned int v3460 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3461 = v1635 + v3460;
+    const unsigned int v3462 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3463 = v1634 + v3462;
+    const bool v3464 = v3461 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3465 = v3463 < v79;
+    const bool v3466 = v3464 && v3465;
+    if (v3466) {
+      const float v3467 = v92.x[114];
+      const unsigned int v3469 = v3463 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3470 = v3469 < v2;
+      const bool v3471 = v3464 && v3470;
+      if (v3471) {
+        const iron_bf16 v3472 = iron_f32_to_bf16(v3467);
+        const unsigned int v3473 = v3461 * v2;
+        const unsigned int v3474 = v3473 + v3463;
+        const unsigned int v3475 = v3474 - v78;
+        out[v3475] = v3472;
       }
     }
-    const unsigned int v3488 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3490 = v1635 + v3488;
-    const unsigned int v3491 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3493 = v1638 + v3491;
-    const bool v3494 = v3490 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3495 = v3493 < v79;
-    const bool v3496 = v3494 && v3495;
-    if (v3496) {
-      const float v3497 = v92.x[103];
-      const unsigned int v3499 = v3493 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3500 = v3499 < v2;
-      const bool v3501 = v3494 && v3500;
-      if (v3501) {
-        const iron_bf16 v3502 = iron_f32_to_bf16(v3497);
-        const unsigned int v3503 = v3490 * v2;
-        const unsigned int v3504 = v3503 + v3493;
-        const unsigned int v3505 = v3504 - v78;
-        out[v3505] = v3502;
+    const unsigned int v3476 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3477 = v1635 + v3476;
+    const unsigned int v3478 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3479 = v1634 + v3478;
+    const bool v3480 = v3477 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3481 = v3479 < v79;
+    const bool v3482 = v3480 && v3481;
+    if (v3482) {
+      const float v3483 = v92.x[115];
+      const unsigned int v3485 = v3479 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3486 = v3485 < v2;
+      const bool v3487 = v3480 && v3486;
+      if (v3487) {
+        const iron_bf16 v3488 = iron_f32_to_bf16(v3483);
+        const unsigned int v3489 = v3477 * v2;
+        const unsigned int v3490 = v3489 + v3479;
+        const unsigned int v3491 = v3490 - v78;
+        out[v3491] = v3488;
       }
     }
-    const unsigned int v3506 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3508 = v1635 + v3506;
-    const unsigned int v3509 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3511 = v1638 + v3509;
-    const bool v3512 = v3508 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3492 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3493 = v1635 + v3492;
+    const unsigned int v3494 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3495 = v1634 + v3494;
+    const bool v3496 = v3493 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3497 = v3495 < v79;
+    const bool v3498 = v3496 && v3497;
+    if (v3498) {
+      const float v3499 = v92.x[116];
+      const unsigned int v3501 = v3495 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3502 = v3501 < v2;
+      const bool v3503 = v3496 && v3502;
+      if (v3503) {
+        const iron_bf16 v3504 = iron_f32_to_bf16(v3499);
+        const unsigned int v3505 = v3493 * v2;
+        const unsigned int v3506 = v3505 + v3495;
+        const unsigned int v3507 = v3506 - v78;
+        out[v3507] = v3504;
+      }
+    }
+    const unsigned int v3508 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3509 = v1635 + v3508;
+    const unsigned int v3510 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3511 = v1634 + v3510;
+    const bool v3512 = v3509 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3513 = v3511 < v79;
     const bool v3514 = v3512 && v3513;
     if (v3514) {
-      const float v3515 = v92.x[104];
+      const float v3515 = v92.x[117];
       const unsigned int v3517 = v3511 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3518 = v3517 < v2;
       const bool v3519 = v3512 && v3518;
       if (v3519) {
         const iron_bf16 v3520 = iron_f32_to_bf16(v3515);
-        const unsigned int v3521 = v3508 * v2;
+        const unsigned int v3521 = v3509 * v2;
         const unsigned int v3522 = v3521 + v3511;
         const unsigned int v3523 = v3522 - v78;
         out[v3523] = v3520;
       }
     }
-    const unsigned int v3524 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3526 = v1635 + v3524;
-    const unsigned int v3527 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3529 = v1638 + v3527;
-    const bool v3530 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3531 = v3529 < v79;
-    const bool v3532 = v3530 && v3531;
-    if (v3532) {
-      const float v3533 = v92.x[105];
-      const unsigned int v3535 = v3529 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3536 = v3535 < v2;
-      const bool v3537 = v3530 && v3536;
-      if (v3537) {
-        const iron_bf16 v3538 = iron_f32_to_bf16(v3533);
-        const unsigned int v3539 = v3526 * v2;
-        const unsigned int v3540 = v3539 + v3529;
-        const unsigned int v3541 = v3540 - v78;
-        out[v3541] = v3538;
+    const unsigned int v3524 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3525 = v1635 + v3524;
+    const unsigned int v3526 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3527 = v1634 + v3526;
+    const bool v3528 = v3525 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3529 = v3527 < v79;
+    const bool v3530 = v3528 && v3529;
+    if (v3530) {
+      const float v3531 = v92.x[118];
+      const unsigned int v3533 = v3527 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3534 = v3533 < v2;
+      const bool v3535 = v3528 && v3534;
+      if (v3535) {
+        const iron_bf16 v3536 = iron_f32_to_bf16(v3531);
+        const unsigned int v3537 = v3525 * v2;
+        const unsigned int v3538 = v3537 + v3527;
+        const unsigned int v3539 = v3538 - v78;
+        out[v3539] = v3536;
       }
     }
-    const unsigned int v3542 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3544 = v1635 + v3542;
-    const unsigned int v3545 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3547 = v1638 + v3545;
-    const bool v3548 = v3544 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3549 = v3547 < v79;
-    const bool v3550 = v3548 && v3549;
-    if (v3550) {
-      const float v3551 = v92.x[106];
-      const unsigned int v3553 = v3547 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3554 = v3553 < v2;
-      const bool v3555 = v3548 && v3554;
-      if (v3555) {
-        const iron_bf16 v3556 = iron_f32_to_bf16(v3551);
-        const unsigned int v3557 = v3544 * v2;
-        const unsigned int v3558 = v3557 + v3547;
-        const unsigned int v3559 = v3558 - v78;
-        out[v3559] = v3556;
+    const unsigned int v3540 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3541 = v1635 + v3540;
+    const unsigned int v3542 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3543 = v1634 + v3542;
+    const bool v3544 = v3541 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3545 = v3543 < v79;
+    const bool v3546 = v3544 && v3545;
+    if (v3546) {
+      const float v3547 = v92.x[119];
+      const unsigned int v3549 = v3543 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3550 = v3549 < v2;
+      const bool v3551 = v3544 && v3550;
+      if (v3551) {
+        const iron_bf16 v3552 = iron_f32_to_bf16(v3547);
+        const unsigned int v3553 = v3541 * v2;
+        const unsigned int v3554 = v3553 + v3543;
+        const unsigned int v3555 = v3554 - v78;
+        out[v3555] = v3552;
       }
     }
-    const unsigned int v3560 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3562 = v1635 + v3560;
-    const unsigned int v3563 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3565 = v1638 + v3563;
-    const bool v3566 = v3562 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3567 = v3565 < v79;
-    const bool v3568 = v3566 && v3567;
-    if (v3568) {
-      const float v3569 = v92.x[107];
-      const unsigned int v3571 = v3565 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3572 = v3571 < v2;
-      const bool v3573 = v3566 && v3572;
-      if (v3573) {
-        const iron_bf16 v3574 = iron_f32_to_bf16(v3569);
-        const unsigned int v3575 = v3562 * v2;
-        const unsigned int v3576 = v3575 + v3565;
-        const unsigned int v3577 = v3576 - v78;
-        out[v3577] = v3574;
+    const unsigned int v3556 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3557 = v1635 + v3556;
+    const unsigned int v3558 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3559 = v1634 + v3558;
+    const bool v3560 = v3557 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3561 = v3559 < v79;
+    const bool v3562 = v3560 && v3561;
+    if (v3562) {
+      const float v3563 = v92.x[120];
+      const unsigned int v3565 = v3559 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3566 = v3565 < v2;
+      const bool v3567 = v3560 && v3566;
+      if (v3567) {
+        const iron_bf16 v3568 = iron_f32_to_bf16(v3563);
+        const unsigned int v3569 = v3557 * v2;
+        const unsigned int v3570 = v3569 + v3559;
+        const unsigned int v3571 = v3570 - v78;
+        out[v3571] = v3568;
       }
     }
-    const unsigned int v3578 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3580 = v1635 + v3578;
-    const unsigned int v3581 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3583 = v1638 + v3581;
-    const bool v3584 = v3580 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3585 = v3583 < v79;
-    const bool v3586 = v3584 && v3585;
-    if (v3586) {
-      const float v3587 = v92.x[108];
-      const unsigned int v3589 = v3583 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3590 = v3589 < v2;
-      const bool v3591 = v3584 && v3590;
-      if (v3591) {
-        const iron_bf16 v3592 = iron_f32_to_bf16(v3587);
-        const unsigned int v3593 = v3580 * v2;
-        const unsigned int v3594 = v3593 + v3583;
-        const unsigned int v3595 = v3594 - v78;
-        out[v3595] = v3592;
+    const unsigned int v3572 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3573 = v1635 + v3572;
+    const unsigned int v3574 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3575 = v1634 + v3574;
+    const bool v3576 = v3573 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3577 = v3575 < v79;
+    const bool v3578 = v3576 && v3577;
+    if (v3578) {
+      const float v3579 = v92.x[121];
+      const unsigned int v3581 = v3575 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3582 = v3581 < v2;
+      const bool v3583 = v3576 && v3582;
+      if (v3583) {
+        const iron_bf16 v3584 = iron_f32_to_bf16(v3579);
+        const unsigned int v3585 = v3573 * v2;
+        const unsigned int v3586 = v3585 + v3575;
+        const unsigned int v3587 = v3586 - v78;
+        out[v3587] = v3584;
       }
     }
-    const unsigned int v3596 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3598 = v1635 + v3596;
-    const unsigned int v3599 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3601 = v1638 + v3599;
-    const bool v3602 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3603 = v3601 < v79;
-    const bool v3604 = v3602 && v3603;
-    if (v3604) {
-      const float v3605 = v92.x[109];
-      const unsigned int v3607 = v3601 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3608 = v3607 < v2;
-      const bool v3609 = v3602 && v3608;
-      if (v3609) {
-        const iron_bf16 v3610 = iron_f32_to_bf16(v3605);
-        const unsigned int v3611 = v3598 * v2;
-        const unsigned int v3612 = v3611 + v3601;
-        const unsigned int v3613 = v3612 - v78;
-        out[v3613] = v3610;
+    const unsigned int v3588 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3589 = v1635 + v3588;
+    const unsigned int v3590 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3591 = v1634 + v3590;
+    const bool v3592 = v3589 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3593 = v3591 < v79;
+    const bool v3594 = v3592 && v3593;
+    if (v3594) {
+      const float v3595 = v92.x[122];
+      const unsigned int v3597 = v3591 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3598 = v3597 < v2;
+      const bool v3599 = v3592 && v3598;
+      if (v3599) {
+        const iron_bf16 v3600 = iron_f32_to_bf16(v3595);
+        const unsigned int v3601 = v3589 * v2;
+        const unsigned int v3602 = v3601 + v3591;
+        const unsigned int v3603 = v3602 - v78;
+        out[v3603] = v3600;
       }
     }
-    const unsigned int v3614 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3616 = v1635 + v3614;
-    const unsigned int v3617 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3619 = v1638 + v3617;
-    const bool v3620 = v3616 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3621 = v3619 < v79;
-    const bool v3622 = v3620 && v3621;
-    if (v3622) {
-      const float v3623 = v92.x[110];
-      const unsigned int v3625 = v3619 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3626 = v3625 < v2;
-      const bool v3627 = v3620 && v3626;
-      if (v3627) {
-        const iron_bf16 v3628 = iron_f32_to_bf16(v3623);
-        const unsigned int v3629 = v3616 * v2;
-        const unsigned int v3630 = v3629 + v3619;
-        const unsigned int v3631 = v3630 - v78;
-        out[v3631] = v3628;
+    const unsigned int v3604 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3605 = v1635 + v3604;
+    const unsigned int v3606 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3607 = v1634 + v3606;
+    const bool v3608 = v3605 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3609 = v3607 < v79;
+    const bool v3610 = v3608 && v3609;
+    if (v3610) {
+      const float v3611 = v92.x[123];
+      const unsigned int v3613 = v3607 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3614 = v3613 < v2;
+      const bool v3615 = v3608 && v3614;
+      if (v3615) {
+        const iron_bf16 v3616 = iron_f32_to_bf16(v3611);
+        const unsigned int v3617 = v3605 * v2;
+        const unsigned int v3618 = v3617 + v3607;
+        const unsigned int v3619 = v3618 - v78;
+        out[v3619] = v3616;
       }
     }
-    const unsigned int v3632 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3634 = v1635 + v3632;
-    const unsigned int v3635 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3637 = v1638 + v3635;
-    const bool v3638 = v3634 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3639 = v3637 < v79;
-    const bool v3640 = v3638 && v3639;
-    if (v3640) {
-      const float v3641 = v92.x[111];
-      const unsigned int v3643 = v3637 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3644 = v3643 < v2;
-      const bool v3645 = v3638 && v3644;
-      if (v3645) {
-        const iron_bf16 v3646 = iron_f32_to_bf16(v3641);
-        const unsigned int v3647 = v3634 * v2;
-        const unsigned int v3648 = v3647 + v3637;
-        const unsigned int v3649 = v3648 - v78;
-        out[v3649] = v3646;
+    const unsigned int v3620 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3621 = v1635 + v3620;
+    const unsigned int v3622 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3623 = v1634 + v3622;
+    const bool v3624 = v3621 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3625 = v3623 < v79;
+    const bool v3626 = v3624 && v3625;
+    if (v3626) {
+      const float v3627 = v92.x[124];
+      const unsigned int v3629 = v3623 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3630 = v3629 < v2;
+      const bool v3631 = v3624 && v3630;
+      if (v3631) {
+        const iron_bf16 v3632 = iron_f32_to_bf16(v3627);
+        const unsigned int v3633 = v3621 * v2;
+        const unsigned int v3634 = v3633 + v3623;
+        const unsigned int v3635 = v3634 - v78;
+        out[v3635] = v3632;
       }
     }
-    const unsigned int v3650 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3652 = v1635 + v3650;
-    const unsigned int v3653 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3655 = v1638 + v3653;
-    const bool v3656 = v3652 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3636 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3637 = v1635 + v3636;
+    const unsigned int v3638 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3639 = v1634 + v3638;
+    const bool v3640 = v3637 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3641 = v3639 < v79;
+    const bool v3642 = v3640 && v3641;
+    if (v3642) {
+      const float v3643 = v92.x[125];
+      const unsigned int v3645 = v3639 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3646 = v3645 < v2;
+      const bool v3647 = v3640 && v3646;
+      if (v3647) {
+        const iron_bf16 v3648 = iron_f32_to_bf16(v3643);
+        const unsigned int v3649 = v3637 * v2;
+        const unsigned int v3650 = v3649 + v3639;
+        const unsigned int v3651 = v3650 - v78;
+        out[v3651] = v3648;
+      }
+    }
+    const unsigned int v3652 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3653 = v1635 + v3652;
+    const unsigned int v3654 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3655 = v1634 + v3654;
+    const bool v3656 = v3653 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3657 = v3655 < v79;
     const bool v3658 = v3656 && v3657;
     if (v3658) {
-      const float v3659 = v92.x[112];
+      const float v3659 = v92.x[126];
       const unsigned int v3661 = v3655 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3662 = v3661 < v2;
       const bool v3663 = v3656 && v3662;
       if (v3663) {
         const iron_bf16 v3664 = iron_f32_to_bf16(v3659);
-        const unsigned int v3665 = v3652 * v2;
+        const unsigned int v3665 = v3653 * v2;
         const unsigned int v3666 = v3665 + v3655;
         const unsigned int v3667 = v3666 - v78;
         out[v3667] = v3664;
       }
     }
-    const unsigned int v3668 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3670 = v1635 + v3668;
-    const unsigned int v3671 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3673 = v1638 + v3671;
-    const bool v3674 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3675 = v3673 < v79;
-    const bool v3676 = v3674 && v3675;
-    if (v3676) {
-      const float v3677 = v92.x[113];
-      const unsigned int v3679 = v3673 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3680 = v3679 < v2;
-      const bool v3681 = v3674 && v3680;
-      if (v3681) {
-        const iron_bf16 v3682 = iron_f32_to_bf16(v3677);
-        const unsigned int v3683 = v3670 * v2;
-        const unsigned int v3684 = v3683 + v3673;
-        const unsigned int v3685 = v3684 - v78;
-        out[v3685] = v3682;
-      }
-    }
-    const unsigned int v3686 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3688 = v1635 + v3686;
-    const unsigned int v3689 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3691 = v1638 + v3689;
-    const bool v3692 = v3688 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3693 = v3691 < v79;
-    const bool v3694 = v3692 && v3693;
-    if (v3694) {
-      const float v3695 = v92.x[114];
-      const unsigned int v3697 = v3691 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3698 = v3697 < v2;
-      const bool v3699 = v3692 && v3698;
-      if (v3699) {
-        const iron_bf16 v3700 = iron_f32_to_bf16(v3695);
-        const unsigned int v3701 = v3688 * v2;
-        const unsigned int v3702 = v3701 + v3691;
-        const unsigned int v3703 = v3702 - v78;
-        out[v3703] = v3700;
-      }
-    }
-    const unsigned int v3704 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3706 = v1635 + v3704;
-    const unsigned int v3707 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3709 = v1638 + v3707;
-    const bool v3710 = v3706 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3711 = v3709 < v79;
-    const bool v3712 = v3710 && v3711;
-    if (v3712) {
-      const float v3713 = v92.x[115];
-      const unsigned int v3715 = v3709 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3716 = v3715 < v2;
-      const bool v3717 = v3710 && v3716;
-      if (v3717) {
-        const iron_bf16 v3718 = iron_f32_to_bf16(v3713);
-        const unsigned int v3719 = v3706 * v2;
-        const unsigned int v3720 = v3719 + v3709;
-        const unsigned int v3721 = v3720 - v78;
-        out[v3721] = v3718;
-      }
-    }
-    const unsigned int v3722 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3724 = v1635 + v3722;
-    const unsigned int v3725 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3727 = v1638 + v3725;
-    const bool v3728 = v3724 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3729 = v3727 < v79;
-    const bool v3730 = v3728 && v3729;
-    if (v3730) {
-      const float v3731 = v92.x[116];
-      const unsigned int v3733 = v3727 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3734 = v3733 < v2;
-      const bool v3735 = v3728 && v3734;
-      if (v3735) {
-        const iron_bf16 v3736 = iron_f32_to_bf16(v3731);
-        const unsigned int v3737 = v3724 * v2;
-        const unsigned int v3738 = v3737 + v3727;
-        const unsigned int v3739 = v3738 - v78;
-        out[v3739] = v3736;
-      }
-    }
-    const unsigned int v3740 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3742 = v1635 + v3740;
-    const unsigned int v3743 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3745 = v1638 + v3743;
-    const bool v3746 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3747 = v3745 < v79;
-    const bool v3748 = v3746 && v3747;
-    if (v3748) {
-      const float v3749 = v92.x[117];
-      const unsigned int v3751 = v3745 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3752 = v3751 < v2;
-      const bool v3753 = v3746 && v3752;
-      if (v3753) {
-        const iron_bf16 v3754 = iron_f32_to_bf16(v3749);
-        const unsigned int v3755 = v3742 * v2;
-        const unsigned int v3756 = v3755 + v3745;
-        const unsigned int v3757 = v3756 - v78;
-        out[v3757] = v3754;
-      }
-    }
-    const unsigned int v3758 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3760 = v1635 + v3758;
-    const unsigned int v3761 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3763 = v1638 + v3761;
-    const bool v3764 = v3760 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3765 = v3763 < v79;
-    const bool v3766 = v3764 && v3765;
-    if (v3766) {
-      const float v3767 = v92.x[118];
-      const unsigned int v3769 = v3763 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3770 = v3769 < v2;
-      const bool v3771 = v3764 && v3770;
-      if (v3771) {
-        const iron_bf16 v3772 = iron_f32_to_bf16(v3767);
-        const unsigned int v3773 = v3760 * v2;
-        const unsigned int v3774 = v3773 + v3763;
-        const unsigned int v3775 = v3774 - v78;
-        out[v3775] = v3772;
-      }
-    }
-    const unsigned int v3776 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3778 = v1635 + v3776;
-    const unsigned int v3779 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3781 = v1638 + v3779;
-    const bool v3782 = v3778 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3783 = v3781 < v79;
-    const bool v3784 = v3782 && v3783;
-    if (v3784) {
-      const float v3785 = v92.x[119];
-      const unsigned int v3787 = v3781 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3788 = v3787 < v2;
-      const bool v3789 = v3782 && v3788;
-      if (v3789) {
-        const iron_bf16 v3790 = iron_f32_to_bf16(v3785);
-        const unsigned int v3791 = v3778 * v2;
-        const unsigned int v3792 = v3791 + v3781;
-        const unsigned int v3793 = v3792 - v78;
-        out[v3793] = v3790;
-      }
-    }
-    const unsigned int v3794 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3796 = v1635 + v3794;
-    const unsigned int v3797 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3799 = v1638 + v3797;
-    const bool v3800 = v3796 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3801 = v3799 < v79;
-    const bool v3802 = v3800 && v3801;
-    if (v3802) {
-      const float v3803 = v92.x[120];
-      const unsigned int v3805 = v3799 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3806 = v3805 < v2;
-      const bool v3807 = v3800 && v3806;
-      if (v3807) {
-        const iron_bf16 v3808 = iron_f32_to_bf16(v3803);
-        const unsigned int v3809 = v3796 * v2;
-        const unsigned int v3810 = v3809 + v3799;
-        const unsigned int v3811 = v3810 - v78;
-        out[v3811] = v3808;
-      }
-    }
-    const unsigned int v3812 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3814 = v1635 + v3812;
-    const unsigned int v3815 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3817 = v1638 + v3815;
-    const bool v3818 = v3814 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3819 = v3817 < v79;
-    const bool v3820 = v3818 && v3819;
-    if (v3820) {
-      const float v3821 = v92.x[121];
-      const unsigned int v3823 = v3817 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3824 = v3823 < v2;
-      const bool v3825 = v3818 && v3824;
-      if (v3825) {
-        const iron_bf16 v3826 = iron_f32_to_bf16(v3821);
-        const unsigned int v3827 = v3814 * v2;
-        const unsigned int v3828 = v3827 + v3817;
-        const unsigned int v3829 = v3828 - v78;
-        out[v3829] = v3826;
-      }
-    }
-    const unsigned int v3830 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3832 = v1635 + v3830;
-    const unsigned int v3833 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3835 = v1638 + v3833;
-    const bool v3836 = v3832 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3837 = v3835 < v79;
-    const bool v3838 = v3836 && v3837;
-    if (v3838) {
-      const float v3839 = v92.x[122];
-      const unsigned int v3841 = v3835 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3842 = v3841 < v2;
-      const bool v3843 = v3836 && v3842;
-      if (v3843) {
-        const iron_bf16 v3844 = iron_f32_to_bf16(v3839);
-        const unsigned int v3845 = v3832 * v2;
-        const unsigned int v3846 = v3845 + v3835;
-        const unsigned int v3847 = v3846 - v78;
-        out[v3847] = v3844;
-      }
-    }
-    const unsigned int v3848 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3850 = v1635 + v3848;
-    const unsigned int v3851 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3853 = v1638 + v3851;
-    const bool v3854 = v3850 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3855 = v3853 < v79;
-    const bool v3856 = v3854 && v3855;
-    if (v3856) {
-      const float v3857 = v92.x[123];
-      const unsigned int v3859 = v3853 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3860 = v3859 < v2;
-      const bool v3861 = v3854 && v3860;
-      if (v3861) {
-        const iron_bf16 v3862 = iron_f32_to_bf16(v3857);
-        const unsigned int v3863 = v3850 * v2;
-        const unsigned int v3864 = v3863 + v3853;
-        const unsigned int v3865 = v3864 - v78;
-        out[v3865] = v3862;
-      }
-    }
-    const unsigned int v3866 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3868 = v1635 + v3866;
-    const unsigned int v3869 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3871 = v1638 + v3869;
-    const bool v3872 = v3868 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3873 = v3871 < v79;
-    const bool v3874 = v3872 && v3873;
-    if (v3874) {
-      const float v3875 = v92.x[124];
-      const unsigned int v3877 = v3871 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3878 = v3877 < v2;
-      const bool v3879 = v3872 && v3878;
-      if (v3879) {
-        const iron_bf16 v3880 = iron_f32_to_bf16(v3875);
-        const unsigned int v3881 = v3868 * v2;
-        const unsigned int v3882 = v3881 + v3871;
-        const unsigned int v3883 = v3882 - v78;
-        out[v3883] = v3880;
-      }
-    }
-    const unsigned int v3884 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3886 = v1635 + v3884;
-    const unsigned int v3887 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3889 = v1638 + v3887;
-    const bool v3890 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3891 = v3889 < v79;
-    const bool v3892 = v3890 && v3891;
-    if (v3892) {
-      const float v3893 = v92.x[125];
-      const unsigned int v3895 = v3889 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3896 = v3895 < v2;
-      const bool v3897 = v3890 && v3896;
-      if (v3897) {
-        const iron_bf16 v3898 = iron_f32_to_bf16(v3893);
-        const unsigned int v3899 = v3886 * v2;
-        const unsigned int v3900 = v3899 + v3889;
-        const unsigned int v3901 = v3900 - v78;
-        out[v3901] = v3898;
-      }
-    }
-    const unsigned int v3902 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3904 = v1635 + v3902;
-    const unsigned int v3905 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3907 = v1638 + v3905;
-    const bool v3908 = v3904 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3909 = v3907 < v79;
-    const bool v3910 = v3908 && v3909;
-    if (v3910) {
-      const float v3911 = v92.x[126];
-      const unsigned int v3913 = v3907 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3914 = v3913 < v2;
-      const bool v3915 = v3908 && v3914;
-      if (v3915) {
-        const iron_bf16 v3916 = iron_f32_to_bf16(v3911);
-        const unsigned int v3917 = v3904 * v2;
-        const unsigned int v3918 = v3917 + v3907;
-        const unsigned int v3919 = v3918 - v78;
-        out[v3919] = v3916;
-      }
-    }
-    const unsigned int v3920 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3922 = v1635 + v3920;
-    const unsigned int v3923 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3925 = v1638 + v3923;
-    const bool v3926 = v3922 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3927 = v3925 < v79;
-    const bool v3928 = v3926 && v3927;
-    if (v3928) {
-      const float v3929 = v92.x[127];
-      const unsigned int v3931 = v3925 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3932 = v3931 < v2;
-      const bool v3933 = v3926 && v3932;
-      if (v3933) {
-        const iron_bf16 v3934 = iron_f32_to_bf16(v3929);
-        const unsigned int v3935 = v3922 * v2;
-        const unsigned int v3936 = v3935 + v3925;
-        const unsigned int v3937 = v3936 - v78;
-        out[v3937] = v3934;
+    const unsigned int v3668 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3669 = v1635 + v3668;
+    const unsigned int v3670 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3671 = v1634 + v3670;
+    const bool v3672 = v3669 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3673 = v3671 < v79;
+    const bool v3674 = v3672 && v3673;
+    if (v3674) {
+      const float v3675 = v92.x[127];
+      const unsigned int v3677 = v3671 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3678 = v3677 < v2;
+      const bool v3679 = v3672 && v3678;
+      if (v3679) {
+        const iron_bf16 v3680 = iron_f32_to_bf16(v3675);
+        const unsigned int v3681 = v3669 * v2;
+        const unsigned int v3682 = v3681 + v3671;
+        const unsigned int v3683 = v3682 - v78;
+        out[v3683] = v3680;
       }
     }
   } else {
-    const unsigned int v3938 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v3939 = threadIdx.x;
+    const unsigned int v3684 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v3685 = threadIdx.x;
 
-    for (unsigned int v3941 = v3939; v3941 < 16384u; v3941 += v3938) {
-      const unsigned int v3943 = v3941 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v3944 = v75 + v3943;
-      const unsigned int v3946 = v3941 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v3947 = v26 + v3946;
-      const bool v3948 = v3944 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v3949 = v3947 < v2;
-      const bool v3950 = v3948 && v3949;
-      if (v3950) {
-        const unsigned int v3953 = v3944 * v2;
-        const unsigned int v3954 = v3953 + v3947;
-        out[v3954] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v3687 = v3685; v3687 < 16384u; v3687 += v3684) {
+      const unsigned int v3689 = v3687 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v3690 = v75 + v3689;
+      const unsigned int v3692 = v3687 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v3693 = v26 + v3692;
+      const bool v3694 = v3690 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3695 = v3693 < v2;
+      const bool v3696 = v3694 && v3695;
+      if (v3696) {
+        const unsigned int v3699 = v3690 * v2;
+        const unsigned int v3700 = v3699 + v3693;
+        out[v3700] = iron_f32_to_bf16(0.0f);
       }
     }
   }

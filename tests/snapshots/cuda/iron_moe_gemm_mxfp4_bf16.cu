@@ -298,15 +298,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v6799 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6800 = v57 ? v39 : v6799;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v6800;
-    const unsigned int v6801 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6802 = v57 ? v63 : v6801;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v6802;
-    const unsigned int v6803 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v6804 = v57 ? v45 : v6803;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v6804;
+    const unsigned int v6545 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6546 = v57 ? v39 : v6545;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v6546;
+    const unsigned int v6547 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6548 = v57 ? v63 : v6547;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v6548;
+    const unsigned int v6549 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6550 = v57 ? v45 : v6549;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v6550;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -319,9 +319,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v6805 = v29;
-  const unsigned int v6806 = v67 ? v73 : v6805;
-  v29 = v6806;
+  const unsigned int v6551 = v29;
+  const unsigned int v6552 = v67 ? v73 : v6551;
+  v29 = v6552;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -330,1263 +330,1263 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:171
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:229
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:231
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:233
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:232
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:234
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:233
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:235
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
     const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:246
-      for (unsigned int v4526 = 0u; v4526 < 2u; v4526 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v4527 = v4526 << 5u;
-        const bool v4529 = v4527 < v3;
-        if (v4529) {
-          const unsigned int v4531 = v4526 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
-          const unsigned int v4533 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4536 = v4533 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4539 = v4533 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4540 = v4539 << 3u;
-          const unsigned int v4541 = v75 + v4536;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4542 = v4541 < v76;
-          const unsigned int v4543 = v4527 + v4540;
-          const bool v4544 = v4543 < v3;
-          const bool v4545 = v4542 && v4544;
-          const unsigned int v4547 = v4541 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4549 = v4547 + v4527;
-          const unsigned int v4550 = v4549 + v4540;
-          const unsigned int v4551 = v4545 ? v4550 : 0u;
-          const unsigned int v4553 = v4536 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4554 = v4531 + v4553;
-          const unsigned int v4555 = v4554 + v4540;
-          iron_copy_async<16>(shm0 + v4555, x_sorted + v4551, v4545);
-          const unsigned int v4558 = v4533 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4560 = v4558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4563 = v4558 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4564 = v4563 << 3u;
-          const unsigned int v4565 = v75 + v4560;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4566 = v4565 < v76;
-          const unsigned int v4567 = v4527 + v4564;
-          const bool v4568 = v4567 < v3;
-          const bool v4569 = v4566 && v4568;
-          const unsigned int v4571 = v4565 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4573 = v4571 + v4527;
-          const unsigned int v4574 = v4573 + v4564;
-          const unsigned int v4575 = v4569 ? v4574 : 0u;
-          const unsigned int v4577 = v4560 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4578 = v4531 + v4577;
-          const unsigned int v4579 = v4578 + v4564;
-          iron_copy_async<16>(shm0 + v4579, x_sorted + v4575, v4569);
-          const unsigned int v4582 = v4533 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4584 = v4582 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4587 = v4582 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4588 = v4587 << 3u;
-          const unsigned int v4589 = v75 + v4584;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4590 = v4589 < v76;
-          const unsigned int v4591 = v4527 + v4588;
-          const bool v4592 = v4591 < v3;
-          const bool v4593 = v4590 && v4592;
-          const unsigned int v4595 = v4589 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4597 = v4595 + v4527;
-          const unsigned int v4598 = v4597 + v4588;
-          const unsigned int v4599 = v4593 ? v4598 : 0u;
-          const unsigned int v4601 = v4584 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4602 = v4531 + v4601;
-          const unsigned int v4603 = v4602 + v4588;
-          iron_copy_async<16>(shm0 + v4603, x_sorted + v4599, v4593);
-          const unsigned int v4606 = v4533 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4608 = v4606 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4611 = v4606 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4612 = v4611 << 3u;
-          const unsigned int v4613 = v75 + v4608;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4614 = v4613 < v76;
-          const unsigned int v4615 = v4527 + v4612;
-          const bool v4616 = v4615 < v3;
-          const bool v4617 = v4614 && v4616;
-          const unsigned int v4619 = v4613 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4621 = v4619 + v4527;
-          const unsigned int v4622 = v4621 + v4612;
-          const unsigned int v4623 = v4617 ? v4622 : 0u;
-          const unsigned int v4625 = v4608 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4626 = v4531 + v4625;
-          const unsigned int v4627 = v4626 + v4612;
-          iron_copy_async<16>(shm0 + v4627, x_sorted + v4623, v4617);
-          const unsigned int v4639 = v80 + v4536;  // kernels/gemm/quant_b.hpp:137
-          const bool v4640 = v4639 < v79;
-          const bool v4643 = v4640 && v4544;
-          const unsigned int v4645 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4647 = min(v4543, v4645);
-          const unsigned int v4649 = v79 - 1u;
-          const unsigned int v4651 = min(v4639, v4649);
-          const unsigned int v4653 = v4647 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4655 = v3 >> 3u;
-          const unsigned int v4656 = v4651 * v4655;
-          const unsigned int v4657 = v4656 + v4653;
-          const unsigned int v4658 = packed[v4657];
-          const unsigned int v4660 = v4647 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4662 = v3 >> 5u;
-          const unsigned int v4663 = v4651 * v4662;
-          const unsigned int v4664 = v4663 + v4660;
-          const unsigned char v4665 = scales[v4664];
-          const unsigned int v4666 = static_cast<unsigned int>(v4665);
-          const unsigned int v4668 = v4666 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4671 = v4666 == 255u;
-          const unsigned int v4672 = v4671 ? 2143289344u : v4668;
-          const bool v4674 = v4666 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4676 = v4674 ? 4194304u : v4672;
-          const float v4677 = __uint_as_float(v4676);
-          const unsigned int v4679 = v4658 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4681 = v4679 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4683 = v4681 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4685 = v4683 << 22u;
-          const unsigned int v4687 = v4681 * 1056964608u;
-          const bool v4689 = v4681 < 2u;
-          const unsigned int v4690 = v4689 ? v4687 : v4685;
-          const unsigned int v4692 = v4679 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4694 = v4692 << 28u;
-          const unsigned int v4695 = v4690 | v4694;
-          const float v4696 = __uint_as_float(v4695);
-          const float v4697 = v4696 * v4677;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4699 = v4658 >> 4u;
-          const unsigned int v4701 = v4699 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4703 = v4701 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4705 = v4703 << 22u;
-          const unsigned int v4707 = v4701 * 1056964608u;
-          const bool v4709 = v4701 < 2u;
-          const unsigned int v4710 = v4709 ? v4707 : v4705;
-          const unsigned int v4712 = v4699 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4714 = v4712 << 28u;
-          const unsigned int v4715 = v4710 | v4714;
-          const float v4716 = __uint_as_float(v4715);
-          const float v4717 = v4716 * v4677;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4719 = v4658 >> 8u;
-          const unsigned int v4721 = v4719 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4723 = v4721 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4725 = v4723 << 22u;
-          const unsigned int v4727 = v4721 * 1056964608u;
-          const bool v4729 = v4721 < 2u;
-          const unsigned int v4730 = v4729 ? v4727 : v4725;
-          const unsigned int v4732 = v4719 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4734 = v4732 << 28u;
-          const unsigned int v4735 = v4730 | v4734;
-          const float v4736 = __uint_as_float(v4735);
-          const float v4737 = v4736 * v4677;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4739 = v4658 >> 12u;
-          const unsigned int v4741 = v4739 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4743 = v4741 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4745 = v4743 << 22u;
-          const unsigned int v4747 = v4741 * 1056964608u;
-          const bool v4749 = v4741 < 2u;
-          const unsigned int v4750 = v4749 ? v4747 : v4745;
-          const unsigned int v4752 = v4739 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4754 = v4752 << 28u;
-          const unsigned int v4755 = v4750 | v4754;
-          const float v4756 = __uint_as_float(v4755);
-          const float v4757 = v4756 * v4677;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4759 = v4658 >> 16u;
-          const unsigned int v4761 = v4759 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4763 = v4761 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4765 = v4763 << 22u;
-          const unsigned int v4767 = v4761 * 1056964608u;
-          const bool v4769 = v4761 < 2u;
-          const unsigned int v4770 = v4769 ? v4767 : v4765;
-          const unsigned int v4772 = v4759 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4774 = v4772 << 28u;
-          const unsigned int v4775 = v4770 | v4774;
-          const float v4776 = __uint_as_float(v4775);
-          const float v4777 = v4776 * v4677;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4779 = v4658 >> 20u;
-          const unsigned int v4781 = v4779 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4783 = v4781 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4785 = v4783 << 22u;
-          const unsigned int v4787 = v4781 * 1056964608u;
-          const bool v4789 = v4781 < 2u;
-          const unsigned int v4790 = v4789 ? v4787 : v4785;
-          const unsigned int v4792 = v4779 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4794 = v4792 << 28u;
-          const unsigned int v4795 = v4790 | v4794;
-          const float v4796 = __uint_as_float(v4795);
-          const float v4797 = v4796 * v4677;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4799 = v4658 >> 24u;
-          const unsigned int v4801 = v4799 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4803 = v4801 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4805 = v4803 << 22u;
-          const unsigned int v4807 = v4801 * 1056964608u;
-          const bool v4809 = v4801 < 2u;
-          const unsigned int v4810 = v4809 ? v4807 : v4805;
-          const unsigned int v4812 = v4799 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4814 = v4812 << 28u;
-          const unsigned int v4815 = v4810 | v4814;
-          const float v4816 = __uint_as_float(v4815);
-          const float v4817 = v4816 * v4677;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4819 = v4658 >> 28u;
-          const unsigned int v4821 = v4819 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4823 = v4821 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4825 = v4823 << 22u;
-          const unsigned int v4827 = v4821 * 1056964608u;
-          const bool v4829 = v4821 < 2u;
-          const unsigned int v4830 = v4829 ? v4827 : v4825;
-          const unsigned int v4832 = v4819 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4834 = v4832 << 28u;
-          const unsigned int v4835 = v4830 | v4834;
-          const float v4836 = __uint_as_float(v4835);
-          const float v4837 = v4836 * v4677;  // kernels/gemm/quant_b.hpp:80
-          const float v4839 = v4643 ? v4697 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4840 = iron_f32_to_bf16(v4839);
-          const float v4842 = v4643 ? v4717 : 0.0f;
-          const iron_bf16 v4843 = iron_f32_to_bf16(v4842);
-          const float v4845 = v4643 ? v4737 : 0.0f;
-          const iron_bf16 v4846 = iron_f32_to_bf16(v4845);
-          const float v4848 = v4643 ? v4757 : 0.0f;
-          const iron_bf16 v4849 = iron_f32_to_bf16(v4848);
-          const float v4851 = v4643 ? v4777 : 0.0f;
-          const iron_bf16 v4852 = iron_f32_to_bf16(v4851);
-          const float v4854 = v4643 ? v4797 : 0.0f;
-          const iron_bf16 v4855 = iron_f32_to_bf16(v4854);
-          const float v4857 = v4643 ? v4817 : 0.0f;
-          const iron_bf16 v4858 = iron_f32_to_bf16(v4857);
-          const float v4860 = v4643 ? v4837 : 0.0f;
-          const iron_bf16 v4861 = iron_f32_to_bf16(v4860);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4555) = iron_bf16x8{{v4840, v4843, v4846, v4849, v4852, v4855, v4858, v4861}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4877 = v80 + v4560;  // kernels/gemm/quant_b.hpp:137
-          const bool v4878 = v4877 < v79;
-          const bool v4881 = v4878 && v4568;
-          const unsigned int v4885 = min(v4567, v4645);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4889 = min(v4877, v4649);
-          const unsigned int v4891 = v4885 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4894 = v4889 * v4655;
-          const unsigned int v4895 = v4894 + v4891;
-          const unsigned int v4896 = packed[v4895];
-          const unsigned int v4898 = v4885 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4901 = v4889 * v4662;
-          const unsigned int v4902 = v4901 + v4898;
-          const unsigned char v4903 = scales[v4902];
-          const unsigned int v4904 = static_cast<unsigned int>(v4903);
-          const unsigned int v4906 = v4904 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4909 = v4904 == 255u;
-          const unsigned int v4910 = v4909 ? 2143289344u : v4906;
-          const bool v4912 = v4904 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4914 = v4912 ? 4194304u : v4910;
-          const float v4915 = __uint_as_float(v4914);
-          const unsigned int v4917 = v4896 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4919 = v4917 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4921 = v4919 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4923 = v4921 << 22u;
-          const unsigned int v4925 = v4919 * 1056964608u;
-          const bool v4927 = v4919 < 2u;
-          const unsigned int v4928 = v4927 ? v4925 : v4923;
-          const unsigned int v4930 = v4917 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4932 = v4930 << 28u;
-          const unsigned int v4933 = v4928 | v4932;
-          const float v4934 = __uint_as_float(v4933);
-          const float v4935 = v4934 * v4915;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4937 = v4896 >> 4u;
-          const unsigned int v4939 = v4937 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4941 = v4939 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4943 = v4941 << 22u;
-          const unsigned int v4945 = v4939 * 1056964608u;
-          const bool v4947 = v4939 < 2u;
-          const unsigned int v4948 = v4947 ? v4945 : v4943;
-          const unsigned int v4950 = v4937 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4952 = v4950 << 28u;
-          const unsigned int v4953 = v4948 | v4952;
-          const float v4954 = __uint_as_float(v4953);
-          const float v4955 = v4954 * v4915;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4957 = v4896 >> 8u;
-          const unsigned int v4959 = v4957 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4961 = v4959 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4963 = v4961 << 22u;
-          const unsigned int v4965 = v4959 * 1056964608u;
-          const bool v4967 = v4959 < 2u;
-          const unsigned int v4968 = v4967 ? v4965 : v4963;
-          const unsigned int v4970 = v4957 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4972 = v4970 << 28u;
-          const unsigned int v4973 = v4968 | v4972;
-          const float v4974 = __uint_as_float(v4973);
-          const float v4975 = v4974 * v4915;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4977 = v4896 >> 12u;
-          const unsigned int v4979 = v4977 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4981 = v4979 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4983 = v4981 << 22u;
-          const unsigned int v4985 = v4979 * 1056964608u;
-          const bool v4987 = v4979 < 2u;
-          const unsigned int v4988 = v4987 ? v4985 : v4983;
-          const unsigned int v4990 = v4977 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4992 = v4990 << 28u;
-          const unsigned int v4993 = v4988 | v4992;
-          const float v4994 = __uint_as_float(v4993);
-          const float v4995 = v4994 * v4915;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4997 = v4896 >> 16u;
-          const unsigned int v4999 = v4997 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5001 = v4999 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5003 = v5001 << 22u;
-          const unsigned int v5005 = v4999 * 1056964608u;
-          const bool v5007 = v4999 < 2u;
-          const unsigned int v5008 = v5007 ? v5005 : v5003;
-          const unsigned int v5010 = v4997 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5012 = v5010 << 28u;
-          const unsigned int v5013 = v5008 | v5012;
-          const float v5014 = __uint_as_float(v5013);
-          const float v5015 = v5014 * v4915;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5017 = v4896 >> 20u;
-          const unsigned int v5019 = v5017 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5021 = v5019 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5023 = v5021 << 22u;
-          const unsigned int v5025 = v5019 * 1056964608u;
-          const bool v5027 = v5019 < 2u;
-          const unsigned int v5028 = v5027 ? v5025 : v5023;
-          const unsigned int v5030 = v5017 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5032 = v5030 << 28u;
-          const unsigned int v5033 = v5028 | v5032;
-          const float v5034 = __uint_as_float(v5033);
-          const float v5035 = v5034 * v4915;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5037 = v4896 >> 24u;
-          const unsigned int v5039 = v5037 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5041 = v5039 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5043 = v5041 << 22u;
-          const unsigned int v5045 = v5039 * 1056964608u;
-          const bool v5047 = v5039 < 2u;
-          const unsigned int v5048 = v5047 ? v5045 : v5043;
-          const unsigned int v5050 = v5037 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5052 = v5050 << 28u;
-          const unsigned int v5053 = v5048 | v5052;
-          const float v5054 = __uint_as_float(v5053);
-          const float v5055 = v5054 * v4915;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5057 = v4896 >> 28u;
-          const unsigned int v5059 = v5057 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5061 = v5059 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5063 = v5061 << 22u;
-          const unsigned int v5065 = v5059 * 1056964608u;
-          const bool v5067 = v5059 < 2u;
-          const unsigned int v5068 = v5067 ? v5065 : v5063;
-          const unsigned int v5070 = v5057 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5072 = v5070 << 28u;
-          const unsigned int v5073 = v5068 | v5072;
-          const float v5074 = __uint_as_float(v5073);
-          const float v5075 = v5074 * v4915;  // kernels/gemm/quant_b.hpp:80
-          const float v5077 = v4881 ? v4935 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5078 = iron_f32_to_bf16(v5077);
-          const float v5080 = v4881 ? v4955 : 0.0f;
-          const iron_bf16 v5081 = iron_f32_to_bf16(v5080);
-          const float v5083 = v4881 ? v4975 : 0.0f;
-          const iron_bf16 v5084 = iron_f32_to_bf16(v5083);
-          const float v5086 = v4881 ? v4995 : 0.0f;
-          const iron_bf16 v5087 = iron_f32_to_bf16(v5086);
-          const float v5089 = v4881 ? v5015 : 0.0f;
-          const iron_bf16 v5090 = iron_f32_to_bf16(v5089);
-          const float v5092 = v4881 ? v5035 : 0.0f;
-          const iron_bf16 v5093 = iron_f32_to_bf16(v5092);
-          const float v5095 = v4881 ? v5055 : 0.0f;
-          const iron_bf16 v5096 = iron_f32_to_bf16(v5095);
-          const float v5098 = v4881 ? v5075 : 0.0f;
-          const iron_bf16 v5099 = iron_f32_to_bf16(v5098);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4579) = iron_bf16x8{{v5078, v5081, v5084, v5087, v5090, v5093, v5096, v5099}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5115 = v80 + v4584;  // kernels/gemm/quant_b.hpp:137
-          const bool v5116 = v5115 < v79;
-          const bool v5119 = v5116 && v4592;
-          const unsigned int v5123 = min(v4591, v4645);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5127 = min(v5115, v4649);
-          const unsigned int v5129 = v5123 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5132 = v5127 * v4655;
-          const unsigned int v5133 = v5132 + v5129;
-          const unsigned int v5134 = packed[v5133];
-          const unsigned int v5136 = v5123 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5139 = v5127 * v4662;
-          const unsigned int v5140 = v5139 + v5136;
-          const unsigned char v5141 = scales[v5140];
-          const unsigned int v5142 = static_cast<unsigned int>(v5141);
-          const unsigned int v5144 = v5142 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5147 = v5142 == 255u;
-          const unsigned int v5148 = v5147 ? 2143289344u : v5144;
-          const bool v5150 = v5142 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5152 = v5150 ? 4194304u : v5148;
-          const float v5153 = __uint_as_float(v5152);
-          const unsigned int v5155 = v5134 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5157 = v5155 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5159 = v5157 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5161 = v5159 << 22u;
-          const unsigned int v5163 = v5157 * 1056964608u;
-          const bool v5165 = v5157 < 2u;
-          const unsigned int v5166 = v5165 ? v5163 : v5161;
-          const unsigned int v5168 = v5155 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5170 = v5168 << 28u;
-          const unsigned int v5171 = v5166 | v5170;
-          const float v5172 = __uint_as_float(v5171);
-          const float v5173 = v5172 * v5153;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5175 = v5134 >> 4u;
-          const unsigned int v5177 = v5175 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5179 = v5177 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5181 = v5179 << 22u;
-          const unsigned int v5183 = v5177 * 1056964608u;
-          const bool v5185 = v5177 < 2u;
-          const unsigned int v5186 = v5185 ? v5183 : v5181;
-          const unsigned int v5188 = v5175 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5190 = v5188 << 28u;
-          const unsigned int v5191 = v5186 | v5190;
-          const float v5192 = __uint_as_float(v5191);
-          const float v5193 = v5192 * v5153;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5195 = v5134 >> 8u;
-          const unsigned int v5197 = v5195 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5199 = v5197 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5201 = v5199 << 22u;
-          const unsigned int v5203 = v5197 * 1056964608u;
-          const bool v5205 = v5197 < 2u;
-          const unsigned int v5206 = v5205 ? v5203 : v5201;
-          const unsigned int v5208 = v5195 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5210 = v5208 << 28u;
-          const unsigned int v5211 = v5206 | v5210;
-          const float v5212 = __uint_as_float(v5211);
-          const float v5213 = v5212 * v5153;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5215 = v5134 >> 12u;
-          const unsigned int v5217 = v5215 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5219 = v5217 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5221 = v5219 << 22u;
-          const unsigned int v5223 = v5217 * 1056964608u;
-          const bool v5225 = v5217 < 2u;
-          const unsigned int v5226 = v5225 ? v5223 : v5221;
-          const unsigned int v5228 = v5215 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5230 = v5228 << 28u;
-          const unsigned int v5231 = v5226 | v5230;
-          const float v5232 = __uint_as_float(v5231);
-          const float v5233 = v5232 * v5153;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5235 = v5134 >> 16u;
-          const unsigned int v5237 = v5235 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5239 = v5237 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5241 = v5239 << 22u;
-          const unsigned int v5243 = v5237 * 1056964608u;
-          const bool v5245 = v5237 < 2u;
-          const unsigned int v5246 = v5245 ? v5243 : v5241;
-          const unsigned int v5248 = v5235 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5250 = v5248 << 28u;
-          const unsigned int v5251 = v5246 | v5250;
-          const float v5252 = __uint_as_float(v5251);
-          const float v5253 = v5252 * v5153;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5255 = v5134 >> 20u;
-          const unsigned int v5257 = v5255 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5259 = v5257 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5261 = v5259 << 22u;
-          const unsigned int v5263 = v5257 * 1056964608u;
-          const bool v5265 = v5257 < 2u;
-          const unsigned int v5266 = v5265 ? v5263 : v5261;
-          const unsigned int v5268 = v5255 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5270 = v5268 << 28u;
-          const unsigned int v5271 = v5266 | v5270;
-          const float v5272 = __uint_as_float(v5271);
-          const float v5273 = v5272 * v5153;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5275 = v5134 >> 24u;
-          const unsigned int v5277 = v5275 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5279 = v5277 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5281 = v5279 << 22u;
-          const unsigned int v5283 = v5277 * 1056964608u;
-          const bool v5285 = v5277 < 2u;
-          const unsigned int v5286 = v5285 ? v5283 : v5281;
-          const unsigned int v5288 = v5275 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5290 = v5288 << 28u;
-          const unsigned int v5291 = v5286 | v5290;
-          const float v5292 = __uint_as_float(v5291);
-          const float v5293 = v5292 * v5153;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5295 = v5134 >> 28u;
-          const unsigned int v5297 = v5295 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5299 = v5297 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5301 = v5299 << 22u;
-          const unsigned int v5303 = v5297 * 1056964608u;
-          const bool v5305 = v5297 < 2u;
-          const unsigned int v5306 = v5305 ? v5303 : v5301;
-          const unsigned int v5308 = v5295 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5310 = v5308 << 28u;
-          const unsigned int v5311 = v5306 | v5310;
-          const float v5312 = __uint_as_float(v5311);
-          const float v5313 = v5312 * v5153;  // kernels/gemm/quant_b.hpp:80
-          const float v5315 = v5119 ? v5173 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5316 = iron_f32_to_bf16(v5315);
-          const float v5318 = v5119 ? v5193 : 0.0f;
-          const iron_bf16 v5319 = iron_f32_to_bf16(v5318);
-          const float v5321 = v5119 ? v5213 : 0.0f;
-          const iron_bf16 v5322 = iron_f32_to_bf16(v5321);
-          const float v5324 = v5119 ? v5233 : 0.0f;
-          const iron_bf16 v5325 = iron_f32_to_bf16(v5324);
-          const float v5327 = v5119 ? v5253 : 0.0f;
-          const iron_bf16 v5328 = iron_f32_to_bf16(v5327);
-          const float v5330 = v5119 ? v5273 : 0.0f;
-          const iron_bf16 v5331 = iron_f32_to_bf16(v5330);
-          const float v5333 = v5119 ? v5293 : 0.0f;
-          const iron_bf16 v5334 = iron_f32_to_bf16(v5333);
-          const float v5336 = v5119 ? v5313 : 0.0f;
-          const iron_bf16 v5337 = iron_f32_to_bf16(v5336);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4603) = iron_bf16x8{{v5316, v5319, v5322, v5325, v5328, v5331, v5334, v5337}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5353 = v80 + v4608;  // kernels/gemm/quant_b.hpp:137
-          const bool v5354 = v5353 < v79;
-          const bool v5357 = v5354 && v4616;
-          const unsigned int v5361 = min(v4615, v4645);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5365 = min(v5353, v4649);
-          const unsigned int v5367 = v5361 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5370 = v5365 * v4655;
-          const unsigned int v5371 = v5370 + v5367;
-          const unsigned int v5372 = packed[v5371];
-          const unsigned int v5374 = v5361 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5377 = v5365 * v4662;
-          const unsigned int v5378 = v5377 + v5374;
-          const unsigned char v5379 = scales[v5378];
-          const unsigned int v5380 = static_cast<unsigned int>(v5379);
-          const unsigned int v5382 = v5380 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5385 = v5380 == 255u;
-          const unsigned int v5386 = v5385 ? 2143289344u : v5382;
-          const bool v5388 = v5380 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5390 = v5388 ? 4194304u : v5386;
-          const float v5391 = __uint_as_float(v5390);
-          const unsigned int v5393 = v5372 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5395 = v5393 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5397 = v5395 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5399 = v5397 << 22u;
-          const unsigned int v5401 = v5395 * 1056964608u;
-          const bool v5403 = v5395 < 2u;
-          const unsigned int v5404 = v5403 ? v5401 : v5399;
-          const unsigned int v5406 = v5393 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5408 = v5406 << 28u;
-          const unsigned int v5409 = v5404 | v5408;
-          const float v5410 = __uint_as_float(v5409);
-          const float v5411 = v5410 * v5391;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5413 = v5372 >> 4u;
-          const unsigned int v5415 = v5413 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5417 = v5415 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5419 = v5417 << 22u;
-          const unsigned int v5421 = v5415 * 1056964608u;
-          const bool v5423 = v5415 < 2u;
-          const unsigned int v5424 = v5423 ? v5421 : v5419;
-          const unsigned int v5426 = v5413 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5428 = v5426 << 28u;
-          const unsigned int v5429 = v5424 | v5428;
-          const float v5430 = __uint_as_float(v5429);
-          const float v5431 = v5430 * v5391;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5433 = v5372 >> 8u;
-          const unsigned int v5435 = v5433 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5437 = v5435 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5439 = v5437 << 22u;
-          const unsigned int v5441 = v5435 * 1056964608u;
-          const bool v5443 = v5435 < 2u;
-          const unsigned int v5444 = v5443 ? v5441 : v5439;
-          const unsigned int v5446 = v5433 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5448 = v5446 << 28u;
-          const unsigned int v5449 = v5444 | v5448;
-          const float v5450 = __uint_as_float(v5449);
-          const float v5451 = v5450 * v5391;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5453 = v5372 >> 12u;
-          const unsigned int v5455 = v5453 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5457 = v5455 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5459 = v5457 << 22u;
-          const unsigned int v5461 = v5455 * 1056964608u;
-          const bool v5463 = v5455 < 2u;
-          const unsigned int v5464 = v5463 ? v5461 : v5459;
-          const unsigned int v5466 = v5453 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5468 = v5466 << 28u;
-          const unsigned int v5469 = v5464 | v5468;
-          const float v5470 = __uint_as_float(v5469);
-          const float v5471 = v5470 * v5391;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5473 = v5372 >> 16u;
-          const unsigned int v5475 = v5473 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5477 = v5475 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5479 = v5477 << 22u;
-          const unsigned int v5481 = v5475 * 1056964608u;
-          const bool v5483 = v5475 < 2u;
-          const unsigned int v5484 = v5483 ? v5481 : v5479;
-          const unsigned int v5486 = v5473 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5488 = v5486 << 28u;
-          const unsigned int v5489 = v5484 | v5488;
-          const float v5490 = __uint_as_float(v5489);
-          const float v5491 = v5490 * v5391;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5493 = v5372 >> 20u;
-          const unsigned int v5495 = v5493 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5497 = v5495 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5499 = v5497 << 22u;
-          const unsigned int v5501 = v5495 * 1056964608u;
-          const bool v5503 = v5495 < 2u;
-          const unsigned int v5504 = v5503 ? v5501 : v5499;
-          const unsigned int v5506 = v5493 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5508 = v5506 << 28u;
-          const unsigned int v5509 = v5504 | v5508;
-          const float v5510 = __uint_as_float(v5509);
-          const float v5511 = v5510 * v5391;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5513 = v5372 >> 24u;
-          const unsigned int v5515 = v5513 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5517 = v5515 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5519 = v5517 << 22u;
-          const unsigned int v5521 = v5515 * 1056964608u;
-          const bool v5523 = v5515 < 2u;
-          const unsigned int v5524 = v5523 ? v5521 : v5519;
-          const unsigned int v5526 = v5513 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5528 = v5526 << 28u;
-          const unsigned int v5529 = v5524 | v5528;
-          const float v5530 = __uint_as_float(v5529);
-          const float v5531 = v5530 * v5391;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5533 = v5372 >> 28u;
-          const unsigned int v5535 = v5533 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5537 = v5535 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5539 = v5537 << 22u;
-          const unsigned int v5541 = v5535 * 1056964608u;
-          const bool v5543 = v5535 < 2u;
-          const unsigned int v5544 = v5543 ? v5541 : v5539;
-          const unsigned int v5546 = v5533 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5548 = v5546 << 28u;
-          const unsigned int v5549 = v5544 | v5548;
-          const float v5550 = __uint_as_float(v5549);
-          const float v5551 = v5550 * v5391;  // kernels/gemm/quant_b.hpp:80
-          const float v5553 = v5357 ? v5411 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5554 = iron_f32_to_bf16(v5553);
-          const float v5556 = v5357 ? v5431 : 0.0f;
-          const iron_bf16 v5557 = iron_f32_to_bf16(v5556);
-          const float v5559 = v5357 ? v5451 : 0.0f;
-          const iron_bf16 v5560 = iron_f32_to_bf16(v5559);
-          const float v5562 = v5357 ? v5471 : 0.0f;
-          const iron_bf16 v5563 = iron_f32_to_bf16(v5562);
-          const float v5565 = v5357 ? v5491 : 0.0f;
-          const iron_bf16 v5566 = iron_f32_to_bf16(v5565);
-          const float v5568 = v5357 ? v5511 : 0.0f;
-          const iron_bf16 v5569 = iron_f32_to_bf16(v5568);
-          const float v5571 = v5357 ? v5531 : 0.0f;
-          const iron_bf16 v5572 = iron_f32_to_bf16(v5571);
-          const float v5574 = v5357 ? v5551 : 0.0f;
-          const iron_bf16 v5575 = iron_f32_to_bf16(v5574);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4627) = iron_bf16x8{{v5554, v5557, v5560, v5563, v5566, v5569, v5572, v5575}};  // kernels/gemm/quant_b.hpp:146
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:248
+      for (unsigned int v4272 = 0u; v4272 < 2u; v4272 += 1u) {  // kernels/gemm/gemm_tiles.hpp:255
+        const unsigned int v4273 = v4272 << 5u;
+        const bool v4275 = v4273 < v3;
+        if (v4275) {
+          const unsigned int v4277 = v4272 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+          const unsigned int v4279 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4282 = v4279 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4285 = v4279 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4286 = v4285 << 3u;
+          const unsigned int v4287 = v75 + v4282;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4288 = v4287 < v76;
+          const unsigned int v4289 = v4273 + v4286;
+          const bool v4290 = v4289 < v3;
+          const bool v4291 = v4288 && v4290;
+          const unsigned int v4293 = v4287 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4295 = v4293 + v4273;
+          const unsigned int v4296 = v4295 + v4286;
+          const unsigned int v4297 = v4291 ? v4296 : 0u;
+          const unsigned int v4299 = v4282 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4300 = v4277 + v4299;
+          const unsigned int v4301 = v4300 + v4286;
+          iron_copy_async<16>(shm0 + v4301, x_sorted + v4297, v4291);
+          const unsigned int v4304 = v4279 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4306 = v4304 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4309 = v4304 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4310 = v4309 << 3u;
+          const unsigned int v4311 = v75 + v4306;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4312 = v4311 < v76;
+          const unsigned int v4313 = v4273 + v4310;
+          const bool v4314 = v4313 < v3;
+          const bool v4315 = v4312 && v4314;
+          const unsigned int v4317 = v4311 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4319 = v4317 + v4273;
+          const unsigned int v4320 = v4319 + v4310;
+          const unsigned int v4321 = v4315 ? v4320 : 0u;
+          const unsigned int v4323 = v4306 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4324 = v4277 + v4323;
+          const unsigned int v4325 = v4324 + v4310;
+          iron_copy_async<16>(shm0 + v4325, x_sorted + v4321, v4315);
+          const unsigned int v4328 = v4279 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4330 = v4328 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4333 = v4328 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4334 = v4333 << 3u;
+          const unsigned int v4335 = v75 + v4330;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4336 = v4335 < v76;
+          const unsigned int v4337 = v4273 + v4334;
+          const bool v4338 = v4337 < v3;
+          const bool v4339 = v4336 && v4338;
+          const unsigned int v4341 = v4335 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4343 = v4341 + v4273;
+          const unsigned int v4344 = v4343 + v4334;
+          const unsigned int v4345 = v4339 ? v4344 : 0u;
+          const unsigned int v4347 = v4330 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4348 = v4277 + v4347;
+          const unsigned int v4349 = v4348 + v4334;
+          iron_copy_async<16>(shm0 + v4349, x_sorted + v4345, v4339);
+          const unsigned int v4352 = v4279 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4354 = v4352 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4357 = v4352 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4358 = v4357 << 3u;
+          const unsigned int v4359 = v75 + v4354;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4360 = v4359 < v76;
+          const unsigned int v4361 = v4273 + v4358;
+          const bool v4362 = v4361 < v3;
+          const bool v4363 = v4360 && v4362;
+          const unsigned int v4365 = v4359 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4367 = v4365 + v4273;
+          const unsigned int v4368 = v4367 + v4358;
+          const unsigned int v4369 = v4363 ? v4368 : 0u;
+          const unsigned int v4371 = v4354 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4372 = v4277 + v4371;
+          const unsigned int v4373 = v4372 + v4358;
+          iron_copy_async<16>(shm0 + v4373, x_sorted + v4369, v4363);
+          const unsigned int v4385 = v80 + v4282;  // kernels/gemm/quant_b.hpp:137
+          const bool v4386 = v4385 < v79;
+          const bool v4389 = v4386 && v4290;
+          const unsigned int v4391 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4393 = min(v4289, v4391);
+          const unsigned int v4395 = v79 - 1u;
+          const unsigned int v4397 = min(v4385, v4395);
+          const unsigned int v4399 = v4393 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4401 = v3 >> 3u;
+          const unsigned int v4402 = v4397 * v4401;
+          const unsigned int v4403 = v4402 + v4399;
+          const unsigned int v4404 = packed[v4403];
+          const unsigned int v4406 = v4393 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4408 = v3 >> 5u;
+          const unsigned int v4409 = v4397 * v4408;
+          const unsigned int v4410 = v4409 + v4406;
+          const unsigned char v4411 = scales[v4410];
+          const unsigned int v4412 = static_cast<unsigned int>(v4411);
+          const unsigned int v4414 = v4412 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4417 = v4412 == 255u;
+          const unsigned int v4418 = v4417 ? 2143289344u : v4414;
+          const bool v4420 = v4412 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4422 = v4420 ? 4194304u : v4418;
+          const float v4423 = __uint_as_float(v4422);
+          const unsigned int v4425 = v4404 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4427 = v4425 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4429 = v4427 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4431 = v4429 << 22u;
+          const unsigned int v4433 = v4427 * 1056964608u;
+          const bool v4435 = v4427 < 2u;
+          const unsigned int v4436 = v4435 ? v4433 : v4431;
+          const unsigned int v4438 = v4425 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4440 = v4438 << 28u;
+          const unsigned int v4441 = v4436 | v4440;
+          const float v4442 = __uint_as_float(v4441);
+          const float v4443 = v4442 * v4423;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4445 = v4404 >> 4u;
+          const unsigned int v4447 = v4445 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4449 = v4447 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4451 = v4449 << 22u;
+          const unsigned int v4453 = v4447 * 1056964608u;
+          const bool v4455 = v4447 < 2u;
+          const unsigned int v4456 = v4455 ? v4453 : v4451;
+          const unsigned int v4458 = v4445 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4460 = v4458 << 28u;
+          const unsigned int v4461 = v4456 | v4460;
+          const float v4462 = __uint_as_float(v4461);
+          const float v4463 = v4462 * v4423;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4465 = v4404 >> 8u;
+          const unsigned int v4467 = v4465 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4469 = v4467 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4471 = v4469 << 22u;
+          const unsigned int v4473 = v4467 * 1056964608u;
+          const bool v4475 = v4467 < 2u;
+          const unsigned int v4476 = v4475 ? v4473 : v4471;
+          const unsigned int v4478 = v4465 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4480 = v4478 << 28u;
+          const unsigned int v4481 = v4476 | v4480;
+          const float v4482 = __uint_as_float(v4481);
+          const float v4483 = v4482 * v4423;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4485 = v4404 >> 12u;
+          const unsigned int v4487 = v4485 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4489 = v4487 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4491 = v4489 << 22u;
+          const unsigned int v4493 = v4487 * 1056964608u;
+          const bool v4495 = v4487 < 2u;
+          const unsigned int v4496 = v4495 ? v4493 : v4491;
+          const unsigned int v4498 = v4485 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4500 = v4498 << 28u;
+          const unsigned int v4501 = v4496 | v4500;
+          const float v4502 = __uint_as_float(v4501);
+          const float v4503 = v4502 * v4423;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4505 = v4404 >> 16u;
+          const unsigned int v4507 = v4505 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4509 = v4507 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4511 = v4509 << 22u;
+          const unsigned int v4513 = v4507 * 1056964608u;
+          const bool v4515 = v4507 < 2u;
+          const unsigned int v4516 = v4515 ? v4513 : v4511;
+          const unsigned int v4518 = v4505 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4520 = v4518 << 28u;
+          const unsigned int v4521 = v4516 | v4520;
+          const float v4522 = __uint_as_float(v4521);
+          const float v4523 = v4522 * v4423;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4525 = v4404 >> 20u;
+          const unsigned int v4527 = v4525 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4529 = v4527 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4531 = v4529 << 22u;
+          const unsigned int v4533 = v4527 * 1056964608u;
+          const bool v4535 = v4527 < 2u;
+          const unsigned int v4536 = v4535 ? v4533 : v4531;
+          const unsigned int v4538 = v4525 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4540 = v4538 << 28u;
+          const unsigned int v4541 = v4536 | v4540;
+          const float v4542 = __uint_as_float(v4541);
+          const float v4543 = v4542 * v4423;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4545 = v4404 >> 24u;
+          const unsigned int v4547 = v4545 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4549 = v4547 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4551 = v4549 << 22u;
+          const unsigned int v4553 = v4547 * 1056964608u;
+          const bool v4555 = v4547 < 2u;
+          const unsigned int v4556 = v4555 ? v4553 : v4551;
+          const unsigned int v4558 = v4545 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4560 = v4558 << 28u;
+          const unsigned int v4561 = v4556 | v4560;
+          const float v4562 = __uint_as_float(v4561);
+          const float v4563 = v4562 * v4423;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4565 = v4404 >> 28u;
+          const unsigned int v4567 = v4565 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4569 = v4567 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4571 = v4569 << 22u;
+          const unsigned int v4573 = v4567 * 1056964608u;
+          const bool v4575 = v4567 < 2u;
+          const unsigned int v4576 = v4575 ? v4573 : v4571;
+          const unsigned int v4578 = v4565 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4580 = v4578 << 28u;
+          const unsigned int v4581 = v4576 | v4580;
+          const float v4582 = __uint_as_float(v4581);
+          const float v4583 = v4582 * v4423;  // kernels/gemm/quant_b.hpp:80
+          const float v4585 = v4389 ? v4443 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4586 = iron_f32_to_bf16(v4585);
+          const float v4588 = v4389 ? v4463 : 0.0f;
+          const iron_bf16 v4589 = iron_f32_to_bf16(v4588);
+          const float v4591 = v4389 ? v4483 : 0.0f;
+          const iron_bf16 v4592 = iron_f32_to_bf16(v4591);
+          const float v4594 = v4389 ? v4503 : 0.0f;
+          const iron_bf16 v4595 = iron_f32_to_bf16(v4594);
+          const float v4597 = v4389 ? v4523 : 0.0f;
+          const iron_bf16 v4598 = iron_f32_to_bf16(v4597);
+          const float v4600 = v4389 ? v4543 : 0.0f;
+          const iron_bf16 v4601 = iron_f32_to_bf16(v4600);
+          const float v4603 = v4389 ? v4563 : 0.0f;
+          const iron_bf16 v4604 = iron_f32_to_bf16(v4603);
+          const float v4606 = v4389 ? v4583 : 0.0f;
+          const iron_bf16 v4607 = iron_f32_to_bf16(v4606);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4301) = iron_bf16x8{{v4586, v4589, v4592, v4595, v4598, v4601, v4604, v4607}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4623 = v80 + v4306;  // kernels/gemm/quant_b.hpp:137
+          const bool v4624 = v4623 < v79;
+          const bool v4627 = v4624 && v4314;
+          const unsigned int v4631 = min(v4313, v4391);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4635 = min(v4623, v4395);
+          const unsigned int v4637 = v4631 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4640 = v4635 * v4401;
+          const unsigned int v4641 = v4640 + v4637;
+          const unsigned int v4642 = packed[v4641];
+          const unsigned int v4644 = v4631 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4647 = v4635 * v4408;
+          const unsigned int v4648 = v4647 + v4644;
+          const unsigned char v4649 = scales[v4648];
+          const unsigned int v4650 = static_cast<unsigned int>(v4649);
+          const unsigned int v4652 = v4650 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4655 = v4650 == 255u;
+          const unsigned int v4656 = v4655 ? 2143289344u : v4652;
+          const bool v4658 = v4650 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4660 = v4658 ? 4194304u : v4656;
+          const float v4661 = __uint_as_float(v4660);
+          const unsigned int v4663 = v4642 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4665 = v4663 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4667 = v4665 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4669 = v4667 << 22u;
+          const unsigned int v4671 = v4665 * 1056964608u;
+          const bool v4673 = v4665 < 2u;
+          const unsigned int v4674 = v4673 ? v4671 : v4669;
+          const unsigned int v4676 = v4663 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4678 = v4676 << 28u;
+          const unsigned int v4679 = v4674 | v4678;
+          const float v4680 = __uint_as_float(v4679);
+          const float v4681 = v4680 * v4661;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4683 = v4642 >> 4u;
+          const unsigned int v4685 = v4683 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4687 = v4685 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4689 = v4687 << 22u;
+          const unsigned int v4691 = v4685 * 1056964608u;
+          const bool v4693 = v4685 < 2u;
+          const unsigned int v4694 = v4693 ? v4691 : v4689;
+          const unsigned int v4696 = v4683 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4698 = v4696 << 28u;
+          const unsigned int v4699 = v4694 | v4698;
+          const float v4700 = __uint_as_float(v4699);
+          const float v4701 = v4700 * v4661;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4703 = v4642 >> 8u;
+          const unsigned int v4705 = v4703 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4707 = v4705 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4709 = v4707 << 22u;
+          const unsigned int v4711 = v4705 * 1056964608u;
+          const bool v4713 = v4705 < 2u;
+          const unsigned int v4714 = v4713 ? v4711 : v4709;
+          const unsigned int v4716 = v4703 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4718 = v4716 << 28u;
+          const unsigned int v4719 = v4714 | v4718;
+          const float v4720 = __uint_as_float(v4719);
+          const float v4721 = v4720 * v4661;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4723 = v4642 >> 12u;
+          const unsigned int v4725 = v4723 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4727 = v4725 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4729 = v4727 << 22u;
+          const unsigned int v4731 = v4725 * 1056964608u;
+          const bool v4733 = v4725 < 2u;
+          const unsigned int v4734 = v4733 ? v4731 : v4729;
+          const unsigned int v4736 = v4723 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4738 = v4736 << 28u;
+          const unsigned int v4739 = v4734 | v4738;
+          const float v4740 = __uint_as_float(v4739);
+          const float v4741 = v4740 * v4661;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4743 = v4642 >> 16u;
+          const unsigned int v4745 = v4743 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4747 = v4745 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4749 = v4747 << 22u;
+          const unsigned int v4751 = v4745 * 1056964608u;
+          const bool v4753 = v4745 < 2u;
+          const unsigned int v4754 = v4753 ? v4751 : v4749;
+          const unsigned int v4756 = v4743 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4758 = v4756 << 28u;
+          const unsigned int v4759 = v4754 | v4758;
+          const float v4760 = __uint_as_float(v4759);
+          const float v4761 = v4760 * v4661;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4763 = v4642 >> 20u;
+          const unsigned int v4765 = v4763 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4767 = v4765 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4769 = v4767 << 22u;
+          const unsigned int v4771 = v4765 * 1056964608u;
+          const bool v4773 = v4765 < 2u;
+          const unsigned int v4774 = v4773 ? v4771 : v4769;
+          const unsigned int v4776 = v4763 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4778 = v4776 << 28u;
+          const unsigned int v4779 = v4774 | v4778;
+          const float v4780 = __uint_as_float(v4779);
+          const float v4781 = v4780 * v4661;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4783 = v4642 >> 24u;
+          const unsigned int v4785 = v4783 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4787 = v4785 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4789 = v4787 << 22u;
+          const unsigned int v4791 = v4785 * 1056964608u;
+          const bool v4793 = v4785 < 2u;
+          const unsigned int v4794 = v4793 ? v4791 : v4789;
+          const unsigned int v4796 = v4783 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4798 = v4796 << 28u;
+          const unsigned int v4799 = v4794 | v4798;
+          const float v4800 = __uint_as_float(v4799);
+          const float v4801 = v4800 * v4661;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4803 = v4642 >> 28u;
+          const unsigned int v4805 = v4803 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4807 = v4805 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4809 = v4807 << 22u;
+          const unsigned int v4811 = v4805 * 1056964608u;
+          const bool v4813 = v4805 < 2u;
+          const unsigned int v4814 = v4813 ? v4811 : v4809;
+          const unsigned int v4816 = v4803 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4818 = v4816 << 28u;
+          const unsigned int v4819 = v4814 | v4818;
+          const float v4820 = __uint_as_float(v4819);
+          const float v4821 = v4820 * v4661;  // kernels/gemm/quant_b.hpp:80
+          const float v4823 = v4627 ? v4681 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4824 = iron_f32_to_bf16(v4823);
+          const float v4826 = v4627 ? v4701 : 0.0f;
+          const iron_bf16 v4827 = iron_f32_to_bf16(v4826);
+          const float v4829 = v4627 ? v4721 : 0.0f;
+          const iron_bf16 v4830 = iron_f32_to_bf16(v4829);
+          const float v4832 = v4627 ? v4741 : 0.0f;
+          const iron_bf16 v4833 = iron_f32_to_bf16(v4832);
+          const float v4835 = v4627 ? v4761 : 0.0f;
+          const iron_bf16 v4836 = iron_f32_to_bf16(v4835);
+          const float v4838 = v4627 ? v4781 : 0.0f;
+          const iron_bf16 v4839 = iron_f32_to_bf16(v4838);
+          const float v4841 = v4627 ? v4801 : 0.0f;
+          const iron_bf16 v4842 = iron_f32_to_bf16(v4841);
+          const float v4844 = v4627 ? v4821 : 0.0f;
+          const iron_bf16 v4845 = iron_f32_to_bf16(v4844);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4325) = iron_bf16x8{{v4824, v4827, v4830, v4833, v4836, v4839, v4842, v4845}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4861 = v80 + v4330;  // kernels/gemm/quant_b.hpp:137
+          const bool v4862 = v4861 < v79;
+          const bool v4865 = v4862 && v4338;
+          const unsigned int v4869 = min(v4337, v4391);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4873 = min(v4861, v4395);
+          const unsigned int v4875 = v4869 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4878 = v4873 * v4401;
+          const unsigned int v4879 = v4878 + v4875;
+          const unsigned int v4880 = packed[v4879];
+          const unsigned int v4882 = v4869 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4885 = v4873 * v4408;
+          const unsigned int v4886 = v4885 + v4882;
+          const unsigned char v4887 = scales[v4886];
+          const unsigned int v4888 = static_cast<unsigned int>(v4887);
+          const unsigned int v4890 = v4888 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4893 = v4888 == 255u;
+          const unsigned int v4894 = v4893 ? 2143289344u : v4890;
+          const bool v4896 = v4888 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4898 = v4896 ? 4194304u : v4894;
+          const float v4899 = __uint_as_float(v4898);
+          const unsigned int v4901 = v4880 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4903 = v4901 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4905 = v4903 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4907 = v4905 << 22u;
+          const unsigned int v4909 = v4903 * 1056964608u;
+          const bool v4911 = v4903 < 2u;
+          const unsigned int v4912 = v4911 ? v4909 : v4907;
+          const unsigned int v4914 = v4901 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4916 = v4914 << 28u;
+          const unsigned int v4917 = v4912 | v4916;
+          const float v4918 = __uint_as_float(v4917);
+          const float v4919 = v4918 * v4899;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4921 = v4880 >> 4u;
+          const unsigned int v4923 = v4921 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4925 = v4923 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4927 = v4925 << 22u;
+          const unsigned int v4929 = v4923 * 1056964608u;
+          const bool v4931 = v4923 < 2u;
+          const unsigned int v4932 = v4931 ? v4929 : v4927;
+          const unsigned int v4934 = v4921 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4936 = v4934 << 28u;
+          const unsigned int v4937 = v4932 | v4936;
+          const float v4938 = __uint_as_float(v4937);
+          const float v4939 = v4938 * v4899;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4941 = v4880 >> 8u;
+          const unsigned int v4943 = v4941 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4945 = v4943 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4947 = v4945 << 22u;
+          const unsigned int v4949 = v4943 * 1056964608u;
+          const bool v4951 = v4943 < 2u;
+          const unsigned int v4952 = v4951 ? v4949 : v4947;
+          const unsigned int v4954 = v4941 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4956 = v4954 << 28u;
+          const unsigned int v4957 = v4952 | v4956;
+          const float v4958 = __uint_as_float(v4957);
+          const float v4959 = v4958 * v4899;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4961 = v4880 >> 12u;
+          const unsigned int v4963 = v4961 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4965 = v4963 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4967 = v4965 << 22u;
+          const unsigned int v4969 = v4963 * 1056964608u;
+          const bool v4971 = v4963 < 2u;
+          const unsigned int v4972 = v4971 ? v4969 : v4967;
+          const unsigned int v4974 = v4961 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4976 = v4974 << 28u;
+          const unsigned int v4977 = v4972 | v4976;
+          const float v4978 = __uint_as_float(v4977);
+          const float v4979 = v4978 * v4899;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4981 = v4880 >> 16u;
+          const unsigned int v4983 = v4981 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4985 = v4983 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4987 = v4985 << 22u;
+          const unsigned int v4989 = v4983 * 1056964608u;
+          const bool v4991 = v4983 < 2u;
+          const unsigned int v4992 = v4991 ? v4989 : v4987;
+          const unsigned int v4994 = v4981 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4996 = v4994 << 28u;
+          const unsigned int v4997 = v4992 | v4996;
+          const float v4998 = __uint_as_float(v4997);
+          const float v4999 = v4998 * v4899;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5001 = v4880 >> 20u;
+          const unsigned int v5003 = v5001 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5005 = v5003 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5007 = v5005 << 22u;
+          const unsigned int v5009 = v5003 * 1056964608u;
+          const bool v5011 = v5003 < 2u;
+          const unsigned int v5012 = v5011 ? v5009 : v5007;
+          const unsigned int v5014 = v5001 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5016 = v5014 << 28u;
+          const unsigned int v5017 = v5012 | v5016;
+          const float v5018 = __uint_as_float(v5017);
+          const float v5019 = v5018 * v4899;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5021 = v4880 >> 24u;
+          const unsigned int v5023 = v5021 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5025 = v5023 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5027 = v5025 << 22u;
+          const unsigned int v5029 = v5023 * 1056964608u;
+          const bool v5031 = v5023 < 2u;
+          const unsigned int v5032 = v5031 ? v5029 : v5027;
+          const unsigned int v5034 = v5021 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5036 = v5034 << 28u;
+          const unsigned int v5037 = v5032 | v5036;
+          const float v5038 = __uint_as_float(v5037);
+          const float v5039 = v5038 * v4899;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5041 = v4880 >> 28u;
+          const unsigned int v5043 = v5041 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5045 = v5043 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5047 = v5045 << 22u;
+          const unsigned int v5049 = v5043 * 1056964608u;
+          const bool v5051 = v5043 < 2u;
+          const unsigned int v5052 = v5051 ? v5049 : v5047;
+          const unsigned int v5054 = v5041 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5056 = v5054 << 28u;
+          const unsigned int v5057 = v5052 | v5056;
+          const float v5058 = __uint_as_float(v5057);
+          const float v5059 = v5058 * v4899;  // kernels/gemm/quant_b.hpp:80
+          const float v5061 = v4865 ? v4919 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5062 = iron_f32_to_bf16(v5061);
+          const float v5064 = v4865 ? v4939 : 0.0f;
+          const iron_bf16 v5065 = iron_f32_to_bf16(v5064);
+          const float v5067 = v4865 ? v4959 : 0.0f;
+          const iron_bf16 v5068 = iron_f32_to_bf16(v5067);
+          const float v5070 = v4865 ? v4979 : 0.0f;
+          const iron_bf16 v5071 = iron_f32_to_bf16(v5070);
+          const float v5073 = v4865 ? v4999 : 0.0f;
+          const iron_bf16 v5074 = iron_f32_to_bf16(v5073);
+          const float v5076 = v4865 ? v5019 : 0.0f;
+          const iron_bf16 v5077 = iron_f32_to_bf16(v5076);
+          const float v5079 = v4865 ? v5039 : 0.0f;
+          const iron_bf16 v5080 = iron_f32_to_bf16(v5079);
+          const float v5082 = v4865 ? v5059 : 0.0f;
+          const iron_bf16 v5083 = iron_f32_to_bf16(v5082);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4349) = iron_bf16x8{{v5062, v5065, v5068, v5071, v5074, v5077, v5080, v5083}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5099 = v80 + v4354;  // kernels/gemm/quant_b.hpp:137
+          const bool v5100 = v5099 < v79;
+          const bool v5103 = v5100 && v4362;
+          const unsigned int v5107 = min(v4361, v4391);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5111 = min(v5099, v4395);
+          const unsigned int v5113 = v5107 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5116 = v5111 * v4401;
+          const unsigned int v5117 = v5116 + v5113;
+          const unsigned int v5118 = packed[v5117];
+          const unsigned int v5120 = v5107 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5123 = v5111 * v4408;
+          const unsigned int v5124 = v5123 + v5120;
+          const unsigned char v5125 = scales[v5124];
+          const unsigned int v5126 = static_cast<unsigned int>(v5125);
+          const unsigned int v5128 = v5126 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5131 = v5126 == 255u;
+          const unsigned int v5132 = v5131 ? 2143289344u : v5128;
+          const bool v5134 = v5126 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5136 = v5134 ? 4194304u : v5132;
+          const float v5137 = __uint_as_float(v5136);
+          const unsigned int v5139 = v5118 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5141 = v5139 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5143 = v5141 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5145 = v5143 << 22u;
+          const unsigned int v5147 = v5141 * 1056964608u;
+          const bool v5149 = v5141 < 2u;
+          const unsigned int v5150 = v5149 ? v5147 : v5145;
+          const unsigned int v5152 = v5139 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5154 = v5152 << 28u;
+          const unsigned int v5155 = v5150 | v5154;
+          const float v5156 = __uint_as_float(v5155);
+          const float v5157 = v5156 * v5137;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5159 = v5118 >> 4u;
+          const unsigned int v5161 = v5159 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5163 = v5161 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5165 = v5163 << 22u;
+          const unsigned int v5167 = v5161 * 1056964608u;
+          const bool v5169 = v5161 < 2u;
+          const unsigned int v5170 = v5169 ? v5167 : v5165;
+          const unsigned int v5172 = v5159 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5174 = v5172 << 28u;
+          const unsigned int v5175 = v5170 | v5174;
+          const float v5176 = __uint_as_float(v5175);
+          const float v5177 = v5176 * v5137;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5179 = v5118 >> 8u;
+          const unsigned int v5181 = v5179 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5183 = v5181 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5185 = v5183 << 22u;
+          const unsigned int v5187 = v5181 * 1056964608u;
+          const bool v5189 = v5181 < 2u;
+          const unsigned int v5190 = v5189 ? v5187 : v5185;
+          const unsigned int v5192 = v5179 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5194 = v5192 << 28u;
+          const unsigned int v5195 = v5190 | v5194;
+          const float v5196 = __uint_as_float(v5195);
+          const float v5197 = v5196 * v5137;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5199 = v5118 >> 12u;
+          const unsigned int v5201 = v5199 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5203 = v5201 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5205 = v5203 << 22u;
+          const unsigned int v5207 = v5201 * 1056964608u;
+          const bool v5209 = v5201 < 2u;
+          const unsigned int v5210 = v5209 ? v5207 : v5205;
+          const unsigned int v5212 = v5199 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5214 = v5212 << 28u;
+          const unsigned int v5215 = v5210 | v5214;
+          const float v5216 = __uint_as_float(v5215);
+          const float v5217 = v5216 * v5137;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5219 = v5118 >> 16u;
+          const unsigned int v5221 = v5219 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5223 = v5221 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5225 = v5223 << 22u;
+          const unsigned int v5227 = v5221 * 1056964608u;
+          const bool v5229 = v5221 < 2u;
+          const unsigned int v5230 = v5229 ? v5227 : v5225;
+          const unsigned int v5232 = v5219 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5234 = v5232 << 28u;
+          const unsigned int v5235 = v5230 | v5234;
+          const float v5236 = __uint_as_float(v5235);
+          const float v5237 = v5236 * v5137;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5239 = v5118 >> 20u;
+          const unsigned int v5241 = v5239 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5243 = v5241 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5245 = v5243 << 22u;
+          const unsigned int v5247 = v5241 * 1056964608u;
+          const bool v5249 = v5241 < 2u;
+          const unsigned int v5250 = v5249 ? v5247 : v5245;
+          const unsigned int v5252 = v5239 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5254 = v5252 << 28u;
+          const unsigned int v5255 = v5250 | v5254;
+          const float v5256 = __uint_as_float(v5255);
+          const float v5257 = v5256 * v5137;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5259 = v5118 >> 24u;
+          const unsigned int v5261 = v5259 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5263 = v5261 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5265 = v5263 << 22u;
+          const unsigned int v5267 = v5261 * 1056964608u;
+          const bool v5269 = v5261 < 2u;
+          const unsigned int v5270 = v5269 ? v5267 : v5265;
+          const unsigned int v5272 = v5259 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5274 = v5272 << 28u;
+          const unsigned int v5275 = v5270 | v5274;
+          const float v5276 = __uint_as_float(v5275);
+          const float v5277 = v5276 * v5137;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5279 = v5118 >> 28u;
+          const unsigned int v5281 = v5279 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5283 = v5281 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5285 = v5283 << 22u;
+          const unsigned int v5287 = v5281 * 1056964608u;
+          const bool v5289 = v5281 < 2u;
+          const unsigned int v5290 = v5289 ? v5287 : v5285;
+          const unsigned int v5292 = v5279 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5294 = v5292 << 28u;
+          const unsigned int v5295 = v5290 | v5294;
+          const float v5296 = __uint_as_float(v5295);
+          const float v5297 = v5296 * v5137;  // kernels/gemm/quant_b.hpp:80
+          const float v5299 = v5103 ? v5157 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5300 = iron_f32_to_bf16(v5299);
+          const float v5302 = v5103 ? v5177 : 0.0f;
+          const iron_bf16 v5303 = iron_f32_to_bf16(v5302);
+          const float v5305 = v5103 ? v5197 : 0.0f;
+          const iron_bf16 v5306 = iron_f32_to_bf16(v5305);
+          const float v5308 = v5103 ? v5217 : 0.0f;
+          const iron_bf16 v5309 = iron_f32_to_bf16(v5308);
+          const float v5311 = v5103 ? v5237 : 0.0f;
+          const iron_bf16 v5312 = iron_f32_to_bf16(v5311);
+          const float v5314 = v5103 ? v5257 : 0.0f;
+          const iron_bf16 v5315 = iron_f32_to_bf16(v5314);
+          const float v5317 = v5103 ? v5277 : 0.0f;
+          const iron_bf16 v5318 = iron_f32_to_bf16(v5317);
+          const float v5320 = v5103 ? v5297 : 0.0f;
+          const iron_bf16 v5321 = iron_f32_to_bf16(v5320);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4373) = iron_bf16x8{{v5300, v5303, v5306, v5309, v5312, v5315, v5318, v5321}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
       }
-      const unsigned int v5594 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-      const unsigned int v5600 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v5340 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v5346 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
 
-      for (unsigned int v5582 = 0u; v5582 < v3; v5582 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v5584 = v5582 >> 5u;
-        const unsigned int v5586 = v5584 % 3u;
+      for (unsigned int v5328 = 0u; v5328 < v3; v5328 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+        const unsigned int v5330 = v5328 >> 5u;
+        const unsigned int v5332 = v5330 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5588 = v5586 * 5120u;  // kernels/gemm/gemm_tiles.hpp:255
-        const unsigned int v5595 = v5588 + v5594;  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load_shared<false>(v94, shm0, v5595, 40u);
-        const unsigned int v5601 = v5588 + v5600;  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_load_shared<true>(v96, shm1, v5601, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        const unsigned int v5608 = v5595 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load_shared<false>(v94, shm0, v5608, 40u);
-        const unsigned int v5614 = v5601 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_load_shared<true>(v96, shm1, v5614, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        const unsigned int v5617 = v5582 + 64u;  // kernels/gemm/gemm_tiles.hpp:253
-        const unsigned int v5619 = v5584 + 2u;
-        const unsigned int v5620 = v5619 % 3u;
-        const bool v5621 = v5617 < v3;
-        if (v5621) {
-          const unsigned int v5623 = v5620 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
-          const unsigned int v5625 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5628 = v5625 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5631 = v5625 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5632 = v5631 << 3u;
-          const unsigned int v5633 = v75 + v5628;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v5634 = v5633 < v76;
-          const unsigned int v5635 = v5617 + v5632;
-          const bool v5636 = v5635 < v3;
-          const bool v5637 = v5634 && v5636;
-          const unsigned int v5639 = v5633 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v5641 = v5639 + v5617;
-          const unsigned int v5642 = v5641 + v5632;
-          const unsigned int v5643 = v5637 ? v5642 : 0u;
-          const unsigned int v5645 = v5628 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5646 = v5623 + v5645;
-          const unsigned int v5647 = v5646 + v5632;
-          iron_copy_async<16>(shm0 + v5647, x_sorted + v5643, v5637);
-          const unsigned int v5650 = v5625 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5652 = v5650 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5655 = v5650 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5656 = v5655 << 3u;
-          const unsigned int v5657 = v75 + v5652;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v5658 = v5657 < v76;
-          const unsigned int v5659 = v5617 + v5656;
-          const bool v5660 = v5659 < v3;
-          const bool v5661 = v5658 && v5660;
-          const unsigned int v5663 = v5657 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v5665 = v5663 + v5617;
-          const unsigned int v5666 = v5665 + v5656;
-          const unsigned int v5667 = v5661 ? v5666 : 0u;
-          const unsigned int v5669 = v5652 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5670 = v5623 + v5669;
-          const unsigned int v5671 = v5670 + v5656;
-          iron_copy_async<16>(shm0 + v5671, x_sorted + v5667, v5661);
-          const unsigned int v5674 = v5625 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5676 = v5674 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5679 = v5674 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5680 = v5679 << 3u;
-          const unsigned int v5681 = v75 + v5676;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v5682 = v5681 < v76;
-          const unsigned int v5683 = v5617 + v5680;
-          const bool v5684 = v5683 < v3;
-          const bool v5685 = v5682 && v5684;
-          const unsigned int v5687 = v5681 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v5689 = v5687 + v5617;
-          const unsigned int v5690 = v5689 + v5680;
-          const unsigned int v5691 = v5685 ? v5690 : 0u;
-          const unsigned int v5693 = v5676 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5694 = v5623 + v5693;
-          const unsigned int v5695 = v5694 + v5680;
-          iron_copy_async<16>(shm0 + v5695, x_sorted + v5691, v5685);
-          const unsigned int v5698 = v5625 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5700 = v5698 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5703 = v5698 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5704 = v5703 << 3u;
-          const unsigned int v5705 = v75 + v5700;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v5706 = v5705 < v76;
-          const unsigned int v5707 = v5617 + v5704;
-          const bool v5708 = v5707 < v3;
-          const bool v5709 = v5706 && v5708;
-          const unsigned int v5711 = v5705 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v5713 = v5711 + v5617;
-          const unsigned int v5714 = v5713 + v5704;
-          const unsigned int v5715 = v5709 ? v5714 : 0u;
-          const unsigned int v5717 = v5700 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5718 = v5623 + v5717;
-          const unsigned int v5719 = v5718 + v5704;
-          iron_copy_async<16>(shm0 + v5719, x_sorted + v5715, v5709);
-          const unsigned int v5731 = v80 + v5628;  // kernels/gemm/quant_b.hpp:137
-          const bool v5732 = v5731 < v79;
-          const bool v5735 = v5732 && v5636;
-          const unsigned int v5737 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5739 = min(v5635, v5737);
-          const unsigned int v5741 = v79 - 1u;
-          const unsigned int v5743 = min(v5731, v5741);
-          const unsigned int v5745 = v5739 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5747 = v3 >> 3u;
-          const unsigned int v5748 = v5743 * v5747;
-          const unsigned int v5749 = v5748 + v5745;
-          const unsigned int v5750 = packed[v5749];
-          const unsigned int v5752 = v5739 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5754 = v3 >> 5u;
-          const unsigned int v5755 = v5743 * v5754;
-          const unsigned int v5756 = v5755 + v5752;
-          const unsigned char v5757 = scales[v5756];
-          const unsigned int v5758 = static_cast<unsigned int>(v5757);
-          const unsigned int v5760 = v5758 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5763 = v5758 == 255u;
-          const unsigned int v5764 = v5763 ? 2143289344u : v5760;
-          const bool v5766 = v5758 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5768 = v5766 ? 4194304u : v5764;
-          const float v5769 = __uint_as_float(v5768);
-          const unsigned int v5771 = v5750 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5773 = v5771 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5775 = v5773 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5777 = v5775 << 22u;
-          const unsigned int v5779 = v5773 * 1056964608u;
-          const bool v5781 = v5773 < 2u;
-          const unsigned int v5782 = v5781 ? v5779 : v5777;
-          const unsigned int v5784 = v5771 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5786 = v5784 << 28u;
-          const unsigned int v5787 = v5782 | v5786;
-          const float v5788 = __uint_as_float(v5787);
-          const float v5789 = v5788 * v5769;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5791 = v5750 >> 4u;
-          const unsigned int v5793 = v5791 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5795 = v5793 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5797 = v5795 << 22u;
-          const unsigned int v5799 = v5793 * 1056964608u;
-          const bool v5801 = v5793 < 2u;
-          const unsigned int v5802 = v5801 ? v5799 : v5797;
-          const unsigned int v5804 = v5791 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5806 = v5804 << 28u;
-          const unsigned int v5807 = v5802 | v5806;
-          const float v5808 = __uint_as_float(v5807);
-          const float v5809 = v5808 * v5769;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5811 = v5750 >> 8u;
-          const unsigned int v5813 = v5811 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5815 = v5813 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5817 = v5815 << 22u;
-          const unsigned int v5819 = v5813 * 1056964608u;
-          const bool v5821 = v5813 < 2u;
-          const unsigned int v5822 = v5821 ? v5819 : v5817;
-          const unsigned int v5824 = v5811 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5826 = v5824 << 28u;
-          const unsigned int v5827 = v5822 | v5826;
-          const float v5828 = __uint_as_float(v5827);
-          const float v5829 = v5828 * v5769;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5831 = v5750 >> 12u;
-          const unsigned int v5833 = v5831 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5835 = v5833 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5837 = v5835 << 22u;
-          const unsigned int v5839 = v5833 * 1056964608u;
-          const bool v5841 = v5833 < 2u;
-          const unsigned int v5842 = v5841 ? v5839 : v5837;
-          const unsigned int v5844 = v5831 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5846 = v5844 << 28u;
-          const unsigned int v5847 = v5842 | v5846;
-          const float v5848 = __uint_as_float(v5847);
-          const float v5849 = v5848 * v5769;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5851 = v5750 >> 16u;
-          const unsigned int v5853 = v5851 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5855 = v5853 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5857 = v5855 << 22u;
-          const unsigned int v5859 = v5853 * 1056964608u;
-          const bool v5861 = v5853 < 2u;
-          const unsigned int v5862 = v5861 ? v5859 : v5857;
-          const unsigned int v5864 = v5851 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5866 = v5864 << 28u;
-          const unsigned int v5867 = v5862 | v5866;
-          const float v5868 = __uint_as_float(v5867);
-          const float v5869 = v5868 * v5769;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5871 = v5750 >> 20u;
-          const unsigned int v5873 = v5871 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5875 = v5873 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5877 = v5875 << 22u;
-          const unsigned int v5879 = v5873 * 1056964608u;
-          const bool v5881 = v5873 < 2u;
-          const unsigned int v5882 = v5881 ? v5879 : v5877;
-          const unsigned int v5884 = v5871 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5886 = v5884 << 28u;
-          const unsigned int v5887 = v5882 | v5886;
-          const float v5888 = __uint_as_float(v5887);
-          const float v5889 = v5888 * v5769;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5891 = v5750 >> 24u;
-          const unsigned int v5893 = v5891 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5895 = v5893 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5897 = v5895 << 22u;
-          const unsigned int v5899 = v5893 * 1056964608u;
-          const bool v5901 = v5893 < 2u;
-          const unsigned int v5902 = v5901 ? v5899 : v5897;
-          const unsigned int v5904 = v5891 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5906 = v5904 << 28u;
-          const unsigned int v5907 = v5902 | v5906;
-          const float v5908 = __uint_as_float(v5907);
-          const float v5909 = v5908 * v5769;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5911 = v5750 >> 28u;
-          const unsigned int v5913 = v5911 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5915 = v5913 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5917 = v5915 << 22u;
-          const unsigned int v5919 = v5913 * 1056964608u;
-          const bool v5921 = v5913 < 2u;
-          const unsigned int v5922 = v5921 ? v5919 : v5917;
-          const unsigned int v5924 = v5911 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5926 = v5924 << 28u;
-          const unsigned int v5927 = v5922 | v5926;
-          const float v5928 = __uint_as_float(v5927);
-          const float v5929 = v5928 * v5769;  // kernels/gemm/quant_b.hpp:80
-          const float v5931 = v5735 ? v5789 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5932 = iron_f32_to_bf16(v5931);
-          const float v5934 = v5735 ? v5809 : 0.0f;
-          const iron_bf16 v5935 = iron_f32_to_bf16(v5934);
-          const float v5937 = v5735 ? v5829 : 0.0f;
-          const iron_bf16 v5938 = iron_f32_to_bf16(v5937);
-          const float v5940 = v5735 ? v5849 : 0.0f;
-          const iron_bf16 v5941 = iron_f32_to_bf16(v5940);
-          const float v5943 = v5735 ? v5869 : 0.0f;
-          const iron_bf16 v5944 = iron_f32_to_bf16(v5943);
-          const float v5946 = v5735 ? v5889 : 0.0f;
-          const iron_bf16 v5947 = iron_f32_to_bf16(v5946);
-          const float v5949 = v5735 ? v5909 : 0.0f;
-          const iron_bf16 v5950 = iron_f32_to_bf16(v5949);
-          const float v5952 = v5735 ? v5929 : 0.0f;
-          const iron_bf16 v5953 = iron_f32_to_bf16(v5952);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5647) = iron_bf16x8{{v5932, v5935, v5938, v5941, v5944, v5947, v5950, v5953}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5969 = v80 + v5652;  // kernels/gemm/quant_b.hpp:137
-          const bool v5970 = v5969 < v79;
-          const bool v5973 = v5970 && v5660;
-          const unsigned int v5977 = min(v5659, v5737);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5981 = min(v5969, v5741);
-          const unsigned int v5983 = v5977 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5986 = v5981 * v5747;
-          const unsigned int v5987 = v5986 + v5983;
-          const unsigned int v5988 = packed[v5987];
-          const unsigned int v5990 = v5977 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5993 = v5981 * v5754;
-          const unsigned int v5994 = v5993 + v5990;
-          const unsigned char v5995 = scales[v5994];
-          const unsigned int v5996 = static_cast<unsigned int>(v5995);
-          const unsigned int v5998 = v5996 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v6001 = v5996 == 255u;
-          const unsigned int v6002 = v6001 ? 2143289344u : v5998;
-          const bool v6004 = v5996 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v6006 = v6004 ? 4194304u : v6002;
-          const float v6007 = __uint_as_float(v6006);
-          const unsigned int v6009 = v5988 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6011 = v6009 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6013 = v6011 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6015 = v6013 << 22u;
-          const unsigned int v6017 = v6011 * 1056964608u;
-          const bool v6019 = v6011 < 2u;
-          const unsigned int v6020 = v6019 ? v6017 : v6015;
-          const unsigned int v6022 = v6009 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6024 = v6022 << 28u;
-          const unsigned int v6025 = v6020 | v6024;
-          const float v6026 = __uint_as_float(v6025);
-          const float v6027 = v6026 * v6007;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6029 = v5988 >> 4u;
-          const unsigned int v6031 = v6029 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6033 = v6031 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6035 = v6033 << 22u;
-          const unsigned int v6037 = v6031 * 1056964608u;
-          const bool v6039 = v6031 < 2u;
-          const unsigned int v6040 = v6039 ? v6037 : v6035;
-          const unsigned int v6042 = v6029 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6044 = v6042 << 28u;
-          const unsigned int v6045 = v6040 | v6044;
-          const float v6046 = __uint_as_float(v6045);
-          const float v6047 = v6046 * v6007;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6049 = v5988 >> 8u;
-          const unsigned int v6051 = v6049 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6053 = v6051 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6055 = v6053 << 22u;
-          const unsigned int v6057 = v6051 * 1056964608u;
-          const bool v6059 = v6051 < 2u;
-          const unsigned int v6060 = v6059 ? v6057 : v6055;
-          const unsigned int v6062 = v6049 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6064 = v6062 << 28u;
-          const unsigned int v6065 = v6060 | v6064;
-          const float v6066 = __uint_as_float(v6065);
-          const float v6067 = v6066 * v6007;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6069 = v5988 >> 12u;
-          const unsigned int v6071 = v6069 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6073 = v6071 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6075 = v6073 << 22u;
-          const unsigned int v6077 = v6071 * 1056964608u;
-          const bool v6079 = v6071 < 2u;
-          const unsigned int v6080 = v6079 ? v6077 : v6075;
-          const unsigned int v6082 = v6069 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6084 = v6082 << 28u;
-          const unsigned int v6085 = v6080 | v6084;
-          const float v6086 = __uint_as_float(v6085);
-          const float v6087 = v6086 * v6007;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6089 = v5988 >> 16u;
-          const unsigned int v6091 = v6089 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6093 = v6091 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6095 = v6093 << 22u;
-          const unsigned int v6097 = v6091 * 1056964608u;
-          const bool v6099 = v6091 < 2u;
-          const unsigned int v6100 = v6099 ? v6097 : v6095;
-          const unsigned int v6102 = v6089 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6104 = v6102 << 28u;
-          const unsigned int v6105 = v6100 | v6104;
-          const float v6106 = __uint_as_float(v6105);
-          const float v6107 = v6106 * v6007;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6109 = v5988 >> 20u;
-          const unsigned int v6111 = v6109 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6113 = v6111 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6115 = v6113 << 22u;
-          const unsigned int v6117 = v6111 * 1056964608u;
-          const bool v6119 = v6111 < 2u;
-          const unsigned int v6120 = v6119 ? v6117 : v6115;
-          const unsigned int v6122 = v6109 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6124 = v6122 << 28u;
-          const unsigned int v6125 = v6120 | v6124;
-          const float v6126 = __uint_as_float(v6125);
-          const float v6127 = v6126 * v6007;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6129 = v5988 >> 24u;
-          const unsigned int v6131 = v6129 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6133 = v6131 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6135 = v6133 << 22u;
-          const unsigned int v6137 = v6131 * 1056964608u;
-          const bool v6139 = v6131 < 2u;
-          const unsigned int v6140 = v6139 ? v6137 : v6135;
-          const unsigned int v6142 = v6129 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6144 = v6142 << 28u;
-          const unsigned int v6145 = v6140 | v6144;
-          const float v6146 = __uint_as_float(v6145);
-          const float v6147 = v6146 * v6007;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6149 = v5988 >> 28u;
-          const unsigned int v6151 = v6149 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6153 = v6151 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6155 = v6153 << 22u;
-          const unsigned int v6157 = v6151 * 1056964608u;
-          const bool v6159 = v6151 < 2u;
-          const unsigned int v6160 = v6159 ? v6157 : v6155;
-          const unsigned int v6162 = v6149 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6164 = v6162 << 28u;
-          const unsigned int v6165 = v6160 | v6164;
-          const float v6166 = __uint_as_float(v6165);
-          const float v6167 = v6166 * v6007;  // kernels/gemm/quant_b.hpp:80
-          const float v6169 = v5973 ? v6027 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6170 = iron_f32_to_bf16(v6169);
-          const float v6172 = v5973 ? v6047 : 0.0f;
-          const iron_bf16 v6173 = iron_f32_to_bf16(v6172);
-          const float v6175 = v5973 ? v6067 : 0.0f;
-          const iron_bf16 v6176 = iron_f32_to_bf16(v6175);
-          const float v6178 = v5973 ? v6087 : 0.0f;
-          const iron_bf16 v6179 = iron_f32_to_bf16(v6178);
-          const float v6181 = v5973 ? v6107 : 0.0f;
-          const iron_bf16 v6182 = iron_f32_to_bf16(v6181);
-          const float v6184 = v5973 ? v6127 : 0.0f;
-          const iron_bf16 v6185 = iron_f32_to_bf16(v6184);
-          const float v6187 = v5973 ? v6147 : 0.0f;
-          const iron_bf16 v6188 = iron_f32_to_bf16(v6187);
-          const float v6190 = v5973 ? v6167 : 0.0f;
-          const iron_bf16 v6191 = iron_f32_to_bf16(v6190);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5671) = iron_bf16x8{{v6170, v6173, v6176, v6179, v6182, v6185, v6188, v6191}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v6207 = v80 + v5676;  // kernels/gemm/quant_b.hpp:137
-          const bool v6208 = v6207 < v79;
-          const bool v6211 = v6208 && v5684;
-          const unsigned int v6215 = min(v5683, v5737);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v6219 = min(v6207, v5741);
-          const unsigned int v6221 = v6215 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v6224 = v6219 * v5747;
-          const unsigned int v6225 = v6224 + v6221;
-          const unsigned int v6226 = packed[v6225];
-          const unsigned int v6228 = v6215 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v6231 = v6219 * v5754;
-          const unsigned int v6232 = v6231 + v6228;
-          const unsigned char v6233 = scales[v6232];
-          const unsigned int v6234 = static_cast<unsigned int>(v6233);
-          const unsigned int v6236 = v6234 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v6239 = v6234 == 255u;
-          const unsigned int v6240 = v6239 ? 2143289344u : v6236;
-          const bool v6242 = v6234 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v6244 = v6242 ? 4194304u : v6240;
-          const float v6245 = __uint_as_float(v6244);
-          const unsigned int v6247 = v6226 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6249 = v6247 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6251 = v6249 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6253 = v6251 << 22u;
-          const unsigned int v6255 = v6249 * 1056964608u;
-          const bool v6257 = v6249 < 2u;
-          const unsigned int v6258 = v6257 ? v6255 : v6253;
-          const unsigned int v6260 = v6247 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6262 = v6260 << 28u;
-          const unsigned int v6263 = v6258 | v6262;
-          const float v6264 = __uint_as_float(v6263);
-          const float v6265 = v6264 * v6245;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6267 = v6226 >> 4u;
-          const unsigned int v6269 = v6267 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6271 = v6269 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6273 = v6271 << 22u;
-          const unsigned int v6275 = v6269 * 1056964608u;
-          const bool v6277 = v6269 < 2u;
-          const unsigned int v6278 = v6277 ? v6275 : v6273;
-          const unsigned int v6280 = v6267 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6282 = v6280 << 28u;
-          const unsigned int v6283 = v6278 | v6282;
-          const float v6284 = __uint_as_float(v6283);
-          const float v6285 = v6284 * v6245;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6287 = v6226 >> 8u;
-          const unsigned int v6289 = v6287 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6291 = v6289 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6293 = v6291 << 22u;
-          const unsigned int v6295 = v6289 * 1056964608u;
-          const bool v6297 = v6289 < 2u;
-          const unsigned int v6298 = v6297 ? v6295 : v6293;
-          const unsigned int v6300 = v6287 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6302 = v6300 << 28u;
-          const unsigned int v6303 = v6298 | v6302;
-          const float v6304 = __uint_as_float(v6303);
-          const float v6305 = v6304 * v6245;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6307 = v6226 >> 12u;
-          const unsigned int v6309 = v6307 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6311 = v6309 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6313 = v6311 << 22u;
-          const unsigned int v6315 = v6309 * 1056964608u;
-          const bool v6317 = v6309 < 2u;
-          const unsigned int v6318 = v6317 ? v6315 : v6313;
-          const unsigned int v6320 = v6307 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6322 = v6320 << 28u;
-          const unsigned int v6323 = v6318 | v6322;
-          const float v6324 = __uint_as_float(v6323);
-          const float v6325 = v6324 * v6245;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6327 = v6226 >> 16u;
-          const unsigned int v6329 = v6327 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6331 = v6329 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6333 = v6331 << 22u;
-          const unsigned int v6335 = v6329 * 1056964608u;
-          const bool v6337 = v6329 < 2u;
-          const unsigned int v6338 = v6337 ? v6335 : v6333;
-          const unsigned int v6340 = v6327 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6342 = v6340 << 28u;
-          const unsigned int v6343 = v6338 | v6342;
-          const float v6344 = __uint_as_float(v6343);
-          const float v6345 = v6344 * v6245;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6347 = v6226 >> 20u;
-          const unsigned int v6349 = v6347 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6351 = v6349 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6353 = v6351 << 22u;
-          const unsigned int v6355 = v6349 * 1056964608u;
-          const bool v6357 = v6349 < 2u;
-          const unsigned int v6358 = v6357 ? v6355 : v6353;
-          const unsigned int v6360 = v6347 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6362 = v6360 << 28u;
-          const unsigned int v6363 = v6358 | v6362;
-          const float v6364 = __uint_as_float(v6363);
-          const float v6365 = v6364 * v6245;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6367 = v6226 >> 24u;
-          const unsigned int v6369 = v6367 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6371 = v6369 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6373 = v6371 << 22u;
-          const unsigned int v6375 = v6369 * 1056964608u;
-          const bool v6377 = v6369 < 2u;
-          const unsigned int v6378 = v6377 ? v6375 : v6373;
-          const unsigned int v6380 = v6367 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6382 = v6380 << 28u;
-          const unsigned int v6383 = v6378 | v6382;
-          const float v6384 = __uint_as_float(v6383);
-          const float v6385 = v6384 * v6245;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6387 = v6226 >> 28u;
-          const unsigned int v6389 = v6387 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6391 = v6389 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6393 = v6391 << 22u;
-          const unsigned int v6395 = v6389 * 1056964608u;
-          const bool v6397 = v6389 < 2u;
-          const unsigned int v6398 = v6397 ? v6395 : v6393;
-          const unsigned int v6400 = v6387 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6402 = v6400 << 28u;
-          const unsigned int v6403 = v6398 | v6402;
-          const float v6404 = __uint_as_float(v6403);
-          const float v6405 = v6404 * v6245;  // kernels/gemm/quant_b.hpp:80
-          const float v6407 = v6211 ? v6265 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6408 = iron_f32_to_bf16(v6407);
-          const float v6410 = v6211 ? v6285 : 0.0f;
-          const iron_bf16 v6411 = iron_f32_to_bf16(v6410);
-          const float v6413 = v6211 ? v6305 : 0.0f;
-          const iron_bf16 v6414 = iron_f32_to_bf16(v6413);
-          const float v6416 = v6211 ? v6325 : 0.0f;
-          const iron_bf16 v6417 = iron_f32_to_bf16(v6416);
-          const float v6419 = v6211 ? v6345 : 0.0f;
-          const iron_bf16 v6420 = iron_f32_to_bf16(v6419);
-          const float v6422 = v6211 ? v6365 : 0.0f;
-          const iron_bf16 v6423 = iron_f32_to_bf16(v6422);
-          const float v6425 = v6211 ? v6385 : 0.0f;
-          const iron_bf16 v6426 = iron_f32_to_bf16(v6425);
-          const float v6428 = v6211 ? v6405 : 0.0f;
-          const iron_bf16 v6429 = iron_f32_to_bf16(v6428);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5695) = iron_bf16x8{{v6408, v6411, v6414, v6417, v6420, v6423, v6426, v6429}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v6445 = v80 + v5700;  // kernels/gemm/quant_b.hpp:137
-          const bool v6446 = v6445 < v79;
-          const bool v6449 = v6446 && v5708;
-          const unsigned int v6453 = min(v5707, v5737);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v6457 = min(v6445, v5741);
-          const unsigned int v6459 = v6453 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v6462 = v6457 * v5747;
-          const unsigned int v6463 = v6462 + v6459;
-          const unsigned int v6464 = packed[v6463];
-          const unsigned int v6466 = v6453 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v6469 = v6457 * v5754;
-          const unsigned int v6470 = v6469 + v6466;
-          const unsigned char v6471 = scales[v6470];
-          const unsigned int v6472 = static_cast<unsigned int>(v6471);
-          const unsigned int v6474 = v6472 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v6477 = v6472 == 255u;
-          const unsigned int v6478 = v6477 ? 2143289344u : v6474;
-          const bool v6480 = v6472 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v6482 = v6480 ? 4194304u : v6478;
-          const float v6483 = __uint_as_float(v6482);
-          const unsigned int v6485 = v6464 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6487 = v6485 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6489 = v6487 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6491 = v6489 << 22u;
-          const unsigned int v6493 = v6487 * 1056964608u;
-          const bool v6495 = v6487 < 2u;
-          const unsigned int v6496 = v6495 ? v6493 : v6491;
-          const unsigned int v6498 = v6485 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6500 = v6498 << 28u;
-          const unsigned int v6501 = v6496 | v6500;
-          const float v6502 = __uint_as_float(v6501);
-          const float v6503 = v6502 * v6483;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6505 = v6464 >> 4u;
-          const unsigned int v6507 = v6505 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6509 = v6507 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6511 = v6509 << 22u;
-          const unsigned int v6513 = v6507 * 1056964608u;
-          const bool v6515 = v6507 < 2u;
-          const unsigned int v6516 = v6515 ? v6513 : v6511;
-          const unsigned int v6518 = v6505 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6520 = v6518 << 28u;
-          const unsigned int v6521 = v6516 | v6520;
-          const float v6522 = __uint_as_float(v6521);
-          const float v6523 = v6522 * v6483;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6525 = v6464 >> 8u;
-          const unsigned int v6527 = v6525 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6529 = v6527 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6531 = v6529 << 22u;
-          const unsigned int v6533 = v6527 * 1056964608u;
-          const bool v6535 = v6527 < 2u;
-          const unsigned int v6536 = v6535 ? v6533 : v6531;
-          const unsigned int v6538 = v6525 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6540 = v6538 << 28u;
-          const unsigned int v6541 = v6536 | v6540;
-          const float v6542 = __uint_as_float(v6541);
-          const float v6543 = v6542 * v6483;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6545 = v6464 >> 12u;
-          const unsigned int v6547 = v6545 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6549 = v6547 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6551 = v6549 << 22u;
-          const unsigned int v6553 = v6547 * 1056964608u;
-          const bool v6555 = v6547 < 2u;
-          const unsigned int v6556 = v6555 ? v6553 : v6551;
-          const unsigned int v6558 = v6545 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6560 = v6558 << 28u;
-          const unsigned int v6561 = v6556 | v6560;
-          const float v6562 = __uint_as_float(v6561);
-          const float v6563 = v6562 * v6483;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6565 = v6464 >> 16u;
-          const unsigned int v6567 = v6565 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6569 = v6567 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6571 = v6569 << 22u;
-          const unsigned int v6573 = v6567 * 1056964608u;
-          const bool v6575 = v6567 < 2u;
-          const unsigned int v6576 = v6575 ? v6573 : v6571;
-          const unsigned int v6578 = v6565 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6580 = v6578 << 28u;
-          const unsigned int v6581 = v6576 | v6580;
-          const float v6582 = __uint_as_float(v6581);
-          const float v6583 = v6582 * v6483;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6585 = v6464 >> 20u;
-          const unsigned int v6587 = v6585 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6589 = v6587 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6591 = v6589 << 22u;
-          const unsigned int v6593 = v6587 * 1056964608u;
-          const bool v6595 = v6587 < 2u;
-          const unsigned int v6596 = v6595 ? v6593 : v6591;
-          const unsigned int v6598 = v6585 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6600 = v6598 << 28u;
-          const unsigned int v6601 = v6596 | v6600;
-          const float v6602 = __uint_as_float(v6601);
-          const float v6603 = v6602 * v6483;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6605 = v6464 >> 24u;
-          const unsigned int v6607 = v6605 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6609 = v6607 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6611 = v6609 << 22u;
-          const unsigned int v6613 = v6607 * 1056964608u;
-          const bool v6615 = v6607 < 2u;
-          const unsigned int v6616 = v6615 ? v6613 : v6611;
-          const unsigned int v6618 = v6605 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6620 = v6618 << 28u;
-          const unsigned int v6621 = v6616 | v6620;
-          const float v6622 = __uint_as_float(v6621);
-          const float v6623 = v6622 * v6483;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6625 = v6464 >> 28u;
-          const unsigned int v6627 = v6625 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6629 = v6627 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6631 = v6629 << 22u;
-          const unsigned int v6633 = v6627 * 1056964608u;
-          const bool v6635 = v6627 < 2u;
-          const unsigned int v6636 = v6635 ? v6633 : v6631;
-          const unsigned int v6638 = v6625 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6640 = v6638 << 28u;
-          const unsigned int v6641 = v6636 | v6640;
-          const float v6642 = __uint_as_float(v6641);
-          const float v6643 = v6642 * v6483;  // kernels/gemm/quant_b.hpp:80
-          const float v6645 = v6449 ? v6503 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6646 = iron_f32_to_bf16(v6645);
-          const float v6648 = v6449 ? v6523 : 0.0f;
-          const iron_bf16 v6649 = iron_f32_to_bf16(v6648);
-          const float v6651 = v6449 ? v6543 : 0.0f;
-          const iron_bf16 v6652 = iron_f32_to_bf16(v6651);
-          const float v6654 = v6449 ? v6563 : 0.0f;
-          const iron_bf16 v6655 = iron_f32_to_bf16(v6654);
-          const float v6657 = v6449 ? v6583 : 0.0f;
-          const iron_bf16 v6658 = iron_f32_to_bf16(v6657);
-          const float v6660 = v6449 ? v6603 : 0.0f;
-          const iron_bf16 v6661 = iron_f32_to_bf16(v6660);
-          const float v6663 = v6449 ? v6623 : 0.0f;
-          const iron_bf16 v6664 = iron_f32_to_bf16(v6663);
-          const float v6666 = v6449 ? v6643 : 0.0f;
-          const iron_bf16 v6667 = iron_f32_to_bf16(v6666);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5719) = iron_bf16x8{{v6646, v6649, v6652, v6655, v6658, v6661, v6664, v6667}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v5334 = v5332 * 5120u;  // kernels/gemm/gemm_tiles.hpp:257
+        const unsigned int v5341 = v5334 + v5340;  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load_shared<false>(v94, shm0, v5341, 40u);
+        const unsigned int v5347 = v5334 + v5346;  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load_shared<true>(v96, shm1, v5347, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        const unsigned int v5354 = v5341 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load_shared<false>(v94, shm0, v5354, 40u);
+        const unsigned int v5360 = v5347 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load_shared<true>(v96, shm1, v5360, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        const unsigned int v5363 = v5328 + 64u;  // kernels/gemm/gemm_tiles.hpp:255
+        const unsigned int v5365 = v5330 + 2u;
+        const unsigned int v5366 = v5365 % 3u;
+        const bool v5367 = v5363 < v3;
+        if (v5367) {
+          const unsigned int v5369 = v5366 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+          const unsigned int v5371 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v5374 = v5371 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5377 = v5371 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5378 = v5377 << 3u;
+          const unsigned int v5379 = v75 + v5374;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v5380 = v5379 < v76;
+          const unsigned int v5381 = v5363 + v5378;
+          const bool v5382 = v5381 < v3;
+          const bool v5383 = v5380 && v5382;
+          const unsigned int v5385 = v5379 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5387 = v5385 + v5363;
+          const unsigned int v5388 = v5387 + v5378;
+          const unsigned int v5389 = v5383 ? v5388 : 0u;
+          const unsigned int v5391 = v5374 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5392 = v5369 + v5391;
+          const unsigned int v5393 = v5392 + v5378;
+          iron_copy_async<16>(shm0 + v5393, x_sorted + v5389, v5383);
+          const unsigned int v5396 = v5371 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v5398 = v5396 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5401 = v5396 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5402 = v5401 << 3u;
+          const unsigned int v5403 = v75 + v5398;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v5404 = v5403 < v76;
+          const unsigned int v5405 = v5363 + v5402;
+          const bool v5406 = v5405 < v3;
+          const bool v5407 = v5404 && v5406;
+          const unsigned int v5409 = v5403 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5411 = v5409 + v5363;
+          const unsigned int v5412 = v5411 + v5402;
+          const unsigned int v5413 = v5407 ? v5412 : 0u;
+          const unsigned int v5415 = v5398 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5416 = v5369 + v5415;
+          const unsigned int v5417 = v5416 + v5402;
+          iron_copy_async<16>(shm0 + v5417, x_sorted + v5413, v5407);
+          const unsigned int v5420 = v5371 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v5422 = v5420 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5425 = v5420 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5426 = v5425 << 3u;
+          const unsigned int v5427 = v75 + v5422;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v5428 = v5427 < v76;
+          const unsigned int v5429 = v5363 + v5426;
+          const bool v5430 = v5429 < v3;
+          const bool v5431 = v5428 && v5430;
+          const unsigned int v5433 = v5427 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5435 = v5433 + v5363;
+          const unsigned int v5436 = v5435 + v5426;
+          const unsigned int v5437 = v5431 ? v5436 : 0u;
+          const unsigned int v5439 = v5422 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5440 = v5369 + v5439;
+          const unsigned int v5441 = v5440 + v5426;
+          iron_copy_async<16>(shm0 + v5441, x_sorted + v5437, v5431);
+          const unsigned int v5444 = v5371 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v5446 = v5444 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5449 = v5444 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5450 = v5449 << 3u;
+          const unsigned int v5451 = v75 + v5446;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v5452 = v5451 < v76;
+          const unsigned int v5453 = v5363 + v5450;
+          const bool v5454 = v5453 < v3;
+          const bool v5455 = v5452 && v5454;
+          const unsigned int v5457 = v5451 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5459 = v5457 + v5363;
+          const unsigned int v5460 = v5459 + v5450;
+          const unsigned int v5461 = v5455 ? v5460 : 0u;
+          const unsigned int v5463 = v5446 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5464 = v5369 + v5463;
+          const unsigned int v5465 = v5464 + v5450;
+          iron_copy_async<16>(shm0 + v5465, x_sorted + v5461, v5455);
+          const unsigned int v5477 = v80 + v5374;  // kernels/gemm/quant_b.hpp:137
+          const bool v5478 = v5477 < v79;
+          const bool v5481 = v5478 && v5382;
+          const unsigned int v5483 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5485 = min(v5381, v5483);
+          const unsigned int v5487 = v79 - 1u;
+          const unsigned int v5489 = min(v5477, v5487);
+          const unsigned int v5491 = v5485 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5493 = v3 >> 3u;
+          const unsigned int v5494 = v5489 * v5493;
+          const unsigned int v5495 = v5494 + v5491;
+          const unsigned int v5496 = packed[v5495];
+          const unsigned int v5498 = v5485 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5500 = v3 >> 5u;
+          const unsigned int v5501 = v5489 * v5500;
+          const unsigned int v5502 = v5501 + v5498;
+          const unsigned char v5503 = scales[v5502];
+          const unsigned int v5504 = static_cast<unsigned int>(v5503);
+          const unsigned int v5506 = v5504 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5509 = v5504 == 255u;
+          const unsigned int v5510 = v5509 ? 2143289344u : v5506;
+          const bool v5512 = v5504 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5514 = v5512 ? 4194304u : v5510;
+          const float v5515 = __uint_as_float(v5514);
+          const unsigned int v5517 = v5496 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5519 = v5517 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5521 = v5519 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5523 = v5521 << 22u;
+          const unsigned int v5525 = v5519 * 1056964608u;
+          const bool v5527 = v5519 < 2u;
+          const unsigned int v5528 = v5527 ? v5525 : v5523;
+          const unsigned int v5530 = v5517 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5532 = v5530 << 28u;
+          const unsigned int v5533 = v5528 | v5532;
+          const float v5534 = __uint_as_float(v5533);
+          const float v5535 = v5534 * v5515;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5537 = v5496 >> 4u;
+          const unsigned int v5539 = v5537 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5541 = v5539 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5543 = v5541 << 22u;
+          const unsigned int v5545 = v5539 * 1056964608u;
+          const bool v5547 = v5539 < 2u;
+          const unsigned int v5548 = v5547 ? v5545 : v5543;
+          const unsigned int v5550 = v5537 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5552 = v5550 << 28u;
+          const unsigned int v5553 = v5548 | v5552;
+          const float v5554 = __uint_as_float(v5553);
+          const float v5555 = v5554 * v5515;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5557 = v5496 >> 8u;
+          const unsigned int v5559 = v5557 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5561 = v5559 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5563 = v5561 << 22u;
+          const unsigned int v5565 = v5559 * 1056964608u;
+          const bool v5567 = v5559 < 2u;
+          const unsigned int v5568 = v5567 ? v5565 : v5563;
+          const unsigned int v5570 = v5557 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5572 = v5570 << 28u;
+          const unsigned int v5573 = v5568 | v5572;
+          const float v5574 = __uint_as_float(v5573);
+          const float v5575 = v5574 * v5515;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5577 = v5496 >> 12u;
+          const unsigned int v5579 = v5577 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5581 = v5579 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5583 = v5581 << 22u;
+          const unsigned int v5585 = v5579 * 1056964608u;
+          const bool v5587 = v5579 < 2u;
+          const unsigned int v5588 = v5587 ? v5585 : v5583;
+          const unsigned int v5590 = v5577 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5592 = v5590 << 28u;
+          const unsigned int v5593 = v5588 | v5592;
+          const float v5594 = __uint_as_float(v5593);
+          const float v5595 = v5594 * v5515;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5597 = v5496 >> 16u;
+          const unsigned int v5599 = v5597 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5601 = v5599 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5603 = v5601 << 22u;
+          const unsigned int v5605 = v5599 * 1056964608u;
+          const bool v5607 = v5599 < 2u;
+          const unsigned int v5608 = v5607 ? v5605 : v5603;
+          const unsigned int v5610 = v5597 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5612 = v5610 << 28u;
+          const unsigned int v5613 = v5608 | v5612;
+          const float v5614 = __uint_as_float(v5613);
+          const float v5615 = v5614 * v5515;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5617 = v5496 >> 20u;
+          const unsigned int v5619 = v5617 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5621 = v5619 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5623 = v5621 << 22u;
+          const unsigned int v5625 = v5619 * 1056964608u;
+          const bool v5627 = v5619 < 2u;
+          const unsigned int v5628 = v5627 ? v5625 : v5623;
+          const unsigned int v5630 = v5617 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5632 = v5630 << 28u;
+          const unsigned int v5633 = v5628 | v5632;
+          const float v5634 = __uint_as_float(v5633);
+          const float v5635 = v5634 * v5515;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5637 = v5496 >> 24u;
+          const unsigned int v5639 = v5637 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5641 = v5639 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5643 = v5641 << 22u;
+          const unsigned int v5645 = v5639 * 1056964608u;
+          const bool v5647 = v5639 < 2u;
+          const unsigned int v5648 = v5647 ? v5645 : v5643;
+          const unsigned int v5650 = v5637 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5652 = v5650 << 28u;
+          const unsigned int v5653 = v5648 | v5652;
+          const float v5654 = __uint_as_float(v5653);
+          const float v5655 = v5654 * v5515;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5657 = v5496 >> 28u;
+          const unsigned int v5659 = v5657 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5661 = v5659 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5663 = v5661 << 22u;
+          const unsigned int v5665 = v5659 * 1056964608u;
+          const bool v5667 = v5659 < 2u;
+          const unsigned int v5668 = v5667 ? v5665 : v5663;
+          const unsigned int v5670 = v5657 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5672 = v5670 << 28u;
+          const unsigned int v5673 = v5668 | v5672;
+          const float v5674 = __uint_as_float(v5673);
+          const float v5675 = v5674 * v5515;  // kernels/gemm/quant_b.hpp:80
+          const float v5677 = v5481 ? v5535 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5678 = iron_f32_to_bf16(v5677);
+          const float v5680 = v5481 ? v5555 : 0.0f;
+          const iron_bf16 v5681 = iron_f32_to_bf16(v5680);
+          const float v5683 = v5481 ? v5575 : 0.0f;
+          const iron_bf16 v5684 = iron_f32_to_bf16(v5683);
+          const float v5686 = v5481 ? v5595 : 0.0f;
+          const iron_bf16 v5687 = iron_f32_to_bf16(v5686);
+          const float v5689 = v5481 ? v5615 : 0.0f;
+          const iron_bf16 v5690 = iron_f32_to_bf16(v5689);
+          const float v5692 = v5481 ? v5635 : 0.0f;
+          const iron_bf16 v5693 = iron_f32_to_bf16(v5692);
+          const float v5695 = v5481 ? v5655 : 0.0f;
+          const iron_bf16 v5696 = iron_f32_to_bf16(v5695);
+          const float v5698 = v5481 ? v5675 : 0.0f;
+          const iron_bf16 v5699 = iron_f32_to_bf16(v5698);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5393) = iron_bf16x8{{v5678, v5681, v5684, v5687, v5690, v5693, v5696, v5699}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5715 = v80 + v5398;  // kernels/gemm/quant_b.hpp:137
+          const bool v5716 = v5715 < v79;
+          const bool v5719 = v5716 && v5406;
+          const unsigned int v5723 = min(v5405, v5483);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5727 = min(v5715, v5487);
+          const unsigned int v5729 = v5723 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5732 = v5727 * v5493;
+          const unsigned int v5733 = v5732 + v5729;
+          const unsigned int v5734 = packed[v5733];
+          const unsigned int v5736 = v5723 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5739 = v5727 * v5500;
+          const unsigned int v5740 = v5739 + v5736;
+          const unsigned char v5741 = scales[v5740];
+          const unsigned int v5742 = static_cast<unsigned int>(v5741);
+          const unsigned int v5744 = v5742 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5747 = v5742 == 255u;
+          const unsigned int v5748 = v5747 ? 2143289344u : v5744;
+          const bool v5750 = v5742 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5752 = v5750 ? 4194304u : v5748;
+          const float v5753 = __uint_as_float(v5752);
+          const unsigned int v5755 = v5734 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5757 = v5755 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5759 = v5757 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5761 = v5759 << 22u;
+          const unsigned int v5763 = v5757 * 1056964608u;
+          const bool v5765 = v5757 < 2u;
+          const unsigned int v5766 = v5765 ? v5763 : v5761;
+          const unsigned int v5768 = v5755 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5770 = v5768 << 28u;
+          const unsigned int v5771 = v5766 | v5770;
+          const float v5772 = __uint_as_float(v5771);
+          const float v5773 = v5772 * v5753;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5775 = v5734 >> 4u;
+          const unsigned int v5777 = v5775 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5779 = v5777 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5781 = v5779 << 22u;
+          const unsigned int v5783 = v5777 * 1056964608u;
+          const bool v5785 = v5777 < 2u;
+          const unsigned int v5786 = v5785 ? v5783 : v5781;
+          const unsigned int v5788 = v5775 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5790 = v5788 << 28u;
+          const unsigned int v5791 = v5786 | v5790;
+          const float v5792 = __uint_as_float(v5791);
+          const float v5793 = v5792 * v5753;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5795 = v5734 >> 8u;
+          const unsigned int v5797 = v5795 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5799 = v5797 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5801 = v5799 << 22u;
+          const unsigned int v5803 = v5797 * 1056964608u;
+          const bool v5805 = v5797 < 2u;
+          const unsigned int v5806 = v5805 ? v5803 : v5801;
+          const unsigned int v5808 = v5795 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5810 = v5808 << 28u;
+          const unsigned int v5811 = v5806 | v5810;
+          const float v5812 = __uint_as_float(v5811);
+          const float v5813 = v5812 * v5753;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5815 = v5734 >> 12u;
+          const unsigned int v5817 = v5815 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5819 = v5817 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5821 = v5819 << 22u;
+          const unsigned int v5823 = v5817 * 1056964608u;
+          const bool v5825 = v5817 < 2u;
+          const unsigned int v5826 = v5825 ? v5823 : v5821;
+          const unsigned int v5828 = v5815 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5830 = v5828 << 28u;
+          const unsigned int v5831 = v5826 | v5830;
+          const float v5832 = __uint_as_float(v5831);
+          const float v5833 = v5832 * v5753;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5835 = v5734 >> 16u;
+          const unsigned int v5837 = v5835 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5839 = v5837 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5841 = v5839 << 22u;
+          const unsigned int v5843 = v5837 * 1056964608u;
+          const bool v5845 = v5837 < 2u;
+          const unsigned int v5846 = v5845 ? v5843 : v5841;
+          const unsigned int v5848 = v5835 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5850 = v5848 << 28u;
+          const unsigned int v5851 = v5846 | v5850;
+          const float v5852 = __uint_as_float(v5851);
+          const float v5853 = v5852 * v5753;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5855 = v5734 >> 20u;
+          const unsigned int v5857 = v5855 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5859 = v5857 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5861 = v5859 << 22u;
+          const unsigned int v5863 = v5857 * 1056964608u;
+          const bool v5865 = v5857 < 2u;
+          const unsigned int v5866 = v5865 ? v5863 : v5861;
+          const unsigned int v5868 = v5855 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5870 = v5868 << 28u;
+          const unsigned int v5871 = v5866 | v5870;
+          const float v5872 = __uint_as_float(v5871);
+          const float v5873 = v5872 * v5753;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5875 = v5734 >> 24u;
+          const unsigned int v5877 = v5875 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5879 = v5877 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5881 = v5879 << 22u;
+          const unsigned int v5883 = v5877 * 1056964608u;
+          const bool v5885 = v5877 < 2u;
+          const unsigned int v5886 = v5885 ? v5883 : v5881;
+          const unsigned int v5888 = v5875 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5890 = v5888 << 28u;
+          const unsigned int v5891 = v5886 | v5890;
+          const float v5892 = __uint_as_float(v5891);
+          const float v5893 = v5892 * v5753;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5895 = v5734 >> 28u;
+          const unsigned int v5897 = v5895 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5899 = v5897 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5901 = v5899 << 22u;
+          const unsigned int v5903 = v5897 * 1056964608u;
+          const bool v5905 = v5897 < 2u;
+          const unsigned int v5906 = v5905 ? v5903 : v5901;
+          const unsigned int v5908 = v5895 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5910 = v5908 << 28u;
+          const unsigned int v5911 = v5906 | v5910;
+          const float v5912 = __uint_as_float(v5911);
+          const float v5913 = v5912 * v5753;  // kernels/gemm/quant_b.hpp:80
+          const float v5915 = v5719 ? v5773 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5916 = iron_f32_to_bf16(v5915);
+          const float v5918 = v5719 ? v5793 : 0.0f;
+          const iron_bf16 v5919 = iron_f32_to_bf16(v5918);
+          const float v5921 = v5719 ? v5813 : 0.0f;
+          const iron_bf16 v5922 = iron_f32_to_bf16(v5921);
+          const float v5924 = v5719 ? v5833 : 0.0f;
+          const iron_bf16 v5925 = iron_f32_to_bf16(v5924);
+          const float v5927 = v5719 ? v5853 : 0.0f;
+          const iron_bf16 v5928 = iron_f32_to_bf16(v5927);
+          const float v5930 = v5719 ? v5873 : 0.0f;
+          const iron_bf16 v5931 = iron_f32_to_bf16(v5930);
+          const float v5933 = v5719 ? v5893 : 0.0f;
+          const iron_bf16 v5934 = iron_f32_to_bf16(v5933);
+          const float v5936 = v5719 ? v5913 : 0.0f;
+          const iron_bf16 v5937 = iron_f32_to_bf16(v5936);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5417) = iron_bf16x8{{v5916, v5919, v5922, v5925, v5928, v5931, v5934, v5937}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5953 = v80 + v5422;  // kernels/gemm/quant_b.hpp:137
+          const bool v5954 = v5953 < v79;
+          const bool v5957 = v5954 && v5430;
+          const unsigned int v5961 = min(v5429, v5483);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5965 = min(v5953, v5487);
+          const unsigned int v5967 = v5961 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5970 = v5965 * v5493;
+          const unsigned int v5971 = v5970 + v5967;
+          const unsigned int v5972 = packed[v5971];
+          const unsigned int v5974 = v5961 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5977 = v5965 * v5500;
+          const unsigned int v5978 = v5977 + v5974;
+          const unsigned char v5979 = scales[v5978];
+          const unsigned int v5980 = static_cast<unsigned int>(v5979);
+          const unsigned int v5982 = v5980 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5985 = v5980 == 255u;
+          const unsigned int v5986 = v5985 ? 2143289344u : v5982;
+          const bool v5988 = v5980 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5990 = v5988 ? 4194304u : v5986;
+          const float v5991 = __uint_as_float(v5990);
+          const unsigned int v5993 = v5972 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5995 = v5993 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5997 = v5995 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5999 = v5997 << 22u;
+          const unsigned int v6001 = v5995 * 1056964608u;
+          const bool v6003 = v5995 < 2u;
+          const unsigned int v6004 = v6003 ? v6001 : v5999;
+          const unsigned int v6006 = v5993 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6008 = v6006 << 28u;
+          const unsigned int v6009 = v6004 | v6008;
+          const float v6010 = __uint_as_float(v6009);
+          const float v6011 = v6010 * v5991;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6013 = v5972 >> 4u;
+          const unsigned int v6015 = v6013 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6017 = v6015 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6019 = v6017 << 22u;
+          const unsigned int v6021 = v6015 * 1056964608u;
+          const bool v6023 = v6015 < 2u;
+          const unsigned int v6024 = v6023 ? v6021 : v6019;
+          const unsigned int v6026 = v6013 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6028 = v6026 << 28u;
+          const unsigned int v6029 = v6024 | v6028;
+          const float v6030 = __uint_as_float(v6029);
+          const float v6031 = v6030 * v5991;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6033 = v5972 >> 8u;
+          const unsigned int v6035 = v6033 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6037 = v6035 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6039 = v6037 << 22u;
+          const unsigned int v6041 = v6035 * 1056964608u;
+          const bool v6043 = v6035 < 2u;
+          const unsigned int v6044 = v6043 ? v6041 : v6039;
+          const unsigned int v6046 = v6033 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6048 = v6046 << 28u;
+          const unsigned int v6049 = v6044 | v6048;
+          const float v6050 = __uint_as_float(v6049);
+          const float v6051 = v6050 * v5991;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6053 = v5972 >> 12u;
+          const unsigned int v6055 = v6053 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6057 = v6055 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6059 = v6057 << 22u;
+          const unsigned int v6061 = v6055 * 1056964608u;
+          const bool v6063 = v6055 < 2u;
+          const unsigned int v6064 = v6063 ? v6061 : v6059;
+          const unsigned int v6066 = v6053 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6068 = v6066 << 28u;
+          const unsigned int v6069 = v6064 | v6068;
+          const float v6070 = __uint_as_float(v6069);
+          const float v6071 = v6070 * v5991;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6073 = v5972 >> 16u;
+          const unsigned int v6075 = v6073 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6077 = v6075 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6079 = v6077 << 22u;
+          const unsigned int v6081 = v6075 * 1056964608u;
+          const bool v6083 = v6075 < 2u;
+          const unsigned int v6084 = v6083 ? v6081 : v6079;
+          const unsigned int v6086 = v6073 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6088 = v6086 << 28u;
+          const unsigned int v6089 = v6084 | v6088;
+          const float v6090 = __uint_as_float(v6089);
+          const float v6091 = v6090 * v5991;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6093 = v5972 >> 20u;
+          const unsigned int v6095 = v6093 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6097 = v6095 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6099 = v6097 << 22u;
+          const unsigned int v6101 = v6095 * 1056964608u;
+          const bool v6103 = v6095 < 2u;
+          const unsigned int v6104 = v6103 ? v6101 : v6099;
+          const unsigned int v6106 = v6093 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6108 = v6106 << 28u;
+          const unsigned int v6109 = v6104 | v6108;
+          const float v6110 = __uint_as_float(v6109);
+          const float v6111 = v6110 * v5991;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6113 = v5972 >> 24u;
+          const unsigned int v6115 = v6113 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6117 = v6115 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6119 = v6117 << 22u;
+          const unsigned int v6121 = v6115 * 1056964608u;
+          const bool v6123 = v6115 < 2u;
+          const unsigned int v6124 = v6123 ? v6121 : v6119;
+          const unsigned int v6126 = v6113 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6128 = v6126 << 28u;
+          const unsigned int v6129 = v6124 | v6128;
+          const float v6130 = __uint_as_float(v6129);
+          const float v6131 = v6130 * v5991;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6133 = v5972 >> 28u;
+          const unsigned int v6135 = v6133 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6137 = v6135 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6139 = v6137 << 22u;
+          const unsigned int v6141 = v6135 * 1056964608u;
+          const bool v6143 = v6135 < 2u;
+          const unsigned int v6144 = v6143 ? v6141 : v6139;
+          const unsigned int v6146 = v6133 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6148 = v6146 << 28u;
+          const unsigned int v6149 = v6144 | v6148;
+          const float v6150 = __uint_as_float(v6149);
+          const float v6151 = v6150 * v5991;  // kernels/gemm/quant_b.hpp:80
+          const float v6153 = v5957 ? v6011 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v6154 = iron_f32_to_bf16(v6153);
+          const float v6156 = v5957 ? v6031 : 0.0f;
+          const iron_bf16 v6157 = iron_f32_to_bf16(v6156);
+          const float v6159 = v5957 ? v6051 : 0.0f;
+          const iron_bf16 v6160 = iron_f32_to_bf16(v6159);
+          const float v6162 = v5957 ? v6071 : 0.0f;
+          const iron_bf16 v6163 = iron_f32_to_bf16(v6162);
+          const float v6165 = v5957 ? v6091 : 0.0f;
+          const iron_bf16 v6166 = iron_f32_to_bf16(v6165);
+          const float v6168 = v5957 ? v6111 : 0.0f;
+          const iron_bf16 v6169 = iron_f32_to_bf16(v6168);
+          const float v6171 = v5957 ? v6131 : 0.0f;
+          const iron_bf16 v6172 = iron_f32_to_bf16(v6171);
+          const float v6174 = v5957 ? v6151 : 0.0f;
+          const iron_bf16 v6175 = iron_f32_to_bf16(v6174);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5441) = iron_bf16x8{{v6154, v6157, v6160, v6163, v6166, v6169, v6172, v6175}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v6191 = v80 + v5446;  // kernels/gemm/quant_b.hpp:137
+          const bool v6192 = v6191 < v79;
+          const bool v6195 = v6192 && v5454;
+          const unsigned int v6199 = min(v5453, v5483);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v6203 = min(v6191, v5487);
+          const unsigned int v6205 = v6199 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v6208 = v6203 * v5493;
+          const unsigned int v6209 = v6208 + v6205;
+          const unsigned int v6210 = packed[v6209];
+          const unsigned int v6212 = v6199 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v6215 = v6203 * v5500;
+          const unsigned int v6216 = v6215 + v6212;
+          const unsigned char v6217 = scales[v6216];
+          const unsigned int v6218 = static_cast<unsigned int>(v6217);
+          const unsigned int v6220 = v6218 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v6223 = v6218 == 255u;
+          const unsigned int v6224 = v6223 ? 2143289344u : v6220;
+          const bool v6226 = v6218 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v6228 = v6226 ? 4194304u : v6224;
+          const float v6229 = __uint_as_float(v6228);
+          const unsigned int v6231 = v6210 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6233 = v6231 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6235 = v6233 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6237 = v6235 << 22u;
+          const unsigned int v6239 = v6233 * 1056964608u;
+          const bool v6241 = v6233 < 2u;
+          const unsigned int v6242 = v6241 ? v6239 : v6237;
+          const unsigned int v6244 = v6231 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6246 = v6244 << 28u;
+          const unsigned int v6247 = v6242 | v6246;
+          const float v6248 = __uint_as_float(v6247);
+          const float v6249 = v6248 * v6229;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6251 = v6210 >> 4u;
+          const unsigned int v6253 = v6251 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6255 = v6253 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6257 = v6255 << 22u;
+          const unsigned int v6259 = v6253 * 1056964608u;
+          const bool v6261 = v6253 < 2u;
+          const unsigned int v6262 = v6261 ? v6259 : v6257;
+          const unsigned int v6264 = v6251 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6266 = v6264 << 28u;
+          const unsigned int v6267 = v6262 | v6266;
+          const float v6268 = __uint_as_float(v6267);
+          const float v6269 = v6268 * v6229;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6271 = v6210 >> 8u;
+          const unsigned int v6273 = v6271 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6275 = v6273 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6277 = v6275 << 22u;
+          const unsigned int v6279 = v6273 * 1056964608u;
+          const bool v6281 = v6273 < 2u;
+          const unsigned int v6282 = v6281 ? v6279 : v6277;
+          const unsigned int v6284 = v6271 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6286 = v6284 << 28u;
+          const unsigned int v6287 = v6282 | v6286;
+          const float v6288 = __uint_as_float(v6287);
+          const float v6289 = v6288 * v6229;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6291 = v6210 >> 12u;
+          const unsigned int v6293 = v6291 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6295 = v6293 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6297 = v6295 << 22u;
+          const unsigned int v6299 = v6293 * 1056964608u;
+          const bool v6301 = v6293 < 2u;
+          const unsigned int v6302 = v6301 ? v6299 : v6297;
+          const unsigned int v6304 = v6291 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6306 = v6304 << 28u;
+          const unsigned int v6307 = v6302 | v6306;
+          const float v6308 = __uint_as_float(v6307);
+          const float v6309 = v6308 * v6229;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6311 = v6210 >> 16u;
+          const unsigned int v6313 = v6311 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6315 = v6313 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6317 = v6315 << 22u;
+          const unsigned int v6319 = v6313 * 1056964608u;
+          const bool v6321 = v6313 < 2u;
+          const unsigned int v6322 = v6321 ? v6319 : v6317;
+          const unsigned int v6324 = v6311 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6326 = v6324 << 28u;
+          const unsigned int v6327 = v6322 | v6326;
+          const float v6328 = __uint_as_float(v6327);
+          const float v6329 = v6328 * v6229;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6331 = v6210 >> 20u;
+          const unsigned int v6333 = v6331 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6335 = v6333 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6337 = v6335 << 22u;
+          const unsigned int v6339 = v6333 * 1056964608u;
+          const bool v6341 = v6333 < 2u;
+          const unsigned int v6342 = v6341 ? v6339 : v6337;
+          const unsigned int v6344 = v6331 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6346 = v6344 << 28u;
+          const unsigned int v6347 = v6342 | v6346;
+          const float v6348 = __uint_as_float(v6347);
+          const float v6349 = v6348 * v6229;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6351 = v6210 >> 24u;
+          const unsigned int v6353 = v6351 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6355 = v6353 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6357 = v6355 << 22u;
+          const unsigned int v6359 = v6353 * 1056964608u;
+          const bool v6361 = v6353 < 2u;
+          const unsigned int v6362 = v6361 ? v6359 : v6357;
+          const unsigned int v6364 = v6351 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6366 = v6364 << 28u;
+          const unsigned int v6367 = v6362 | v6366;
+          const float v6368 = __uint_as_float(v6367);
+          const float v6369 = v6368 * v6229;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6371 = v6210 >> 28u;
+          const unsigned int v6373 = v6371 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6375 = v6373 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6377 = v6375 << 22u;
+          const unsigned int v6379 = v6373 * 1056964608u;
+          const bool v6381 = v6373 < 2u;
+          const unsigned int v6382 = v6381 ? v6379 : v6377;
+          const unsigned int v6384 = v6371 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6386 = v6384 << 28u;
+          const unsigned int v6387 = v6382 | v6386;
+          const float v6388 = __uint_as_float(v6387);
+          const float v6389 = v6388 * v6229;  // kernels/gemm/quant_b.hpp:80
+          const float v6391 = v6195 ? v6249 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v6392 = iron_f32_to_bf16(v6391);
+          const float v6394 = v6195 ? v6269 : 0.0f;
+          const iron_bf16 v6395 = iron_f32_to_bf16(v6394);
+          const float v6397 = v6195 ? v6289 : 0.0f;
+          const iron_bf16 v6398 = iron_f32_to_bf16(v6397);
+          const float v6400 = v6195 ? v6309 : 0.0f;
+          const iron_bf16 v6401 = iron_f32_to_bf16(v6400);
+          const float v6403 = v6195 ? v6329 : 0.0f;
+          const iron_bf16 v6404 = iron_f32_to_bf16(v6403);
+          const float v6406 = v6195 ? v6349 : 0.0f;
+          const iron_bf16 v6407 = iron_f32_to_bf16(v6406);
+          const float v6409 = v6195 ? v6369 : 0.0f;
+          const iron_bf16 v6410 = iron_f32_to_bf16(v6409);
+          const float v6412 = v6195 ? v6389 : 0.0f;
+          const iron_bf16 v6413 = iron_f32_to_bf16(v6412);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5465) = iron_bf16x8{{v6392, v6395, v6398, v6401, v6404, v6407, v6410, v6413}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:255
       }
       __syncthreads();
     } else {
@@ -1639,12 +1639,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
       const unsigned int v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v2174 = v2172 + v1946;
-      const unsigned int v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-      const unsigned int v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
-      const unsigned int v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      const unsigned int v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      const unsigned int v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
 
-      for (unsigned int v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
+      for (unsigned int v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
         for (unsigned int v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:93
           const unsigned int v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
           const unsigned int v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -2187,23 +2187,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         const float v2168 = v1951 ? v2145 : 0.0f;
         const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v2174) = iron_bf16x8{{v2148, v2151, v2154, v2157, v2160, v2163, v2166, v2169}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
-        iron_frag_load_shared<false>(v94, shm0, v2181, 40u);  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load_shared<true>(v96, shm1, v2187, 40u);  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        iron_frag_load_shared<false>(v94, shm0, v2195, 40u);  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load_shared<true>(v96, shm1, v2201, 40u);  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
+        iron_frag_load_shared<false>(v94, shm0, v2181, 40u);  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load_shared<true>(v96, shm1, v2187, 40u);  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        iron_frag_load_shared<false>(v94, shm0, v2195, 40u);  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load_shared<true>(v96, shm1, v2201, 40u);  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:265
       }
     }
-    const unsigned int v2202 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
+    const unsigned int v2202 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2203 = v75 + v86;
-    const unsigned int v2204 = v2203 + v2202;
-    const unsigned int v2205 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2206 = v80 + v90;
-    const unsigned int v2207 = v2206 + v2205;
-    const bool v2208 = v2204 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2204 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2205 = v2203 + v2204;
+    const unsigned int v2206 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2207 = v2202 + v2206;
+    const bool v2208 = v2205 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2209 = v2207 < v79;
     const bool v2210 = v2208 && v2209;
     if (v2210) {
@@ -2213,2568 +2213,2568 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
       const bool v2215 = v2208 && v2214;
       if (v2215) {
         const iron_bf16 v2216 = iron_f32_to_bf16(v2211);
-        const unsigned int v2217 = v2204 * v2;
+        const unsigned int v2217 = v2205 * v2;
         const unsigned int v2218 = v2217 + v2207;
         const unsigned int v2219 = v2218 - v78;
         out[v2219] = v2216;
       }
     }
-    const unsigned int v2220 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2222 = v2203 + v2220;
-    const unsigned int v2223 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2225 = v2206 + v2223;
-    const bool v2226 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2227 = v2225 < v79;
-    const bool v2228 = v2226 && v2227;
-    if (v2228) {
-      const float v2229 = v92.x[1];
-      const unsigned int v2231 = v2225 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2232 = v2231 < v2;
-      const bool v2233 = v2226 && v2232;
-      if (v2233) {
-        const iron_bf16 v2234 = iron_f32_to_bf16(v2229);
-        const unsigned int v2235 = v2222 * v2;
-        const unsigned int v2236 = v2235 + v2225;
-        const unsigned int v2237 = v2236 - v78;
-        out[v2237] = v2234;
+    const unsigned int v2220 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2221 = v2203 + v2220;
+    const unsigned int v2222 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2223 = v2202 + v2222;
+    const bool v2224 = v2221 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2225 = v2223 < v79;
+    const bool v2226 = v2224 && v2225;
+    if (v2226) {
+      const float v2227 = v92.x[1];
+      const unsigned int v2229 = v2223 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2230 = v2229 < v2;
+      const bool v2231 = v2224 && v2230;
+      if (v2231) {
+        const iron_bf16 v2232 = iron_f32_to_bf16(v2227);
+        const unsigned int v2233 = v2221 * v2;
+        const unsigned int v2234 = v2233 + v2223;
+        const unsigned int v2235 = v2234 - v78;
+        out[v2235] = v2232;
       }
     }
-    const unsigned int v2238 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2240 = v2203 + v2238;
-    const unsigned int v2241 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2243 = v2206 + v2241;
-    const bool v2244 = v2240 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2245 = v2243 < v79;
-    const bool v2246 = v2244 && v2245;
-    if (v2246) {
-      const float v2247 = v92.x[2];
-      const unsigned int v2249 = v2243 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2250 = v2249 < v2;
-      const bool v2251 = v2244 && v2250;
-      if (v2251) {
-        const iron_bf16 v2252 = iron_f32_to_bf16(v2247);
-        const unsigned int v2253 = v2240 * v2;
-        const unsigned int v2254 = v2253 + v2243;
-        const unsigned int v2255 = v2254 - v78;
-        out[v2255] = v2252;
+    const unsigned int v2236 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2237 = v2203 + v2236;
+    const unsigned int v2238 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2239 = v2202 + v2238;
+    const bool v2240 = v2237 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2241 = v2239 < v79;
+    const bool v2242 = v2240 && v2241;
+    if (v2242) {
+      const float v2243 = v92.x[2];
+      const unsigned int v2245 = v2239 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2246 = v2245 < v2;
+      const bool v2247 = v2240 && v2246;
+      if (v2247) {
+        const iron_bf16 v2248 = iron_f32_to_bf16(v2243);
+        const unsigned int v2249 = v2237 * v2;
+        const unsigned int v2250 = v2249 + v2239;
+        const unsigned int v2251 = v2250 - v78;
+        out[v2251] = v2248;
       }
     }
-    const unsigned int v2256 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2258 = v2203 + v2256;
-    const unsigned int v2259 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2261 = v2206 + v2259;
-    const bool v2262 = v2258 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2263 = v2261 < v79;
-    const bool v2264 = v2262 && v2263;
-    if (v2264) {
-      const float v2265 = v92.x[3];
-      const unsigned int v2267 = v2261 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2268 = v2267 < v2;
-      const bool v2269 = v2262 && v2268;
-      if (v2269) {
-        const iron_bf16 v2270 = iron_f32_to_bf16(v2265);
-        const unsigned int v2271 = v2258 * v2;
-        const unsigned int v2272 = v2271 + v2261;
-        const unsigned int v2273 = v2272 - v78;
-        out[v2273] = v2270;
+    const unsigned int v2252 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2253 = v2203 + v2252;
+    const unsigned int v2254 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2255 = v2202 + v2254;
+    const bool v2256 = v2253 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2257 = v2255 < v79;
+    const bool v2258 = v2256 && v2257;
+    if (v2258) {
+      const float v2259 = v92.x[3];
+      const unsigned int v2261 = v2255 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2262 = v2261 < v2;
+      const bool v2263 = v2256 && v2262;
+      if (v2263) {
+        const iron_bf16 v2264 = iron_f32_to_bf16(v2259);
+        const unsigned int v2265 = v2253 * v2;
+        const unsigned int v2266 = v2265 + v2255;
+        const unsigned int v2267 = v2266 - v78;
+        out[v2267] = v2264;
       }
     }
-    const unsigned int v2274 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2276 = v2203 + v2274;
-    const unsigned int v2277 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2279 = v2206 + v2277;
-    const bool v2280 = v2276 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2281 = v2279 < v79;
-    const bool v2282 = v2280 && v2281;
-    if (v2282) {
-      const float v2283 = v92.x[4];
-      const unsigned int v2285 = v2279 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2286 = v2285 < v2;
-      const bool v2287 = v2280 && v2286;
-      if (v2287) {
-        const iron_bf16 v2288 = iron_f32_to_bf16(v2283);
-        const unsigned int v2289 = v2276 * v2;
-        const unsigned int v2290 = v2289 + v2279;
-        const unsigned int v2291 = v2290 - v78;
-        out[v2291] = v2288;
+    const unsigned int v2268 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2269 = v2203 + v2268;
+    const unsigned int v2270 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2271 = v2202 + v2270;
+    const bool v2272 = v2269 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2273 = v2271 < v79;
+    const bool v2274 = v2272 && v2273;
+    if (v2274) {
+      const float v2275 = v92.x[4];
+      const unsigned int v2277 = v2271 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2278 = v2277 < v2;
+      const bool v2279 = v2272 && v2278;
+      if (v2279) {
+        const iron_bf16 v2280 = iron_f32_to_bf16(v2275);
+        const unsigned int v2281 = v2269 * v2;
+        const unsigned int v2282 = v2281 + v2271;
+        const unsigned int v2283 = v2282 - v78;
+        out[v2283] = v2280;
       }
     }
-    const unsigned int v2292 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2294 = v2203 + v2292;
-    const unsigned int v2295 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2297 = v2206 + v2295;
-    const bool v2298 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2299 = v2297 < v79;
-    const bool v2300 = v2298 && v2299;
-    if (v2300) {
-      const float v2301 = v92.x[5];
-      const unsigned int v2303 = v2297 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2304 = v2303 < v2;
-      const bool v2305 = v2298 && v2304;
-      if (v2305) {
-        const iron_bf16 v2306 = iron_f32_to_bf16(v2301);
-        const unsigned int v2307 = v2294 * v2;
-        const unsigned int v2308 = v2307 + v2297;
-        const unsigned int v2309 = v2308 - v78;
-        out[v2309] = v2306;
+    const unsigned int v2284 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2285 = v2203 + v2284;
+    const unsigned int v2286 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2287 = v2202 + v2286;
+    const bool v2288 = v2285 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2289 = v2287 < v79;
+    const bool v2290 = v2288 && v2289;
+    if (v2290) {
+      const float v2291 = v92.x[5];
+      const unsigned int v2293 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2294 = v2293 < v2;
+      const bool v2295 = v2288 && v2294;
+      if (v2295) {
+        const iron_bf16 v2296 = iron_f32_to_bf16(v2291);
+        const unsigned int v2297 = v2285 * v2;
+        const unsigned int v2298 = v2297 + v2287;
+        const unsigned int v2299 = v2298 - v78;
+        out[v2299] = v2296;
       }
     }
-    const unsigned int v2310 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2312 = v2203 + v2310;
-    const unsigned int v2313 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2315 = v2206 + v2313;
-    const bool v2316 = v2312 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2317 = v2315 < v79;
-    const bool v2318 = v2316 && v2317;
-    if (v2318) {
-      const float v2319 = v92.x[6];
-      const unsigned int v2321 = v2315 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2322 = v2321 < v2;
-      const bool v2323 = v2316 && v2322;
-      if (v2323) {
-        const iron_bf16 v2324 = iron_f32_to_bf16(v2319);
-        const unsigned int v2325 = v2312 * v2;
-        const unsigned int v2326 = v2325 + v2315;
-        const unsigned int v2327 = v2326 - v78;
-        out[v2327] = v2324;
+    const unsigned int v2300 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2301 = v2203 + v2300;
+    const unsigned int v2302 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2303 = v2202 + v2302;
+    const bool v2304 = v2301 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2305 = v2303 < v79;
+    const bool v2306 = v2304 && v2305;
+    if (v2306) {
+      const float v2307 = v92.x[6];
+      const unsigned int v2309 = v2303 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2310 = v2309 < v2;
+      const bool v2311 = v2304 && v2310;
+      if (v2311) {
+        const iron_bf16 v2312 = iron_f32_to_bf16(v2307);
+        const unsigned int v2313 = v2301 * v2;
+        const unsigned int v2314 = v2313 + v2303;
+        const unsigned int v2315 = v2314 - v78;
+        out[v2315] = v2312;
       }
     }
-    const unsigned int v2328 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2330 = v2203 + v2328;
-    const unsigned int v2331 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2333 = v2206 + v2331;
-    const bool v2334 = v2330 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2335 = v2333 < v79;
-    const bool v2336 = v2334 && v2335;
-    if (v2336) {
-      const float v2337 = v92.x[7];
-      const unsigned int v2339 = v2333 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2340 = v2339 < v2;
-      const bool v2341 = v2334 && v2340;
-      if (v2341) {
-        const iron_bf16 v2342 = iron_f32_to_bf16(v2337);
-        const unsigned int v2343 = v2330 * v2;
-        const unsigned int v2344 = v2343 + v2333;
-        const unsigned int v2345 = v2344 - v78;
-        out[v2345] = v2342;
+    const unsigned int v2316 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2317 = v2203 + v2316;
+    const unsigned int v2318 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2319 = v2202 + v2318;
+    const bool v2320 = v2317 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2321 = v2319 < v79;
+    const bool v2322 = v2320 && v2321;
+    if (v2322) {
+      const float v2323 = v92.x[7];
+      const unsigned int v2325 = v2319 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2326 = v2325 < v2;
+      const bool v2327 = v2320 && v2326;
+      if (v2327) {
+        const iron_bf16 v2328 = iron_f32_to_bf16(v2323);
+        const unsigned int v2329 = v2317 * v2;
+        const unsigned int v2330 = v2329 + v2319;
+        const unsigned int v2331 = v2330 - v78;
+        out[v2331] = v2328;
       }
     }
-    const unsigned int v2346 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2348 = v2203 + v2346;
-    const unsigned int v2349 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2351 = v2206 + v2349;
-    const bool v2352 = v2348 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2332 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2333 = v2203 + v2332;
+    const unsigned int v2334 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2335 = v2202 + v2334;
+    const bool v2336 = v2333 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2337 = v2335 < v79;
+    const bool v2338 = v2336 && v2337;
+    if (v2338) {
+      const float v2339 = v92.x[8];
+      const unsigned int v2341 = v2335 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2342 = v2341 < v2;
+      const bool v2343 = v2336 && v2342;
+      if (v2343) {
+        const iron_bf16 v2344 = iron_f32_to_bf16(v2339);
+        const unsigned int v2345 = v2333 * v2;
+        const unsigned int v2346 = v2345 + v2335;
+        const unsigned int v2347 = v2346 - v78;
+        out[v2347] = v2344;
+      }
+    }
+    const unsigned int v2348 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2349 = v2203 + v2348;
+    const unsigned int v2350 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2351 = v2202 + v2350;
+    const bool v2352 = v2349 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2353 = v2351 < v79;
     const bool v2354 = v2352 && v2353;
     if (v2354) {
-      const float v2355 = v92.x[8];
+      const float v2355 = v92.x[9];
       const unsigned int v2357 = v2351 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2358 = v2357 < v2;
       const bool v2359 = v2352 && v2358;
       if (v2359) {
         const iron_bf16 v2360 = iron_f32_to_bf16(v2355);
-        const unsigned int v2361 = v2348 * v2;
+        const unsigned int v2361 = v2349 * v2;
         const unsigned int v2362 = v2361 + v2351;
         const unsigned int v2363 = v2362 - v78;
         out[v2363] = v2360;
       }
     }
-    const unsigned int v2364 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2366 = v2203 + v2364;
-    const unsigned int v2367 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2369 = v2206 + v2367;
-    const bool v2370 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2371 = v2369 < v79;
-    const bool v2372 = v2370 && v2371;
-    if (v2372) {
-      const float v2373 = v92.x[9];
-      const unsigned int v2375 = v2369 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2376 = v2375 < v2;
-      const bool v2377 = v2370 && v2376;
-      if (v2377) {
-        const iron_bf16 v2378 = iron_f32_to_bf16(v2373);
-        const unsigned int v2379 = v2366 * v2;
-        const unsigned int v2380 = v2379 + v2369;
-        const unsigned int v2381 = v2380 - v78;
-        out[v2381] = v2378;
+    const unsigned int v2364 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2365 = v2203 + v2364;
+    const unsigned int v2366 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2367 = v2202 + v2366;
+    const bool v2368 = v2365 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2369 = v2367 < v79;
+    const bool v2370 = v2368 && v2369;
+    if (v2370) {
+      const float v2371 = v92.x[10];
+      const unsigned int v2373 = v2367 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2374 = v2373 < v2;
+      const bool v2375 = v2368 && v2374;
+      if (v2375) {
+        const iron_bf16 v2376 = iron_f32_to_bf16(v2371);
+        const unsigned int v2377 = v2365 * v2;
+        const unsigned int v2378 = v2377 + v2367;
+        const unsigned int v2379 = v2378 - v78;
+        out[v2379] = v2376;
       }
     }
-    const unsigned int v2382 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2384 = v2203 + v2382;
-    const unsigned int v2385 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2387 = v2206 + v2385;
-    const bool v2388 = v2384 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2389 = v2387 < v79;
-    const bool v2390 = v2388 && v2389;
-    if (v2390) {
-      const float v2391 = v92.x[10];
-      const unsigned int v2393 = v2387 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2394 = v2393 < v2;
-      const bool v2395 = v2388 && v2394;
-      if (v2395) {
-        const iron_bf16 v2396 = iron_f32_to_bf16(v2391);
-        const unsigned int v2397 = v2384 * v2;
-        const unsigned int v2398 = v2397 + v2387;
-        const unsigned int v2399 = v2398 - v78;
-        out[v2399] = v2396;
+    const unsigned int v2380 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2381 = v2203 + v2380;
+    const unsigned int v2382 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2383 = v2202 + v2382;
+    const bool v2384 = v2381 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2385 = v2383 < v79;
+    const bool v2386 = v2384 && v2385;
+    if (v2386) {
+      const float v2387 = v92.x[11];
+      const unsigned int v2389 = v2383 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2390 = v2389 < v2;
+      const bool v2391 = v2384 && v2390;
+      if (v2391) {
+        const iron_bf16 v2392 = iron_f32_to_bf16(v2387);
+        const unsigned int v2393 = v2381 * v2;
+        const unsigned int v2394 = v2393 + v2383;
+        const unsigned int v2395 = v2394 - v78;
+        out[v2395] = v2392;
       }
     }
-    const unsigned int v2400 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2402 = v2203 + v2400;
-    const unsigned int v2403 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2405 = v2206 + v2403;
-    const bool v2406 = v2402 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2407 = v2405 < v79;
-    const bool v2408 = v2406 && v2407;
-    if (v2408) {
-      const float v2409 = v92.x[11];
-      const unsigned int v2411 = v2405 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2412 = v2411 < v2;
-      const bool v2413 = v2406 && v2412;
-      if (v2413) {
-        const iron_bf16 v2414 = iron_f32_to_bf16(v2409);
-        const unsigned int v2415 = v2402 * v2;
-        const unsigned int v2416 = v2415 + v2405;
-        const unsigned int v2417 = v2416 - v78;
-        out[v2417] = v2414;
+    const unsigned int v2396 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2397 = v2203 + v2396;
+    const unsigned int v2398 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2399 = v2202 + v2398;
+    const bool v2400 = v2397 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2401 = v2399 < v79;
+    const bool v2402 = v2400 && v2401;
+    if (v2402) {
+      const float v2403 = v92.x[12];
+      const unsigned int v2405 = v2399 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2406 = v2405 < v2;
+      const bool v2407 = v2400 && v2406;
+      if (v2407) {
+        const iron_bf16 v2408 = iron_f32_to_bf16(v2403);
+        const unsigned int v2409 = v2397 * v2;
+        const unsigned int v2410 = v2409 + v2399;
+        const unsigned int v2411 = v2410 - v78;
+        out[v2411] = v2408;
       }
     }
-    const unsigned int v2418 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2420 = v2203 + v2418;
-    const unsigned int v2421 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2423 = v2206 + v2421;
-    const bool v2424 = v2420 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2425 = v2423 < v79;
-    const bool v2426 = v2424 && v2425;
-    if (v2426) {
-      const float v2427 = v92.x[12];
-      const unsigned int v2429 = v2423 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2430 = v2429 < v2;
-      const bool v2431 = v2424 && v2430;
-      if (v2431) {
-        const iron_bf16 v2432 = iron_f32_to_bf16(v2427);
-        const unsigned int v2433 = v2420 * v2;
-        const unsigned int v2434 = v2433 + v2423;
-        const unsigned int v2435 = v2434 - v78;
-        out[v2435] = v2432;
+    const unsigned int v2412 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2413 = v2203 + v2412;
+    const unsigned int v2414 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2415 = v2202 + v2414;
+    const bool v2416 = v2413 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2417 = v2415 < v79;
+    const bool v2418 = v2416 && v2417;
+    if (v2418) {
+      const float v2419 = v92.x[13];
+      const unsigned int v2421 = v2415 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2422 = v2421 < v2;
+      const bool v2423 = v2416 && v2422;
+      if (v2423) {
+        const iron_bf16 v2424 = iron_f32_to_bf16(v2419);
+        const unsigned int v2425 = v2413 * v2;
+        const unsigned int v2426 = v2425 + v2415;
+        const unsigned int v2427 = v2426 - v78;
+        out[v2427] = v2424;
       }
     }
-    const unsigned int v2436 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2438 = v2203 + v2436;
-    const unsigned int v2439 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2441 = v2206 + v2439;
-    const bool v2442 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2443 = v2441 < v79;
-    const bool v2444 = v2442 && v2443;
-    if (v2444) {
-      const float v2445 = v92.x[13];
-      const unsigned int v2447 = v2441 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2448 = v2447 < v2;
-      const bool v2449 = v2442 && v2448;
-      if (v2449) {
-        const iron_bf16 v2450 = iron_f32_to_bf16(v2445);
-        const unsigned int v2451 = v2438 * v2;
-        const unsigned int v2452 = v2451 + v2441;
-        const unsigned int v2453 = v2452 - v78;
-        out[v2453] = v2450;
+    const unsigned int v2428 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2429 = v2203 + v2428;
+    const unsigned int v2430 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2431 = v2202 + v2430;
+    const bool v2432 = v2429 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2433 = v2431 < v79;
+    const bool v2434 = v2432 && v2433;
+    if (v2434) {
+      const float v2435 = v92.x[14];
+      const unsigned int v2437 = v2431 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2438 = v2437 < v2;
+      const bool v2439 = v2432 && v2438;
+      if (v2439) {
+        const iron_bf16 v2440 = iron_f32_to_bf16(v2435);
+        const unsigned int v2441 = v2429 * v2;
+        const unsigned int v2442 = v2441 + v2431;
+        const unsigned int v2443 = v2442 - v78;
+        out[v2443] = v2440;
       }
     }
-    const unsigned int v2454 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2456 = v2203 + v2454;
-    const unsigned int v2457 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2459 = v2206 + v2457;
-    const bool v2460 = v2456 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2461 = v2459 < v79;
-    const bool v2462 = v2460 && v2461;
-    if (v2462) {
-      const float v2463 = v92.x[14];
-      const unsigned int v2465 = v2459 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2466 = v2465 < v2;
-      const bool v2467 = v2460 && v2466;
-      if (v2467) {
-        const iron_bf16 v2468 = iron_f32_to_bf16(v2463);
-        const unsigned int v2469 = v2456 * v2;
-        const unsigned int v2470 = v2469 + v2459;
-        const unsigned int v2471 = v2470 - v78;
-        out[v2471] = v2468;
+    const unsigned int v2444 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2445 = v2203 + v2444;
+    const unsigned int v2446 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2447 = v2202 + v2446;
+    const bool v2448 = v2445 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2449 = v2447 < v79;
+    const bool v2450 = v2448 && v2449;
+    if (v2450) {
+      const float v2451 = v92.x[15];
+      const unsigned int v2453 = v2447 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2454 = v2453 < v2;
+      const bool v2455 = v2448 && v2454;
+      if (v2455) {
+        const iron_bf16 v2456 = iron_f32_to_bf16(v2451);
+        const unsigned int v2457 = v2445 * v2;
+        const unsigned int v2458 = v2457 + v2447;
+        const unsigned int v2459 = v2458 - v78;
+        out[v2459] = v2456;
       }
     }
-    const unsigned int v2472 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2474 = v2203 + v2472;
-    const unsigned int v2475 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2477 = v2206 + v2475;
-    const bool v2478 = v2474 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2479 = v2477 < v79;
-    const bool v2480 = v2478 && v2479;
-    if (v2480) {
-      const float v2481 = v92.x[15];
-      const unsigned int v2483 = v2477 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2484 = v2483 < v2;
-      const bool v2485 = v2478 && v2484;
-      if (v2485) {
-        const iron_bf16 v2486 = iron_f32_to_bf16(v2481);
-        const unsigned int v2487 = v2474 * v2;
-        const unsigned int v2488 = v2487 + v2477;
-        const unsigned int v2489 = v2488 - v78;
-        out[v2489] = v2486;
+    const unsigned int v2460 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2461 = v2203 + v2460;
+    const unsigned int v2462 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2463 = v2202 + v2462;
+    const bool v2464 = v2461 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2465 = v2463 < v79;
+    const bool v2466 = v2464 && v2465;
+    if (v2466) {
+      const float v2467 = v92.x[16];
+      const unsigned int v2469 = v2463 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2470 = v2469 < v2;
+      const bool v2471 = v2464 && v2470;
+      if (v2471) {
+        const iron_bf16 v2472 = iron_f32_to_bf16(v2467);
+        const unsigned int v2473 = v2461 * v2;
+        const unsigned int v2474 = v2473 + v2463;
+        const unsigned int v2475 = v2474 - v78;
+        out[v2475] = v2472;
       }
     }
-    const unsigned int v2490 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2492 = v2203 + v2490;
-    const unsigned int v2493 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2495 = v2206 + v2493;
-    const bool v2496 = v2492 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2476 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2477 = v2203 + v2476;
+    const unsigned int v2478 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2479 = v2202 + v2478;
+    const bool v2480 = v2477 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2481 = v2479 < v79;
+    const bool v2482 = v2480 && v2481;
+    if (v2482) {
+      const float v2483 = v92.x[17];
+      const unsigned int v2485 = v2479 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2486 = v2485 < v2;
+      const bool v2487 = v2480 && v2486;
+      if (v2487) {
+        const iron_bf16 v2488 = iron_f32_to_bf16(v2483);
+        const unsigned int v2489 = v2477 * v2;
+        const unsigned int v2490 = v2489 + v2479;
+        const unsigned int v2491 = v2490 - v78;
+        out[v2491] = v2488;
+      }
+    }
+    const unsigned int v2492 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2493 = v2203 + v2492;
+    const unsigned int v2494 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2495 = v2202 + v2494;
+    const bool v2496 = v2493 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2497 = v2495 < v79;
     const bool v2498 = v2496 && v2497;
     if (v2498) {
-      const float v2499 = v92.x[16];
+      const float v2499 = v92.x[18];
       const unsigned int v2501 = v2495 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2502 = v2501 < v2;
       const bool v2503 = v2496 && v2502;
       if (v2503) {
         const iron_bf16 v2504 = iron_f32_to_bf16(v2499);
-        const unsigned int v2505 = v2492 * v2;
+        const unsigned int v2505 = v2493 * v2;
         const unsigned int v2506 = v2505 + v2495;
         const unsigned int v2507 = v2506 - v78;
         out[v2507] = v2504;
       }
     }
-    const unsigned int v2508 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2510 = v2203 + v2508;
-    const unsigned int v2511 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2513 = v2206 + v2511;
-    const bool v2514 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2515 = v2513 < v79;
-    const bool v2516 = v2514 && v2515;
-    if (v2516) {
-      const float v2517 = v92.x[17];
-      const unsigned int v2519 = v2513 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2520 = v2519 < v2;
-      const bool v2521 = v2514 && v2520;
-      if (v2521) {
-        const iron_bf16 v2522 = iron_f32_to_bf16(v2517);
-        const unsigned int v2523 = v2510 * v2;
-        const unsigned int v2524 = v2523 + v2513;
-        const unsigned int v2525 = v2524 - v78;
-        out[v2525] = v2522;
+    const unsigned int v2508 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2509 = v2203 + v2508;
+    const unsigned int v2510 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2511 = v2202 + v2510;
+    const bool v2512 = v2509 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2513 = v2511 < v79;
+    const bool v2514 = v2512 && v2513;
+    if (v2514) {
+      const float v2515 = v92.x[19];
+      const unsigned int v2517 = v2511 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2518 = v2517 < v2;
+      const bool v2519 = v2512 && v2518;
+      if (v2519) {
+        const iron_bf16 v2520 = iron_f32_to_bf16(v2515);
+        const unsigned int v2521 = v2509 * v2;
+        const unsigned int v2522 = v2521 + v2511;
+        const unsigned int v2523 = v2522 - v78;
+        out[v2523] = v2520;
       }
     }
-    const unsigned int v2526 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2528 = v2203 + v2526;
-    const unsigned int v2529 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2531 = v2206 + v2529;
-    const bool v2532 = v2528 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2533 = v2531 < v79;
-    const bool v2534 = v2532 && v2533;
-    if (v2534) {
-      const float v2535 = v92.x[18];
-      const unsigned int v2537 = v2531 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2538 = v2537 < v2;
-      const bool v2539 = v2532 && v2538;
-      if (v2539) {
-        const iron_bf16 v2540 = iron_f32_to_bf16(v2535);
-        const unsigned int v2541 = v2528 * v2;
-        const unsigned int v2542 = v2541 + v2531;
-        const unsigned int v2543 = v2542 - v78;
-        out[v2543] = v2540;
+    const unsigned int v2524 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2525 = v2203 + v2524;
+    const unsigned int v2526 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2527 = v2202 + v2526;
+    const bool v2528 = v2525 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2529 = v2527 < v79;
+    const bool v2530 = v2528 && v2529;
+    if (v2530) {
+      const float v2531 = v92.x[20];
+      const unsigned int v2533 = v2527 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2534 = v2533 < v2;
+      const bool v2535 = v2528 && v2534;
+      if (v2535) {
+        const iron_bf16 v2536 = iron_f32_to_bf16(v2531);
+        const unsigned int v2537 = v2525 * v2;
+        const unsigned int v2538 = v2537 + v2527;
+        const unsigned int v2539 = v2538 - v78;
+        out[v2539] = v2536;
       }
     }
-    const unsigned int v2544 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2546 = v2203 + v2544;
-    const unsigned int v2547 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2549 = v2206 + v2547;
-    const bool v2550 = v2546 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2551 = v2549 < v79;
-    const bool v2552 = v2550 && v2551;
-    if (v2552) {
-      const float v2553 = v92.x[19];
-      const unsigned int v2555 = v2549 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2556 = v2555 < v2;
-      const bool v2557 = v2550 && v2556;
-      if (v2557) {
-        const iron_bf16 v2558 = iron_f32_to_bf16(v2553);
-        const unsigned int v2559 = v2546 * v2;
-        const unsigned int v2560 = v2559 + v2549;
-        const unsigned int v2561 = v2560 - v78;
-        out[v2561] = v2558;
+    const unsigned int v2540 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2541 = v2203 + v2540;
+    const unsigned int v2542 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2543 = v2202 + v2542;
+    const bool v2544 = v2541 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2545 = v2543 < v79;
+    const bool v2546 = v2544 && v2545;
+    if (v2546) {
+      const float v2547 = v92.x[21];
+      const unsigned int v2549 = v2543 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2550 = v2549 < v2;
+      const bool v2551 = v2544 && v2550;
+      if (v2551) {
+        const iron_bf16 v2552 = iron_f32_to_bf16(v2547);
+        const unsigned int v2553 = v2541 * v2;
+        const unsigned int v2554 = v2553 + v2543;
+        const unsigned int v2555 = v2554 - v78;
+        out[v2555] = v2552;
       }
     }
-    const unsigned int v2562 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2564 = v2203 + v2562;
-    const unsigned int v2565 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2567 = v2206 + v2565;
-    const bool v2568 = v2564 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2569 = v2567 < v79;
-    const bool v2570 = v2568 && v2569;
-    if (v2570) {
-      const float v2571 = v92.x[20];
-      const unsigned int v2573 = v2567 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2574 = v2573 < v2;
-      const bool v2575 = v2568 && v2574;
-      if (v2575) {
-        const iron_bf16 v2576 = iron_f32_to_bf16(v2571);
-        const unsigned int v2577 = v2564 * v2;
-        const unsigned int v2578 = v2577 + v2567;
-        const unsigned int v2579 = v2578 - v78;
-        out[v2579] = v2576;
+    const unsigned int v2556 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2557 = v2203 + v2556;
+    const unsigned int v2558 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2559 = v2202 + v2558;
+    const bool v2560 = v2557 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2561 = v2559 < v79;
+    const bool v2562 = v2560 && v2561;
+    if (v2562) {
+      const float v2563 = v92.x[22];
+      const unsigned int v2565 = v2559 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2566 = v2565 < v2;
+      const bool v2567 = v2560 && v2566;
+      if (v2567) {
+        const iron_bf16 v2568 = iron_f32_to_bf16(v2563);
+        const unsigned int v2569 = v2557 * v2;
+        const unsigned int v2570 = v2569 + v2559;
+        const unsigned int v2571 = v2570 - v78;
+        out[v2571] = v2568;
       }
     }
-    const unsigned int v2580 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2582 = v2203 + v2580;
-    const unsigned int v2583 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2585 = v2206 + v2583;
-    const bool v2586 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2587 = v2585 < v79;
-    const bool v2588 = v2586 && v2587;
-    if (v2588) {
-      const float v2589 = v92.x[21];
-      const unsigned int v2591 = v2585 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2592 = v2591 < v2;
-      const bool v2593 = v2586 && v2592;
-      if (v2593) {
-        const iron_bf16 v2594 = iron_f32_to_bf16(v2589);
-        const unsigned int v2595 = v2582 * v2;
-        const unsigned int v2596 = v2595 + v2585;
-        const unsigned int v2597 = v2596 - v78;
-        out[v2597] = v2594;
+    const unsigned int v2572 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2573 = v2203 + v2572;
+    const unsigned int v2574 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2575 = v2202 + v2574;
+    const bool v2576 = v2573 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2577 = v2575 < v79;
+    const bool v2578 = v2576 && v2577;
+    if (v2578) {
+      const float v2579 = v92.x[23];
+      const unsigned int v2581 = v2575 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2582 = v2581 < v2;
+      const bool v2583 = v2576 && v2582;
+      if (v2583) {
+        const iron_bf16 v2584 = iron_f32_to_bf16(v2579);
+        const unsigned int v2585 = v2573 * v2;
+        const unsigned int v2586 = v2585 + v2575;
+        const unsigned int v2587 = v2586 - v78;
+        out[v2587] = v2584;
       }
     }
-    const unsigned int v2598 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2600 = v2203 + v2598;
-    const unsigned int v2601 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2603 = v2206 + v2601;
-    const bool v2604 = v2600 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2605 = v2603 < v79;
-    const bool v2606 = v2604 && v2605;
-    if (v2606) {
-      const float v2607 = v92.x[22];
-      const unsigned int v2609 = v2603 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2610 = v2609 < v2;
-      const bool v2611 = v2604 && v2610;
-      if (v2611) {
-        const iron_bf16 v2612 = iron_f32_to_bf16(v2607);
-        const unsigned int v2613 = v2600 * v2;
-        const unsigned int v2614 = v2613 + v2603;
-        const unsigned int v2615 = v2614 - v78;
-        out[v2615] = v2612;
+    const unsigned int v2588 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2589 = v2203 + v2588;
+    const unsigned int v2590 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2591 = v2202 + v2590;
+    const bool v2592 = v2589 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2593 = v2591 < v79;
+    const bool v2594 = v2592 && v2593;
+    if (v2594) {
+      const float v2595 = v92.x[24];
+      const unsigned int v2597 = v2591 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2598 = v2597 < v2;
+      const bool v2599 = v2592 && v2598;
+      if (v2599) {
+        const iron_bf16 v2600 = iron_f32_to_bf16(v2595);
+        const unsigned int v2601 = v2589 * v2;
+        const unsigned int v2602 = v2601 + v2591;
+        const unsigned int v2603 = v2602 - v78;
+        out[v2603] = v2600;
       }
     }
-    const unsigned int v2616 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2618 = v2203 + v2616;
-    const unsigned int v2619 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2621 = v2206 + v2619;
-    const bool v2622 = v2618 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2623 = v2621 < v79;
-    const bool v2624 = v2622 && v2623;
-    if (v2624) {
-      const float v2625 = v92.x[23];
-      const unsigned int v2627 = v2621 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2628 = v2627 < v2;
-      const bool v2629 = v2622 && v2628;
-      if (v2629) {
-        const iron_bf16 v2630 = iron_f32_to_bf16(v2625);
-        const unsigned int v2631 = v2618 * v2;
-        const unsigned int v2632 = v2631 + v2621;
-        const unsigned int v2633 = v2632 - v78;
-        out[v2633] = v2630;
+    const unsigned int v2604 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2605 = v2203 + v2604;
+    const unsigned int v2606 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2607 = v2202 + v2606;
+    const bool v2608 = v2605 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2609 = v2607 < v79;
+    const bool v2610 = v2608 && v2609;
+    if (v2610) {
+      const float v2611 = v92.x[25];
+      const unsigned int v2613 = v2607 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2614 = v2613 < v2;
+      const bool v2615 = v2608 && v2614;
+      if (v2615) {
+        const iron_bf16 v2616 = iron_f32_to_bf16(v2611);
+        const unsigned int v2617 = v2605 * v2;
+        const unsigned int v2618 = v2617 + v2607;
+        const unsigned int v2619 = v2618 - v78;
+        out[v2619] = v2616;
       }
     }
-    const unsigned int v2634 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2636 = v2203 + v2634;
-    const unsigned int v2637 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2639 = v2206 + v2637;
-    const bool v2640 = v2636 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2620 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2621 = v2203 + v2620;
+    const unsigned int v2622 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2623 = v2202 + v2622;
+    const bool v2624 = v2621 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2625 = v2623 < v79;
+    const bool v2626 = v2624 && v2625;
+    if (v2626) {
+      const float v2627 = v92.x[26];
+      const unsigned int v2629 = v2623 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2624 && v2630;
+      if (v2631) {
+        const iron_bf16 v2632 = iron_f32_to_bf16(v2627);
+        const unsigned int v2633 = v2621 * v2;
+        const unsigned int v2634 = v2633 + v2623;
+        const unsigned int v2635 = v2634 - v78;
+        out[v2635] = v2632;
+      }
+    }
+    const unsigned int v2636 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2637 = v2203 + v2636;
+    const unsigned int v2638 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2639 = v2202 + v2638;
+    const bool v2640 = v2637 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2641 = v2639 < v79;
     const bool v2642 = v2640 && v2641;
     if (v2642) {
-      const float v2643 = v92.x[24];
+      const float v2643 = v92.x[27];
       const unsigned int v2645 = v2639 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2646 = v2645 < v2;
       const bool v2647 = v2640 && v2646;
       if (v2647) {
         const iron_bf16 v2648 = iron_f32_to_bf16(v2643);
-        const unsigned int v2649 = v2636 * v2;
+        const unsigned int v2649 = v2637 * v2;
         const unsigned int v2650 = v2649 + v2639;
         const unsigned int v2651 = v2650 - v78;
         out[v2651] = v2648;
       }
     }
-    const unsigned int v2652 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2654 = v2203 + v2652;
-    const unsigned int v2655 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2657 = v2206 + v2655;
-    const bool v2658 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2659 = v2657 < v79;
-    const bool v2660 = v2658 && v2659;
-    if (v2660) {
-      const float v2661 = v92.x[25];
-      const unsigned int v2663 = v2657 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2664 = v2663 < v2;
-      const bool v2665 = v2658 && v2664;
-      if (v2665) {
-        const iron_bf16 v2666 = iron_f32_to_bf16(v2661);
-        const unsigned int v2667 = v2654 * v2;
-        const unsigned int v2668 = v2667 + v2657;
-        const unsigned int v2669 = v2668 - v78;
-        out[v2669] = v2666;
+    const unsigned int v2652 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2653 = v2203 + v2652;
+    const unsigned int v2654 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2655 = v2202 + v2654;
+    const bool v2656 = v2653 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2657 = v2655 < v79;
+    const bool v2658 = v2656 && v2657;
+    if (v2658) {
+      const float v2659 = v92.x[28];
+      const unsigned int v2661 = v2655 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2662 = v2661 < v2;
+      const bool v2663 = v2656 && v2662;
+      if (v2663) {
+        const iron_bf16 v2664 = iron_f32_to_bf16(v2659);
+        const unsigned int v2665 = v2653 * v2;
+        const unsigned int v2666 = v2665 + v2655;
+        const unsigned int v2667 = v2666 - v78;
+        out[v2667] = v2664;
       }
     }
-    const unsigned int v2670 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2672 = v2203 + v2670;
-    const unsigned int v2673 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2675 = v2206 + v2673;
-    const bool v2676 = v2672 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2677 = v2675 < v79;
-    const bool v2678 = v2676 && v2677;
-    if (v2678) {
-      const float v2679 = v92.x[26];
-      const unsigned int v2681 = v2675 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2682 = v2681 < v2;
-      const bool v2683 = v2676 && v2682;
-      if (v2683) {
-        const iron_bf16 v2684 = iron_f32_to_bf16(v2679);
-        const unsigned int v2685 = v2672 * v2;
-        const unsigned int v2686 = v2685 + v2675;
-        const unsigned int v2687 = v2686 - v78;
-        out[v2687] = v2684;
+    const unsigned int v2668 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2669 = v2203 + v2668;
+    const unsigned int v2670 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2671 = v2202 + v2670;
+    const bool v2672 = v2669 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2673 = v2671 < v79;
+    const bool v2674 = v2672 && v2673;
+    if (v2674) {
+      const float v2675 = v92.x[29];
+      const unsigned int v2677 = v2671 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2678 = v2677 < v2;
+      const bool v2679 = v2672 && v2678;
+      if (v2679) {
+        const iron_bf16 v2680 = iron_f32_to_bf16(v2675);
+        const unsigned int v2681 = v2669 * v2;
+        const unsigned int v2682 = v2681 + v2671;
+        const unsigned int v2683 = v2682 - v78;
+        out[v2683] = v2680;
       }
     }
-    const unsigned int v2688 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2690 = v2203 + v2688;
-    const unsigned int v2691 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2693 = v2206 + v2691;
-    const bool v2694 = v2690 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2695 = v2693 < v79;
-    const bool v2696 = v2694 && v2695;
-    if (v2696) {
-      const float v2697 = v92.x[27];
-      const unsigned int v2699 = v2693 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2700 = v2699 < v2;
-      const bool v2701 = v2694 && v2700;
-      if (v2701) {
-        const iron_bf16 v2702 = iron_f32_to_bf16(v2697);
-        const unsigned int v2703 = v2690 * v2;
-        const unsigned int v2704 = v2703 + v2693;
-        const unsigned int v2705 = v2704 - v78;
-        out[v2705] = v2702;
+    const unsigned int v2684 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2685 = v2203 + v2684;
+    const unsigned int v2686 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2687 = v2202 + v2686;
+    const bool v2688 = v2685 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2689 = v2687 < v79;
+    const bool v2690 = v2688 && v2689;
+    if (v2690) {
+      const float v2691 = v92.x[30];
+      const unsigned int v2693 = v2687 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2694 = v2693 < v2;
+      const bool v2695 = v2688 && v2694;
+      if (v2695) {
+        const iron_bf16 v2696 = iron_f32_to_bf16(v2691);
+        const unsigned int v2697 = v2685 * v2;
+        const unsigned int v2698 = v2697 + v2687;
+        const unsigned int v2699 = v2698 - v78;
+        out[v2699] = v2696;
       }
     }
-    const unsigned int v2706 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2708 = v2203 + v2706;
-    const unsigned int v2709 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2711 = v2206 + v2709;
-    const bool v2712 = v2708 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2713 = v2711 < v79;
-    const bool v2714 = v2712 && v2713;
-    if (v2714) {
-      const float v2715 = v92.x[28];
-      const unsigned int v2717 = v2711 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2718 = v2717 < v2;
-      const bool v2719 = v2712 && v2718;
-      if (v2719) {
-        const iron_bf16 v2720 = iron_f32_to_bf16(v2715);
-        const unsigned int v2721 = v2708 * v2;
-        const unsigned int v2722 = v2721 + v2711;
-        const unsigned int v2723 = v2722 - v78;
-        out[v2723] = v2720;
+    const unsigned int v2700 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2701 = v2203 + v2700;
+    const unsigned int v2702 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2703 = v2202 + v2702;
+    const bool v2704 = v2701 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2705 = v2703 < v79;
+    const bool v2706 = v2704 && v2705;
+    if (v2706) {
+      const float v2707 = v92.x[31];
+      const unsigned int v2709 = v2703 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2710 = v2709 < v2;
+      const bool v2711 = v2704 && v2710;
+      if (v2711) {
+        const iron_bf16 v2712 = iron_f32_to_bf16(v2707);
+        const unsigned int v2713 = v2701 * v2;
+        const unsigned int v2714 = v2713 + v2703;
+        const unsigned int v2715 = v2714 - v78;
+        out[v2715] = v2712;
       }
     }
-    const unsigned int v2724 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2726 = v2203 + v2724;
-    const unsigned int v2727 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2729 = v2206 + v2727;
-    const bool v2730 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2731 = v2729 < v79;
-    const bool v2732 = v2730 && v2731;
-    if (v2732) {
-      const float v2733 = v92.x[29];
-      const unsigned int v2735 = v2729 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2736 = v2735 < v2;
-      const bool v2737 = v2730 && v2736;
-      if (v2737) {
-        const iron_bf16 v2738 = iron_f32_to_bf16(v2733);
-        const unsigned int v2739 = v2726 * v2;
-        const unsigned int v2740 = v2739 + v2729;
-        const unsigned int v2741 = v2740 - v78;
-        out[v2741] = v2738;
+    const unsigned int v2716 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2717 = v2203 + v2716;
+    const unsigned int v2718 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2719 = v2202 + v2718;
+    const bool v2720 = v2717 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2721 = v2719 < v79;
+    const bool v2722 = v2720 && v2721;
+    if (v2722) {
+      const float v2723 = v92.x[32];
+      const unsigned int v2725 = v2719 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2726 = v2725 < v2;
+      const bool v2727 = v2720 && v2726;
+      if (v2727) {
+        const iron_bf16 v2728 = iron_f32_to_bf16(v2723);
+        const unsigned int v2729 = v2717 * v2;
+        const unsigned int v2730 = v2729 + v2719;
+        const unsigned int v2731 = v2730 - v78;
+        out[v2731] = v2728;
       }
     }
-    const unsigned int v2742 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2744 = v2203 + v2742;
-    const unsigned int v2745 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2747 = v2206 + v2745;
-    const bool v2748 = v2744 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2749 = v2747 < v79;
-    const bool v2750 = v2748 && v2749;
-    if (v2750) {
-      const float v2751 = v92.x[30];
-      const unsigned int v2753 = v2747 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2754 = v2753 < v2;
-      const bool v2755 = v2748 && v2754;
-      if (v2755) {
-        const iron_bf16 v2756 = iron_f32_to_bf16(v2751);
-        const unsigned int v2757 = v2744 * v2;
-        const unsigned int v2758 = v2757 + v2747;
-        const unsigned int v2759 = v2758 - v78;
-        out[v2759] = v2756;
+    const unsigned int v2732 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2733 = v2203 + v2732;
+    const unsigned int v2734 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2735 = v2202 + v2734;
+    const bool v2736 = v2733 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2737 = v2735 < v79;
+    const bool v2738 = v2736 && v2737;
+    if (v2738) {
+      const float v2739 = v92.x[33];
+      const unsigned int v2741 = v2735 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2742 = v2741 < v2;
+      const bool v2743 = v2736 && v2742;
+      if (v2743) {
+        const iron_bf16 v2744 = iron_f32_to_bf16(v2739);
+        const unsigned int v2745 = v2733 * v2;
+        const unsigned int v2746 = v2745 + v2735;
+        const unsigned int v2747 = v2746 - v78;
+        out[v2747] = v2744;
       }
     }
-    const unsigned int v2760 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2762 = v2203 + v2760;
-    const unsigned int v2763 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2765 = v2206 + v2763;
-    const bool v2766 = v2762 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2767 = v2765 < v79;
-    const bool v2768 = v2766 && v2767;
-    if (v2768) {
-      const float v2769 = v92.x[31];
-      const unsigned int v2771 = v2765 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2772 = v2771 < v2;
-      const bool v2773 = v2766 && v2772;
-      if (v2773) {
-        const iron_bf16 v2774 = iron_f32_to_bf16(v2769);
-        const unsigned int v2775 = v2762 * v2;
-        const unsigned int v2776 = v2775 + v2765;
-        const unsigned int v2777 = v2776 - v78;
-        out[v2777] = v2774;
+    const unsigned int v2748 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2749 = v2203 + v2748;
+    const unsigned int v2750 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2751 = v2202 + v2750;
+    const bool v2752 = v2749 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2753 = v2751 < v79;
+    const bool v2754 = v2752 && v2753;
+    if (v2754) {
+      const float v2755 = v92.x[34];
+      const unsigned int v2757 = v2751 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2758 = v2757 < v2;
+      const bool v2759 = v2752 && v2758;
+      if (v2759) {
+        const iron_bf16 v2760 = iron_f32_to_bf16(v2755);
+        const unsigned int v2761 = v2749 * v2;
+        const unsigned int v2762 = v2761 + v2751;
+        const unsigned int v2763 = v2762 - v78;
+        out[v2763] = v2760;
       }
     }
-    const unsigned int v2778 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2780 = v2203 + v2778;
-    const unsigned int v2781 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2783 = v2206 + v2781;
-    const bool v2784 = v2780 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2764 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2765 = v2203 + v2764;
+    const unsigned int v2766 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2767 = v2202 + v2766;
+    const bool v2768 = v2765 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2769 = v2767 < v79;
+    const bool v2770 = v2768 && v2769;
+    if (v2770) {
+      const float v2771 = v92.x[35];
+      const unsigned int v2773 = v2767 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2774 = v2773 < v2;
+      const bool v2775 = v2768 && v2774;
+      if (v2775) {
+        const iron_bf16 v2776 = iron_f32_to_bf16(v2771);
+        const unsigned int v2777 = v2765 * v2;
+        const unsigned int v2778 = v2777 + v2767;
+        const unsigned int v2779 = v2778 - v78;
+        out[v2779] = v2776;
+      }
+    }
+    const unsigned int v2780 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2781 = v2203 + v2780;
+    const unsigned int v2782 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2783 = v2202 + v2782;
+    const bool v2784 = v2781 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2785 = v2783 < v79;
     const bool v2786 = v2784 && v2785;
     if (v2786) {
-      const float v2787 = v92.x[32];
+      const float v2787 = v92.x[36];
       const unsigned int v2789 = v2783 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2790 = v2789 < v2;
       const bool v2791 = v2784 && v2790;
       if (v2791) {
         const iron_bf16 v2792 = iron_f32_to_bf16(v2787);
-        const unsigned int v2793 = v2780 * v2;
+        const unsigned int v2793 = v2781 * v2;
         const unsigned int v2794 = v2793 + v2783;
         const unsigned int v2795 = v2794 - v78;
         out[v2795] = v2792;
       }
     }
-    const unsigned int v2796 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2798 = v2203 + v2796;
-    const unsigned int v2799 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2801 = v2206 + v2799;
-    const bool v2802 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2803 = v2801 < v79;
-    const bool v2804 = v2802 && v2803;
-    if (v2804) {
-      const float v2805 = v92.x[33];
-      const unsigned int v2807 = v2801 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2808 = v2807 < v2;
-      const bool v2809 = v2802 && v2808;
-      if (v2809) {
-        const iron_bf16 v2810 = iron_f32_to_bf16(v2805);
-        const unsigned int v2811 = v2798 * v2;
-        const unsigned int v2812 = v2811 + v2801;
-        const unsigned int v2813 = v2812 - v78;
-        out[v2813] = v2810;
+    const unsigned int v2796 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2797 = v2203 + v2796;
+    const unsigned int v2798 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2799 = v2202 + v2798;
+    const bool v2800 = v2797 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2801 = v2799 < v79;
+    const bool v2802 = v2800 && v2801;
+    if (v2802) {
+      const float v2803 = v92.x[37];
+      const unsigned int v2805 = v2799 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2806 = v2805 < v2;
+      const bool v2807 = v2800 && v2806;
+      if (v2807) {
+        const iron_bf16 v2808 = iron_f32_to_bf16(v2803);
+        const unsigned int v2809 = v2797 * v2;
+        const unsigned int v2810 = v2809 + v2799;
+        const unsigned int v2811 = v2810 - v78;
+        out[v2811] = v2808;
       }
     }
-    const unsigned int v2814 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2816 = v2203 + v2814;
-    const unsigned int v2817 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2819 = v2206 + v2817;
-    const bool v2820 = v2816 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2821 = v2819 < v79;
-    const bool v2822 = v2820 && v2821;
-    if (v2822) {
-      const float v2823 = v92.x[34];
-      const unsigned int v2825 = v2819 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2826 = v2825 < v2;
-      const bool v2827 = v2820 && v2826;
-      if (v2827) {
-        const iron_bf16 v2828 = iron_f32_to_bf16(v2823);
-        const unsigned int v2829 = v2816 * v2;
-        const unsigned int v2830 = v2829 + v2819;
-        const unsigned int v2831 = v2830 - v78;
-        out[v2831] = v2828;
+    const unsigned int v2812 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2813 = v2203 + v2812;
+    const unsigned int v2814 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2815 = v2202 + v2814;
+    const bool v2816 = v2813 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2817 = v2815 < v79;
+    const bool v2818 = v2816 && v2817;
+    if (v2818) {
+      const float v2819 = v92.x[38];
+      const unsigned int v2821 = v2815 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2822 = v2821 < v2;
+      const bool v2823 = v2816 && v2822;
+      if (v2823) {
+        const iron_bf16 v2824 = iron_f32_to_bf16(v2819);
+        const unsigned int v2825 = v2813 * v2;
+        const unsigned int v2826 = v2825 + v2815;
+        const unsigned int v2827 = v2826 - v78;
+        out[v2827] = v2824;
       }
     }
-    const unsigned int v2832 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2834 = v2203 + v2832;
-    const unsigned int v2835 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2837 = v2206 + v2835;
-    const bool v2838 = v2834 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2839 = v2837 < v79;
-    const bool v2840 = v2838 && v2839;
-    if (v2840) {
-      const float v2841 = v92.x[35];
-      const unsigned int v2843 = v2837 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2844 = v2843 < v2;
-      const bool v2845 = v2838 && v2844;
-      if (v2845) {
-        const iron_bf16 v2846 = iron_f32_to_bf16(v2841);
-        const unsigned int v2847 = v2834 * v2;
-        const unsigned int v2848 = v2847 + v2837;
-        const unsigned int v2849 = v2848 - v78;
-        out[v2849] = v2846;
+    const unsigned int v2828 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2829 = v2203 + v2828;
+    const unsigned int v2830 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2831 = v2202 + v2830;
+    const bool v2832 = v2829 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2833 = v2831 < v79;
+    const bool v2834 = v2832 && v2833;
+    if (v2834) {
+      const float v2835 = v92.x[39];
+      const unsigned int v2837 = v2831 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2838 = v2837 < v2;
+      const bool v2839 = v2832 && v2838;
+      if (v2839) {
+        const iron_bf16 v2840 = iron_f32_to_bf16(v2835);
+        const unsigned int v2841 = v2829 * v2;
+        const unsigned int v2842 = v2841 + v2831;
+        const unsigned int v2843 = v2842 - v78;
+        out[v2843] = v2840;
       }
     }
-    const unsigned int v2850 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2852 = v2203 + v2850;
-    const unsigned int v2853 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2855 = v2206 + v2853;
-    const bool v2856 = v2852 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2857 = v2855 < v79;
-    const bool v2858 = v2856 && v2857;
-    if (v2858) {
-      const float v2859 = v92.x[36];
-      const unsigned int v2861 = v2855 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2862 = v2861 < v2;
-      const bool v2863 = v2856 && v2862;
-      if (v2863) {
-        const iron_bf16 v2864 = iron_f32_to_bf16(v2859);
-        const unsigned int v2865 = v2852 * v2;
-        const unsigned int v2866 = v2865 + v2855;
-        const unsigned int v2867 = v2866 - v78;
-        out[v2867] = v2864;
+    const unsigned int v2844 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2845 = v2203 + v2844;
+    const unsigned int v2846 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2847 = v2202 + v2846;
+    const bool v2848 = v2845 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2849 = v2847 < v79;
+    const bool v2850 = v2848 && v2849;
+    if (v2850) {
+      const float v2851 = v92.x[40];
+      const unsigned int v2853 = v2847 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2854 = v2853 < v2;
+      const bool v2855 = v2848 && v2854;
+      if (v2855) {
+        const iron_bf16 v2856 = iron_f32_to_bf16(v2851);
+        const unsigned int v2857 = v2845 * v2;
+        const unsigned int v2858 = v2857 + v2847;
+        const unsigned int v2859 = v2858 - v78;
+        out[v2859] = v2856;
       }
     }
-    const unsigned int v2868 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2870 = v2203 + v2868;
-    const unsigned int v2871 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2873 = v2206 + v2871;
-    const bool v2874 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2875 = v2873 < v79;
-    const bool v2876 = v2874 && v2875;
-    if (v2876) {
-      const float v2877 = v92.x[37];
-      const unsigned int v2879 = v2873 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2880 = v2879 < v2;
-      const bool v2881 = v2874 && v2880;
-      if (v2881) {
-        const iron_bf16 v2882 = iron_f32_to_bf16(v2877);
-        const unsigned int v2883 = v2870 * v2;
-        const unsigned int v2884 = v2883 + v2873;
-        const unsigned int v2885 = v2884 - v78;
-        out[v2885] = v2882;
+    const unsigned int v2860 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2861 = v2203 + v2860;
+    const unsigned int v2862 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2863 = v2202 + v2862;
+    const bool v2864 = v2861 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2865 = v2863 < v79;
+    const bool v2866 = v2864 && v2865;
+    if (v2866) {
+      const float v2867 = v92.x[41];
+      const unsigned int v2869 = v2863 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2870 = v2869 < v2;
+      const bool v2871 = v2864 && v2870;
+      if (v2871) {
+        const iron_bf16 v2872 = iron_f32_to_bf16(v2867);
+        const unsigned int v2873 = v2861 * v2;
+        const unsigned int v2874 = v2873 + v2863;
+        const unsigned int v2875 = v2874 - v78;
+        out[v2875] = v2872;
       }
     }
-    const unsigned int v2886 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2888 = v2203 + v2886;
-    const unsigned int v2889 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2891 = v2206 + v2889;
-    const bool v2892 = v2888 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2893 = v2891 < v79;
-    const bool v2894 = v2892 && v2893;
-    if (v2894) {
-      const float v2895 = v92.x[38];
-      const unsigned int v2897 = v2891 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2898 = v2897 < v2;
-      const bool v2899 = v2892 && v2898;
-      if (v2899) {
-        const iron_bf16 v2900 = iron_f32_to_bf16(v2895);
-        const unsigned int v2901 = v2888 * v2;
-        const unsigned int v2902 = v2901 + v2891;
-        const unsigned int v2903 = v2902 - v78;
-        out[v2903] = v2900;
+    const unsigned int v2876 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2877 = v2203 + v2876;
+    const unsigned int v2878 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2879 = v2202 + v2878;
+    const bool v2880 = v2877 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2881 = v2879 < v79;
+    const bool v2882 = v2880 && v2881;
+    if (v2882) {
+      const float v2883 = v92.x[42];
+      const unsigned int v2885 = v2879 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2886 = v2885 < v2;
+      const bool v2887 = v2880 && v2886;
+      if (v2887) {
+        const iron_bf16 v2888 = iron_f32_to_bf16(v2883);
+        const unsigned int v2889 = v2877 * v2;
+        const unsigned int v2890 = v2889 + v2879;
+        const unsigned int v2891 = v2890 - v78;
+        out[v2891] = v2888;
       }
     }
-    const unsigned int v2904 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2906 = v2203 + v2904;
-    const unsigned int v2907 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2909 = v2206 + v2907;
-    const bool v2910 = v2906 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2911 = v2909 < v79;
-    const bool v2912 = v2910 && v2911;
-    if (v2912) {
-      const float v2913 = v92.x[39];
-      const unsigned int v2915 = v2909 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2916 = v2915 < v2;
-      const bool v2917 = v2910 && v2916;
-      if (v2917) {
-        const iron_bf16 v2918 = iron_f32_to_bf16(v2913);
-        const unsigned int v2919 = v2906 * v2;
-        const unsigned int v2920 = v2919 + v2909;
-        const unsigned int v2921 = v2920 - v78;
-        out[v2921] = v2918;
+    const unsigned int v2892 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2893 = v2203 + v2892;
+    const unsigned int v2894 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2895 = v2202 + v2894;
+    const bool v2896 = v2893 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2897 = v2895 < v79;
+    const bool v2898 = v2896 && v2897;
+    if (v2898) {
+      const float v2899 = v92.x[43];
+      const unsigned int v2901 = v2895 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2902 = v2901 < v2;
+      const bool v2903 = v2896 && v2902;
+      if (v2903) {
+        const iron_bf16 v2904 = iron_f32_to_bf16(v2899);
+        const unsigned int v2905 = v2893 * v2;
+        const unsigned int v2906 = v2905 + v2895;
+        const unsigned int v2907 = v2906 - v78;
+        out[v2907] = v2904;
       }
     }
-    const unsigned int v2922 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2924 = v2203 + v2922;
-    const unsigned int v2925 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2927 = v2206 + v2925;
-    const bool v2928 = v2924 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v2908 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2909 = v2203 + v2908;
+    const unsigned int v2910 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2911 = v2202 + v2910;
+    const bool v2912 = v2909 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2913 = v2911 < v79;
+    const bool v2914 = v2912 && v2913;
+    if (v2914) {
+      const float v2915 = v92.x[44];
+      const unsigned int v2917 = v2911 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2918 = v2917 < v2;
+      const bool v2919 = v2912 && v2918;
+      if (v2919) {
+        const iron_bf16 v2920 = iron_f32_to_bf16(v2915);
+        const unsigned int v2921 = v2909 * v2;
+        const unsigned int v2922 = v2921 + v2911;
+        const unsigned int v2923 = v2922 - v78;
+        out[v2923] = v2920;
+      }
+    }
+    const unsigned int v2924 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2925 = v2203 + v2924;
+    const unsigned int v2926 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2927 = v2202 + v2926;
+    const bool v2928 = v2925 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2929 = v2927 < v79;
     const bool v2930 = v2928 && v2929;
     if (v2930) {
-      const float v2931 = v92.x[40];
+      const float v2931 = v92.x[45];
       const unsigned int v2933 = v2927 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2934 = v2933 < v2;
       const bool v2935 = v2928 && v2934;
       if (v2935) {
         const iron_bf16 v2936 = iron_f32_to_bf16(v2931);
-        const unsigned int v2937 = v2924 * v2;
+        const unsigned int v2937 = v2925 * v2;
         const unsigned int v2938 = v2937 + v2927;
         const unsigned int v2939 = v2938 - v78;
         out[v2939] = v2936;
       }
     }
-    const unsigned int v2940 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2942 = v2203 + v2940;
-    const unsigned int v2943 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2945 = v2206 + v2943;
-    const bool v2946 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2947 = v2945 < v79;
-    const bool v2948 = v2946 && v2947;
-    if (v2948) {
-      const float v2949 = v92.x[41];
-      const unsigned int v2951 = v2945 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2952 = v2951 < v2;
-      const bool v2953 = v2946 && v2952;
-      if (v2953) {
-        const iron_bf16 v2954 = iron_f32_to_bf16(v2949);
-        const unsigned int v2955 = v2942 * v2;
-        const unsigned int v2956 = v2955 + v2945;
-        const unsigned int v2957 = v2956 - v78;
-        out[v2957] = v2954;
+    const unsigned int v2940 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2941 = v2203 + v2940;
+    const unsigned int v2942 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2943 = v2202 + v2942;
+    const bool v2944 = v2941 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2945 = v2943 < v79;
+    const bool v2946 = v2944 && v2945;
+    if (v2946) {
+      const float v2947 = v92.x[46];
+      const unsigned int v2949 = v2943 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2950 = v2949 < v2;
+      const bool v2951 = v2944 && v2950;
+      if (v2951) {
+        const iron_bf16 v2952 = iron_f32_to_bf16(v2947);
+        const unsigned int v2953 = v2941 * v2;
+        const unsigned int v2954 = v2953 + v2943;
+        const unsigned int v2955 = v2954 - v78;
+        out[v2955] = v2952;
       }
     }
-    const unsigned int v2958 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2960 = v2203 + v2958;
-    const unsigned int v2961 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2963 = v2206 + v2961;
-    const bool v2964 = v2960 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2965 = v2963 < v79;
-    const bool v2966 = v2964 && v2965;
-    if (v2966) {
-      const float v2967 = v92.x[42];
-      const unsigned int v2969 = v2963 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2970 = v2969 < v2;
-      const bool v2971 = v2964 && v2970;
-      if (v2971) {
-        const iron_bf16 v2972 = iron_f32_to_bf16(v2967);
-        const unsigned int v2973 = v2960 * v2;
-        const unsigned int v2974 = v2973 + v2963;
-        const unsigned int v2975 = v2974 - v78;
-        out[v2975] = v2972;
+    const unsigned int v2956 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2957 = v2203 + v2956;
+    const unsigned int v2958 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2959 = v2202 + v2958;
+    const bool v2960 = v2957 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2961 = v2959 < v79;
+    const bool v2962 = v2960 && v2961;
+    if (v2962) {
+      const float v2963 = v92.x[47];
+      const unsigned int v2965 = v2959 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2966 = v2965 < v2;
+      const bool v2967 = v2960 && v2966;
+      if (v2967) {
+        const iron_bf16 v2968 = iron_f32_to_bf16(v2963);
+        const unsigned int v2969 = v2957 * v2;
+        const unsigned int v2970 = v2969 + v2959;
+        const unsigned int v2971 = v2970 - v78;
+        out[v2971] = v2968;
       }
     }
-    const unsigned int v2976 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2978 = v2203 + v2976;
-    const unsigned int v2979 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2981 = v2206 + v2979;
-    const bool v2982 = v2978 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2983 = v2981 < v79;
-    const bool v2984 = v2982 && v2983;
-    if (v2984) {
-      const float v2985 = v92.x[43];
-      const unsigned int v2987 = v2981 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2988 = v2987 < v2;
-      const bool v2989 = v2982 && v2988;
-      if (v2989) {
-        const iron_bf16 v2990 = iron_f32_to_bf16(v2985);
-        const unsigned int v2991 = v2978 * v2;
-        const unsigned int v2992 = v2991 + v2981;
-        const unsigned int v2993 = v2992 - v78;
-        out[v2993] = v2990;
+    const unsigned int v2972 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2973 = v2203 + v2972;
+    const unsigned int v2974 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2975 = v2202 + v2974;
+    const bool v2976 = v2973 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2977 = v2975 < v79;
+    const bool v2978 = v2976 && v2977;
+    if (v2978) {
+      const float v2979 = v92.x[48];
+      const unsigned int v2981 = v2975 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2982 = v2981 < v2;
+      const bool v2983 = v2976 && v2982;
+      if (v2983) {
+        const iron_bf16 v2984 = iron_f32_to_bf16(v2979);
+        const unsigned int v2985 = v2973 * v2;
+        const unsigned int v2986 = v2985 + v2975;
+        const unsigned int v2987 = v2986 - v78;
+        out[v2987] = v2984;
       }
     }
-    const unsigned int v2994 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v2996 = v2203 + v2994;
-    const unsigned int v2997 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v2999 = v2206 + v2997;
-    const bool v3000 = v2996 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3001 = v2999 < v79;
-    const bool v3002 = v3000 && v3001;
-    if (v3002) {
-      const float v3003 = v92.x[44];
-      const unsigned int v3005 = v2999 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3006 = v3005 < v2;
-      const bool v3007 = v3000 && v3006;
-      if (v3007) {
-        const iron_bf16 v3008 = iron_f32_to_bf16(v3003);
-        const unsigned int v3009 = v2996 * v2;
-        const unsigned int v3010 = v3009 + v2999;
-        const unsigned int v3011 = v3010 - v78;
-        out[v3011] = v3008;
+    const unsigned int v2988 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2989 = v2203 + v2988;
+    const unsigned int v2990 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v2991 = v2202 + v2990;
+    const bool v2992 = v2989 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2993 = v2991 < v79;
+    const bool v2994 = v2992 && v2993;
+    if (v2994) {
+      const float v2995 = v92.x[49];
+      const unsigned int v2997 = v2991 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2998 = v2997 < v2;
+      const bool v2999 = v2992 && v2998;
+      if (v2999) {
+        const iron_bf16 v3000 = iron_f32_to_bf16(v2995);
+        const unsigned int v3001 = v2989 * v2;
+        const unsigned int v3002 = v3001 + v2991;
+        const unsigned int v3003 = v3002 - v78;
+        out[v3003] = v3000;
       }
     }
-    const unsigned int v3012 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3014 = v2203 + v3012;
-    const unsigned int v3015 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3017 = v2206 + v3015;
-    const bool v3018 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3019 = v3017 < v79;
-    const bool v3020 = v3018 && v3019;
-    if (v3020) {
-      const float v3021 = v92.x[45];
-      const unsigned int v3023 = v3017 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3024 = v3023 < v2;
-      const bool v3025 = v3018 && v3024;
-      if (v3025) {
-        const iron_bf16 v3026 = iron_f32_to_bf16(v3021);
-        const unsigned int v3027 = v3014 * v2;
-        const unsigned int v3028 = v3027 + v3017;
-        const unsigned int v3029 = v3028 - v78;
-        out[v3029] = v3026;
+    const unsigned int v3004 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3005 = v2203 + v3004;
+    const unsigned int v3006 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3007 = v2202 + v3006;
+    const bool v3008 = v3005 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3009 = v3007 < v79;
+    const bool v3010 = v3008 && v3009;
+    if (v3010) {
+      const float v3011 = v92.x[50];
+      const unsigned int v3013 = v3007 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3014 = v3013 < v2;
+      const bool v3015 = v3008 && v3014;
+      if (v3015) {
+        const iron_bf16 v3016 = iron_f32_to_bf16(v3011);
+        const unsigned int v3017 = v3005 * v2;
+        const unsigned int v3018 = v3017 + v3007;
+        const unsigned int v3019 = v3018 - v78;
+        out[v3019] = v3016;
       }
     }
-    const unsigned int v3030 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3032 = v2203 + v3030;
-    const unsigned int v3033 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3035 = v2206 + v3033;
-    const bool v3036 = v3032 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3037 = v3035 < v79;
-    const bool v3038 = v3036 && v3037;
-    if (v3038) {
-      const float v3039 = v92.x[46];
-      const unsigned int v3041 = v3035 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3042 = v3041 < v2;
-      const bool v3043 = v3036 && v3042;
-      if (v3043) {
-        const iron_bf16 v3044 = iron_f32_to_bf16(v3039);
-        const unsigned int v3045 = v3032 * v2;
-        const unsigned int v3046 = v3045 + v3035;
-        const unsigned int v3047 = v3046 - v78;
-        out[v3047] = v3044;
+    const unsigned int v3020 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3021 = v2203 + v3020;
+    const unsigned int v3022 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3023 = v2202 + v3022;
+    const bool v3024 = v3021 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3025 = v3023 < v79;
+    const bool v3026 = v3024 && v3025;
+    if (v3026) {
+      const float v3027 = v92.x[51];
+      const unsigned int v3029 = v3023 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3030 = v3029 < v2;
+      const bool v3031 = v3024 && v3030;
+      if (v3031) {
+        const iron_bf16 v3032 = iron_f32_to_bf16(v3027);
+        const unsigned int v3033 = v3021 * v2;
+        const unsigned int v3034 = v3033 + v3023;
+        const unsigned int v3035 = v3034 - v78;
+        out[v3035] = v3032;
       }
     }
-    const unsigned int v3048 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3050 = v2203 + v3048;
-    const unsigned int v3051 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3053 = v2206 + v3051;
-    const bool v3054 = v3050 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3055 = v3053 < v79;
-    const bool v3056 = v3054 && v3055;
-    if (v3056) {
-      const float v3057 = v92.x[47];
-      const unsigned int v3059 = v3053 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3060 = v3059 < v2;
-      const bool v3061 = v3054 && v3060;
-      if (v3061) {
-        const iron_bf16 v3062 = iron_f32_to_bf16(v3057);
-        const unsigned int v3063 = v3050 * v2;
-        const unsigned int v3064 = v3063 + v3053;
-        const unsigned int v3065 = v3064 - v78;
-        out[v3065] = v3062;
+    const unsigned int v3036 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3037 = v2203 + v3036;
+    const unsigned int v3038 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3039 = v2202 + v3038;
+    const bool v3040 = v3037 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3041 = v3039 < v79;
+    const bool v3042 = v3040 && v3041;
+    if (v3042) {
+      const float v3043 = v92.x[52];
+      const unsigned int v3045 = v3039 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3046 = v3045 < v2;
+      const bool v3047 = v3040 && v3046;
+      if (v3047) {
+        const iron_bf16 v3048 = iron_f32_to_bf16(v3043);
+        const unsigned int v3049 = v3037 * v2;
+        const unsigned int v3050 = v3049 + v3039;
+        const unsigned int v3051 = v3050 - v78;
+        out[v3051] = v3048;
       }
     }
-    const unsigned int v3066 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3068 = v2203 + v3066;
-    const unsigned int v3069 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3071 = v2206 + v3069;
-    const bool v3072 = v3068 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3052 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3053 = v2203 + v3052;
+    const unsigned int v3054 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3055 = v2202 + v3054;
+    const bool v3056 = v3053 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3057 = v3055 < v79;
+    const bool v3058 = v3056 && v3057;
+    if (v3058) {
+      const float v3059 = v92.x[53];
+      const unsigned int v3061 = v3055 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3062 = v3061 < v2;
+      const bool v3063 = v3056 && v3062;
+      if (v3063) {
+        const iron_bf16 v3064 = iron_f32_to_bf16(v3059);
+        const unsigned int v3065 = v3053 * v2;
+        const unsigned int v3066 = v3065 + v3055;
+        const unsigned int v3067 = v3066 - v78;
+        out[v3067] = v3064;
+      }
+    }
+    const unsigned int v3068 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3069 = v2203 + v3068;
+    const unsigned int v3070 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3071 = v2202 + v3070;
+    const bool v3072 = v3069 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3073 = v3071 < v79;
     const bool v3074 = v3072 && v3073;
     if (v3074) {
-      const float v3075 = v92.x[48];
+      const float v3075 = v92.x[54];
       const unsigned int v3077 = v3071 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3078 = v3077 < v2;
       const bool v3079 = v3072 && v3078;
       if (v3079) {
         const iron_bf16 v3080 = iron_f32_to_bf16(v3075);
-        const unsigned int v3081 = v3068 * v2;
+        const unsigned int v3081 = v3069 * v2;
         const unsigned int v3082 = v3081 + v3071;
         const unsigned int v3083 = v3082 - v78;
         out[v3083] = v3080;
       }
     }
-    const unsigned int v3084 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3086 = v2203 + v3084;
-    const unsigned int v3087 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3089 = v2206 + v3087;
-    const bool v3090 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3091 = v3089 < v79;
-    const bool v3092 = v3090 && v3091;
-    if (v3092) {
-      const float v3093 = v92.x[49];
-      const unsigned int v3095 = v3089 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3096 = v3095 < v2;
-      const bool v3097 = v3090 && v3096;
-      if (v3097) {
-        const iron_bf16 v3098 = iron_f32_to_bf16(v3093);
-        const unsigned int v3099 = v3086 * v2;
-        const unsigned int v3100 = v3099 + v3089;
-        const unsigned int v3101 = v3100 - v78;
-        out[v3101] = v3098;
+    const unsigned int v3084 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3085 = v2203 + v3084;
+    const unsigned int v3086 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3087 = v2202 + v3086;
+    const bool v3088 = v3085 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3089 = v3087 < v79;
+    const bool v3090 = v3088 && v3089;
+    if (v3090) {
+      const float v3091 = v92.x[55];
+      const unsigned int v3093 = v3087 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3094 = v3093 < v2;
+      const bool v3095 = v3088 && v3094;
+      if (v3095) {
+        const iron_bf16 v3096 = iron_f32_to_bf16(v3091);
+        const unsigned int v3097 = v3085 * v2;
+        const unsigned int v3098 = v3097 + v3087;
+        const unsigned int v3099 = v3098 - v78;
+        out[v3099] = v3096;
       }
     }
-    const unsigned int v3102 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3104 = v2203 + v3102;
-    const unsigned int v3105 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3107 = v2206 + v3105;
-    const bool v3108 = v3104 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3109 = v3107 < v79;
-    const bool v3110 = v3108 && v3109;
-    if (v3110) {
-      const float v3111 = v92.x[50];
-      const unsigned int v3113 = v3107 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3114 = v3113 < v2;
-      const bool v3115 = v3108 && v3114;
-      if (v3115) {
-        const iron_bf16 v3116 = iron_f32_to_bf16(v3111);
-        const unsigned int v3117 = v3104 * v2;
-        const unsigned int v3118 = v3117 + v3107;
-        const unsigned int v3119 = v3118 - v78;
-        out[v3119] = v3116;
+    const unsigned int v3100 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3101 = v2203 + v3100;
+    const unsigned int v3102 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3103 = v2202 + v3102;
+    const bool v3104 = v3101 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3105 = v3103 < v79;
+    const bool v3106 = v3104 && v3105;
+    if (v3106) {
+      const float v3107 = v92.x[56];
+      const unsigned int v3109 = v3103 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3110 = v3109 < v2;
+      const bool v3111 = v3104 && v3110;
+      if (v3111) {
+        const iron_bf16 v3112 = iron_f32_to_bf16(v3107);
+        const unsigned int v3113 = v3101 * v2;
+        const unsigned int v3114 = v3113 + v3103;
+        const unsigned int v3115 = v3114 - v78;
+        out[v3115] = v3112;
       }
     }
-    const unsigned int v3120 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3122 = v2203 + v3120;
-    const unsigned int v3123 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3125 = v2206 + v3123;
-    const bool v3126 = v3122 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3127 = v3125 < v79;
-    const bool v3128 = v3126 && v3127;
-    if (v3128) {
-      const float v3129 = v92.x[51];
-      const unsigned int v3131 = v3125 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3132 = v3131 < v2;
-      const bool v3133 = v3126 && v3132;
-      if (v3133) {
-        const iron_bf16 v3134 = iron_f32_to_bf16(v3129);
-        const unsigned int v3135 = v3122 * v2;
-        const unsigned int v3136 = v3135 + v3125;
-        const unsigned int v3137 = v3136 - v78;
-        out[v3137] = v3134;
+    const unsigned int v3116 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3117 = v2203 + v3116;
+    const unsigned int v3118 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3119 = v2202 + v3118;
+    const bool v3120 = v3117 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3121 = v3119 < v79;
+    const bool v3122 = v3120 && v3121;
+    if (v3122) {
+      const float v3123 = v92.x[57];
+      const unsigned int v3125 = v3119 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3126 = v3125 < v2;
+      const bool v3127 = v3120 && v3126;
+      if (v3127) {
+        const iron_bf16 v3128 = iron_f32_to_bf16(v3123);
+        const unsigned int v3129 = v3117 * v2;
+        const unsigned int v3130 = v3129 + v3119;
+        const unsigned int v3131 = v3130 - v78;
+        out[v3131] = v3128;
       }
     }
-    const unsigned int v3138 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3140 = v2203 + v3138;
-    const unsigned int v3141 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3143 = v2206 + v3141;
-    const bool v3144 = v3140 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3145 = v3143 < v79;
-    const bool v3146 = v3144 && v3145;
-    if (v3146) {
-      const float v3147 = v92.x[52];
-      const unsigned int v3149 = v3143 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3150 = v3149 < v2;
-      const bool v3151 = v3144 && v3150;
-      if (v3151) {
-        const iron_bf16 v3152 = iron_f32_to_bf16(v3147);
-        const unsigned int v3153 = v3140 * v2;
-        const unsigned int v3154 = v3153 + v3143;
-        const unsigned int v3155 = v3154 - v78;
-        out[v3155] = v3152;
+    const unsigned int v3132 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3133 = v2203 + v3132;
+    const unsigned int v3134 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3135 = v2202 + v3134;
+    const bool v3136 = v3133 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3137 = v3135 < v79;
+    const bool v3138 = v3136 && v3137;
+    if (v3138) {
+      const float v3139 = v92.x[58];
+      const unsigned int v3141 = v3135 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3142 = v3141 < v2;
+      const bool v3143 = v3136 && v3142;
+      if (v3143) {
+        const iron_bf16 v3144 = iron_f32_to_bf16(v3139);
+        const unsigned int v3145 = v3133 * v2;
+        const unsigned int v3146 = v3145 + v3135;
+        const unsigned int v3147 = v3146 - v78;
+        out[v3147] = v3144;
       }
     }
-    const unsigned int v3156 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3158 = v2203 + v3156;
-    const unsigned int v3159 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3161 = v2206 + v3159;
-    const bool v3162 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3163 = v3161 < v79;
-    const bool v3164 = v3162 && v3163;
-    if (v3164) {
-      const float v3165 = v92.x[53];
-      const unsigned int v3167 = v3161 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3168 = v3167 < v2;
-      const bool v3169 = v3162 && v3168;
-      if (v3169) {
-        const iron_bf16 v3170 = iron_f32_to_bf16(v3165);
-        const unsigned int v3171 = v3158 * v2;
-        const unsigned int v3172 = v3171 + v3161;
-        const unsigned int v3173 = v3172 - v78;
-        out[v3173] = v3170;
+    const unsigned int v3148 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3149 = v2203 + v3148;
+    const unsigned int v3150 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3151 = v2202 + v3150;
+    const bool v3152 = v3149 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3153 = v3151 < v79;
+    const bool v3154 = v3152 && v3153;
+    if (v3154) {
+      const float v3155 = v92.x[59];
+      const unsigned int v3157 = v3151 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3158 = v3157 < v2;
+      const bool v3159 = v3152 && v3158;
+      if (v3159) {
+        const iron_bf16 v3160 = iron_f32_to_bf16(v3155);
+        const unsigned int v3161 = v3149 * v2;
+        const unsigned int v3162 = v3161 + v3151;
+        const unsigned int v3163 = v3162 - v78;
+        out[v3163] = v3160;
       }
     }
-    const unsigned int v3174 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3176 = v2203 + v3174;
-    const unsigned int v3177 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3179 = v2206 + v3177;
-    const bool v3180 = v3176 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3181 = v3179 < v79;
-    const bool v3182 = v3180 && v3181;
-    if (v3182) {
-      const float v3183 = v92.x[54];
-      const unsigned int v3185 = v3179 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3186 = v3185 < v2;
-      const bool v3187 = v3180 && v3186;
-      if (v3187) {
-        const iron_bf16 v3188 = iron_f32_to_bf16(v3183);
-        const unsigned int v3189 = v3176 * v2;
-        const unsigned int v3190 = v3189 + v3179;
-        const unsigned int v3191 = v3190 - v78;
-        out[v3191] = v3188;
+    const unsigned int v3164 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3165 = v2203 + v3164;
+    const unsigned int v3166 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3167 = v2202 + v3166;
+    const bool v3168 = v3165 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3169 = v3167 < v79;
+    const bool v3170 = v3168 && v3169;
+    if (v3170) {
+      const float v3171 = v92.x[60];
+      const unsigned int v3173 = v3167 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3174 = v3173 < v2;
+      const bool v3175 = v3168 && v3174;
+      if (v3175) {
+        const iron_bf16 v3176 = iron_f32_to_bf16(v3171);
+        const unsigned int v3177 = v3165 * v2;
+        const unsigned int v3178 = v3177 + v3167;
+        const unsigned int v3179 = v3178 - v78;
+        out[v3179] = v3176;
       }
     }
-    const unsigned int v3192 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3194 = v2203 + v3192;
-    const unsigned int v3195 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3197 = v2206 + v3195;
-    const bool v3198 = v3194 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3199 = v3197 < v79;
-    const bool v3200 = v3198 && v3199;
-    if (v3200) {
-      const float v3201 = v92.x[55];
-      const unsigned int v3203 = v3197 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3204 = v3203 < v2;
-      const bool v3205 = v3198 && v3204;
-      if (v3205) {
-        const iron_bf16 v3206 = iron_f32_to_bf16(v3201);
-        const unsigned int v3207 = v3194 * v2;
-        const unsigned int v3208 = v3207 + v3197;
-        const unsigned int v3209 = v3208 - v78;
-        out[v3209] = v3206;
+    const unsigned int v3180 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3181 = v2203 + v3180;
+    const unsigned int v3182 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3183 = v2202 + v3182;
+    const bool v3184 = v3181 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3185 = v3183 < v79;
+    const bool v3186 = v3184 && v3185;
+    if (v3186) {
+      const float v3187 = v92.x[61];
+      const unsigned int v3189 = v3183 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3190 = v3189 < v2;
+      const bool v3191 = v3184 && v3190;
+      if (v3191) {
+        const iron_bf16 v3192 = iron_f32_to_bf16(v3187);
+        const unsigned int v3193 = v3181 * v2;
+        const unsigned int v3194 = v3193 + v3183;
+        const unsigned int v3195 = v3194 - v78;
+        out[v3195] = v3192;
       }
     }
-    const unsigned int v3210 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3212 = v2203 + v3210;
-    const unsigned int v3213 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3215 = v2206 + v3213;
-    const bool v3216 = v3212 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3196 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3197 = v2203 + v3196;
+    const unsigned int v3198 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3199 = v2202 + v3198;
+    const bool v3200 = v3197 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3201 = v3199 < v79;
+    const bool v3202 = v3200 && v3201;
+    if (v3202) {
+      const float v3203 = v92.x[62];
+      const unsigned int v3205 = v3199 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3206 = v3205 < v2;
+      const bool v3207 = v3200 && v3206;
+      if (v3207) {
+        const iron_bf16 v3208 = iron_f32_to_bf16(v3203);
+        const unsigned int v3209 = v3197 * v2;
+        const unsigned int v3210 = v3209 + v3199;
+        const unsigned int v3211 = v3210 - v78;
+        out[v3211] = v3208;
+      }
+    }
+    const unsigned int v3212 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3213 = v2203 + v3212;
+    const unsigned int v3214 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3215 = v2202 + v3214;
+    const bool v3216 = v3213 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3217 = v3215 < v79;
     const bool v3218 = v3216 && v3217;
     if (v3218) {
-      const float v3219 = v92.x[56];
+      const float v3219 = v92.x[63];
       const unsigned int v3221 = v3215 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3222 = v3221 < v2;
       const bool v3223 = v3216 && v3222;
       if (v3223) {
         const iron_bf16 v3224 = iron_f32_to_bf16(v3219);
-        const unsigned int v3225 = v3212 * v2;
+        const unsigned int v3225 = v3213 * v2;
         const unsigned int v3226 = v3225 + v3215;
         const unsigned int v3227 = v3226 - v78;
         out[v3227] = v3224;
       }
     }
-    const unsigned int v3228 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3230 = v2203 + v3228;
-    const unsigned int v3231 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3233 = v2206 + v3231;
-    const bool v3234 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3235 = v3233 < v79;
-    const bool v3236 = v3234 && v3235;
-    if (v3236) {
-      const float v3237 = v92.x[57];
-      const unsigned int v3239 = v3233 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3240 = v3239 < v2;
-      const bool v3241 = v3234 && v3240;
-      if (v3241) {
-        const iron_bf16 v3242 = iron_f32_to_bf16(v3237);
-        const unsigned int v3243 = v3230 * v2;
-        const unsigned int v3244 = v3243 + v3233;
-        const unsigned int v3245 = v3244 - v78;
-        out[v3245] = v3242;
+    const unsigned int v3228 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3229 = v2203 + v3228;
+    const unsigned int v3230 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3231 = v2202 + v3230;
+    const bool v3232 = v3229 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3233 = v3231 < v79;
+    const bool v3234 = v3232 && v3233;
+    if (v3234) {
+      const float v3235 = v92.x[64];
+      const unsigned int v3237 = v3231 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3238 = v3237 < v2;
+      const bool v3239 = v3232 && v3238;
+      if (v3239) {
+        const iron_bf16 v3240 = iron_f32_to_bf16(v3235);
+        const unsigned int v3241 = v3229 * v2;
+        const unsigned int v3242 = v3241 + v3231;
+        const unsigned int v3243 = v3242 - v78;
+        out[v3243] = v3240;
       }
     }
-    const unsigned int v3246 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3248 = v2203 + v3246;
-    const unsigned int v3249 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3251 = v2206 + v3249;
-    const bool v3252 = v3248 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3253 = v3251 < v79;
-    const bool v3254 = v3252 && v3253;
-    if (v3254) {
-      const float v3255 = v92.x[58];
-      const unsigned int v3257 = v3251 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3258 = v3257 < v2;
-      const bool v3259 = v3252 && v3258;
-      if (v3259) {
-        const iron_bf16 v3260 = iron_f32_to_bf16(v3255);
-        const unsigned int v3261 = v3248 * v2;
-        const unsigned int v3262 = v3261 + v3251;
-        const unsigned int v3263 = v3262 - v78;
-        out[v3263] = v3260;
+    const unsigned int v3244 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3245 = v2203 + v3244;
+    const unsigned int v3246 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3247 = v2202 + v3246;
+    const bool v3248 = v3245 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3249 = v3247 < v79;
+    const bool v3250 = v3248 && v3249;
+    if (v3250) {
+      const float v3251 = v92.x[65];
+      const unsigned int v3253 = v3247 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3254 = v3253 < v2;
+      const bool v3255 = v3248 && v3254;
+      if (v3255) {
+        const iron_bf16 v3256 = iron_f32_to_bf16(v3251);
+        const unsigned int v3257 = v3245 * v2;
+        const unsigned int v3258 = v3257 + v3247;
+        const unsigned int v3259 = v3258 - v78;
+        out[v3259] = v3256;
       }
     }
-    const unsigned int v3264 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3266 = v2203 + v3264;
-    const unsigned int v3267 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3269 = v2206 + v3267;
-    const bool v3270 = v3266 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3271 = v3269 < v79;
-    const bool v3272 = v3270 && v3271;
-    if (v3272) {
-      const float v3273 = v92.x[59];
-      const unsigned int v3275 = v3269 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3276 = v3275 < v2;
-      const bool v3277 = v3270 && v3276;
-      if (v3277) {
-        const iron_bf16 v3278 = iron_f32_to_bf16(v3273);
-        const unsigned int v3279 = v3266 * v2;
-        const unsigned int v3280 = v3279 + v3269;
-        const unsigned int v3281 = v3280 - v78;
-        out[v3281] = v3278;
+    const unsigned int v3260 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3261 = v2203 + v3260;
+    const unsigned int v3262 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3263 = v2202 + v3262;
+    const bool v3264 = v3261 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3265 = v3263 < v79;
+    const bool v3266 = v3264 && v3265;
+    if (v3266) {
+      const float v3267 = v92.x[66];
+      const unsigned int v3269 = v3263 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3270 = v3269 < v2;
+      const bool v3271 = v3264 && v3270;
+      if (v3271) {
+        const iron_bf16 v3272 = iron_f32_to_bf16(v3267);
+        const unsigned int v3273 = v3261 * v2;
+        const unsigned int v3274 = v3273 + v3263;
+        const unsigned int v3275 = v3274 - v78;
+        out[v3275] = v3272;
       }
     }
-    const unsigned int v3282 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3284 = v2203 + v3282;
-    const unsigned int v3285 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3287 = v2206 + v3285;
-    const bool v3288 = v3284 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3289 = v3287 < v79;
-    const bool v3290 = v3288 && v3289;
-    if (v3290) {
-      const float v3291 = v92.x[60];
-      const unsigned int v3293 = v3287 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3294 = v3293 < v2;
-      const bool v3295 = v3288 && v3294;
-      if (v3295) {
-        const iron_bf16 v3296 = iron_f32_to_bf16(v3291);
-        const unsigned int v3297 = v3284 * v2;
-        const unsigned int v3298 = v3297 + v3287;
-        const unsigned int v3299 = v3298 - v78;
-        out[v3299] = v3296;
+    const unsigned int v3276 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3277 = v2203 + v3276;
+    const unsigned int v3278 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3279 = v2202 + v3278;
+    const bool v3280 = v3277 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3281 = v3279 < v79;
+    const bool v3282 = v3280 && v3281;
+    if (v3282) {
+      const float v3283 = v92.x[67];
+      const unsigned int v3285 = v3279 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3286 = v3285 < v2;
+      const bool v3287 = v3280 && v3286;
+      if (v3287) {
+        const iron_bf16 v3288 = iron_f32_to_bf16(v3283);
+        const unsigned int v3289 = v3277 * v2;
+        const unsigned int v3290 = v3289 + v3279;
+        const unsigned int v3291 = v3290 - v78;
+        out[v3291] = v3288;
       }
     }
-    const unsigned int v3300 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3302 = v2203 + v3300;
-    const unsigned int v3303 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3305 = v2206 + v3303;
-    const bool v3306 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3307 = v3305 < v79;
-    const bool v3308 = v3306 && v3307;
-    if (v3308) {
-      const float v3309 = v92.x[61];
-      const unsigned int v3311 = v3305 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3312 = v3311 < v2;
-      const bool v3313 = v3306 && v3312;
-      if (v3313) {
-        const iron_bf16 v3314 = iron_f32_to_bf16(v3309);
-        const unsigned int v3315 = v3302 * v2;
-        const unsigned int v3316 = v3315 + v3305;
-        const unsigned int v3317 = v3316 - v78;
-        out[v3317] = v3314;
+    const unsigned int v3292 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3293 = v2203 + v3292;
+    const unsigned int v3294 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3295 = v2202 + v3294;
+    const bool v3296 = v3293 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3297 = v3295 < v79;
+    const bool v3298 = v3296 && v3297;
+    if (v3298) {
+      const float v3299 = v92.x[68];
+      const unsigned int v3301 = v3295 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3302 = v3301 < v2;
+      const bool v3303 = v3296 && v3302;
+      if (v3303) {
+        const iron_bf16 v3304 = iron_f32_to_bf16(v3299);
+        const unsigned int v3305 = v3293 * v2;
+        const unsigned int v3306 = v3305 + v3295;
+        const unsigned int v3307 = v3306 - v78;
+        out[v3307] = v3304;
       }
     }
-    const unsigned int v3318 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3320 = v2203 + v3318;
-    const unsigned int v3321 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3323 = v2206 + v3321;
-    const bool v3324 = v3320 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3325 = v3323 < v79;
-    const bool v3326 = v3324 && v3325;
-    if (v3326) {
-      const float v3327 = v92.x[62];
-      const unsigned int v3329 = v3323 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3330 = v3329 < v2;
-      const bool v3331 = v3324 && v3330;
-      if (v3331) {
-        const iron_bf16 v3332 = iron_f32_to_bf16(v3327);
-        const unsigned int v3333 = v3320 * v2;
-        const unsigned int v3334 = v3333 + v3323;
-        const unsigned int v3335 = v3334 - v78;
-        out[v3335] = v3332;
+    const unsigned int v3308 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3309 = v2203 + v3308;
+    const unsigned int v3310 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3311 = v2202 + v3310;
+    const bool v3312 = v3309 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3313 = v3311 < v79;
+    const bool v3314 = v3312 && v3313;
+    if (v3314) {
+      const float v3315 = v92.x[69];
+      const unsigned int v3317 = v3311 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3318 = v3317 < v2;
+      const bool v3319 = v3312 && v3318;
+      if (v3319) {
+        const iron_bf16 v3320 = iron_f32_to_bf16(v3315);
+        const unsigned int v3321 = v3309 * v2;
+        const unsigned int v3322 = v3321 + v3311;
+        const unsigned int v3323 = v3322 - v78;
+        out[v3323] = v3320;
       }
     }
-    const unsigned int v3336 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3338 = v2203 + v3336;
-    const unsigned int v3339 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3341 = v2206 + v3339;
-    const bool v3342 = v3338 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3343 = v3341 < v79;
-    const bool v3344 = v3342 && v3343;
-    if (v3344) {
-      const float v3345 = v92.x[63];
-      const unsigned int v3347 = v3341 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3348 = v3347 < v2;
-      const bool v3349 = v3342 && v3348;
-      if (v3349) {
-        const iron_bf16 v3350 = iron_f32_to_bf16(v3345);
-        const unsigned int v3351 = v3338 * v2;
-        const unsigned int v3352 = v3351 + v3341;
-        const unsigned int v3353 = v3352 - v78;
-        out[v3353] = v3350;
+    const unsigned int v3324 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3325 = v2203 + v3324;
+    const unsigned int v3326 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3327 = v2202 + v3326;
+    const bool v3328 = v3325 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3329 = v3327 < v79;
+    const bool v3330 = v3328 && v3329;
+    if (v3330) {
+      const float v3331 = v92.x[70];
+      const unsigned int v3333 = v3327 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3334 = v3333 < v2;
+      const bool v3335 = v3328 && v3334;
+      if (v3335) {
+        const iron_bf16 v3336 = iron_f32_to_bf16(v3331);
+        const unsigned int v3337 = v3325 * v2;
+        const unsigned int v3338 = v3337 + v3327;
+        const unsigned int v3339 = v3338 - v78;
+        out[v3339] = v3336;
       }
     }
-    const unsigned int v3354 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3356 = v2203 + v3354;
-    const unsigned int v3357 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3359 = v2206 + v3357;
-    const bool v3360 = v3356 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3340 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3341 = v2203 + v3340;
+    const unsigned int v3342 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3343 = v2202 + v3342;
+    const bool v3344 = v3341 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3345 = v3343 < v79;
+    const bool v3346 = v3344 && v3345;
+    if (v3346) {
+      const float v3347 = v92.x[71];
+      const unsigned int v3349 = v3343 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3350 = v3349 < v2;
+      const bool v3351 = v3344 && v3350;
+      if (v3351) {
+        const iron_bf16 v3352 = iron_f32_to_bf16(v3347);
+        const unsigned int v3353 = v3341 * v2;
+        const unsigned int v3354 = v3353 + v3343;
+        const unsigned int v3355 = v3354 - v78;
+        out[v3355] = v3352;
+      }
+    }
+    const unsigned int v3356 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3357 = v2203 + v3356;
+    const unsigned int v3358 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3359 = v2202 + v3358;
+    const bool v3360 = v3357 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3361 = v3359 < v79;
     const bool v3362 = v3360 && v3361;
     if (v3362) {
-      const float v3363 = v92.x[64];
+      const float v3363 = v92.x[72];
       const unsigned int v3365 = v3359 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3366 = v3365 < v2;
       const bool v3367 = v3360 && v3366;
       if (v3367) {
         const iron_bf16 v3368 = iron_f32_to_bf16(v3363);
-        const unsigned int v3369 = v3356 * v2;
+        const unsigned int v3369 = v3357 * v2;
         const unsigned int v3370 = v3369 + v3359;
         const unsigned int v3371 = v3370 - v78;
         out[v3371] = v3368;
       }
     }
-    const unsigned int v3372 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3374 = v2203 + v3372;
-    const unsigned int v3375 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3377 = v2206 + v3375;
-    const bool v3378 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3379 = v3377 < v79;
-    const bool v3380 = v3378 && v3379;
-    if (v3380) {
-      const float v3381 = v92.x[65];
-      const unsigned int v3383 = v3377 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3384 = v3383 < v2;
-      const bool v3385 = v3378 && v3384;
-      if (v3385) {
-        const iron_bf16 v3386 = iron_f32_to_bf16(v3381);
-        const unsigned int v3387 = v3374 * v2;
-        const unsigned int v3388 = v3387 + v3377;
-        const unsigned int v3389 = v3388 - v78;
-        out[v3389] = v3386;
+    const unsigned int v3372 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3373 = v2203 + v3372;
+    const unsigned int v3374 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3375 = v2202 + v3374;
+    const bool v3376 = v3373 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3377 = v3375 < v79;
+    const bool v3378 = v3376 && v3377;
+    if (v3378) {
+      const float v3379 = v92.x[73];
+      const unsigned int v3381 = v3375 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3382 = v3381 < v2;
+      const bool v3383 = v3376 && v3382;
+      if (v3383) {
+        const iron_bf16 v3384 = iron_f32_to_bf16(v3379);
+        const unsigned int v3385 = v3373 * v2;
+        const unsigned int v3386 = v3385 + v3375;
+        const unsigned int v3387 = v3386 - v78;
+        out[v3387] = v3384;
       }
     }
-    const unsigned int v3390 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3392 = v2203 + v3390;
-    const unsigned int v3393 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3395 = v2206 + v3393;
-    const bool v3396 = v3392 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3397 = v3395 < v79;
-    const bool v3398 = v3396 && v3397;
-    if (v3398) {
-      const float v3399 = v92.x[66];
-      const unsigned int v3401 = v3395 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3402 = v3401 < v2;
-      const bool v3403 = v3396 && v3402;
-      if (v3403) {
-        const iron_bf16 v3404 = iron_f32_to_bf16(v3399);
-        const unsigned int v3405 = v3392 * v2;
-        const unsigned int v3406 = v3405 + v3395;
-        const unsigned int v3407 = v3406 - v78;
-        out[v3407] = v3404;
+    const unsigned int v3388 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3389 = v2203 + v3388;
+    const unsigned int v3390 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3391 = v2202 + v3390;
+    const bool v3392 = v3389 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3393 = v3391 < v79;
+    const bool v3394 = v3392 && v3393;
+    if (v3394) {
+      const float v3395 = v92.x[74];
+      const unsigned int v3397 = v3391 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3398 = v3397 < v2;
+      const bool v3399 = v3392 && v3398;
+      if (v3399) {
+        const iron_bf16 v3400 = iron_f32_to_bf16(v3395);
+        const unsigned int v3401 = v3389 * v2;
+        const unsigned int v3402 = v3401 + v3391;
+        const unsigned int v3403 = v3402 - v78;
+        out[v3403] = v3400;
       }
     }
-    const unsigned int v3408 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3410 = v2203 + v3408;
-    const unsigned int v3411 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3413 = v2206 + v3411;
-    const bool v3414 = v3410 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3415 = v3413 < v79;
-    const bool v3416 = v3414 && v3415;
-    if (v3416) {
-      const float v3417 = v92.x[67];
-      const unsigned int v3419 = v3413 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3420 = v3419 < v2;
-      const bool v3421 = v3414 && v3420;
-      if (v3421) {
-        const iron_bf16 v3422 = iron_f32_to_bf16(v3417);
-        const unsigned int v3423 = v3410 * v2;
-        const unsigned int v3424 = v3423 + v3413;
-        const unsigned int v3425 = v3424 - v78;
-        out[v3425] = v3422;
+    const unsigned int v3404 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3405 = v2203 + v3404;
+    const unsigned int v3406 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3407 = v2202 + v3406;
+    const bool v3408 = v3405 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3409 = v3407 < v79;
+    const bool v3410 = v3408 && v3409;
+    if (v3410) {
+      const float v3411 = v92.x[75];
+      const unsigned int v3413 = v3407 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3414 = v3413 < v2;
+      const bool v3415 = v3408 && v3414;
+      if (v3415) {
+        const iron_bf16 v3416 = iron_f32_to_bf16(v3411);
+        const unsigned int v3417 = v3405 * v2;
+        const unsigned int v3418 = v3417 + v3407;
+        const unsigned int v3419 = v3418 - v78;
+        out[v3419] = v3416;
       }
     }
-    const unsigned int v3426 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3428 = v2203 + v3426;
-    const unsigned int v3429 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3431 = v2206 + v3429;
-    const bool v3432 = v3428 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3433 = v3431 < v79;
-    const bool v3434 = v3432 && v3433;
-    if (v3434) {
-      const float v3435 = v92.x[68];
-      const unsigned int v3437 = v3431 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3438 = v3437 < v2;
-      const bool v3439 = v3432 && v3438;
-      if (v3439) {
-        const iron_bf16 v3440 = iron_f32_to_bf16(v3435);
-        const unsigned int v3441 = v3428 * v2;
-        const unsigned int v3442 = v3441 + v3431;
-        const unsigned int v3443 = v3442 - v78;
-        out[v3443] = v3440;
+    const unsigned int v3420 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3421 = v2203 + v3420;
+    const unsigned int v3422 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3423 = v2202 + v3422;
+    const bool v3424 = v3421 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3425 = v3423 < v79;
+    const bool v3426 = v3424 && v3425;
+    if (v3426) {
+      const float v3427 = v92.x[76];
+      const unsigned int v3429 = v3423 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3430 = v3429 < v2;
+      const bool v3431 = v3424 && v3430;
+      if (v3431) {
+        const iron_bf16 v3432 = iron_f32_to_bf16(v3427);
+        const unsigned int v3433 = v3421 * v2;
+        const unsigned int v3434 = v3433 + v3423;
+        const unsigned int v3435 = v3434 - v78;
+        out[v3435] = v3432;
       }
     }
-    const unsigned int v3444 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3446 = v2203 + v3444;
-    const unsigned int v3447 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3449 = v2206 + v3447;
-    const bool v3450 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3451 = v3449 < v79;
-    const bool v3452 = v3450 && v3451;
-    if (v3452) {
-      const float v3453 = v92.x[69];
-      const unsigned int v3455 = v3449 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3456 = v3455 < v2;
-      const bool v3457 = v3450 && v3456;
-      if (v3457) {
-        const iron_bf16 v3458 = iron_f32_to_bf16(v3453);
-        const unsigned int v3459 = v3446 * v2;
-        const unsigned int v3460 = v3459 + v3449;
-        const unsigned int v3461 = v3460 - v78;
-        out[v3461] = v3458;
+    const unsigned int v3436 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3437 = v2203 + v3436;
+    const unsigned int v3438 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3439 = v2202 + v3438;
+    const bool v3440 = v3437 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3441 = v3439 < v79;
+    const bool v3442 = v3440 && v3441;
+    if (v3442) {
+      const float v3443 = v92.x[77];
+      const unsigned int v3445 = v3439 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3446 = v3445 < v2;
+      const bool v3447 = v3440 && v3446;
+      if (v3447) {
+        const iron_bf16 v3448 = iron_f32_to_bf16(v3443);
+        const unsigned int v3449 = v3437 * v2;
+        const unsigned int v3450 = v3449 + v3439;
+        const unsigned int v3451 = v3450 - v78;
+        out[v3451] = v3448;
       }
     }
-    const unsigned int v3462 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3464 = v2203 + v3462;
-    const unsigned int v3465 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3467 = v2206 + v3465;
-    const bool v3468 = v3464 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3469 = v3467 < v79;
-    const bool v3470 = v3468 && v3469;
-    if (v3470) {
-      const float v3471 = v92.x[70];
-      const unsigned int v3473 = v3467 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3474 = v3473 < v2;
-      const bool v3475 = v3468 && v3474;
-      if (v3475) {
-        const iron_bf16 v3476 = iron_f32_to_bf16(v3471);
-        const unsigned int v3477 = v3464 * v2;
-        const unsigned int v3478 = v3477 + v3467;
-        const unsigned int v3479 = v3478 - v78;
-        out[v3479] = v3476;
+    const unsigned int v3452 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3453 = v2203 + v3452;
+    const unsigned int v3454 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3455 = v2202 + v3454;
+    const bool v3456 = v3453 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3457 = v3455 < v79;
+    const bool v3458 = v3456 && v3457;
+    if (v3458) {
+      const float v3459 = v92.x[78];
+      const unsigned int v3461 = v3455 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3462 = v3461 < v2;
+      const bool v3463 = v3456 && v3462;
+      if (v3463) {
+        const iron_bf16 v3464 = iron_f32_to_bf16(v3459);
+        const unsigned int v3465 = v3453 * v2;
+        const unsigned int v3466 = v3465 + v3455;
+        const unsigned int v3467 = v3466 - v78;
+        out[v3467] = v3464;
       }
     }
-    const unsigned int v3480 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3482 = v2203 + v3480;
-    const unsigned int v3483 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3485 = v2206 + v3483;
-    const bool v3486 = v3482 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3487 = v3485 < v79;
-    const bool v3488 = v3486 && v3487;
-    if (v3488) {
-      const float v3489 = v92.x[71];
-      const unsigned int v3491 = v3485 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3492 = v3491 < v2;
-      const bool v3493 = v3486 && v3492;
-      if (v3493) {
-        const iron_bf16 v3494 = iron_f32_to_bf16(v3489);
-        const unsigned int v3495 = v3482 * v2;
-        const unsigned int v3496 = v3495 + v3485;
-        const unsigned int v3497 = v3496 - v78;
-        out[v3497] = v3494;
+    const unsigned int v3468 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3469 = v2203 + v3468;
+    const unsigned int v3470 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3471 = v2202 + v3470;
+    const bool v3472 = v3469 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3473 = v3471 < v79;
+    const bool v3474 = v3472 && v3473;
+    if (v3474) {
+      const float v3475 = v92.x[79];
+      const unsigned int v3477 = v3471 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3478 = v3477 < v2;
+      const bool v3479 = v3472 && v3478;
+      if (v3479) {
+        const iron_bf16 v3480 = iron_f32_to_bf16(v3475);
+        const unsigned int v3481 = v3469 * v2;
+        const unsigned int v3482 = v3481 + v3471;
+        const unsigned int v3483 = v3482 - v78;
+        out[v3483] = v3480;
       }
     }
-    const unsigned int v3498 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3500 = v2203 + v3498;
-    const unsigned int v3501 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3503 = v2206 + v3501;
-    const bool v3504 = v3500 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3484 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3485 = v2203 + v3484;
+    const unsigned int v3486 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3487 = v2202 + v3486;
+    const bool v3488 = v3485 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3489 = v3487 < v79;
+    const bool v3490 = v3488 && v3489;
+    if (v3490) {
+      const float v3491 = v92.x[80];
+      const unsigned int v3493 = v3487 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3494 = v3493 < v2;
+      const bool v3495 = v3488 && v3494;
+      if (v3495) {
+        const iron_bf16 v3496 = iron_f32_to_bf16(v3491);
+        const unsigned int v3497 = v3485 * v2;
+        const unsigned int v3498 = v3497 + v3487;
+        const unsigned int v3499 = v3498 - v78;
+        out[v3499] = v3496;
+      }
+    }
+    const unsigned int v3500 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3501 = v2203 + v3500;
+    const unsigned int v3502 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3503 = v2202 + v3502;
+    const bool v3504 = v3501 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3505 = v3503 < v79;
     const bool v3506 = v3504 && v3505;
     if (v3506) {
-      const float v3507 = v92.x[72];
+      const float v3507 = v92.x[81];
       const unsigned int v3509 = v3503 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3510 = v3509 < v2;
       const bool v3511 = v3504 && v3510;
       if (v3511) {
         const iron_bf16 v3512 = iron_f32_to_bf16(v3507);
-        const unsigned int v3513 = v3500 * v2;
+        const unsigned int v3513 = v3501 * v2;
         const unsigned int v3514 = v3513 + v3503;
         const unsigned int v3515 = v3514 - v78;
         out[v3515] = v3512;
       }
     }
-    const unsigned int v3516 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3518 = v2203 + v3516;
-    const unsigned int v3519 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3521 = v2206 + v3519;
-    const bool v3522 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3523 = v3521 < v79;
-    const bool v3524 = v3522 && v3523;
-    if (v3524) {
-      const float v3525 = v92.x[73];
-      const unsigned int v3527 = v3521 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3528 = v3527 < v2;
-      const bool v3529 = v3522 && v3528;
-      if (v3529) {
-        const iron_bf16 v3530 = iron_f32_to_bf16(v3525);
-        const unsigned int v3531 = v3518 * v2;
-        const unsigned int v3532 = v3531 + v3521;
-        const unsigned int v3533 = v3532 - v78;
-        out[v3533] = v3530;
+    const unsigned int v3516 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3517 = v2203 + v3516;
+    const unsigned int v3518 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3519 = v2202 + v3518;
+    const bool v3520 = v3517 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3521 = v3519 < v79;
+    const bool v3522 = v3520 && v3521;
+    if (v3522) {
+      const float v3523 = v92.x[82];
+      const unsigned int v3525 = v3519 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3526 = v3525 < v2;
+      const bool v3527 = v3520 && v3526;
+      if (v3527) {
+        const iron_bf16 v3528 = iron_f32_to_bf16(v3523);
+        const unsigned int v3529 = v3517 * v2;
+        const unsigned int v3530 = v3529 + v3519;
+        const unsigned int v3531 = v3530 - v78;
+        out[v3531] = v3528;
       }
     }
-    const unsigned int v3534 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3536 = v2203 + v3534;
-    const unsigned int v3537 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3539 = v2206 + v3537;
-    const bool v3540 = v3536 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3541 = v3539 < v79;
-    const bool v3542 = v3540 && v3541;
-    if (v3542) {
-      const float v3543 = v92.x[74];
-      const unsigned int v3545 = v3539 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3546 = v3545 < v2;
-      const bool v3547 = v3540 && v3546;
-      if (v3547) {
-        const iron_bf16 v3548 = iron_f32_to_bf16(v3543);
-        const unsigned int v3549 = v3536 * v2;
-        const unsigned int v3550 = v3549 + v3539;
-        const unsigned int v3551 = v3550 - v78;
-        out[v3551] = v3548;
+    const unsigned int v3532 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3533 = v2203 + v3532;
+    const unsigned int v3534 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3535 = v2202 + v3534;
+    const bool v3536 = v3533 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3537 = v3535 < v79;
+    const bool v3538 = v3536 && v3537;
+    if (v3538) {
+      const float v3539 = v92.x[83];
+      const unsigned int v3541 = v3535 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3542 = v3541 < v2;
+      const bool v3543 = v3536 && v3542;
+      if (v3543) {
+        const iron_bf16 v3544 = iron_f32_to_bf16(v3539);
+        const unsigned int v3545 = v3533 * v2;
+        const unsigned int v3546 = v3545 + v3535;
+        const unsigned int v3547 = v3546 - v78;
+        out[v3547] = v3544;
       }
     }
-    const unsigned int v3552 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3554 = v2203 + v3552;
-    const unsigned int v3555 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3557 = v2206 + v3555;
-    const bool v3558 = v3554 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3559 = v3557 < v79;
-    const bool v3560 = v3558 && v3559;
-    if (v3560) {
-      const float v3561 = v92.x[75];
-      const unsigned int v3563 = v3557 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3564 = v3563 < v2;
-      const bool v3565 = v3558 && v3564;
-      if (v3565) {
-        const iron_bf16 v3566 = iron_f32_to_bf16(v3561);
-        const unsigned int v3567 = v3554 * v2;
-        const unsigned int v3568 = v3567 + v3557;
-        const unsigned int v3569 = v3568 - v78;
-        out[v3569] = v3566;
+    const unsigned int v3548 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3549 = v2203 + v3548;
+    const unsigned int v3550 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3551 = v2202 + v3550;
+    const bool v3552 = v3549 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3553 = v3551 < v79;
+    const bool v3554 = v3552 && v3553;
+    if (v3554) {
+      const float v3555 = v92.x[84];
+      const unsigned int v3557 = v3551 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3558 = v3557 < v2;
+      const bool v3559 = v3552 && v3558;
+      if (v3559) {
+        const iron_bf16 v3560 = iron_f32_to_bf16(v3555);
+        const unsigned int v3561 = v3549 * v2;
+        const unsigned int v3562 = v3561 + v3551;
+        const unsigned int v3563 = v3562 - v78;
+        out[v3563] = v3560;
       }
     }
-    const unsigned int v3570 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3572 = v2203 + v3570;
-    const unsigned int v3573 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3575 = v2206 + v3573;
-    const bool v3576 = v3572 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3577 = v3575 < v79;
-    const bool v3578 = v3576 && v3577;
-    if (v3578) {
-      const float v3579 = v92.x[76];
-      const unsigned int v3581 = v3575 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3582 = v3581 < v2;
-      const bool v3583 = v3576 && v3582;
-      if (v3583) {
-        const iron_bf16 v3584 = iron_f32_to_bf16(v3579);
-        const unsigned int v3585 = v3572 * v2;
-        const unsigned int v3586 = v3585 + v3575;
-        const unsigned int v3587 = v3586 - v78;
-        out[v3587] = v3584;
+    const unsigned int v3564 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3565 = v2203 + v3564;
+    const unsigned int v3566 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3567 = v2202 + v3566;
+    const bool v3568 = v3565 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3569 = v3567 < v79;
+    const bool v3570 = v3568 && v3569;
+    if (v3570) {
+      const float v3571 = v92.x[85];
+      const unsigned int v3573 = v3567 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3574 = v3573 < v2;
+      const bool v3575 = v3568 && v3574;
+      if (v3575) {
+        const iron_bf16 v3576 = iron_f32_to_bf16(v3571);
+        const unsigned int v3577 = v3565 * v2;
+        const unsigned int v3578 = v3577 + v3567;
+        const unsigned int v3579 = v3578 - v78;
+        out[v3579] = v3576;
       }
     }
-    const unsigned int v3588 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3590 = v2203 + v3588;
-    const unsigned int v3591 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3593 = v2206 + v3591;
-    const bool v3594 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3595 = v3593 < v79;
-    const bool v3596 = v3594 && v3595;
-    if (v3596) {
-      const float v3597 = v92.x[77];
-      const unsigned int v3599 = v3593 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3600 = v3599 < v2;
-      const bool v3601 = v3594 && v3600;
-      if (v3601) {
-        const iron_bf16 v3602 = iron_f32_to_bf16(v3597);
-        const unsigned int v3603 = v3590 * v2;
-        const unsigned int v3604 = v3603 + v3593;
-        const unsigned int v3605 = v3604 - v78;
-        out[v3605] = v3602;
+    const unsigned int v3580 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3581 = v2203 + v3580;
+    const unsigned int v3582 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3583 = v2202 + v3582;
+    const bool v3584 = v3581 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3585 = v3583 < v79;
+    const bool v3586 = v3584 && v3585;
+    if (v3586) {
+      const float v3587 = v92.x[86];
+      const unsigned int v3589 = v3583 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3590 = v3589 < v2;
+      const bool v3591 = v3584 && v3590;
+      if (v3591) {
+        const iron_bf16 v3592 = iron_f32_to_bf16(v3587);
+        const unsigned int v3593 = v3581 * v2;
+        const unsigned int v3594 = v3593 + v3583;
+        const unsigned int v3595 = v3594 - v78;
+        out[v3595] = v3592;
       }
     }
-    const unsigned int v3606 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3608 = v2203 + v3606;
-    const unsigned int v3609 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3611 = v2206 + v3609;
-    const bool v3612 = v3608 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3613 = v3611 < v79;
-    const bool v3614 = v3612 && v3613;
-    if (v3614) {
-      const float v3615 = v92.x[78];
-      const unsigned int v3617 = v3611 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3618 = v3617 < v2;
-      const bool v3619 = v3612 && v3618;
-      if (v3619) {
-        const iron_bf16 v3620 = iron_f32_to_bf16(v3615);
-        const unsigned int v3621 = v3608 * v2;
-        const unsigned int v3622 = v3621 + v3611;
-        const unsigned int v3623 = v3622 - v78;
-        out[v3623] = v3620;
+    const unsigned int v3596 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3597 = v2203 + v3596;
+    const unsigned int v3598 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3599 = v2202 + v3598;
+    const bool v3600 = v3597 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3601 = v3599 < v79;
+    const bool v3602 = v3600 && v3601;
+    if (v3602) {
+      const float v3603 = v92.x[87];
+      const unsigned int v3605 = v3599 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3606 = v3605 < v2;
+      const bool v3607 = v3600 && v3606;
+      if (v3607) {
+        const iron_bf16 v3608 = iron_f32_to_bf16(v3603);
+        const unsigned int v3609 = v3597 * v2;
+        const unsigned int v3610 = v3609 + v3599;
+        const unsigned int v3611 = v3610 - v78;
+        out[v3611] = v3608;
       }
     }
-    const unsigned int v3624 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3626 = v2203 + v3624;
-    const unsigned int v3627 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3629 = v2206 + v3627;
-    const bool v3630 = v3626 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3631 = v3629 < v79;
-    const bool v3632 = v3630 && v3631;
-    if (v3632) {
-      const float v3633 = v92.x[79];
-      const unsigned int v3635 = v3629 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3636 = v3635 < v2;
-      const bool v3637 = v3630 && v3636;
-      if (v3637) {
-        const iron_bf16 v3638 = iron_f32_to_bf16(v3633);
-        const unsigned int v3639 = v3626 * v2;
-        const unsigned int v3640 = v3639 + v3629;
-        const unsigned int v3641 = v3640 - v78;
-        out[v3641] = v3638;
+    const unsigned int v3612 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3613 = v2203 + v3612;
+    const unsigned int v3614 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3615 = v2202 + v3614;
+    const bool v3616 = v3613 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3617 = v3615 < v79;
+    const bool v3618 = v3616 && v3617;
+    if (v3618) {
+      const float v3619 = v92.x[88];
+      const unsigned int v3621 = v3615 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3622 = v3621 < v2;
+      const bool v3623 = v3616 && v3622;
+      if (v3623) {
+        const iron_bf16 v3624 = iron_f32_to_bf16(v3619);
+        const unsigned int v3625 = v3613 * v2;
+        const unsigned int v3626 = v3625 + v3615;
+        const unsigned int v3627 = v3626 - v78;
+        out[v3627] = v3624;
       }
     }
-    const unsigned int v3642 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3644 = v2203 + v3642;
-    const unsigned int v3645 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3647 = v2206 + v3645;
-    const bool v3648 = v3644 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3628 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3629 = v2203 + v3628;
+    const unsigned int v3630 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3631 = v2202 + v3630;
+    const bool v3632 = v3629 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3633 = v3631 < v79;
+    const bool v3634 = v3632 && v3633;
+    if (v3634) {
+      const float v3635 = v92.x[89];
+      const unsigned int v3637 = v3631 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3638 = v3637 < v2;
+      const bool v3639 = v3632 && v3638;
+      if (v3639) {
+        const iron_bf16 v3640 = iron_f32_to_bf16(v3635);
+        const unsigned int v3641 = v3629 * v2;
+        const unsigned int v3642 = v3641 + v3631;
+        const unsigned int v3643 = v3642 - v78;
+        out[v3643] = v3640;
+      }
+    }
+    const unsigned int v3644 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3645 = v2203 + v3644;
+    const unsigned int v3646 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3647 = v2202 + v3646;
+    const bool v3648 = v3645 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3649 = v3647 < v79;
     const bool v3650 = v3648 && v3649;
     if (v3650) {
-      const float v3651 = v92.x[80];
+      const float v3651 = v92.x[90];
       const unsigned int v3653 = v3647 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3654 = v3653 < v2;
       const bool v3655 = v3648 && v3654;
       if (v3655) {
         const iron_bf16 v3656 = iron_f32_to_bf16(v3651);
-        const unsigned int v3657 = v3644 * v2;
+        const unsigned int v3657 = v3645 * v2;
         const unsigned int v3658 = v3657 + v3647;
         const unsigned int v3659 = v3658 - v78;
         out[v3659] = v3656;
       }
     }
-    const unsigned int v3660 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3662 = v2203 + v3660;
-    const unsigned int v3663 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3665 = v2206 + v3663;
-    const bool v3666 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3667 = v3665 < v79;
-    const bool v3668 = v3666 && v3667;
-    if (v3668) {
-      const float v3669 = v92.x[81];
-      const unsigned int v3671 = v3665 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3672 = v3671 < v2;
-      const bool v3673 = v3666 && v3672;
-      if (v3673) {
-        const iron_bf16 v3674 = iron_f32_to_bf16(v3669);
-        const unsigned int v3675 = v3662 * v2;
-        const unsigned int v3676 = v3675 + v3665;
-        const unsigned int v3677 = v3676 - v78;
-        out[v3677] = v3674;
+    const unsigned int v3660 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3661 = v2203 + v3660;
+    const unsigned int v3662 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3663 = v2202 + v3662;
+    const bool v3664 = v3661 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3665 = v3663 < v79;
+    const bool v3666 = v3664 && v3665;
+    if (v3666) {
+      const float v3667 = v92.x[91];
+      const unsigned int v3669 = v3663 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3670 = v3669 < v2;
+      const bool v3671 = v3664 && v3670;
+      if (v3671) {
+        const iron_bf16 v3672 = iron_f32_to_bf16(v3667);
+        const unsigned int v3673 = v3661 * v2;
+        const unsigned int v3674 = v3673 + v3663;
+        const unsigned int v3675 = v3674 - v78;
+        out[v3675] = v3672;
       }
     }
-    const unsigned int v3678 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3680 = v2203 + v3678;
-    const unsigned int v3681 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3683 = v2206 + v3681;
-    const bool v3684 = v3680 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3685 = v3683 < v79;
-    const bool v3686 = v3684 && v3685;
-    if (v3686) {
-      const float v3687 = v92.x[82];
-      const unsigned int v3689 = v3683 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3690 = v3689 < v2;
-      const bool v3691 = v3684 && v3690;
-      if (v3691) {
-        const iron_bf16 v3692 = iron_f32_to_bf16(v3687);
-        const unsigned int v3693 = v3680 * v2;
-        const unsigned int v3694 = v3693 + v3683;
-        const unsigned int v3695 = v3694 - v78;
-        out[v3695] = v3692;
+    const unsigned int v3676 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3677 = v2203 + v3676;
+    const unsigned int v3678 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3679 = v2202 + v3678;
+    const bool v3680 = v3677 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3681 = v3679 < v79;
+    const bool v3682 = v3680 && v3681;
+    if (v3682) {
+      const float v3683 = v92.x[92];
+      const unsigned int v3685 = v3679 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3686 = v3685 < v2;
+      const bool v3687 = v3680 && v3686;
+      if (v3687) {
+        const iron_bf16 v3688 = iron_f32_to_bf16(v3683);
+        const unsigned int v3689 = v3677 * v2;
+        const unsigned int v3690 = v3689 + v3679;
+        const unsigned int v3691 = v3690 - v78;
+        out[v3691] = v3688;
       }
     }
-    const unsigned int v3696 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3698 = v2203 + v3696;
-    const unsigned int v3699 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3701 = v2206 + v3699;
-    const bool v3702 = v3698 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3703 = v3701 < v79;
-    const bool v3704 = v3702 && v3703;
-    if (v3704) {
-      const float v3705 = v92.x[83];
-      const unsigned int v3707 = v3701 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3708 = v3707 < v2;
-      const bool v3709 = v3702 && v3708;
-      if (v3709) {
-        const iron_bf16 v3710 = iron_f32_to_bf16(v3705);
-        const unsigned int v3711 = v3698 * v2;
-        const unsigned int v3712 = v3711 + v3701;
-        const unsigned int v3713 = v3712 - v78;
-        out[v3713] = v3710;
+    const unsigned int v3692 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3693 = v2203 + v3692;
+    const unsigned int v3694 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3695 = v2202 + v3694;
+    const bool v3696 = v3693 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3697 = v3695 < v79;
+    const bool v3698 = v3696 && v3697;
+    if (v3698) {
+      const float v3699 = v92.x[93];
+      const unsigned int v3701 = v3695 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3702 = v3701 < v2;
+      const bool v3703 = v3696 && v3702;
+      if (v3703) {
+        const iron_bf16 v3704 = iron_f32_to_bf16(v3699);
+        const unsigned int v3705 = v3693 * v2;
+        const unsigned int v3706 = v3705 + v3695;
+        const unsigned int v3707 = v3706 - v78;
+        out[v3707] = v3704;
       }
     }
-    const unsigned int v3714 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3716 = v2203 + v3714;
-    const unsigned int v3717 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3719 = v2206 + v3717;
-    const bool v3720 = v3716 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3721 = v3719 < v79;
-    const bool v3722 = v3720 && v3721;
-    if (v3722) {
-      const float v3723 = v92.x[84];
-      const unsigned int v3725 = v3719 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3726 = v3725 < v2;
-      const bool v3727 = v3720 && v3726;
-      if (v3727) {
-        const iron_bf16 v3728 = iron_f32_to_bf16(v3723);
-        const unsigned int v3729 = v3716 * v2;
-        const unsigned int v3730 = v3729 + v3719;
-        const unsigned int v3731 = v3730 - v78;
-        out[v3731] = v3728;
+    const unsigned int v3708 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3709 = v2203 + v3708;
+    const unsigned int v3710 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3711 = v2202 + v3710;
+    const bool v3712 = v3709 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3713 = v3711 < v79;
+    const bool v3714 = v3712 && v3713;
+    if (v3714) {
+      const float v3715 = v92.x[94];
+      const unsigned int v3717 = v3711 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3718 = v3717 < v2;
+      const bool v3719 = v3712 && v3718;
+      if (v3719) {
+        const iron_bf16 v3720 = iron_f32_to_bf16(v3715);
+        const unsigned int v3721 = v3709 * v2;
+        const unsigned int v3722 = v3721 + v3711;
+        const unsigned int v3723 = v3722 - v78;
+        out[v3723] = v3720;
       }
     }
-    const unsigned int v3732 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3734 = v2203 + v3732;
-    const unsigned int v3735 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3737 = v2206 + v3735;
-    const bool v3738 = v3734 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3739 = v3737 < v79;
-    const bool v3740 = v3738 && v3739;
-    if (v3740) {
-      const float v3741 = v92.x[85];
-      const unsigned int v3743 = v3737 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3744 = v3743 < v2;
-      const bool v3745 = v3738 && v3744;
-      if (v3745) {
-        const iron_bf16 v3746 = iron_f32_to_bf16(v3741);
-        const unsigned int v3747 = v3734 * v2;
-        const unsigned int v3748 = v3747 + v3737;
-        const unsigned int v3749 = v3748 - v78;
-        out[v3749] = v3746;
+    const unsigned int v3724 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3725 = v2203 + v3724;
+    const unsigned int v3726 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3727 = v2202 + v3726;
+    const bool v3728 = v3725 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3729 = v3727 < v79;
+    const bool v3730 = v3728 && v3729;
+    if (v3730) {
+      const float v3731 = v92.x[95];
+      const unsigned int v3733 = v3727 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3734 = v3733 < v2;
+      const bool v3735 = v3728 && v3734;
+      if (v3735) {
+        const iron_bf16 v3736 = iron_f32_to_bf16(v3731);
+        const unsigned int v3737 = v3725 * v2;
+        const unsigned int v3738 = v3737 + v3727;
+        const unsigned int v3739 = v3738 - v78;
+        out[v3739] = v3736;
       }
     }
-    const unsigned int v3750 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3752 = v2203 + v3750;
-    const unsigned int v3753 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3755 = v2206 + v3753;
-    const bool v3756 = v3752 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3757 = v3755 < v79;
-    const bool v3758 = v3756 && v3757;
-    if (v3758) {
-      const float v3759 = v92.x[86];
-      const unsigned int v3761 = v3755 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3762 = v3761 < v2;
-      const bool v3763 = v3756 && v3762;
-      if (v3763) {
-        const iron_bf16 v3764 = iron_f32_to_bf16(v3759);
-        const unsigned int v3765 = v3752 * v2;
-        const unsigned int v3766 = v3765 + v3755;
-        const unsigned int v3767 = v3766 - v78;
-        out[v3767] = v3764;
+    const unsigned int v3740 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3741 = v2203 + v3740;
+    const unsigned int v3742 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3743 = v2202 + v3742;
+    const bool v3744 = v3741 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3745 = v3743 < v79;
+    const bool v3746 = v3744 && v3745;
+    if (v3746) {
+      const float v3747 = v92.x[96];
+      const unsigned int v3749 = v3743 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3750 = v3749 < v2;
+      const bool v3751 = v3744 && v3750;
+      if (v3751) {
+        const iron_bf16 v3752 = iron_f32_to_bf16(v3747);
+        const unsigned int v3753 = v3741 * v2;
+        const unsigned int v3754 = v3753 + v3743;
+        const unsigned int v3755 = v3754 - v78;
+        out[v3755] = v3752;
       }
     }
-    const unsigned int v3768 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3770 = v2203 + v3768;
-    const unsigned int v3771 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3773 = v2206 + v3771;
-    const bool v3774 = v3770 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3775 = v3773 < v79;
-    const bool v3776 = v3774 && v3775;
-    if (v3776) {
-      const float v3777 = v92.x[87];
-      const unsigned int v3779 = v3773 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3780 = v3779 < v2;
-      const bool v3781 = v3774 && v3780;
-      if (v3781) {
-        const iron_bf16 v3782 = iron_f32_to_bf16(v3777);
-        const unsigned int v3783 = v3770 * v2;
-        const unsigned int v3784 = v3783 + v3773;
-        const unsigned int v3785 = v3784 - v78;
-        out[v3785] = v3782;
+    const unsigned int v3756 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3757 = v2203 + v3756;
+    const unsigned int v3758 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3759 = v2202 + v3758;
+    const bool v3760 = v3757 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3761 = v3759 < v79;
+    const bool v3762 = v3760 && v3761;
+    if (v3762) {
+      const float v3763 = v92.x[97];
+      const unsigned int v3765 = v3759 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3766 = v3765 < v2;
+      const bool v3767 = v3760 && v3766;
+      if (v3767) {
+        const iron_bf16 v3768 = iron_f32_to_bf16(v3763);
+        const unsigned int v3769 = v3757 * v2;
+        const unsigned int v3770 = v3769 + v3759;
+        const unsigned int v3771 = v3770 - v78;
+        out[v3771] = v3768;
       }
     }
-    const unsigned int v3786 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3788 = v2203 + v3786;
-    const unsigned int v3789 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3791 = v2206 + v3789;
-    const bool v3792 = v3788 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3772 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3773 = v2203 + v3772;
+    const unsigned int v3774 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3775 = v2202 + v3774;
+    const bool v3776 = v3773 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3777 = v3775 < v79;
+    const bool v3778 = v3776 && v3777;
+    if (v3778) {
+      const float v3779 = v92.x[98];
+      const unsigned int v3781 = v3775 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3782 = v3781 < v2;
+      const bool v3783 = v3776 && v3782;
+      if (v3783) {
+        const iron_bf16 v3784 = iron_f32_to_bf16(v3779);
+        const unsigned int v3785 = v3773 * v2;
+        const unsigned int v3786 = v3785 + v3775;
+        const unsigned int v3787 = v3786 - v78;
+        out[v3787] = v3784;
+      }
+    }
+    const unsigned int v3788 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3789 = v2203 + v3788;
+    const unsigned int v3790 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3791 = v2202 + v3790;
+    const bool v3792 = v3789 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3793 = v3791 < v79;
     const bool v3794 = v3792 && v3793;
     if (v3794) {
-      const float v3795 = v92.x[88];
+      const float v3795 = v92.x[99];
       const unsigned int v3797 = v3791 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3798 = v3797 < v2;
       const bool v3799 = v3792 && v3798;
       if (v3799) {
         const iron_bf16 v3800 = iron_f32_to_bf16(v3795);
-        const unsigned int v3801 = v3788 * v2;
+        const unsigned int v3801 = v3789 * v2;
         const unsigned int v3802 = v3801 + v3791;
         const unsigned int v3803 = v3802 - v78;
         out[v3803] = v3800;
       }
     }
-    const unsigned int v3804 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3806 = v2203 + v3804;
-    const unsigned int v3807 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3809 = v2206 + v3807;
-    const bool v3810 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3811 = v3809 < v79;
-    const bool v3812 = v3810 && v3811;
-    if (v3812) {
-      const float v3813 = v92.x[89];
-      const unsigned int v3815 = v3809 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3816 = v3815 < v2;
-      const bool v3817 = v3810 && v3816;
-      if (v3817) {
-        const iron_bf16 v3818 = iron_f32_to_bf16(v3813);
-        const unsigned int v3819 = v3806 * v2;
-        const unsigned int v3820 = v3819 + v3809;
-        const unsigned int v3821 = v3820 - v78;
-        out[v3821] = v3818;
+    const unsigned int v3804 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3805 = v2203 + v3804;
+    const unsigned int v3806 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3807 = v2202 + v3806;
+    const bool v3808 = v3805 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3809 = v3807 < v79;
+    const bool v3810 = v3808 && v3809;
+    if (v3810) {
+      const float v3811 = v92.x[100];
+      const unsigned int v3813 = v3807 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3814 = v3813 < v2;
+      const bool v3815 = v3808 && v3814;
+      if (v3815) {
+        const iron_bf16 v3816 = iron_f32_to_bf16(v3811);
+        const unsigned int v3817 = v3805 * v2;
+        const unsigned int v3818 = v3817 + v3807;
+        const unsigned int v3819 = v3818 - v78;
+        out[v3819] = v3816;
       }
     }
-    const unsigned int v3822 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3824 = v2203 + v3822;
-    const unsigned int v3825 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3827 = v2206 + v3825;
-    const bool v3828 = v3824 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3829 = v3827 < v79;
-    const bool v3830 = v3828 && v3829;
-    if (v3830) {
-      const float v3831 = v92.x[90];
-      const unsigned int v3833 = v3827 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3834 = v3833 < v2;
-      const bool v3835 = v3828 && v3834;
-      if (v3835) {
-        const iron_bf16 v3836 = iron_f32_to_bf16(v3831);
-        const unsigned int v3837 = v3824 * v2;
-        const unsigned int v3838 = v3837 + v3827;
-        const unsigned int v3839 = v3838 - v78;
-        out[v3839] = v3836;
+    const unsigned int v3820 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3821 = v2203 + v3820;
+    const unsigned int v3822 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3823 = v2202 + v3822;
+    const bool v3824 = v3821 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3825 = v3823 < v79;
+    const bool v3826 = v3824 && v3825;
+    if (v3826) {
+      const float v3827 = v92.x[101];
+      const unsigned int v3829 = v3823 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3830 = v3829 < v2;
+      const bool v3831 = v3824 && v3830;
+      if (v3831) {
+        const iron_bf16 v3832 = iron_f32_to_bf16(v3827);
+        const unsigned int v3833 = v3821 * v2;
+        const unsigned int v3834 = v3833 + v3823;
+        const unsigned int v3835 = v3834 - v78;
+        out[v3835] = v3832;
       }
     }
-    const unsigned int v3840 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3842 = v2203 + v3840;
-    const unsigned int v3843 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3845 = v2206 + v3843;
-    const bool v3846 = v3842 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3847 = v3845 < v79;
-    const bool v3848 = v3846 && v3847;
-    if (v3848) {
-      const float v3849 = v92.x[91];
-      const unsigned int v3851 = v3845 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3852 = v3851 < v2;
-      const bool v3853 = v3846 && v3852;
-      if (v3853) {
-        const iron_bf16 v3854 = iron_f32_to_bf16(v3849);
-        const unsigned int v3855 = v3842 * v2;
-        const unsigned int v3856 = v3855 + v3845;
-        const unsigned int v3857 = v3856 - v78;
-        out[v3857] = v3854;
+    const unsigned int v3836 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3837 = v2203 + v3836;
+    const unsigned int v3838 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3839 = v2202 + v3838;
+    const bool v3840 = v3837 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3841 = v3839 < v79;
+    const bool v3842 = v3840 && v3841;
+    if (v3842) {
+      const float v3843 = v92.x[102];
+      const unsigned int v3845 = v3839 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3846 = v3845 < v2;
+      const bool v3847 = v3840 && v3846;
+      if (v3847) {
+        const iron_bf16 v3848 = iron_f32_to_bf16(v3843);
+        const unsigned int v3849 = v3837 * v2;
+        const unsigned int v3850 = v3849 + v3839;
+        const unsigned int v3851 = v3850 - v78;
+        out[v3851] = v3848;
       }
     }
-    const unsigned int v3858 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3860 = v2203 + v3858;
-    const unsigned int v3861 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3863 = v2206 + v3861;
-    const bool v3864 = v3860 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3865 = v3863 < v79;
-    const bool v3866 = v3864 && v3865;
-    if (v3866) {
-      const float v3867 = v92.x[92];
-      const unsigned int v3869 = v3863 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3870 = v3869 < v2;
-      const bool v3871 = v3864 && v3870;
-      if (v3871) {
-        const iron_bf16 v3872 = iron_f32_to_bf16(v3867);
-        const unsigned int v3873 = v3860 * v2;
-        const unsigned int v3874 = v3873 + v3863;
-        const unsigned int v3875 = v3874 - v78;
-        out[v3875] = v3872;
+    const unsigned int v3852 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3853 = v2203 + v3852;
+    const unsigned int v3854 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3855 = v2202 + v3854;
+    const bool v3856 = v3853 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3857 = v3855 < v79;
+    const bool v3858 = v3856 && v3857;
+    if (v3858) {
+      const float v3859 = v92.x[103];
+      const unsigned int v3861 = v3855 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3862 = v3861 < v2;
+      const bool v3863 = v3856 && v3862;
+      if (v3863) {
+        const iron_bf16 v3864 = iron_f32_to_bf16(v3859);
+        const unsigned int v3865 = v3853 * v2;
+        const unsigned int v3866 = v3865 + v3855;
+        const unsigned int v3867 = v3866 - v78;
+        out[v3867] = v3864;
       }
     }
-    const unsigned int v3876 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3878 = v2203 + v3876;
-    const unsigned int v3879 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3881 = v2206 + v3879;
-    const bool v3882 = v3878 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3883 = v3881 < v79;
-    const bool v3884 = v3882 && v3883;
-    if (v3884) {
-      const float v3885 = v92.x[93];
-      const unsigned int v3887 = v3881 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3888 = v3887 < v2;
-      const bool v3889 = v3882 && v3888;
-      if (v3889) {
-        const iron_bf16 v3890 = iron_f32_to_bf16(v3885);
-        const unsigned int v3891 = v3878 * v2;
-        const unsigned int v3892 = v3891 + v3881;
-        const unsigned int v3893 = v3892 - v78;
-        out[v3893] = v3890;
+    const unsigned int v3868 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3869 = v2203 + v3868;
+    const unsigned int v3870 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3871 = v2202 + v3870;
+    const bool v3872 = v3869 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3873 = v3871 < v79;
+    const bool v3874 = v3872 && v3873;
+    if (v3874) {
+      const float v3875 = v92.x[104];
+      const unsigned int v3877 = v3871 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3878 = v3877 < v2;
+      const bool v3879 = v3872 && v3878;
+      if (v3879) {
+        const iron_bf16 v3880 = iron_f32_to_bf16(v3875);
+        const unsigned int v3881 = v3869 * v2;
+        const unsigned int v3882 = v3881 + v3871;
+        const unsigned int v3883 = v3882 - v78;
+        out[v3883] = v3880;
       }
     }
-    const unsigned int v3894 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3896 = v2203 + v3894;
-    const unsigned int v3897 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3899 = v2206 + v3897;
-    const bool v3900 = v3896 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3901 = v3899 < v79;
-    const bool v3902 = v3900 && v3901;
-    if (v3902) {
-      const float v3903 = v92.x[94];
-      const unsigned int v3905 = v3899 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3906 = v3905 < v2;
-      const bool v3907 = v3900 && v3906;
-      if (v3907) {
-        const iron_bf16 v3908 = iron_f32_to_bf16(v3903);
-        const unsigned int v3909 = v3896 * v2;
-        const unsigned int v3910 = v3909 + v3899;
-        const unsigned int v3911 = v3910 - v78;
-        out[v3911] = v3908;
+    const unsigned int v3884 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3885 = v2203 + v3884;
+    const unsigned int v3886 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3887 = v2202 + v3886;
+    const bool v3888 = v3885 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3889 = v3887 < v79;
+    const bool v3890 = v3888 && v3889;
+    if (v3890) {
+      const float v3891 = v92.x[105];
+      const unsigned int v3893 = v3887 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3894 = v3893 < v2;
+      const bool v3895 = v3888 && v3894;
+      if (v3895) {
+        const iron_bf16 v3896 = iron_f32_to_bf16(v3891);
+        const unsigned int v3897 = v3885 * v2;
+        const unsigned int v3898 = v3897 + v3887;
+        const unsigned int v3899 = v3898 - v78;
+        out[v3899] = v3896;
       }
     }
-    const unsigned int v3912 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3914 = v2203 + v3912;
-    const unsigned int v3915 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3917 = v2206 + v3915;
-    const bool v3918 = v3914 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3919 = v3917 < v79;
-    const bool v3920 = v3918 && v3919;
-    if (v3920) {
-      const float v3921 = v92.x[95];
-      const unsigned int v3923 = v3917 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3924 = v3923 < v2;
-      const bool v3925 = v3918 && v3924;
-      if (v3925) {
-        const iron_bf16 v3926 = iron_f32_to_bf16(v3921);
-        const unsigned int v3927 = v3914 * v2;
-        const unsigned int v3928 = v3927 + v3917;
-        const unsigned int v3929 = v3928 - v78;
-        out[v3929] = v3926;
+    const unsigned int v3900 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3901 = v2203 + v3900;
+    const unsigned int v3902 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3903 = v2202 + v3902;
+    const bool v3904 = v3901 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3905 = v3903 < v79;
+    const bool v3906 = v3904 && v3905;
+    if (v3906) {
+      const float v3907 = v92.x[106];
+      const unsigned int v3909 = v3903 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3910 = v3909 < v2;
+      const bool v3911 = v3904 && v3910;
+      if (v3911) {
+        const iron_bf16 v3912 = iron_f32_to_bf16(v3907);
+        const unsigned int v3913 = v3901 * v2;
+        const unsigned int v3914 = v3913 + v3903;
+        const unsigned int v3915 = v3914 - v78;
+        out[v3915] = v3912;
       }
     }
-    const unsigned int v3930 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3932 = v2203 + v3930;
-    const unsigned int v3933 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3935 = v2206 + v3933;
-    const bool v3936 = v3932 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v3916 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3917 = v2203 + v3916;
+    const unsigned int v3918 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3919 = v2202 + v3918;
+    const bool v3920 = v3917 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3921 = v3919 < v79;
+    const bool v3922 = v3920 && v3921;
+    if (v3922) {
+      const float v3923 = v92.x[107];
+      const unsigned int v3925 = v3919 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3926 = v3925 < v2;
+      const bool v3927 = v3920 && v3926;
+      if (v3927) {
+        const iron_bf16 v3928 = iron_f32_to_bf16(v3923);
+        const unsigned int v3929 = v3917 * v2;
+        const unsigned int v3930 = v3929 + v3919;
+        const unsigned int v3931 = v3930 - v78;
+        out[v3931] = v3928;
+      }
+    }
+    const unsigned int v3932 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3933 = v2203 + v3932;
+    const unsigned int v3934 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3935 = v2202 + v3934;
+    const bool v3936 = v3933 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3937 = v3935 < v79;
     const bool v3938 = v3936 && v3937;
     if (v3938) {
-      const float v3939 = v92.x[96];
+      const float v3939 = v92.x[108];
       const unsigned int v3941 = v3935 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3942 = v3941 < v2;
       const bool v3943 = v3936 && v3942;
       if (v3943) {
         const iron_bf16 v3944 = iron_f32_to_bf16(v3939);
-        const unsigned int v3945 = v3932 * v2;
+        const unsigned int v3945 = v3933 * v2;
         const unsigned int v3946 = v3945 + v3935;
         const unsigned int v3947 = v3946 - v78;
         out[v3947] = v3944;
       }
     }
-    const unsigned int v3948 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3950 = v2203 + v3948;
-    const unsigned int v3951 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3953 = v2206 + v3951;
-    const bool v3954 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3955 = v3953 < v79;
-    const bool v3956 = v3954 && v3955;
-    if (v3956) {
-      const float v3957 = v92.x[97];
-      const unsigned int v3959 = v3953 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3960 = v3959 < v2;
-      const bool v3961 = v3954 && v3960;
-      if (v3961) {
-        const iron_bf16 v3962 = iron_f32_to_bf16(v3957);
-        const unsigned int v3963 = v3950 * v2;
-        const unsigned int v3964 = v3963 + v3953;
-        const unsigned int v3965 = v3964 - v78;
-        out[v3965] = v3962;
+    const unsigned int v3948 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3949 = v2203 + v3948;
+    const unsigned int v3950 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3951 = v2202 + v3950;
+    const bool v3952 = v3949 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3953 = v3951 < v79;
+    const bool v3954 = v3952 && v3953;
+    if (v3954) {
+      const float v3955 = v92.x[109];
+      const unsigned int v3957 = v3951 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3958 = v3957 < v2;
+      const bool v3959 = v3952 && v3958;
+      if (v3959) {
+        const iron_bf16 v3960 = iron_f32_to_bf16(v3955);
+        const unsigned int v3961 = v3949 * v2;
+        const unsigned int v3962 = v3961 + v3951;
+        const unsigned int v3963 = v3962 - v78;
+        out[v3963] = v3960;
       }
     }
-    const unsigned int v3966 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3968 = v2203 + v3966;
-    const unsigned int v3969 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3971 = v2206 + v3969;
-    const bool v3972 = v3968 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3973 = v3971 < v79;
-    const bool v3974 = v3972 && v3973;
-    if (v3974) {
-      const float v3975 = v92.x[98];
-      const unsigned int v3977 = v3971 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3978 = v3977 < v2;
-      const bool v3979 = v3972 && v3978;
-      if (v3979) {
-        const iron_bf16 v3980 = iron_f32_to_bf16(v3975);
-        const unsigned int v3981 = v3968 * v2;
-        const unsigned int v3982 = v3981 + v3971;
-        const unsigned int v3983 = v3982 - v78;
-        out[v3983] = v3980;
+    const unsigned int v3964 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3965 = v2203 + v3964;
+    const unsigned int v3966 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3967 = v2202 + v3966;
+    const bool v3968 = v3965 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3969 = v3967 < v79;
+    const bool v3970 = v3968 && v3969;
+    if (v3970) {
+      const float v3971 = v92.x[110];
+      const unsigned int v3973 = v3967 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3974 = v3973 < v2;
+      const bool v3975 = v3968 && v3974;
+      if (v3975) {
+        const iron_bf16 v3976 = iron_f32_to_bf16(v3971);
+        const unsigned int v3977 = v3965 * v2;
+        const unsigned int v3978 = v3977 + v3967;
+        const unsigned int v3979 = v3978 - v78;
+        out[v3979] = v3976;
       }
     }
-    const unsigned int v3984 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v3986 = v2203 + v3984;
-    const unsigned int v3987 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v3989 = v2206 + v3987;
-    const bool v3990 = v3986 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3991 = v3989 < v79;
-    const bool v3992 = v3990 && v3991;
-    if (v3992) {
-      const float v3993 = v92.x[99];
-      const unsigned int v3995 = v3989 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3996 = v3995 < v2;
-      const bool v3997 = v3990 && v3996;
-      if (v3997) {
-        const iron_bf16 v3998 = iron_f32_to_bf16(v3993);
-        const unsigned int v3999 = v3986 * v2;
-        const unsigned int v4000 = v3999 + v3989;
-        const unsigned int v4001 = v4000 - v78;
-        out[v4001] = v3998;
+    const unsigned int v3980 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3981 = v2203 + v3980;
+    const unsigned int v3982 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3983 = v2202 + v3982;
+    const bool v3984 = v3981 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3985 = v3983 < v79;
+    const bool v3986 = v3984 && v3985;
+    if (v3986) {
+      const float v3987 = v92.x[111];
+      const unsigned int v3989 = v3983 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3990 = v3989 < v2;
+      const bool v3991 = v3984 && v3990;
+      if (v3991) {
+        const iron_bf16 v3992 = iron_f32_to_bf16(v3987);
+        const unsigned int v3993 = v3981 * v2;
+        const unsigned int v3994 = v3993 + v3983;
+        const unsigned int v3995 = v3994 - v78;
+        out[v3995] = v3992;
       }
     }
-    const unsigned int v4002 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4004 = v2203 + v4002;
-    const unsigned int v4005 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4007 = v2206 + v4005;
-    const bool v4008 = v4004 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4009 = v4007 < v79;
-    const bool v4010 = v4008 && v4009;
-    if (v4010) {
-      const float v4011 = v92.x[100];
-      const unsigned int v4013 = v4007 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4014 = v4013 < v2;
-      const bool v4015 = v4008 && v4014;
-      if (v4015) {
-        const iron_bf16 v4016 = iron_f32_to_bf16(v4011);
-        const unsigned int v4017 = v4004 * v2;
-        const unsigned int v4018 = v4017 + v4007;
-        const unsigned int v4019 = v4018 - v78;
-        out[v4019] = v4016;
+    const unsigned int v3996 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v3997 = v2203 + v3996;
+    const unsigned int v3998 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v3999 = v2202 + v3998;
+    const bool v4000 = v3997 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4001 = v3999 < v79;
+    const bool v4002 = v4000 && v4001;
+    if (v4002) {
+      const float v4003 = v92.x[112];
+      const unsigned int v4005 = v3999 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4006 = v4005 < v2;
+      const bool v4007 = v4000 && v4006;
+      if (v4007) {
+        const iron_bf16 v4008 = iron_f32_to_bf16(v4003);
+        const unsigned int v4009 = v3997 * v2;
+        const unsigned int v4010 = v4009 + v3999;
+        const unsigned int v4011 = v4010 - v78;
+        out[v4011] = v4008;
       }
     }
-    const unsigned int v4020 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4022 = v2203 + v4020;
-    const unsigned int v4023 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4025 = v2206 + v4023;
-    const bool v4026 = v4022 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4027 = v4025 < v79;
-    const bool v4028 = v4026 && v4027;
-    if (v4028) {
-      const float v4029 = v92.x[101];
-      const unsigned int v4031 = v4025 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4032 = v4031 < v2;
-      const bool v4033 = v4026 && v4032;
-      if (v4033) {
-        const iron_bf16 v4034 = iron_f32_to_bf16(v4029);
-        const unsigned int v4035 = v4022 * v2;
-        const unsigned int v4036 = v4035 + v4025;
-        const unsigned int v4037 = v4036 - v78;
-        out[v4037] = v4034;
+    const unsigned int v4012 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4013 = v2203 + v4012;
+    const unsigned int v4014 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4015 = v2202 + v4014;
+    const bool v4016 = v4013 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4017 = v4015 < v79;
+    const bool v4018 = v4016 && v4017;
+    if (v4018) {
+      const float v4019 = v92.x[113];
+      const unsigned int v4021 = v4015 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4022 = v4021 < v2;
+      const bool v4023 = v4016 && v4022;
+      if (v4023) {
+        const iron_bf16 v4024 = iron_f32_to_bf16(v4019);
+        const unsigned int v4025 = v4013 * v2;
+        const unsigned int v4026 = v4025 + v4015;
+        const unsigned int v4027 = v4026 - v78;
+        out[v4027] = v4024;
       }
     }
-    const unsigned int v4038 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4040 = v2203 + v4038;
-    const unsigned int v4041 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4043 = v2206 + v4041;
-    const bool v4044 = v4040 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4045 = v4043 < v79;
-    const bool v4046 = v4044 && v4045;
-    if (v4046) {
-      const float v4047 = v92.x[102];
-      const unsigned int v4049 = v4043 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4050 = v4049 < v2;
-      const bool v4051 = v4044 && v4050;
-      if (v4051) {
-        const iron_bf16 v4052 = iron_f32_to_bf16(v4047);
-        const unsigned int v4053 = v4040 * v2;
-        const unsigned int v4054 = v4053 + v4043;
-        const unsigned int v4055 = v4054 - v78;
-        out[v4055] = v4052;
+    const unsigned int v4028 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4029 = v2203 + v4028;
+    const unsigned int v4030 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4031 = v2202 + v4030;
+    const bool v4032 = v4029 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4033 = v4031 < v79;
+    const bool v4034 = v4032 && v4033;
+    if (v4034) {
+      const float v4035 = v92.x[114];
+      const unsigned int v4037 = v4031 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4038 = v4037 < v2;
+      const bool v4039 = v4032 && v4038;
+      if (v4039) {
+        const iron_bf16 v4040 = iron_f32_to_bf16(v4035);
+        const unsigned int v4041 = v4029 * v2;
+        const unsigned int v4042 = v4041 + v4031;
+        const unsigned int v4043 = v4042 - v78;
+        out[v4043] = v4040;
       }
     }
-    const unsigned int v4056 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4058 = v2203 + v4056;
-    const unsigned int v4059 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4061 = v2206 + v4059;
-    const bool v4062 = v4058 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4063 = v4061 < v79;
-    const bool v4064 = v4062 && v4063;
-    if (v4064) {
-      const float v4065 = v92.x[103];
-      const unsigned int v4067 = v4061 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4068 = v4067 < v2;
-      const bool v4069 = v4062 && v4068;
-      if (v4069) {
-        const iron_bf16 v4070 = iron_f32_to_bf16(v4065);
-        const unsigned int v4071 = v4058 * v2;
-        const unsigned int v4072 = v4071 + v4061;
-        const unsigned int v4073 = v4072 - v78;
-        out[v4073] = v4070;
+    const unsigned int v4044 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4045 = v2203 + v4044;
+    const unsigned int v4046 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4047 = v2202 + v4046;
+    const bool v4048 = v4045 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4049 = v4047 < v79;
+    const bool v4050 = v4048 && v4049;
+    if (v4050) {
+      const float v4051 = v92.x[115];
+      const unsigned int v4053 = v4047 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4054 = v4053 < v2;
+      const bool v4055 = v4048 && v4054;
+      if (v4055) {
+        const iron_bf16 v4056 = iron_f32_to_bf16(v4051);
+        const unsigned int v4057 = v4045 * v2;
+        const unsigned int v4058 = v4057 + v4047;
+        const unsigned int v4059 = v4058 - v78;
+        out[v4059] = v4056;
       }
     }
-    const unsigned int v4074 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4076 = v2203 + v4074;
-    const unsigned int v4077 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4079 = v2206 + v4077;
-    const bool v4080 = v4076 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v4060 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4061 = v2203 + v4060;
+    const unsigned int v4062 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4063 = v2202 + v4062;
+    const bool v4064 = v4061 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4065 = v4063 < v79;
+    const bool v4066 = v4064 && v4065;
+    if (v4066) {
+      const float v4067 = v92.x[116];
+      const unsigned int v4069 = v4063 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4070 = v4069 < v2;
+      const bool v4071 = v4064 && v4070;
+      if (v4071) {
+        const iron_bf16 v4072 = iron_f32_to_bf16(v4067);
+        const unsigned int v4073 = v4061 * v2;
+        const unsigned int v4074 = v4073 + v4063;
+        const unsigned int v4075 = v4074 - v78;
+        out[v4075] = v4072;
+      }
+    }
+    const unsigned int v4076 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4077 = v2203 + v4076;
+    const unsigned int v4078 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4079 = v2202 + v4078;
+    const bool v4080 = v4077 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v4081 = v4079 < v79;
     const bool v4082 = v4080 && v4081;
     if (v4082) {
-      const float v4083 = v92.x[104];
+      const float v4083 = v92.x[117];
       const unsigned int v4085 = v4079 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v4086 = v4085 < v2;
       const bool v4087 = v4080 && v4086;
       if (v4087) {
         const iron_bf16 v4088 = iron_f32_to_bf16(v4083);
-        const unsigned int v4089 = v4076 * v2;
+        const unsigned int v4089 = v4077 * v2;
         const unsigned int v4090 = v4089 + v4079;
         const unsigned int v4091 = v4090 - v78;
         out[v4091] = v4088;
       }
     }
-    const unsigned int v4092 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4094 = v2203 + v4092;
-    const unsigned int v4095 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4097 = v2206 + v4095;
-    const bool v4098 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4099 = v4097 < v79;
-    const bool v4100 = v4098 && v4099;
-    if (v4100) {
-      const float v4101 = v92.x[105];
-      const unsigned int v4103 = v4097 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4104 = v4103 < v2;
-      const bool v4105 = v4098 && v4104;
-      if (v4105) {
-        const iron_bf16 v4106 = iron_f32_to_bf16(v4101);
-        const unsigned int v4107 = v4094 * v2;
-        const unsigned int v4108 = v4107 + v4097;
-        const unsigned int v4109 = v4108 - v78;
-        out[v4109] = v4106;
+    const unsigned int v4092 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4093 = v2203 + v4092;
+    const unsigned int v4094 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4095 = v2202 + v4094;
+    const bool v4096 = v4093 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4097 = v4095 < v79;
+    const bool v4098 = v4096 && v4097;
+    if (v4098) {
+      const float v4099 = v92.x[118];
+      const unsigned int v4101 = v4095 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4102 = v4101 < v2;
+      const bool v4103 = v4096 && v4102;
+      if (v4103) {
+        const iron_bf16 v4104 = iron_f32_to_bf16(v4099);
+        const unsigned int v4105 = v4093 * v2;
+        const unsigned int v4106 = v4105 + v4095;
+        const unsigned int v4107 = v4106 - v78;
+        out[v4107] = v4104;
       }
     }
-    const unsigned int v4110 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4112 = v2203 + v4110;
-    const unsigned int v4113 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4115 = v2206 + v4113;
-    const bool v4116 = v4112 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4117 = v4115 < v79;
-    const bool v4118 = v4116 && v4117;
-    if (v4118) {
-      const float v4119 = v92.x[106];
-      const unsigned int v4121 = v4115 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4122 = v4121 < v2;
-      const bool v4123 = v4116 && v4122;
-      if (v4123) {
-        const iron_bf16 v4124 = iron_f32_to_bf16(v4119);
-        const unsigned int v4125 = v4112 * v2;
-        const unsigned int v4126 = v4125 + v4115;
-        const unsigned int v4127 = v4126 - v78;
-        out[v4127] = v4124;
+    const unsigned int v4108 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4109 = v2203 + v4108;
+    const unsigned int v4110 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4111 = v2202 + v4110;
+    const bool v4112 = v4109 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4113 = v4111 < v79;
+    const bool v4114 = v4112 && v4113;
+    if (v4114) {
+      const float v4115 = v92.x[119];
+      const unsigned int v4117 = v4111 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4118 = v4117 < v2;
+      const bool v4119 = v4112 && v4118;
+      if (v4119) {
+        const iron_bf16 v4120 = iron_f32_to_bf16(v4115);
+        const unsigned int v4121 = v4109 * v2;
+        const unsigned int v4122 = v4121 + v4111;
+        const unsigned int v4123 = v4122 - v78;
+        out[v4123] = v4120;
       }
     }
-    const unsigned int v4128 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4130 = v2203 + v4128;
-    const unsigned int v4131 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4133 = v2206 + v4131;
-    const bool v4134 = v4130 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4135 = v4133 < v79;
-    const bool v4136 = v4134 && v4135;
-    if (v4136) {
-      const float v4137 = v92.x[107];
-      const unsigned int v4139 = v4133 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4140 = v4139 < v2;
-      const bool v4141 = v4134 && v4140;
-      if (v4141) {
-        const iron_bf16 v4142 = iron_f32_to_bf16(v4137);
-        const unsigned int v4143 = v4130 * v2;
-        const unsigned int v4144 = v4143 + v4133;
-        const unsigned int v4145 = v4144 - v78;
-        out[v4145] = v4142;
+    const unsigned int v4124 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4125 = v2203 + v4124;
+    const unsigned int v4126 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4127 = v2202 + v4126;
+    const bool v4128 = v4125 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4129 = v4127 < v79;
+    const bool v4130 = v4128 && v4129;
+    if (v4130) {
+      const float v4131 = v92.x[120];
+      const unsigned int v4133 = v4127 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4134 = v4133 < v2;
+      const bool v4135 = v4128 && v4134;
+      if (v4135) {
+        const iron_bf16 v4136 = iron_f32_to_bf16(v4131);
+        const unsigned int v4137 = v4125 * v2;
+        const unsigned int v4138 = v4137 + v4127;
+        const unsigned int v4139 = v4138 - v78;
+        out[v4139] = v4136;
       }
     }
-    const unsigned int v4146 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4148 = v2203 + v4146;
-    const unsigned int v4149 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4151 = v2206 + v4149;
-    const bool v4152 = v4148 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4153 = v4151 < v79;
-    const bool v4154 = v4152 && v4153;
-    if (v4154) {
-      const float v4155 = v92.x[108];
-      const unsigned int v4157 = v4151 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4158 = v4157 < v2;
-      const bool v4159 = v4152 && v4158;
-      if (v4159) {
-        const iron_bf16 v4160 = iron_f32_to_bf16(v4155);
-        const unsigned int v4161 = v4148 * v2;
-        const unsigned int v4162 = v4161 + v4151;
-        const unsigned int v4163 = v4162 - v78;
-        out[v4163] = v4160;
+    const unsigned int v4140 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4141 = v2203 + v4140;
+    const unsigned int v4142 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4143 = v2202 + v4142;
+    const bool v4144 = v4141 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4145 = v4143 < v79;
+    const bool v4146 = v4144 && v4145;
+    if (v4146) {
+      const float v4147 = v92.x[121];
+      const unsigned int v4149 = v4143 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4150 = v4149 < v2;
+      const bool v4151 = v4144 && v4150;
+      if (v4151) {
+        const iron_bf16 v4152 = iron_f32_to_bf16(v4147);
+        const unsigned int v4153 = v4141 * v2;
+        const unsigned int v4154 = v4153 + v4143;
+        const unsigned int v4155 = v4154 - v78;
+        out[v4155] = v4152;
       }
     }
-    const unsigned int v4164 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4166 = v2203 + v4164;
-    const unsigned int v4167 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4169 = v2206 + v4167;
-    const bool v4170 = v4166 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4171 = v4169 < v79;
-    const bool v4172 = v4170 && v4171;
-    if (v4172) {
-      const float v4173 = v92.x[109];
-      const unsigned int v4175 = v4169 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4176 = v4175 < v2;
-      const bool v4177 = v4170 && v4176;
-      if (v4177) {
-        const iron_bf16 v4178 = iron_f32_to_bf16(v4173);
-        const unsigned int v4179 = v4166 * v2;
-        const unsigned int v4180 = v4179 + v4169;
-        const unsigned int v4181 = v4180 - v78;
-        out[v4181] = v4178;
+    const unsigned int v4156 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4157 = v2203 + v4156;
+    const unsigned int v4158 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4159 = v2202 + v4158;
+    const bool v4160 = v4157 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4161 = v4159 < v79;
+    const bool v4162 = v4160 && v4161;
+    if (v4162) {
+      const float v4163 = v92.x[122];
+      const unsigned int v4165 = v4159 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4166 = v4165 < v2;
+      const bool v4167 = v4160 && v4166;
+      if (v4167) {
+        const iron_bf16 v4168 = iron_f32_to_bf16(v4163);
+        const unsigned int v4169 = v4157 * v2;
+        const unsigned int v4170 = v4169 + v4159;
+        const unsigned int v4171 = v4170 - v78;
+        out[v4171] = v4168;
       }
     }
-    const unsigned int v4182 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4184 = v2203 + v4182;
-    const unsigned int v4185 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4187 = v2206 + v4185;
-    const bool v4188 = v4184 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4189 = v4187 < v79;
-    const bool v4190 = v4188 && v4189;
-    if (v4190) {
-      const float v4191 = v92.x[110];
-      const unsigned int v4193 = v4187 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4194 = v4193 < v2;
-      const bool v4195 = v4188 && v4194;
-      if (v4195) {
-        const iron_bf16 v4196 = iron_f32_to_bf16(v4191);
-        const unsigned int v4197 = v4184 * v2;
-        const unsigned int v4198 = v4197 + v4187;
-        const unsigned int v4199 = v4198 - v78;
-        out[v4199] = v4196;
+    const unsigned int v4172 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4173 = v2203 + v4172;
+    const unsigned int v4174 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4175 = v2202 + v4174;
+    const bool v4176 = v4173 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4177 = v4175 < v79;
+    const bool v4178 = v4176 && v4177;
+    if (v4178) {
+      const float v4179 = v92.x[123];
+      const unsigned int v4181 = v4175 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4182 = v4181 < v2;
+      const bool v4183 = v4176 && v4182;
+      if (v4183) {
+        const iron_bf16 v4184 = iron_f32_to_bf16(v4179);
+        const unsigned int v4185 = v4173 * v2;
+        const unsigned int v4186 = v4185 + v4175;
+        const unsigned int v4187 = v4186 - v78;
+        out[v4187] = v4184;
       }
     }
-    const unsigned int v4200 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4202 = v2203 + v4200;
-    const unsigned int v4203 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4205 = v2206 + v4203;
-    const bool v4206 = v4202 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4207 = v4205 < v79;
-    const bool v4208 = v4206 && v4207;
-    if (v4208) {
-      const float v4209 = v92.x[111];
-      const unsigned int v4211 = v4205 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4212 = v4211 < v2;
-      const bool v4213 = v4206 && v4212;
-      if (v4213) {
-        const iron_bf16 v4214 = iron_f32_to_bf16(v4209);
-        const unsigned int v4215 = v4202 * v2;
-        const unsigned int v4216 = v4215 + v4205;
-        const unsigned int v4217 = v4216 - v78;
-        out[v4217] = v4214;
+    const unsigned int v4188 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4189 = v2203 + v4188;
+    const unsigned int v4190 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4191 = v2202 + v4190;
+    const bool v4192 = v4189 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4193 = v4191 < v79;
+    const bool v4194 = v4192 && v4193;
+    if (v4194) {
+      const float v4195 = v92.x[124];
+      const unsigned int v4197 = v4191 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4198 = v4197 < v2;
+      const bool v4199 = v4192 && v4198;
+      if (v4199) {
+        const iron_bf16 v4200 = iron_f32_to_bf16(v4195);
+        const unsigned int v4201 = v4189 * v2;
+        const unsigned int v4202 = v4201 + v4191;
+        const unsigned int v4203 = v4202 - v78;
+        out[v4203] = v4200;
       }
     }
-    const unsigned int v4218 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4220 = v2203 + v4218;
-    const unsigned int v4221 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4223 = v2206 + v4221;
-    const bool v4224 = v4220 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v4204 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4205 = v2203 + v4204;
+    const unsigned int v4206 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4207 = v2202 + v4206;
+    const bool v4208 = v4205 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4209 = v4207 < v79;
+    const bool v4210 = v4208 && v4209;
+    if (v4210) {
+      const float v4211 = v92.x[125];
+      const unsigned int v4213 = v4207 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4214 = v4213 < v2;
+      const bool v4215 = v4208 && v4214;
+      if (v4215) {
+        const iron_bf16 v4216 = iron_f32_to_bf16(v4211);
+        const unsigned int v4217 = v4205 * v2;
+        const unsigned int v4218 = v4217 + v4207;
+        const unsigned int v4219 = v4218 - v78;
+        out[v4219] = v4216;
+      }
+    }
+    const unsigned int v4220 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4221 = v2203 + v4220;
+    const unsigned int v4222 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4223 = v2202 + v4222;
+    const bool v4224 = v4221 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v4225 = v4223 < v79;
     const bool v4226 = v4224 && v4225;
     if (v4226) {
-      const float v4227 = v92.x[112];
+      const float v4227 = v92.x[126];
       const unsigned int v4229 = v4223 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v4230 = v4229 < v2;
       const bool v4231 = v4224 && v4230;
       if (v4231) {
         const iron_bf16 v4232 = iron_f32_to_bf16(v4227);
-        const unsigned int v4233 = v4220 * v2;
+        const unsigned int v4233 = v4221 * v2;
         const unsigned int v4234 = v4233 + v4223;
         const unsigned int v4235 = v4234 - v78;
         out[v4235] = v4232;
       }
     }
-    const unsigned int v4236 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4238 = v2203 + v4236;
-    const unsigned int v4239 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4241 = v2206 + v4239;
-    const bool v4242 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4243 = v4241 < v79;
-    const bool v4244 = v4242 && v4243;
-    if (v4244) {
-      const float v4245 = v92.x[113];
-      const unsigned int v4247 = v4241 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4248 = v4247 < v2;
-      const bool v4249 = v4242 && v4248;
-      if (v4249) {
-        const iron_bf16 v4250 = iron_f32_to_bf16(v4245);
-        const unsigned int v4251 = v4238 * v2;
-        const unsigned int v4252 = v4251 + v4241;
-        const unsigned int v4253 = v4252 - v78;
-        out[v4253] = v4250;
-      }
-    }
-    const unsigned int v4254 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4256 = v2203 + v4254;
-    const unsigned int v4257 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4259 = v2206 + v4257;
-    const bool v4260 = v4256 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4261 = v4259 < v79;
-    const bool v4262 = v4260 && v4261;
-    if (v4262) {
-      const float v4263 = v92.x[114];
-      const unsigned int v4265 = v4259 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4266 = v4265 < v2;
-      const bool v4267 = v4260 && v4266;
-      if (v4267) {
-        const iron_bf16 v4268 = iron_f32_to_bf16(v4263);
-        const unsigned int v4269 = v4256 * v2;
-        const unsigned int v4270 = v4269 + v4259;
-        const unsigned int v4271 = v4270 - v78;
-        out[v4271] = v4268;
-      }
-    }
-    const unsigned int v4272 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4274 = v2203 + v4272;
-    const unsigned int v4275 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4277 = v2206 + v4275;
-    const bool v4278 = v4274 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4279 = v4277 < v79;
-    const bool v4280 = v4278 && v4279;
-    if (v4280) {
-      const float v4281 = v92.x[115];
-      const unsigned int v4283 = v4277 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4284 = v4283 < v2;
-      const bool v4285 = v4278 && v4284;
-      if (v4285) {
-        const iron_bf16 v4286 = iron_f32_to_bf16(v4281);
-        const unsigned int v4287 = v4274 * v2;
-        const unsigned int v4288 = v4287 + v4277;
-        const unsigned int v4289 = v4288 - v78;
-        out[v4289] = v4286;
-      }
-    }
-    const unsigned int v4290 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4292 = v2203 + v4290;
-    const unsigned int v4293 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4295 = v2206 + v4293;
-    const bool v4296 = v4292 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4297 = v4295 < v79;
-    const bool v4298 = v4296 && v4297;
-    if (v4298) {
-      const float v4299 = v92.x[116];
-      const unsigned int v4301 = v4295 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4302 = v4301 < v2;
-      const bool v4303 = v4296 && v4302;
-      if (v4303) {
-        const iron_bf16 v4304 = iron_f32_to_bf16(v4299);
-        const unsigned int v4305 = v4292 * v2;
-        const unsigned int v4306 = v4305 + v4295;
-        const unsigned int v4307 = v4306 - v78;
-        out[v4307] = v4304;
-      }
-    }
-    const unsigned int v4308 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4310 = v2203 + v4308;
-    const unsigned int v4311 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4313 = v2206 + v4311;
-    const bool v4314 = v4310 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4315 = v4313 < v79;
-    const bool v4316 = v4314 && v4315;
-    if (v4316) {
-      const float v4317 = v92.x[117];
-      const unsigned int v4319 = v4313 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4320 = v4319 < v2;
-      const bool v4321 = v4314 && v4320;
-      if (v4321) {
-        const iron_bf16 v4322 = iron_f32_to_bf16(v4317);
-        const unsigned int v4323 = v4310 * v2;
-        const unsigned int v4324 = v4323 + v4313;
-        const unsigned int v4325 = v4324 - v78;
-        out[v4325] = v4322;
-      }
-    }
-    const unsigned int v4326 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4328 = v2203 + v4326;
-    const unsigned int v4329 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4331 = v2206 + v4329;
-    const bool v4332 = v4328 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4333 = v4331 < v79;
-    const bool v4334 = v4332 && v4333;
-    if (v4334) {
-      const float v4335 = v92.x[118];
-      const unsigned int v4337 = v4331 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4338 = v4337 < v2;
-      const bool v4339 = v4332 && v4338;
-      if (v4339) {
-        const iron_bf16 v4340 = iron_f32_to_bf16(v4335);
-        const unsigned int v4341 = v4328 * v2;
-        const unsigned int v4342 = v4341 + v4331;
-        const unsigned int v4343 = v4342 - v78;
-        out[v4343] = v4340;
-      }
-    }
-    const unsigned int v4344 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4346 = v2203 + v4344;
-    const unsigned int v4347 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4349 = v2206 + v4347;
-    const bool v4350 = v4346 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4351 = v4349 < v79;
-    const bool v4352 = v4350 && v4351;
-    if (v4352) {
-      const float v4353 = v92.x[119];
-      const unsigned int v4355 = v4349 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4356 = v4355 < v2;
-      const bool v4357 = v4350 && v4356;
-      if (v4357) {
-        const iron_bf16 v4358 = iron_f32_to_bf16(v4353);
-        const unsigned int v4359 = v4346 * v2;
-        const unsigned int v4360 = v4359 + v4349;
-        const unsigned int v4361 = v4360 - v78;
-        out[v4361] = v4358;
-      }
-    }
-    const unsigned int v4362 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4364 = v2203 + v4362;
-    const unsigned int v4365 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4367 = v2206 + v4365;
-    const bool v4368 = v4364 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4369 = v4367 < v79;
-    const bool v4370 = v4368 && v4369;
-    if (v4370) {
-      const float v4371 = v92.x[120];
-      const unsigned int v4373 = v4367 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4374 = v4373 < v2;
-      const bool v4375 = v4368 && v4374;
-      if (v4375) {
-        const iron_bf16 v4376 = iron_f32_to_bf16(v4371);
-        const unsigned int v4377 = v4364 * v2;
-        const unsigned int v4378 = v4377 + v4367;
-        const unsigned int v4379 = v4378 - v78;
-        out[v4379] = v4376;
-      }
-    }
-    const unsigned int v4380 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4382 = v2203 + v4380;
-    const unsigned int v4383 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4385 = v2206 + v4383;
-    const bool v4386 = v4382 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4387 = v4385 < v79;
-    const bool v4388 = v4386 && v4387;
-    if (v4388) {
-      const float v4389 = v92.x[121];
-      const unsigned int v4391 = v4385 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4392 = v4391 < v2;
-      const bool v4393 = v4386 && v4392;
-      if (v4393) {
-        const iron_bf16 v4394 = iron_f32_to_bf16(v4389);
-        const unsigned int v4395 = v4382 * v2;
-        const unsigned int v4396 = v4395 + v4385;
-        const unsigned int v4397 = v4396 - v78;
-        out[v4397] = v4394;
-      }
-    }
-    const unsigned int v4398 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4400 = v2203 + v4398;
-    const unsigned int v4401 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4403 = v2206 + v4401;
-    const bool v4404 = v4400 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4405 = v4403 < v79;
-    const bool v4406 = v4404 && v4405;
-    if (v4406) {
-      const float v4407 = v92.x[122];
-      const unsigned int v4409 = v4403 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4410 = v4409 < v2;
-      const bool v4411 = v4404 && v4410;
-      if (v4411) {
-        const iron_bf16 v4412 = iron_f32_to_bf16(v4407);
-        const unsigned int v4413 = v4400 * v2;
-        const unsigned int v4414 = v4413 + v4403;
-        const unsigned int v4415 = v4414 - v78;
-        out[v4415] = v4412;
-      }
-    }
-    const unsigned int v4416 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4418 = v2203 + v4416;
-    const unsigned int v4419 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4421 = v2206 + v4419;
-    const bool v4422 = v4418 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4423 = v4421 < v79;
-    const bool v4424 = v4422 && v4423;
-    if (v4424) {
-      const float v4425 = v92.x[123];
-      const unsigned int v4427 = v4421 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4428 = v4427 < v2;
-      const bool v4429 = v4422 && v4428;
-      if (v4429) {
-        const iron_bf16 v4430 = iron_f32_to_bf16(v4425);
-        const unsigned int v4431 = v4418 * v2;
-        const unsigned int v4432 = v4431 + v4421;
-        const unsigned int v4433 = v4432 - v78;
-        out[v4433] = v4430;
-      }
-    }
-    const unsigned int v4434 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4436 = v2203 + v4434;
-    const unsigned int v4437 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4439 = v2206 + v4437;
-    const bool v4440 = v4436 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4441 = v4439 < v79;
-    const bool v4442 = v4440 && v4441;
-    if (v4442) {
-      const float v4443 = v92.x[124];
-      const unsigned int v4445 = v4439 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4446 = v4445 < v2;
-      const bool v4447 = v4440 && v4446;
-      if (v4447) {
-        const iron_bf16 v4448 = iron_f32_to_bf16(v4443);
-        const unsigned int v4449 = v4436 * v2;
-        const unsigned int v4450 = v4449 + v4439;
-        const unsigned int v4451 = v4450 - v78;
-        out[v4451] = v4448;
-      }
-    }
-    const unsigned int v4452 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4454 = v2203 + v4452;
-    const unsigned int v4455 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4457 = v2206 + v4455;
-    const bool v4458 = v4454 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4459 = v4457 < v79;
-    const bool v4460 = v4458 && v4459;
-    if (v4460) {
-      const float v4461 = v92.x[125];
-      const unsigned int v4463 = v4457 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4464 = v4463 < v2;
-      const bool v4465 = v4458 && v4464;
-      if (v4465) {
-        const iron_bf16 v4466 = iron_f32_to_bf16(v4461);
-        const unsigned int v4467 = v4454 * v2;
-        const unsigned int v4468 = v4467 + v4457;
-        const unsigned int v4469 = v4468 - v78;
-        out[v4469] = v4466;
-      }
-    }
-    const unsigned int v4470 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4472 = v2203 + v4470;
-    const unsigned int v4473 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4475 = v2206 + v4473;
-    const bool v4476 = v4472 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4477 = v4475 < v79;
-    const bool v4478 = v4476 && v4477;
-    if (v4478) {
-      const float v4479 = v92.x[126];
-      const unsigned int v4481 = v4475 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4482 = v4481 < v2;
-      const bool v4483 = v4476 && v4482;
-      if (v4483) {
-        const iron_bf16 v4484 = iron_f32_to_bf16(v4479);
-        const unsigned int v4485 = v4472 * v2;
-        const unsigned int v4486 = v4485 + v4475;
-        const unsigned int v4487 = v4486 - v78;
-        out[v4487] = v4484;
-      }
-    }
-    const unsigned int v4488 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
-    const unsigned int v4490 = v2203 + v4488;
-    const unsigned int v4491 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
-    const unsigned int v4493 = v2206 + v4491;
-    const bool v4494 = v4490 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4495 = v4493 < v79;
-    const bool v4496 = v4494 && v4495;
-    if (v4496) {
-      const float v4497 = v92.x[127];
-      const unsigned int v4499 = v4493 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4500 = v4499 < v2;
-      const bool v4501 = v4494 && v4500;
-      if (v4501) {
-        const iron_bf16 v4502 = iron_f32_to_bf16(v4497);
-        const unsigned int v4503 = v4490 * v2;
-        const unsigned int v4504 = v4503 + v4493;
-        const unsigned int v4505 = v4504 - v78;
-        out[v4505] = v4502;
+    const unsigned int v4236 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v4237 = v2203 + v4236;
+    const unsigned int v4238 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:285
+    const unsigned int v4239 = v2202 + v4238;
+    const bool v4240 = v4237 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4241 = v4239 < v79;
+    const bool v4242 = v4240 && v4241;
+    if (v4242) {
+      const float v4243 = v92.x[127];
+      const unsigned int v4245 = v4239 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4246 = v4245 < v2;
+      const bool v4247 = v4240 && v4246;
+      if (v4247) {
+        const iron_bf16 v4248 = iron_f32_to_bf16(v4243);
+        const unsigned int v4249 = v4237 * v2;
+        const unsigned int v4250 = v4249 + v4239;
+        const unsigned int v4251 = v4250 - v78;
+        out[v4251] = v4248;
       }
     }
   } else {
-    const unsigned int v4506 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v4507 = threadIdx.x;
+    const unsigned int v4252 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v4253 = threadIdx.x;
 
-    for (unsigned int v4509 = v4507; v4509 < 16384u; v4509 += v4506) {
-      const unsigned int v4511 = v4509 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v4512 = v75 + v4511;
-      const unsigned int v4514 = v4509 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v4515 = v26 + v4514;
-      const bool v4516 = v4512 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v4517 = v4515 < v2;
-      const bool v4518 = v4516 && v4517;
-      if (v4518) {
-        const unsigned int v4521 = v4512 * v2;
-        const unsigned int v4522 = v4521 + v4515;
-        out[v4522] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v4255 = v4253; v4255 < 16384u; v4255 += v4252) {
+      const unsigned int v4257 = v4255 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v4258 = v75 + v4257;
+      const unsigned int v4260 = v4255 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v4261 = v26 + v4260;
+      const bool v4262 = v4258 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v4263 = v4261 < v2;
+      const bool v4264 = v4262 && v4263;
+      if (v4264) {
+        const unsigned int v4267 = v4258 * v2;
+        const unsigned int v4268 = v4267 + v4261;
+        out[v4268] = iron_f32_to_bf16(0.0f);
       }
     }
   }

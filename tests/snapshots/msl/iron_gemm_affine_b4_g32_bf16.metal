@@ -107,447 +107,447 @@ kernel void iron_gemm_affine_b4_g32_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:246
-    const uint v3251 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3254 = v3251 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3257 = v3251 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3258 = v3257 << 3u;
-    const uint v3259 = v22 + v3254;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3260 = v3259 < v0;
-    const uint v3265 = v3259 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3271 = v3254 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3276 = v3251 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3278 = v3276 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3281 = v3276 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3282 = v3281 << 3u;
-    const uint v3283 = v22 + v3278;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3284 = v3283 < v0;
-    const uint v3289 = v3283 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3295 = v3278 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3300 = v3251 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3306 = v3305 << 3u;
-    const uint v3307 = v22 + v3302;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3308 = v3307 < v0;
-    const uint v3313 = v3307 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3319 = v3302 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3324 = v3251 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3326 = v3324 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3329 = v3324 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3330 = v3329 << 3u;
-    const uint v3331 = v22 + v3326;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3332 = v3331 < v0;
-    const uint v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3343 = v3326 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3357 = v26 + v3254;  // kernels/gemm/quant_b.hpp:137
-    const bool v3358 = v3357 < v1;
-    const uint v3363 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v3367 = v1 - 1u;
-    const uint v3369 = min(v3357, v3367);
-    const uint v3373 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
-    const uint v3374 = v3369 * v3373;
-    const uint v3382 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
-    const uint v3383 = v3369 * v3382;
-    const uint v3524 = v26 + v3278;  // kernels/gemm/quant_b.hpp:137
-    const bool v3525 = v3524 < v1;
-    const uint v3536 = min(v3524, v3367);  // kernels/gemm/quant_b.hpp:138
-    const uint v3541 = v3536 * v3373;  // kernels/gemm/quant_b.hpp:35
-    const uint v3550 = v3536 * v3382;  // kernels/gemm/quant_b.hpp:38
-    const uint v3691 = v26 + v3302;  // kernels/gemm/quant_b.hpp:137
-    const bool v3692 = v3691 < v1;
-    const uint v3703 = min(v3691, v3367);  // kernels/gemm/quant_b.hpp:138
-    const uint v3708 = v3703 * v3373;  // kernels/gemm/quant_b.hpp:35
-    const uint v3717 = v3703 * v3382;  // kernels/gemm/quant_b.hpp:38
-    const uint v3858 = v26 + v3326;  // kernels/gemm/quant_b.hpp:137
-    const bool v3859 = v3858 < v1;
-    const uint v3870 = min(v3858, v3367);  // kernels/gemm/quant_b.hpp:138
-    const uint v3875 = v3870 * v3373;  // kernels/gemm/quant_b.hpp:35
-    const uint v3884 = v3870 * v3382;  // kernels/gemm/quant_b.hpp:38
-    const uint v4023 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4029 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:248
+    const uint v2997 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3000 = v2997 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3003 = v2997 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3004 = v3003 << 3u;
+    const uint v3005 = v22 + v3000;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v3006 = v3005 < v0;
+    const uint v3011 = v3005 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3017 = v3000 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3022 = v2997 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3024 = v3022 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3027 = v3022 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3028 = v3027 << 3u;
+    const uint v3029 = v22 + v3024;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v3030 = v3029 < v0;
+    const uint v3035 = v3029 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3041 = v3024 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3046 = v2997 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3048 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3051 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3052 = v3051 << 3u;
+    const uint v3053 = v22 + v3048;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v3054 = v3053 < v0;
+    const uint v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3065 = v3048 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3070 = v2997 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3072 = v3070 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3075 = v3070 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3076 = v3075 << 3u;
+    const uint v3077 = v22 + v3072;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v3078 = v3077 < v0;
+    const uint v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3089 = v3072 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3103 = v26 + v3000;  // kernels/gemm/quant_b.hpp:137
+    const bool v3104 = v3103 < v1;
+    const uint v3109 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v3113 = v1 - 1u;
+    const uint v3115 = min(v3103, v3113);
+    const uint v3119 = v2 >> 3u;  // kernels/gemm/quant_b.hpp:35
+    const uint v3120 = v3115 * v3119;
+    const uint v3128 = v2 >> 5u;  // kernels/gemm/quant_b.hpp:38
+    const uint v3129 = v3115 * v3128;
+    const uint v3270 = v26 + v3024;  // kernels/gemm/quant_b.hpp:137
+    const bool v3271 = v3270 < v1;
+    const uint v3282 = min(v3270, v3113);  // kernels/gemm/quant_b.hpp:138
+    const uint v3287 = v3282 * v3119;  // kernels/gemm/quant_b.hpp:35
+    const uint v3296 = v3282 * v3128;  // kernels/gemm/quant_b.hpp:38
+    const uint v3437 = v26 + v3048;  // kernels/gemm/quant_b.hpp:137
+    const bool v3438 = v3437 < v1;
+    const uint v3449 = min(v3437, v3113);  // kernels/gemm/quant_b.hpp:138
+    const uint v3454 = v3449 * v3119;  // kernels/gemm/quant_b.hpp:35
+    const uint v3463 = v3449 * v3128;  // kernels/gemm/quant_b.hpp:38
+    const uint v3604 = v26 + v3072;  // kernels/gemm/quant_b.hpp:137
+    const bool v3605 = v3604 < v1;
+    const uint v3616 = min(v3604, v3113);  // kernels/gemm/quant_b.hpp:138
+    const uint v3621 = v3616 * v3119;  // kernels/gemm/quant_b.hpp:35
+    const uint v3630 = v3616 * v3128;  // kernels/gemm/quant_b.hpp:38
+    const uint v3769 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v3775 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v3243 = 0u; v3243 < v2; v3243 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3245 = v3243 >> 5u;
-      const uint v3247 = v3245 % 1u;
+    for (uint v2989 = 0u; v2989 < v2; v2989 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2991 = v2989 >> 5u;
+      const uint v2993 = v2991 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3249 = v3247 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v3261 = v3243 + v3258;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3262 = v3261 < v2;
-      const bool v3263 = v3260 && v3262;
-      const uint v3267 = v3265 + v3243;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3268 = v3267 + v3258;
-      const uint v3269 = v3263 ? v3268 : 0u;
-      const uint v3272 = v3249 + v3271;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3273 = v3272 + v3258;
+      const uint v2995 = v2993 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v3007 = v2989 + v3004;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3008 = v3007 < v2;
+      const bool v3009 = v3006 && v3008;
+      const uint v3013 = v3011 + v2989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3014 = v3013 + v3004;
+      const uint v3015 = v3009 ? v3014 : 0u;
+      const uint v3018 = v2995 + v3017;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3019 = v3018 + v3004;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3273 + e] = v3263 ? x[v3269 + e] : bfloat(0);
+        shm0[v3019 + e] = v3009 ? x[v3015 + e] : bfloat(0);
       }
-      const uint v3285 = v3243 + v3282;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3286 = v3285 < v2;
-      const bool v3287 = v3284 && v3286;
-      const uint v3291 = v3289 + v3243;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3292 = v3291 + v3282;
-      const uint v3293 = v3287 ? v3292 : 0u;
-      const uint v3296 = v3249 + v3295;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3297 = v3296 + v3282;
+      const uint v3031 = v2989 + v3028;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3032 = v3031 < v2;
+      const bool v3033 = v3030 && v3032;
+      const uint v3037 = v3035 + v2989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3038 = v3037 + v3028;
+      const uint v3039 = v3033 ? v3038 : 0u;
+      const uint v3042 = v2995 + v3041;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3043 = v3042 + v3028;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3297 + e] = v3287 ? x[v3293 + e] : bfloat(0);
+        shm0[v3043 + e] = v3033 ? x[v3039 + e] : bfloat(0);
       }
-      const uint v3309 = v3243 + v3306;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3310 = v3309 < v2;
-      const bool v3311 = v3308 && v3310;
-      const uint v3315 = v3313 + v3243;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3316 = v3315 + v3306;
-      const uint v3317 = v3311 ? v3316 : 0u;
-      const uint v3320 = v3249 + v3319;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3321 = v3320 + v3306;
+      const uint v3055 = v2989 + v3052;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3056 = v3055 < v2;
+      const bool v3057 = v3054 && v3056;
+      const uint v3061 = v3059 + v2989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3062 = v3061 + v3052;
+      const uint v3063 = v3057 ? v3062 : 0u;
+      const uint v3066 = v2995 + v3065;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3067 = v3066 + v3052;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3321 + e] = v3311 ? x[v3317 + e] : bfloat(0);
+        shm0[v3067 + e] = v3057 ? x[v3063 + e] : bfloat(0);
       }
-      const uint v3333 = v3243 + v3330;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3334 = v3333 < v2;
-      const bool v3335 = v3332 && v3334;
-      const uint v3339 = v3337 + v3243;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3340 = v3339 + v3330;
-      const uint v3341 = v3335 ? v3340 : 0u;
-      const uint v3344 = v3249 + v3343;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3345 = v3344 + v3330;
+      const uint v3079 = v2989 + v3076;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3080 = v3079 < v2;
+      const bool v3081 = v3078 && v3080;
+      const uint v3085 = v3083 + v2989;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3086 = v3085 + v3076;
+      const uint v3087 = v3081 ? v3086 : 0u;
+      const uint v3090 = v2995 + v3089;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3091 = v3090 + v3076;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3345 + e] = v3335 ? x[v3341 + e] : bfloat(0);
+        shm0[v3091 + e] = v3081 ? x[v3087 + e] : bfloat(0);
       }
-      const bool v3361 = v3358 && v3262;  // kernels/gemm/quant_b.hpp:137
-      const uint v3365 = min(v3261, v3363);  // kernels/gemm/quant_b.hpp:138
-      const uint v3371 = v3365 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3375 = v3374 + v3371;
-      const uint v3378 = packed[v3375];  // kernels/gemm/quant_b.hpp:37
-      const uint v3380 = v3365 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3384 = v3383 + v3380;
-      const bfloat v3385 = scales[v3384];  // kernels/gemm/quant_b.hpp:39
-      const float v3386 = float(v3385);
-      const bfloat v3387 = biases[v3384];  // kernels/gemm/quant_b.hpp:40
-      const float v3388 = float(v3387);
-      const uint v3393 = v3378 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3394 = v3393 & 15u;
-      const uint v3397 = v3394 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3398 = as_type<float>(v3397);
-      const float v3399 = v3398 - 8388608.0f;
-      const float v3400 = fma(v3399, v3386, v3388);  // kernels/gemm/quant_b.hpp:51
-      const uint v3405 = v3378 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3406 = v3405 & 15u;
-      const uint v3409 = v3406 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3410 = as_type<float>(v3409);
-      const float v3411 = v3410 - 8388608.0f;
-      const float v3412 = fma(v3411, v3386, v3388);  // kernels/gemm/quant_b.hpp:51
-      const uint v3417 = v3378 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3418 = v3417 & 15u;
-      const uint v3421 = v3418 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3422 = as_type<float>(v3421);
-      const float v3423 = v3422 - 8388608.0f;
-      const float v3424 = fma(v3423, v3386, v3388);  // kernels/gemm/quant_b.hpp:51
-      const uint v3429 = v3378 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3430 = v3429 & 15u;
-      const uint v3433 = v3430 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3434 = as_type<float>(v3433);
-      const float v3435 = v3434 - 8388608.0f;
-      const float v3436 = fma(v3435, v3386, v3388);  // kernels/gemm/quant_b.hpp:51
-      const uint v3441 = v3378 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3442 = v3441 & 15u;
-      const uint v3445 = v3442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3446 = as_type<float>(v3445);
-      const float v3447 = v3446 - 8388608.0f;
-      const float v3448 = fma(v3447, v3386, v3388);  // kernels/gemm/quant_b.hpp:51
-      const uint v3453 = v3378 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3454 = v3453 & 15u;
-      const uint v3457 = v3454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3458 = as_type<float>(v3457);
-      const float v3459 = v3458 - 8388608.0f;
-      const float v3460 = fma(v3459, v3386, v3388);  // kernels/gemm/quant_b.hpp:51
-      const uint v3465 = v3378 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3466 = v3465 & 15u;
-      const uint v3469 = v3466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3470 = as_type<float>(v3469);
-      const float v3471 = v3470 - 8388608.0f;
-      const float v3472 = fma(v3471, v3386, v3388);  // kernels/gemm/quant_b.hpp:51
-      const uint v3477 = v3378 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3478 = v3477 & 15u;
-      const uint v3481 = v3478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3482 = as_type<float>(v3481);
-      const float v3483 = v3482 - 8388608.0f;
-      const float v3484 = fma(v3483, v3386, v3388);  // kernels/gemm/quant_b.hpp:51
-      const float v3486 = v3361 ? v3400 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3487 = bfloat(v3486);
-      const float v3489 = v3361 ? v3412 : 0.0f;
-      const bfloat v3490 = bfloat(v3489);
-      const float v3492 = v3361 ? v3424 : 0.0f;
-      const bfloat v3493 = bfloat(v3492);
-      const float v3495 = v3361 ? v3436 : 0.0f;
-      const bfloat v3496 = bfloat(v3495);
-      const float v3498 = v3361 ? v3448 : 0.0f;
-      const bfloat v3499 = bfloat(v3498);
-      const float v3501 = v3361 ? v3460 : 0.0f;
-      const bfloat v3502 = bfloat(v3501);
-      const float v3504 = v3361 ? v3472 : 0.0f;
-      const bfloat v3505 = bfloat(v3504);
-      const float v3507 = v3361 ? v3484 : 0.0f;
-      const bfloat v3508 = bfloat(v3507);
-      *(threadgroup iron_bf16x8*)(shm1 + v3273) = iron_bf16x8{{bfloat4(v3487, v3490, v3493, v3496), bfloat4(v3499, v3502, v3505, v3508)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3528 = v3525 && v3286;  // kernels/gemm/quant_b.hpp:137
-      const uint v3532 = min(v3285, v3363);  // kernels/gemm/quant_b.hpp:138
-      const uint v3538 = v3532 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3542 = v3541 + v3538;
-      const uint v3545 = packed[v3542];  // kernels/gemm/quant_b.hpp:37
-      const uint v3547 = v3532 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3551 = v3550 + v3547;
-      const bfloat v3552 = scales[v3551];  // kernels/gemm/quant_b.hpp:39
-      const float v3553 = float(v3552);
-      const bfloat v3554 = biases[v3551];  // kernels/gemm/quant_b.hpp:40
-      const float v3555 = float(v3554);
-      const uint v3560 = v3545 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3561 = v3560 & 15u;
-      const uint v3564 = v3561 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3565 = as_type<float>(v3564);
-      const float v3566 = v3565 - 8388608.0f;
-      const float v3567 = fma(v3566, v3553, v3555);  // kernels/gemm/quant_b.hpp:51
-      const uint v3572 = v3545 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3573 = v3572 & 15u;
-      const uint v3576 = v3573 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3577 = as_type<float>(v3576);
-      const float v3578 = v3577 - 8388608.0f;
-      const float v3579 = fma(v3578, v3553, v3555);  // kernels/gemm/quant_b.hpp:51
-      const uint v3584 = v3545 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3585 = v3584 & 15u;
-      const uint v3588 = v3585 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3589 = as_type<float>(v3588);
-      const float v3590 = v3589 - 8388608.0f;
-      const float v3591 = fma(v3590, v3553, v3555);  // kernels/gemm/quant_b.hpp:51
-      const uint v3596 = v3545 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3597 = v3596 & 15u;
-      const uint v3600 = v3597 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3601 = as_type<float>(v3600);
-      const float v3602 = v3601 - 8388608.0f;
-      const float v3603 = fma(v3602, v3553, v3555);  // kernels/gemm/quant_b.hpp:51
-      const uint v3608 = v3545 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3609 = v3608 & 15u;
-      const uint v3612 = v3609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3613 = as_type<float>(v3612);
-      const float v3614 = v3613 - 8388608.0f;
-      const float v3615 = fma(v3614, v3553, v3555);  // kernels/gemm/quant_b.hpp:51
-      const uint v3620 = v3545 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3621 = v3620 & 15u;
-      const uint v3624 = v3621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3625 = as_type<float>(v3624);
-      const float v3626 = v3625 - 8388608.0f;
-      const float v3627 = fma(v3626, v3553, v3555);  // kernels/gemm/quant_b.hpp:51
-      const uint v3632 = v3545 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3633 = v3632 & 15u;
-      const uint v3636 = v3633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3637 = as_type<float>(v3636);
-      const float v3638 = v3637 - 8388608.0f;
-      const float v3639 = fma(v3638, v3553, v3555);  // kernels/gemm/quant_b.hpp:51
-      const uint v3644 = v3545 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3645 = v3644 & 15u;
-      const uint v3648 = v3645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3649 = as_type<float>(v3648);
-      const float v3650 = v3649 - 8388608.0f;
-      const float v3651 = fma(v3650, v3553, v3555);  // kernels/gemm/quant_b.hpp:51
-      const float v3653 = v3528 ? v3567 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3654 = bfloat(v3653);
-      const float v3656 = v3528 ? v3579 : 0.0f;
-      const bfloat v3657 = bfloat(v3656);
-      const float v3659 = v3528 ? v3591 : 0.0f;
-      const bfloat v3660 = bfloat(v3659);
-      const float v3662 = v3528 ? v3603 : 0.0f;
-      const bfloat v3663 = bfloat(v3662);
-      const float v3665 = v3528 ? v3615 : 0.0f;
-      const bfloat v3666 = bfloat(v3665);
-      const float v3668 = v3528 ? v3627 : 0.0f;
-      const bfloat v3669 = bfloat(v3668);
-      const float v3671 = v3528 ? v3639 : 0.0f;
-      const bfloat v3672 = bfloat(v3671);
-      const float v3674 = v3528 ? v3651 : 0.0f;
-      const bfloat v3675 = bfloat(v3674);
-      *(threadgroup iron_bf16x8*)(shm1 + v3297) = iron_bf16x8{{bfloat4(v3654, v3657, v3660, v3663), bfloat4(v3666, v3669, v3672, v3675)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3695 = v3692 && v3310;  // kernels/gemm/quant_b.hpp:137
-      const uint v3699 = min(v3309, v3363);  // kernels/gemm/quant_b.hpp:138
-      const uint v3705 = v3699 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3709 = v3708 + v3705;
-      const uint v3712 = packed[v3709];  // kernels/gemm/quant_b.hpp:37
-      const uint v3714 = v3699 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3718 = v3717 + v3714;
-      const bfloat v3719 = scales[v3718];  // kernels/gemm/quant_b.hpp:39
-      const float v3720 = float(v3719);
-      const bfloat v3721 = biases[v3718];  // kernels/gemm/quant_b.hpp:40
-      const float v3722 = float(v3721);
-      const uint v3727 = v3712 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3728 = v3727 & 15u;
-      const uint v3731 = v3728 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3732 = as_type<float>(v3731);
-      const float v3733 = v3732 - 8388608.0f;
-      const float v3734 = fma(v3733, v3720, v3722);  // kernels/gemm/quant_b.hpp:51
-      const uint v3739 = v3712 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3740 = v3739 & 15u;
-      const uint v3743 = v3740 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3744 = as_type<float>(v3743);
-      const float v3745 = v3744 - 8388608.0f;
-      const float v3746 = fma(v3745, v3720, v3722);  // kernels/gemm/quant_b.hpp:51
-      const uint v3751 = v3712 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3752 = v3751 & 15u;
-      const uint v3755 = v3752 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3756 = as_type<float>(v3755);
-      const float v3757 = v3756 - 8388608.0f;
-      const float v3758 = fma(v3757, v3720, v3722);  // kernels/gemm/quant_b.hpp:51
-      const uint v3763 = v3712 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3764 = v3763 & 15u;
-      const uint v3767 = v3764 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3768 = as_type<float>(v3767);
-      const float v3769 = v3768 - 8388608.0f;
-      const float v3770 = fma(v3769, v3720, v3722);  // kernels/gemm/quant_b.hpp:51
-      const uint v3775 = v3712 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3776 = v3775 & 15u;
-      const uint v3779 = v3776 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3780 = as_type<float>(v3779);
-      const float v3781 = v3780 - 8388608.0f;
-      const float v3782 = fma(v3781, v3720, v3722);  // kernels/gemm/quant_b.hpp:51
-      const uint v3787 = v3712 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3788 = v3787 & 15u;
-      const uint v3791 = v3788 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3792 = as_type<float>(v3791);
-      const float v3793 = v3792 - 8388608.0f;
-      const float v3794 = fma(v3793, v3720, v3722);  // kernels/gemm/quant_b.hpp:51
-      const uint v3799 = v3712 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3800 = v3799 & 15u;
-      const uint v3803 = v3800 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3804 = as_type<float>(v3803);
-      const float v3805 = v3804 - 8388608.0f;
-      const float v3806 = fma(v3805, v3720, v3722);  // kernels/gemm/quant_b.hpp:51
-      const uint v3811 = v3712 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3812 = v3811 & 15u;
-      const uint v3815 = v3812 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3816 = as_type<float>(v3815);
-      const float v3817 = v3816 - 8388608.0f;
-      const float v3818 = fma(v3817, v3720, v3722);  // kernels/gemm/quant_b.hpp:51
-      const float v3820 = v3695 ? v3734 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3821 = bfloat(v3820);
-      const float v3823 = v3695 ? v3746 : 0.0f;
-      const bfloat v3824 = bfloat(v3823);
-      const float v3826 = v3695 ? v3758 : 0.0f;
-      const bfloat v3827 = bfloat(v3826);
-      const float v3829 = v3695 ? v3770 : 0.0f;
-      const bfloat v3830 = bfloat(v3829);
-      const float v3832 = v3695 ? v3782 : 0.0f;
-      const bfloat v3833 = bfloat(v3832);
-      const float v3835 = v3695 ? v3794 : 0.0f;
-      const bfloat v3836 = bfloat(v3835);
-      const float v3838 = v3695 ? v3806 : 0.0f;
-      const bfloat v3839 = bfloat(v3838);
-      const float v3841 = v3695 ? v3818 : 0.0f;
-      const bfloat v3842 = bfloat(v3841);
-      *(threadgroup iron_bf16x8*)(shm1 + v3321) = iron_bf16x8{{bfloat4(v3821, v3824, v3827, v3830), bfloat4(v3833, v3836, v3839, v3842)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3862 = v3859 && v3334;  // kernels/gemm/quant_b.hpp:137
-      const uint v3866 = min(v3333, v3363);  // kernels/gemm/quant_b.hpp:138
-      const uint v3872 = v3866 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3876 = v3875 + v3872;
-      const uint v3879 = packed[v3876];  // kernels/gemm/quant_b.hpp:37
-      const uint v3881 = v3866 >> 5u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3885 = v3884 + v3881;
-      const bfloat v3886 = scales[v3885];  // kernels/gemm/quant_b.hpp:39
-      const float v3887 = float(v3886);
-      const bfloat v3888 = biases[v3885];  // kernels/gemm/quant_b.hpp:40
-      const float v3889 = float(v3888);
-      const uint v3894 = v3879 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3895 = v3894 & 15u;
-      const uint v3898 = v3895 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3899 = as_type<float>(v3898);
-      const float v3900 = v3899 - 8388608.0f;
-      const float v3901 = fma(v3900, v3887, v3889);  // kernels/gemm/quant_b.hpp:51
-      const uint v3906 = v3879 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3907 = v3906 & 15u;
-      const uint v3910 = v3907 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3911 = as_type<float>(v3910);
-      const float v3912 = v3911 - 8388608.0f;
-      const float v3913 = fma(v3912, v3887, v3889);  // kernels/gemm/quant_b.hpp:51
-      const uint v3918 = v3879 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3919 = v3918 & 15u;
-      const uint v3922 = v3919 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3923 = as_type<float>(v3922);
-      const float v3924 = v3923 - 8388608.0f;
-      const float v3925 = fma(v3924, v3887, v3889);  // kernels/gemm/quant_b.hpp:51
-      const uint v3930 = v3879 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3931 = v3930 & 15u;
-      const uint v3934 = v3931 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3935 = as_type<float>(v3934);
-      const float v3936 = v3935 - 8388608.0f;
-      const float v3937 = fma(v3936, v3887, v3889);  // kernels/gemm/quant_b.hpp:51
-      const uint v3942 = v3879 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3943 = v3942 & 15u;
-      const uint v3946 = v3943 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3947 = as_type<float>(v3946);
-      const float v3948 = v3947 - 8388608.0f;
-      const float v3949 = fma(v3948, v3887, v3889);  // kernels/gemm/quant_b.hpp:51
-      const uint v3954 = v3879 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3955 = v3954 & 15u;
-      const uint v3958 = v3955 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3959 = as_type<float>(v3958);
-      const float v3960 = v3959 - 8388608.0f;
-      const float v3961 = fma(v3960, v3887, v3889);  // kernels/gemm/quant_b.hpp:51
-      const uint v3966 = v3879 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3967 = v3966 & 15u;
-      const uint v3970 = v3967 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3971 = as_type<float>(v3970);
-      const float v3972 = v3971 - 8388608.0f;
-      const float v3973 = fma(v3972, v3887, v3889);  // kernels/gemm/quant_b.hpp:51
-      const uint v3978 = v3879 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3979 = v3978 & 15u;
-      const uint v3982 = v3979 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3983 = as_type<float>(v3982);
-      const float v3984 = v3983 - 8388608.0f;
-      const float v3985 = fma(v3984, v3887, v3889);  // kernels/gemm/quant_b.hpp:51
-      const float v3987 = v3862 ? v3901 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3988 = bfloat(v3987);
-      const float v3990 = v3862 ? v3913 : 0.0f;
-      const bfloat v3991 = bfloat(v3990);
-      const float v3993 = v3862 ? v3925 : 0.0f;
-      const bfloat v3994 = bfloat(v3993);
-      const float v3996 = v3862 ? v3937 : 0.0f;
-      const bfloat v3997 = bfloat(v3996);
-      const float v3999 = v3862 ? v3949 : 0.0f;
-      const bfloat v4000 = bfloat(v3999);
-      const float v4002 = v3862 ? v3961 : 0.0f;
-      const bfloat v4003 = bfloat(v4002);
-      const float v4005 = v3862 ? v3973 : 0.0f;
-      const bfloat v4006 = bfloat(v4005);
-      const float v4008 = v3862 ? v3985 : 0.0f;
-      const bfloat v4009 = bfloat(v4008);
-      *(threadgroup iron_bf16x8*)(shm1 + v3345) = iron_bf16x8{{bfloat4(v3988, v3991, v3994, v3997), bfloat4(v4000, v4003, v4006, v4009)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      const bool v3107 = v3104 && v3008;  // kernels/gemm/quant_b.hpp:137
+      const uint v3111 = min(v3007, v3109);  // kernels/gemm/quant_b.hpp:138
+      const uint v3117 = v3111 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3121 = v3120 + v3117;
+      const uint v3124 = packed[v3121];  // kernels/gemm/quant_b.hpp:37
+      const uint v3126 = v3111 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3130 = v3129 + v3126;
+      const bfloat v3131 = scales[v3130];  // kernels/gemm/quant_b.hpp:39
+      const float v3132 = float(v3131);
+      const bfloat v3133 = biases[v3130];  // kernels/gemm/quant_b.hpp:40
+      const float v3134 = float(v3133);
+      const uint v3139 = v3124 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3140 = v3139 & 15u;
+      const uint v3143 = v3140 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3144 = as_type<float>(v3143);
+      const float v3145 = v3144 - 8388608.0f;
+      const float v3146 = fma(v3145, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
+      const uint v3151 = v3124 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3152 = v3151 & 15u;
+      const uint v3155 = v3152 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3156 = as_type<float>(v3155);
+      const float v3157 = v3156 - 8388608.0f;
+      const float v3158 = fma(v3157, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
+      const uint v3163 = v3124 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3164 = v3163 & 15u;
+      const uint v3167 = v3164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3168 = as_type<float>(v3167);
+      const float v3169 = v3168 - 8388608.0f;
+      const float v3170 = fma(v3169, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
+      const uint v3175 = v3124 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3176 = v3175 & 15u;
+      const uint v3179 = v3176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3180 = as_type<float>(v3179);
+      const float v3181 = v3180 - 8388608.0f;
+      const float v3182 = fma(v3181, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
+      const uint v3187 = v3124 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3188 = v3187 & 15u;
+      const uint v3191 = v3188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3192 = as_type<float>(v3191);
+      const float v3193 = v3192 - 8388608.0f;
+      const float v3194 = fma(v3193, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
+      const uint v3199 = v3124 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3200 = v3199 & 15u;
+      const uint v3203 = v3200 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3204 = as_type<float>(v3203);
+      const float v3205 = v3204 - 8388608.0f;
+      const float v3206 = fma(v3205, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
+      const uint v3211 = v3124 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3212 = v3211 & 15u;
+      const uint v3215 = v3212 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3216 = as_type<float>(v3215);
+      const float v3217 = v3216 - 8388608.0f;
+      const float v3218 = fma(v3217, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
+      const uint v3223 = v3124 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3224 = v3223 & 15u;
+      const uint v3227 = v3224 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3228 = as_type<float>(v3227);
+      const float v3229 = v3228 - 8388608.0f;
+      const float v3230 = fma(v3229, v3132, v3134);  // kernels/gemm/quant_b.hpp:51
+      const float v3232 = v3107 ? v3146 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3233 = bfloat(v3232);
+      const float v3235 = v3107 ? v3158 : 0.0f;
+      const bfloat v3236 = bfloat(v3235);
+      const float v3238 = v3107 ? v3170 : 0.0f;
+      const bfloat v3239 = bfloat(v3238);
+      const float v3241 = v3107 ? v3182 : 0.0f;
+      const bfloat v3242 = bfloat(v3241);
+      const float v3244 = v3107 ? v3194 : 0.0f;
+      const bfloat v3245 = bfloat(v3244);
+      const float v3247 = v3107 ? v3206 : 0.0f;
+      const bfloat v3248 = bfloat(v3247);
+      const float v3250 = v3107 ? v3218 : 0.0f;
+      const bfloat v3251 = bfloat(v3250);
+      const float v3253 = v3107 ? v3230 : 0.0f;
+      const bfloat v3254 = bfloat(v3253);
+      *(threadgroup iron_bf16x8*)(shm1 + v3019) = iron_bf16x8{{bfloat4(v3233, v3236, v3239, v3242), bfloat4(v3245, v3248, v3251, v3254)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3274 = v3271 && v3032;  // kernels/gemm/quant_b.hpp:137
+      const uint v3278 = min(v3031, v3109);  // kernels/gemm/quant_b.hpp:138
+      const uint v3284 = v3278 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3288 = v3287 + v3284;
+      const uint v3291 = packed[v3288];  // kernels/gemm/quant_b.hpp:37
+      const uint v3293 = v3278 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3297 = v3296 + v3293;
+      const bfloat v3298 = scales[v3297];  // kernels/gemm/quant_b.hpp:39
+      const float v3299 = float(v3298);
+      const bfloat v3300 = biases[v3297];  // kernels/gemm/quant_b.hpp:40
+      const float v3301 = float(v3300);
+      const uint v3306 = v3291 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3307 = v3306 & 15u;
+      const uint v3310 = v3307 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3311 = as_type<float>(v3310);
+      const float v3312 = v3311 - 8388608.0f;
+      const float v3313 = fma(v3312, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
+      const uint v3318 = v3291 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3319 = v3318 & 15u;
+      const uint v3322 = v3319 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3323 = as_type<float>(v3322);
+      const float v3324 = v3323 - 8388608.0f;
+      const float v3325 = fma(v3324, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
+      const uint v3330 = v3291 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3331 = v3330 & 15u;
+      const uint v3334 = v3331 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3335 = as_type<float>(v3334);
+      const float v3336 = v3335 - 8388608.0f;
+      const float v3337 = fma(v3336, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
+      const uint v3342 = v3291 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3343 = v3342 & 15u;
+      const uint v3346 = v3343 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3347 = as_type<float>(v3346);
+      const float v3348 = v3347 - 8388608.0f;
+      const float v3349 = fma(v3348, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
+      const uint v3354 = v3291 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3355 = v3354 & 15u;
+      const uint v3358 = v3355 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3359 = as_type<float>(v3358);
+      const float v3360 = v3359 - 8388608.0f;
+      const float v3361 = fma(v3360, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
+      const uint v3366 = v3291 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3367 = v3366 & 15u;
+      const uint v3370 = v3367 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3371 = as_type<float>(v3370);
+      const float v3372 = v3371 - 8388608.0f;
+      const float v3373 = fma(v3372, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
+      const uint v3378 = v3291 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3379 = v3378 & 15u;
+      const uint v3382 = v3379 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3383 = as_type<float>(v3382);
+      const float v3384 = v3383 - 8388608.0f;
+      const float v3385 = fma(v3384, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
+      const uint v3390 = v3291 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3391 = v3390 & 15u;
+      const uint v3394 = v3391 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3395 = as_type<float>(v3394);
+      const float v3396 = v3395 - 8388608.0f;
+      const float v3397 = fma(v3396, v3299, v3301);  // kernels/gemm/quant_b.hpp:51
+      const float v3399 = v3274 ? v3313 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3400 = bfloat(v3399);
+      const float v3402 = v3274 ? v3325 : 0.0f;
+      const bfloat v3403 = bfloat(v3402);
+      const float v3405 = v3274 ? v3337 : 0.0f;
+      const bfloat v3406 = bfloat(v3405);
+      const float v3408 = v3274 ? v3349 : 0.0f;
+      const bfloat v3409 = bfloat(v3408);
+      const float v3411 = v3274 ? v3361 : 0.0f;
+      const bfloat v3412 = bfloat(v3411);
+      const float v3414 = v3274 ? v3373 : 0.0f;
+      const bfloat v3415 = bfloat(v3414);
+      const float v3417 = v3274 ? v3385 : 0.0f;
+      const bfloat v3418 = bfloat(v3417);
+      const float v3420 = v3274 ? v3397 : 0.0f;
+      const bfloat v3421 = bfloat(v3420);
+      *(threadgroup iron_bf16x8*)(shm1 + v3043) = iron_bf16x8{{bfloat4(v3400, v3403, v3406, v3409), bfloat4(v3412, v3415, v3418, v3421)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3441 = v3438 && v3056;  // kernels/gemm/quant_b.hpp:137
+      const uint v3445 = min(v3055, v3109);  // kernels/gemm/quant_b.hpp:138
+      const uint v3451 = v3445 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3455 = v3454 + v3451;
+      const uint v3458 = packed[v3455];  // kernels/gemm/quant_b.hpp:37
+      const uint v3460 = v3445 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3464 = v3463 + v3460;
+      const bfloat v3465 = scales[v3464];  // kernels/gemm/quant_b.hpp:39
+      const float v3466 = float(v3465);
+      const bfloat v3467 = biases[v3464];  // kernels/gemm/quant_b.hpp:40
+      const float v3468 = float(v3467);
+      const uint v3473 = v3458 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3474 = v3473 & 15u;
+      const uint v3477 = v3474 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3478 = as_type<float>(v3477);
+      const float v3479 = v3478 - 8388608.0f;
+      const float v3480 = fma(v3479, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
+      const uint v3485 = v3458 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3486 = v3485 & 15u;
+      const uint v3489 = v3486 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3490 = as_type<float>(v3489);
+      const float v3491 = v3490 - 8388608.0f;
+      const float v3492 = fma(v3491, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
+      const uint v3497 = v3458 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3498 = v3497 & 15u;
+      const uint v3501 = v3498 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3502 = as_type<float>(v3501);
+      const float v3503 = v3502 - 8388608.0f;
+      const float v3504 = fma(v3503, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
+      const uint v3509 = v3458 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3510 = v3509 & 15u;
+      const uint v3513 = v3510 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3514 = as_type<float>(v3513);
+      const float v3515 = v3514 - 8388608.0f;
+      const float v3516 = fma(v3515, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
+      const uint v3521 = v3458 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3522 = v3521 & 15u;
+      const uint v3525 = v3522 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3526 = as_type<float>(v3525);
+      const float v3527 = v3526 - 8388608.0f;
+      const float v3528 = fma(v3527, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
+      const uint v3533 = v3458 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3534 = v3533 & 15u;
+      const uint v3537 = v3534 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3538 = as_type<float>(v3537);
+      const float v3539 = v3538 - 8388608.0f;
+      const float v3540 = fma(v3539, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
+      const uint v3545 = v3458 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3546 = v3545 & 15u;
+      const uint v3549 = v3546 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3550 = as_type<float>(v3549);
+      const float v3551 = v3550 - 8388608.0f;
+      const float v3552 = fma(v3551, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
+      const uint v3557 = v3458 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3558 = v3557 & 15u;
+      const uint v3561 = v3558 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3562 = as_type<float>(v3561);
+      const float v3563 = v3562 - 8388608.0f;
+      const float v3564 = fma(v3563, v3466, v3468);  // kernels/gemm/quant_b.hpp:51
+      const float v3566 = v3441 ? v3480 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3567 = bfloat(v3566);
+      const float v3569 = v3441 ? v3492 : 0.0f;
+      const bfloat v3570 = bfloat(v3569);
+      const float v3572 = v3441 ? v3504 : 0.0f;
+      const bfloat v3573 = bfloat(v3572);
+      const float v3575 = v3441 ? v3516 : 0.0f;
+      const bfloat v3576 = bfloat(v3575);
+      const float v3578 = v3441 ? v3528 : 0.0f;
+      const bfloat v3579 = bfloat(v3578);
+      const float v3581 = v3441 ? v3540 : 0.0f;
+      const bfloat v3582 = bfloat(v3581);
+      const float v3584 = v3441 ? v3552 : 0.0f;
+      const bfloat v3585 = bfloat(v3584);
+      const float v3587 = v3441 ? v3564 : 0.0f;
+      const bfloat v3588 = bfloat(v3587);
+      *(threadgroup iron_bf16x8*)(shm1 + v3067) = iron_bf16x8{{bfloat4(v3567, v3570, v3573, v3576), bfloat4(v3579, v3582, v3585, v3588)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3608 = v3605 && v3080;  // kernels/gemm/quant_b.hpp:137
+      const uint v3612 = min(v3079, v3109);  // kernels/gemm/quant_b.hpp:138
+      const uint v3618 = v3612 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3622 = v3621 + v3618;
+      const uint v3625 = packed[v3622];  // kernels/gemm/quant_b.hpp:37
+      const uint v3627 = v3612 >> 5u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3631 = v3630 + v3627;
+      const bfloat v3632 = scales[v3631];  // kernels/gemm/quant_b.hpp:39
+      const float v3633 = float(v3632);
+      const bfloat v3634 = biases[v3631];  // kernels/gemm/quant_b.hpp:40
+      const float v3635 = float(v3634);
+      const uint v3640 = v3625 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3641 = v3640 & 15u;
+      const uint v3644 = v3641 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3645 = as_type<float>(v3644);
+      const float v3646 = v3645 - 8388608.0f;
+      const float v3647 = fma(v3646, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
+      const uint v3652 = v3625 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3653 = v3652 & 15u;
+      const uint v3656 = v3653 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3657 = as_type<float>(v3656);
+      const float v3658 = v3657 - 8388608.0f;
+      const float v3659 = fma(v3658, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
+      const uint v3664 = v3625 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3665 = v3664 & 15u;
+      const uint v3668 = v3665 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3669 = as_type<float>(v3668);
+      const float v3670 = v3669 - 8388608.0f;
+      const float v3671 = fma(v3670, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
+      const uint v3676 = v3625 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3677 = v3676 & 15u;
+      const uint v3680 = v3677 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3681 = as_type<float>(v3680);
+      const float v3682 = v3681 - 8388608.0f;
+      const float v3683 = fma(v3682, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
+      const uint v3688 = v3625 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3689 = v3688 & 15u;
+      const uint v3692 = v3689 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3693 = as_type<float>(v3692);
+      const float v3694 = v3693 - 8388608.0f;
+      const float v3695 = fma(v3694, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
+      const uint v3700 = v3625 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3701 = v3700 & 15u;
+      const uint v3704 = v3701 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3705 = as_type<float>(v3704);
+      const float v3706 = v3705 - 8388608.0f;
+      const float v3707 = fma(v3706, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
+      const uint v3712 = v3625 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3713 = v3712 & 15u;
+      const uint v3716 = v3713 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3717 = as_type<float>(v3716);
+      const float v3718 = v3717 - 8388608.0f;
+      const float v3719 = fma(v3718, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
+      const uint v3724 = v3625 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3725 = v3724 & 15u;
+      const uint v3728 = v3725 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3729 = as_type<float>(v3728);
+      const float v3730 = v3729 - 8388608.0f;
+      const float v3731 = fma(v3730, v3633, v3635);  // kernels/gemm/quant_b.hpp:51
+      const float v3733 = v3608 ? v3647 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3734 = bfloat(v3733);
+      const float v3736 = v3608 ? v3659 : 0.0f;
+      const bfloat v3737 = bfloat(v3736);
+      const float v3739 = v3608 ? v3671 : 0.0f;
+      const bfloat v3740 = bfloat(v3739);
+      const float v3742 = v3608 ? v3683 : 0.0f;
+      const bfloat v3743 = bfloat(v3742);
+      const float v3745 = v3608 ? v3695 : 0.0f;
+      const bfloat v3746 = bfloat(v3745);
+      const float v3748 = v3608 ? v3707 : 0.0f;
+      const bfloat v3749 = bfloat(v3748);
+      const float v3751 = v3608 ? v3719 : 0.0f;
+      const bfloat v3752 = bfloat(v3751);
+      const float v3754 = v3608 ? v3731 : 0.0f;
+      const bfloat v3755 = bfloat(v3754);
+      *(threadgroup iron_bf16x8*)(shm1 + v3091) = iron_bf16x8{{bfloat4(v3734, v3737, v3740, v3743), bfloat4(v3746, v3749, v3752, v3755)}};  // kernels/gemm/quant_b.hpp:146
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4024 = v3249 + v4023;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v39, shm0, long(v4024), long(40u));
-      const uint v4030 = v3249 + v4029;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v41, shm1, long(v4030), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v4037 = v4024 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v39, shm0, long(v4037), long(40u));
-      const uint v4043 = v4030 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v41, shm1, long(v4043), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3770 = v2995 + v3769;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v39, shm0, long(v3770), long(40u));
+      const uint v3776 = v2995 + v3775;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v41, shm1, long(v3776), long(40u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v3783 = v3770 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v39, shm0, long(v3783), long(40u));
+      const uint v3789 = v3776 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v41, shm1, long(v3789), long(40u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v858 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v859 = iron_tid.x;
@@ -598,12 +598,12 @@ kernel void iron_gemm_affine_b4_g32_bf16(
     const uint v1421 = v1407 * v919;  // kernels/gemm/quant_b.hpp:38
     const uint v1549 = v1390 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1551 = v1549 + v1394;
-    const uint v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -938,1808 +938,1808 @@ kernel void iron_gemm_affine_b4_g32_bf16(
       const float v1545 = v1399 ? v1522 : 0.0f;
       const bfloat v1546 = bfloat(v1545);
       *(threadgroup iron_bf16x8*)(shm1 + v1551) = iron_bf16x8{{bfloat4(v1525, v1528, v1531, v1534), bfloat4(v1537, v1540, v1543, v1546)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v39, shm0, long(v1558), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v41, shm1, long(v1564), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v39, shm0, long(v1572), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v41, shm1, long(v1578), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v39, shm0, long(v1558), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v41, shm1, long(v1564), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v39, shm0, long(v1572), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v41, shm1, long(v1578), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v1579 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v1579 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1580 = v22 + v31;
-  const uint v1581 = v1580 + v1579;
-  const uint v1582 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1583 = v26 + v35;
-  const uint v1584 = v1583 + v1582;
-  const bool v1585 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1581 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1582 = v1580 + v1581;
+  const uint v1583 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1584 = v1579 + v1583;
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1586 = v1584 < v1;
   const bool v1587 = v1585 && v1586;
   if (v1587) {
     const float v1588 = v37.m[0][0].thread_elements()[0];
     const bfloat v1589 = bfloat(v1588);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1590 = v1581 * v1;
+    const uint v1590 = v1582 * v1;
     const uint v1591 = v1590 + v1584;
     out[v1591] = v1589;
   }
-  const uint v1592 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1594 = v1580 + v1592;
-  const uint v1595 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1597 = v1583 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1599 = v1597 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v37.m[0][0].thread_elements()[1];
-    const bfloat v1602 = bfloat(v1601);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1603 = v1594 * v1;
-    const uint v1604 = v1603 + v1597;
-    out[v1604] = v1602;
+  const uint v1592 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1593 = v1580 + v1592;
+  const uint v1594 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1595 = v1579 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1597 = v1595 < v1;
+  const bool v1598 = v1596 && v1597;
+  if (v1598) {
+    const float v1599 = v37.m[0][0].thread_elements()[1];
+    const bfloat v1600 = bfloat(v1599);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1601 = v1593 * v1;
+    const uint v1602 = v1601 + v1595;
+    out[v1602] = v1600;
   }
-  const uint v1605 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1607 = v1580 + v1605;
-  const uint v1608 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1610 = v1583 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1612 = v1610 < v1;
-  const bool v1613 = v1611 && v1612;
-  if (v1613) {
-    const float v1614 = v37.m[0][1].thread_elements()[0];
-    const bfloat v1615 = bfloat(v1614);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1616 = v1607 * v1;
-    const uint v1617 = v1616 + v1610;
-    out[v1617] = v1615;
+  const uint v1603 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1604 = v1580 + v1603;
+  const uint v1605 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1606 = v1579 + v1605;
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1608 = v1606 < v1;
+  const bool v1609 = v1607 && v1608;
+  if (v1609) {
+    const float v1610 = v37.m[0][1].thread_elements()[0];
+    const bfloat v1611 = bfloat(v1610);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1612 = v1604 * v1;
+    const uint v1613 = v1612 + v1606;
+    out[v1613] = v1611;
   }
-  const uint v1618 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1620 = v1580 + v1618;
-  const uint v1621 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1623 = v1583 + v1621;
-  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1625 = v1623 < v1;
-  const bool v1626 = v1624 && v1625;
-  if (v1626) {
-    const float v1627 = v37.m[0][1].thread_elements()[1];
-    const bfloat v1628 = bfloat(v1627);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1629 = v1620 * v1;
-    const uint v1630 = v1629 + v1623;
-    out[v1630] = v1628;
+  const uint v1614 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1615 = v1580 + v1614;
+  const uint v1616 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1617 = v1579 + v1616;
+  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1619 = v1617 < v1;
+  const bool v1620 = v1618 && v1619;
+  if (v1620) {
+    const float v1621 = v37.m[0][1].thread_elements()[1];
+    const bfloat v1622 = bfloat(v1621);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1623 = v1615 * v1;
+    const uint v1624 = v1623 + v1617;
+    out[v1624] = v1622;
   }
-  const uint v1631 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1633 = v1580 + v1631;
-  const uint v1634 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1636 = v1583 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1638 = v1636 < v1;
-  const bool v1639 = v1637 && v1638;
-  if (v1639) {
-    const float v1640 = v37.m[0][2].thread_elements()[0];
-    const bfloat v1641 = bfloat(v1640);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1642 = v1633 * v1;
-    const uint v1643 = v1642 + v1636;
-    out[v1643] = v1641;
+  const uint v1625 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1626 = v1580 + v1625;
+  const uint v1627 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1628 = v1579 + v1627;
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1630 = v1628 < v1;
+  const bool v1631 = v1629 && v1630;
+  if (v1631) {
+    const float v1632 = v37.m[0][2].thread_elements()[0];
+    const bfloat v1633 = bfloat(v1632);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1634 = v1626 * v1;
+    const uint v1635 = v1634 + v1628;
+    out[v1635] = v1633;
   }
-  const uint v1644 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1646 = v1580 + v1644;
-  const uint v1647 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1649 = v1583 + v1647;
-  const bool v1650 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1651 = v1649 < v1;
-  const bool v1652 = v1650 && v1651;
-  if (v1652) {
-    const float v1653 = v37.m[0][2].thread_elements()[1];
-    const bfloat v1654 = bfloat(v1653);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1655 = v1646 * v1;
-    const uint v1656 = v1655 + v1649;
-    out[v1656] = v1654;
+  const uint v1636 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1637 = v1580 + v1636;
+  const uint v1638 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1639 = v1579 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1641 = v1639 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v37.m[0][2].thread_elements()[1];
+    const bfloat v1644 = bfloat(v1643);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1645 = v1637 * v1;
+    const uint v1646 = v1645 + v1639;
+    out[v1646] = v1644;
   }
-  const uint v1657 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1659 = v1580 + v1657;
-  const uint v1660 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1662 = v1583 + v1660;
-  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1664 = v1662 < v1;
-  const bool v1665 = v1663 && v1664;
-  if (v1665) {
-    const float v1666 = v37.m[0][3].thread_elements()[0];
-    const bfloat v1667 = bfloat(v1666);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1668 = v1659 * v1;
-    const uint v1669 = v1668 + v1662;
-    out[v1669] = v1667;
+  const uint v1647 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1648 = v1580 + v1647;
+  const uint v1649 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1650 = v1579 + v1649;
+  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1652 = v1650 < v1;
+  const bool v1653 = v1651 && v1652;
+  if (v1653) {
+    const float v1654 = v37.m[0][3].thread_elements()[0];
+    const bfloat v1655 = bfloat(v1654);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1656 = v1648 * v1;
+    const uint v1657 = v1656 + v1650;
+    out[v1657] = v1655;
   }
-  const uint v1670 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1672 = v1580 + v1670;
-  const uint v1673 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1675 = v1583 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1677 = v1675 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v37.m[0][3].thread_elements()[1];
-    const bfloat v1680 = bfloat(v1679);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1681 = v1672 * v1;
-    const uint v1682 = v1681 + v1675;
-    out[v1682] = v1680;
+  const uint v1658 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1659 = v1580 + v1658;
+  const uint v1660 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1661 = v1579 + v1660;
+  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1663 = v1661 < v1;
+  const bool v1664 = v1662 && v1663;
+  if (v1664) {
+    const float v1665 = v37.m[0][3].thread_elements()[1];
+    const bfloat v1666 = bfloat(v1665);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1667 = v1659 * v1;
+    const uint v1668 = v1667 + v1661;
+    out[v1668] = v1666;
   }
-  const uint v1683 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1685 = v1580 + v1683;
-  const uint v1686 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1688 = v1583 + v1686;
-  const bool v1689 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1690 = v1688 < v1;
-  const bool v1691 = v1689 && v1690;
-  if (v1691) {
-    const float v1692 = v37.m[0][4].thread_elements()[0];
-    const bfloat v1693 = bfloat(v1692);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1694 = v1685 * v1;
-    const uint v1695 = v1694 + v1688;
-    out[v1695] = v1693;
+  const uint v1669 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1670 = v1580 + v1669;
+  const uint v1671 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1672 = v1579 + v1671;
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1674 = v1672 < v1;
+  const bool v1675 = v1673 && v1674;
+  if (v1675) {
+    const float v1676 = v37.m[0][4].thread_elements()[0];
+    const bfloat v1677 = bfloat(v1676);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1678 = v1670 * v1;
+    const uint v1679 = v1678 + v1672;
+    out[v1679] = v1677;
   }
-  const uint v1696 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1698 = v1580 + v1696;
-  const uint v1699 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1701 = v1583 + v1699;
-  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1703 = v1701 < v1;
-  const bool v1704 = v1702 && v1703;
-  if (v1704) {
-    const float v1705 = v37.m[0][4].thread_elements()[1];
-    const bfloat v1706 = bfloat(v1705);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1707 = v1698 * v1;
-    const uint v1708 = v1707 + v1701;
-    out[v1708] = v1706;
+  const uint v1680 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1681 = v1580 + v1680;
+  const uint v1682 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1683 = v1579 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v37.m[0][4].thread_elements()[1];
+    const bfloat v1688 = bfloat(v1687);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1689 = v1681 * v1;
+    const uint v1690 = v1689 + v1683;
+    out[v1690] = v1688;
   }
-  const uint v1709 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1711 = v1580 + v1709;
-  const uint v1712 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1714 = v1583 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1716 = v1714 < v1;
-  const bool v1717 = v1715 && v1716;
-  if (v1717) {
-    const float v1718 = v37.m[0][5].thread_elements()[0];
-    const bfloat v1719 = bfloat(v1718);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1720 = v1711 * v1;
-    const uint v1721 = v1720 + v1714;
-    out[v1721] = v1719;
+  const uint v1691 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1692 = v1580 + v1691;
+  const uint v1693 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1694 = v1579 + v1693;
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1696 = v1694 < v1;
+  const bool v1697 = v1695 && v1696;
+  if (v1697) {
+    const float v1698 = v37.m[0][5].thread_elements()[0];
+    const bfloat v1699 = bfloat(v1698);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1700 = v1692 * v1;
+    const uint v1701 = v1700 + v1694;
+    out[v1701] = v1699;
   }
-  const uint v1722 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1724 = v1580 + v1722;
-  const uint v1725 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1727 = v1583 + v1725;
-  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1702 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1703 = v1580 + v1702;
+  const uint v1704 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1705 = v1579 + v1704;
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1707 = v1705 < v1;
+  const bool v1708 = v1706 && v1707;
+  if (v1708) {
+    const float v1709 = v37.m[0][5].thread_elements()[1];
+    const bfloat v1710 = bfloat(v1709);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1711 = v1703 * v1;
+    const uint v1712 = v1711 + v1705;
+    out[v1712] = v1710;
+  }
+  const uint v1713 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1714 = v1580 + v1713;
+  const uint v1715 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1716 = v1579 + v1715;
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1718 = v1716 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v37.m[0][6].thread_elements()[0];
+    const bfloat v1721 = bfloat(v1720);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1722 = v1714 * v1;
+    const uint v1723 = v1722 + v1716;
+    out[v1723] = v1721;
+  }
+  const uint v1724 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1725 = v1580 + v1724;
+  const uint v1726 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1727 = v1579 + v1726;
+  const bool v1728 = v1725 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
-    const float v1731 = v37.m[0][5].thread_elements()[1];
+    const float v1731 = v37.m[0][6].thread_elements()[1];
     const bfloat v1732 = bfloat(v1731);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1733 = v1724 * v1;
+    const uint v1733 = v1725 * v1;
     const uint v1734 = v1733 + v1727;
     out[v1734] = v1732;
   }
-  const uint v1735 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1737 = v1580 + v1735;
-  const uint v1738 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1740 = v1583 + v1738;
-  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1742 = v1740 < v1;
-  const bool v1743 = v1741 && v1742;
-  if (v1743) {
-    const float v1744 = v37.m[0][6].thread_elements()[0];
-    const bfloat v1745 = bfloat(v1744);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1746 = v1737 * v1;
-    const uint v1747 = v1746 + v1740;
-    out[v1747] = v1745;
+  const uint v1735 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1736 = v1580 + v1735;
+  const uint v1737 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1738 = v1579 + v1737;
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1740 = v1738 < v1;
+  const bool v1741 = v1739 && v1740;
+  if (v1741) {
+    const float v1742 = v37.m[0][7].thread_elements()[0];
+    const bfloat v1743 = bfloat(v1742);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1744 = v1736 * v1;
+    const uint v1745 = v1744 + v1738;
+    out[v1745] = v1743;
   }
-  const uint v1748 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1750 = v1580 + v1748;
-  const uint v1751 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1753 = v1583 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1755 = v1753 < v1;
-  const bool v1756 = v1754 && v1755;
-  if (v1756) {
-    const float v1757 = v37.m[0][6].thread_elements()[1];
-    const bfloat v1758 = bfloat(v1757);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1759 = v1750 * v1;
-    const uint v1760 = v1759 + v1753;
-    out[v1760] = v1758;
+  const uint v1746 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1747 = v1580 + v1746;
+  const uint v1748 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1749 = v1579 + v1748;
+  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1751 = v1749 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v37.m[0][7].thread_elements()[1];
+    const bfloat v1754 = bfloat(v1753);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1755 = v1747 * v1;
+    const uint v1756 = v1755 + v1749;
+    out[v1756] = v1754;
   }
-  const uint v1761 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1763 = v1580 + v1761;
-  const uint v1764 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1766 = v1583 + v1764;
-  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1768 = v1766 < v1;
-  const bool v1769 = v1767 && v1768;
-  if (v1769) {
-    const float v1770 = v37.m[0][7].thread_elements()[0];
-    const bfloat v1771 = bfloat(v1770);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1772 = v1763 * v1;
-    const uint v1773 = v1772 + v1766;
-    out[v1773] = v1771;
+  const uint v1757 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1758 = v1580 + v1757;
+  const uint v1759 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1760 = v1579 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v37.m[1][0].thread_elements()[0];
+    const bfloat v1765 = bfloat(v1764);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1766 = v1758 * v1;
+    const uint v1767 = v1766 + v1760;
+    out[v1767] = v1765;
   }
-  const uint v1774 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1776 = v1580 + v1774;
-  const uint v1777 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1779 = v1583 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1781 = v1779 < v1;
-  const bool v1782 = v1780 && v1781;
-  if (v1782) {
-    const float v1783 = v37.m[0][7].thread_elements()[1];
-    const bfloat v1784 = bfloat(v1783);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1785 = v1776 * v1;
-    const uint v1786 = v1785 + v1779;
-    out[v1786] = v1784;
+  const uint v1768 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1769 = v1580 + v1768;
+  const uint v1770 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1771 = v1579 + v1770;
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1773 = v1771 < v1;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v37.m[1][0].thread_elements()[1];
+    const bfloat v1776 = bfloat(v1775);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1777 = v1769 * v1;
+    const uint v1778 = v1777 + v1771;
+    out[v1778] = v1776;
   }
-  const uint v1787 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1789 = v1580 + v1787;
-  const uint v1790 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1792 = v1583 + v1790;
-  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1794 = v1792 < v1;
-  const bool v1795 = v1793 && v1794;
-  if (v1795) {
-    const float v1796 = v37.m[1][0].thread_elements()[0];
-    const bfloat v1797 = bfloat(v1796);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1798 = v1789 * v1;
-    const uint v1799 = v1798 + v1792;
-    out[v1799] = v1797;
+  const uint v1779 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1780 = v1580 + v1779;
+  const uint v1781 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1782 = v1579 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1784 = v1782 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v37.m[1][1].thread_elements()[0];
+    const bfloat v1787 = bfloat(v1786);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1788 = v1780 * v1;
+    const uint v1789 = v1788 + v1782;
+    out[v1789] = v1787;
   }
-  const uint v1800 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1802 = v1580 + v1800;
-  const uint v1803 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1805 = v1583 + v1803;
-  const bool v1806 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1807 = v1805 < v1;
-  const bool v1808 = v1806 && v1807;
-  if (v1808) {
-    const float v1809 = v37.m[1][0].thread_elements()[1];
-    const bfloat v1810 = bfloat(v1809);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1811 = v1802 * v1;
-    const uint v1812 = v1811 + v1805;
-    out[v1812] = v1810;
+  const uint v1790 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1791 = v1580 + v1790;
+  const uint v1792 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1793 = v1579 + v1792;
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1795 = v1793 < v1;
+  const bool v1796 = v1794 && v1795;
+  if (v1796) {
+    const float v1797 = v37.m[1][1].thread_elements()[1];
+    const bfloat v1798 = bfloat(v1797);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1799 = v1791 * v1;
+    const uint v1800 = v1799 + v1793;
+    out[v1800] = v1798;
   }
-  const uint v1813 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1815 = v1580 + v1813;
-  const uint v1816 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1818 = v1583 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1820 = v1818 < v1;
-  const bool v1821 = v1819 && v1820;
-  if (v1821) {
-    const float v1822 = v37.m[1][1].thread_elements()[0];
-    const bfloat v1823 = bfloat(v1822);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1824 = v1815 * v1;
-    const uint v1825 = v1824 + v1818;
-    out[v1825] = v1823;
+  const uint v1801 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1802 = v1580 + v1801;
+  const uint v1803 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1804 = v1579 + v1803;
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1806 = v1804 < v1;
+  const bool v1807 = v1805 && v1806;
+  if (v1807) {
+    const float v1808 = v37.m[1][2].thread_elements()[0];
+    const bfloat v1809 = bfloat(v1808);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1810 = v1802 * v1;
+    const uint v1811 = v1810 + v1804;
+    out[v1811] = v1809;
   }
-  const uint v1826 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1828 = v1580 + v1826;
-  const uint v1829 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1831 = v1583 + v1829;
-  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1833 = v1831 < v1;
-  const bool v1834 = v1832 && v1833;
-  if (v1834) {
-    const float v1835 = v37.m[1][1].thread_elements()[1];
-    const bfloat v1836 = bfloat(v1835);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1837 = v1828 * v1;
-    const uint v1838 = v1837 + v1831;
-    out[v1838] = v1836;
+  const uint v1812 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1813 = v1580 + v1812;
+  const uint v1814 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1815 = v1579 + v1814;
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1817 = v1815 < v1;
+  const bool v1818 = v1816 && v1817;
+  if (v1818) {
+    const float v1819 = v37.m[1][2].thread_elements()[1];
+    const bfloat v1820 = bfloat(v1819);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1821 = v1813 * v1;
+    const uint v1822 = v1821 + v1815;
+    out[v1822] = v1820;
   }
-  const uint v1839 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1841 = v1580 + v1839;
-  const uint v1842 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1844 = v1583 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1846 = v1844 < v1;
-  const bool v1847 = v1845 && v1846;
-  if (v1847) {
-    const float v1848 = v37.m[1][2].thread_elements()[0];
-    const bfloat v1849 = bfloat(v1848);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1850 = v1841 * v1;
-    const uint v1851 = v1850 + v1844;
-    out[v1851] = v1849;
+  const uint v1823 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1824 = v1580 + v1823;
+  const uint v1825 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1826 = v1579 + v1825;
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1828 = v1826 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v37.m[1][3].thread_elements()[0];
+    const bfloat v1831 = bfloat(v1830);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1832 = v1824 * v1;
+    const uint v1833 = v1832 + v1826;
+    out[v1833] = v1831;
   }
-  const uint v1852 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1854 = v1580 + v1852;
-  const uint v1855 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1857 = v1583 + v1855;
-  const bool v1858 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1859 = v1857 < v1;
-  const bool v1860 = v1858 && v1859;
-  if (v1860) {
-    const float v1861 = v37.m[1][2].thread_elements()[1];
-    const bfloat v1862 = bfloat(v1861);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1863 = v1854 * v1;
-    const uint v1864 = v1863 + v1857;
-    out[v1864] = v1862;
+  const uint v1834 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1835 = v1580 + v1834;
+  const uint v1836 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1837 = v1579 + v1836;
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1839 = v1837 < v1;
+  const bool v1840 = v1838 && v1839;
+  if (v1840) {
+    const float v1841 = v37.m[1][3].thread_elements()[1];
+    const bfloat v1842 = bfloat(v1841);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1843 = v1835 * v1;
+    const uint v1844 = v1843 + v1837;
+    out[v1844] = v1842;
   }
-  const uint v1865 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1867 = v1580 + v1865;
-  const uint v1868 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1870 = v1583 + v1868;
-  const bool v1871 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1845 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1846 = v1580 + v1845;
+  const uint v1847 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1848 = v1579 + v1847;
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1850 = v1848 < v1;
+  const bool v1851 = v1849 && v1850;
+  if (v1851) {
+    const float v1852 = v37.m[1][4].thread_elements()[0];
+    const bfloat v1853 = bfloat(v1852);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1854 = v1846 * v1;
+    const uint v1855 = v1854 + v1848;
+    out[v1855] = v1853;
+  }
+  const uint v1856 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1857 = v1580 + v1856;
+  const uint v1858 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1859 = v1579 + v1858;
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1861 = v1859 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v37.m[1][4].thread_elements()[1];
+    const bfloat v1864 = bfloat(v1863);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1865 = v1857 * v1;
+    const uint v1866 = v1865 + v1859;
+    out[v1866] = v1864;
+  }
+  const uint v1867 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1868 = v1580 + v1867;
+  const uint v1869 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1870 = v1579 + v1869;
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1872 = v1870 < v1;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
-    const float v1874 = v37.m[1][3].thread_elements()[0];
+    const float v1874 = v37.m[1][5].thread_elements()[0];
     const bfloat v1875 = bfloat(v1874);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1876 = v1867 * v1;
+    const uint v1876 = v1868 * v1;
     const uint v1877 = v1876 + v1870;
     out[v1877] = v1875;
   }
-  const uint v1878 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1880 = v1580 + v1878;
-  const uint v1881 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1883 = v1583 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1885 = v1883 < v1;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v37.m[1][3].thread_elements()[1];
-    const bfloat v1888 = bfloat(v1887);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1889 = v1880 * v1;
-    const uint v1890 = v1889 + v1883;
-    out[v1890] = v1888;
+  const uint v1878 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1879 = v1580 + v1878;
+  const uint v1880 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1881 = v1579 + v1880;
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1883 = v1881 < v1;
+  const bool v1884 = v1882 && v1883;
+  if (v1884) {
+    const float v1885 = v37.m[1][5].thread_elements()[1];
+    const bfloat v1886 = bfloat(v1885);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1887 = v1879 * v1;
+    const uint v1888 = v1887 + v1881;
+    out[v1888] = v1886;
   }
-  const uint v1891 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1893 = v1580 + v1891;
-  const uint v1894 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1896 = v1583 + v1894;
-  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1898 = v1896 < v1;
-  const bool v1899 = v1897 && v1898;
-  if (v1899) {
-    const float v1900 = v37.m[1][4].thread_elements()[0];
-    const bfloat v1901 = bfloat(v1900);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1902 = v1893 * v1;
-    const uint v1903 = v1902 + v1896;
-    out[v1903] = v1901;
+  const uint v1889 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1890 = v1580 + v1889;
+  const uint v1891 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1892 = v1579 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1894 = v1892 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v37.m[1][6].thread_elements()[0];
+    const bfloat v1897 = bfloat(v1896);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1898 = v1890 * v1;
+    const uint v1899 = v1898 + v1892;
+    out[v1899] = v1897;
   }
-  const uint v1904 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1906 = v1580 + v1904;
-  const uint v1907 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1909 = v1583 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1911 = v1909 < v1;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v37.m[1][4].thread_elements()[1];
-    const bfloat v1914 = bfloat(v1913);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1915 = v1906 * v1;
-    const uint v1916 = v1915 + v1909;
-    out[v1916] = v1914;
+  const uint v1900 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1901 = v1580 + v1900;
+  const uint v1902 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1903 = v1579 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v37.m[1][6].thread_elements()[1];
+    const bfloat v1908 = bfloat(v1907);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1909 = v1901 * v1;
+    const uint v1910 = v1909 + v1903;
+    out[v1910] = v1908;
   }
-  const uint v1917 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1919 = v1580 + v1917;
-  const uint v1920 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1922 = v1583 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1924 = v1922 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v37.m[1][5].thread_elements()[0];
-    const bfloat v1927 = bfloat(v1926);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1928 = v1919 * v1;
-    const uint v1929 = v1928 + v1922;
-    out[v1929] = v1927;
+  const uint v1911 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1912 = v1580 + v1911;
+  const uint v1913 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1914 = v1579 + v1913;
+  const bool v1915 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1916 = v1914 < v1;
+  const bool v1917 = v1915 && v1916;
+  if (v1917) {
+    const float v1918 = v37.m[1][7].thread_elements()[0];
+    const bfloat v1919 = bfloat(v1918);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1920 = v1912 * v1;
+    const uint v1921 = v1920 + v1914;
+    out[v1921] = v1919;
   }
-  const uint v1930 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1932 = v1580 + v1930;
-  const uint v1933 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1935 = v1583 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1937 = v1935 < v1;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v37.m[1][5].thread_elements()[1];
-    const bfloat v1940 = bfloat(v1939);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1941 = v1932 * v1;
-    const uint v1942 = v1941 + v1935;
-    out[v1942] = v1940;
+  const uint v1922 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1923 = v1580 + v1922;
+  const uint v1924 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1925 = v1579 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1927 = v1925 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v37.m[1][7].thread_elements()[1];
+    const bfloat v1930 = bfloat(v1929);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1931 = v1923 * v1;
+    const uint v1932 = v1931 + v1925;
+    out[v1932] = v1930;
   }
-  const uint v1943 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1945 = v1580 + v1943;
-  const uint v1946 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1948 = v1583 + v1946;
-  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1950 = v1948 < v1;
-  const bool v1951 = v1949 && v1950;
-  if (v1951) {
-    const float v1952 = v37.m[1][6].thread_elements()[0];
-    const bfloat v1953 = bfloat(v1952);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1954 = v1945 * v1;
-    const uint v1955 = v1954 + v1948;
-    out[v1955] = v1953;
+  const uint v1933 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1934 = v1580 + v1933;
+  const uint v1935 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1936 = v1579 + v1935;
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1938 = v1936 < v1;
+  const bool v1939 = v1937 && v1938;
+  if (v1939) {
+    const float v1940 = v37.m[2][0].thread_elements()[0];
+    const bfloat v1941 = bfloat(v1940);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1942 = v1934 * v1;
+    const uint v1943 = v1942 + v1936;
+    out[v1943] = v1941;
   }
-  const uint v1956 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1958 = v1580 + v1956;
-  const uint v1959 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1961 = v1583 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1963 = v1961 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v37.m[1][6].thread_elements()[1];
-    const bfloat v1966 = bfloat(v1965);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1967 = v1958 * v1;
-    const uint v1968 = v1967 + v1961;
-    out[v1968] = v1966;
+  const uint v1944 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1945 = v1580 + v1944;
+  const uint v1946 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1947 = v1579 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1949 = v1947 < v1;
+  const bool v1950 = v1948 && v1949;
+  if (v1950) {
+    const float v1951 = v37.m[2][0].thread_elements()[1];
+    const bfloat v1952 = bfloat(v1951);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1953 = v1945 * v1;
+    const uint v1954 = v1953 + v1947;
+    out[v1954] = v1952;
   }
-  const uint v1969 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1971 = v1580 + v1969;
-  const uint v1972 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1974 = v1583 + v1972;
-  const bool v1975 = v1971 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1976 = v1974 < v1;
-  const bool v1977 = v1975 && v1976;
-  if (v1977) {
-    const float v1978 = v37.m[1][7].thread_elements()[0];
-    const bfloat v1979 = bfloat(v1978);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1980 = v1971 * v1;
-    const uint v1981 = v1980 + v1974;
-    out[v1981] = v1979;
+  const uint v1955 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1956 = v1580 + v1955;
+  const uint v1957 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1958 = v1579 + v1957;
+  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1960 = v1958 < v1;
+  const bool v1961 = v1959 && v1960;
+  if (v1961) {
+    const float v1962 = v37.m[2][1].thread_elements()[0];
+    const bfloat v1963 = bfloat(v1962);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1964 = v1956 * v1;
+    const uint v1965 = v1964 + v1958;
+    out[v1965] = v1963;
   }
-  const uint v1982 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1984 = v1580 + v1982;
-  const uint v1985 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1987 = v1583 + v1985;
-  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1989 = v1987 < v1;
-  const bool v1990 = v1988 && v1989;
-  if (v1990) {
-    const float v1991 = v37.m[1][7].thread_elements()[1];
-    const bfloat v1992 = bfloat(v1991);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1993 = v1984 * v1;
-    const uint v1994 = v1993 + v1987;
-    out[v1994] = v1992;
+  const uint v1966 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1967 = v1580 + v1966;
+  const uint v1968 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1969 = v1579 + v1968;
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1971 = v1969 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v37.m[2][1].thread_elements()[1];
+    const bfloat v1974 = bfloat(v1973);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1975 = v1967 * v1;
+    const uint v1976 = v1975 + v1969;
+    out[v1976] = v1974;
   }
-  const uint v1995 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1997 = v1580 + v1995;
-  const uint v1998 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2000 = v1583 + v1998;
-  const bool v2001 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2002 = v2000 < v1;
-  const bool v2003 = v2001 && v2002;
-  if (v2003) {
-    const float v2004 = v37.m[2][0].thread_elements()[0];
-    const bfloat v2005 = bfloat(v2004);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2006 = v1997 * v1;
-    const uint v2007 = v2006 + v2000;
-    out[v2007] = v2005;
+  const uint v1977 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1978 = v1580 + v1977;
+  const uint v1979 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1980 = v1579 + v1979;
+  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1982 = v1980 < v1;
+  const bool v1983 = v1981 && v1982;
+  if (v1983) {
+    const float v1984 = v37.m[2][2].thread_elements()[0];
+    const bfloat v1985 = bfloat(v1984);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1986 = v1978 * v1;
+    const uint v1987 = v1986 + v1980;
+    out[v1987] = v1985;
   }
-  const uint v2008 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2010 = v1580 + v2008;
-  const uint v2011 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2013 = v1583 + v2011;
-  const bool v2014 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1988 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1989 = v1580 + v1988;
+  const uint v1990 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1991 = v1579 + v1990;
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1993 = v1991 < v1;
+  const bool v1994 = v1992 && v1993;
+  if (v1994) {
+    const float v1995 = v37.m[2][2].thread_elements()[1];
+    const bfloat v1996 = bfloat(v1995);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1997 = v1989 * v1;
+    const uint v1998 = v1997 + v1991;
+    out[v1998] = v1996;
+  }
+  const uint v1999 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2000 = v1580 + v1999;
+  const uint v2001 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2002 = v1579 + v2001;
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2004 = v2002 < v1;
+  const bool v2005 = v2003 && v2004;
+  if (v2005) {
+    const float v2006 = v37.m[2][3].thread_elements()[0];
+    const bfloat v2007 = bfloat(v2006);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2008 = v2000 * v1;
+    const uint v2009 = v2008 + v2002;
+    out[v2009] = v2007;
+  }
+  const uint v2010 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2011 = v1580 + v2010;
+  const uint v2012 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2013 = v1579 + v2012;
+  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2015 = v2013 < v1;
   const bool v2016 = v2014 && v2015;
   if (v2016) {
-    const float v2017 = v37.m[2][0].thread_elements()[1];
+    const float v2017 = v37.m[2][3].thread_elements()[1];
     const bfloat v2018 = bfloat(v2017);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2019 = v2010 * v1;
+    const uint v2019 = v2011 * v1;
     const uint v2020 = v2019 + v2013;
     out[v2020] = v2018;
   }
-  const uint v2021 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2023 = v1580 + v2021;
-  const uint v2024 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2026 = v1583 + v2024;
-  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2028 = v2026 < v1;
-  const bool v2029 = v2027 && v2028;
-  if (v2029) {
-    const float v2030 = v37.m[2][1].thread_elements()[0];
-    const bfloat v2031 = bfloat(v2030);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2032 = v2023 * v1;
-    const uint v2033 = v2032 + v2026;
-    out[v2033] = v2031;
+  const uint v2021 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2022 = v1580 + v2021;
+  const uint v2023 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2024 = v1579 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2026 = v2024 < v1;
+  const bool v2027 = v2025 && v2026;
+  if (v2027) {
+    const float v2028 = v37.m[2][4].thread_elements()[0];
+    const bfloat v2029 = bfloat(v2028);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2030 = v2022 * v1;
+    const uint v2031 = v2030 + v2024;
+    out[v2031] = v2029;
   }
-  const uint v2034 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2036 = v1580 + v2034;
-  const uint v2037 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2039 = v1583 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2041 = v2039 < v1;
-  const bool v2042 = v2040 && v2041;
-  if (v2042) {
-    const float v2043 = v37.m[2][1].thread_elements()[1];
-    const bfloat v2044 = bfloat(v2043);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2045 = v2036 * v1;
-    const uint v2046 = v2045 + v2039;
-    out[v2046] = v2044;
+  const uint v2032 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2033 = v1580 + v2032;
+  const uint v2034 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2035 = v1579 + v2034;
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v37.m[2][4].thread_elements()[1];
+    const bfloat v2040 = bfloat(v2039);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2041 = v2033 * v1;
+    const uint v2042 = v2041 + v2035;
+    out[v2042] = v2040;
   }
-  const uint v2047 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2049 = v1580 + v2047;
-  const uint v2050 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2052 = v1583 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2054 = v2052 < v1;
-  const bool v2055 = v2053 && v2054;
-  if (v2055) {
-    const float v2056 = v37.m[2][2].thread_elements()[0];
-    const bfloat v2057 = bfloat(v2056);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2058 = v2049 * v1;
-    const uint v2059 = v2058 + v2052;
-    out[v2059] = v2057;
+  const uint v2043 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2044 = v1580 + v2043;
+  const uint v2045 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2046 = v1579 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2048 = v2046 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v37.m[2][5].thread_elements()[0];
+    const bfloat v2051 = bfloat(v2050);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2052 = v2044 * v1;
+    const uint v2053 = v2052 + v2046;
+    out[v2053] = v2051;
   }
-  const uint v2060 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2062 = v1580 + v2060;
-  const uint v2063 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2065 = v1583 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2067 = v2065 < v1;
-  const bool v2068 = v2066 && v2067;
-  if (v2068) {
-    const float v2069 = v37.m[2][2].thread_elements()[1];
-    const bfloat v2070 = bfloat(v2069);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2071 = v2062 * v1;
-    const uint v2072 = v2071 + v2065;
-    out[v2072] = v2070;
+  const uint v2054 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2055 = v1580 + v2054;
+  const uint v2056 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2057 = v1579 + v2056;
+  const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2059 = v2057 < v1;
+  const bool v2060 = v2058 && v2059;
+  if (v2060) {
+    const float v2061 = v37.m[2][5].thread_elements()[1];
+    const bfloat v2062 = bfloat(v2061);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2063 = v2055 * v1;
+    const uint v2064 = v2063 + v2057;
+    out[v2064] = v2062;
   }
-  const uint v2073 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2075 = v1580 + v2073;
-  const uint v2076 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2078 = v1583 + v2076;
-  const bool v2079 = v2075 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2080 = v2078 < v1;
-  const bool v2081 = v2079 && v2080;
-  if (v2081) {
-    const float v2082 = v37.m[2][3].thread_elements()[0];
-    const bfloat v2083 = bfloat(v2082);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2084 = v2075 * v1;
-    const uint v2085 = v2084 + v2078;
-    out[v2085] = v2083;
+  const uint v2065 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2066 = v1580 + v2065;
+  const uint v2067 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2068 = v1579 + v2067;
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2070 = v2068 < v1;
+  const bool v2071 = v2069 && v2070;
+  if (v2071) {
+    const float v2072 = v37.m[2][6].thread_elements()[0];
+    const bfloat v2073 = bfloat(v2072);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2074 = v2066 * v1;
+    const uint v2075 = v2074 + v2068;
+    out[v2075] = v2073;
   }
-  const uint v2086 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2088 = v1580 + v2086;
-  const uint v2089 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2091 = v1583 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2093 = v2091 < v1;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v37.m[2][3].thread_elements()[1];
-    const bfloat v2096 = bfloat(v2095);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2097 = v2088 * v1;
-    const uint v2098 = v2097 + v2091;
-    out[v2098] = v2096;
+  const uint v2076 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2077 = v1580 + v2076;
+  const uint v2078 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2079 = v1579 + v2078;
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2081 = v2079 < v1;
+  const bool v2082 = v2080 && v2081;
+  if (v2082) {
+    const float v2083 = v37.m[2][6].thread_elements()[1];
+    const bfloat v2084 = bfloat(v2083);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2085 = v2077 * v1;
+    const uint v2086 = v2085 + v2079;
+    out[v2086] = v2084;
   }
-  const uint v2099 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2101 = v1580 + v2099;
-  const uint v2102 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2104 = v1583 + v2102;
-  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2106 = v2104 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v37.m[2][4].thread_elements()[0];
-    const bfloat v2109 = bfloat(v2108);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2110 = v2101 * v1;
-    const uint v2111 = v2110 + v2104;
-    out[v2111] = v2109;
+  const uint v2087 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2088 = v1580 + v2087;
+  const uint v2089 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2090 = v1579 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2092 = v2090 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v37.m[2][7].thread_elements()[0];
+    const bfloat v2095 = bfloat(v2094);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2096 = v2088 * v1;
+    const uint v2097 = v2096 + v2090;
+    out[v2097] = v2095;
   }
-  const uint v2112 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2114 = v1580 + v2112;
-  const uint v2115 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2117 = v1583 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2119 = v2117 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v37.m[2][4].thread_elements()[1];
-    const bfloat v2122 = bfloat(v2121);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2123 = v2114 * v1;
-    const uint v2124 = v2123 + v2117;
-    out[v2124] = v2122;
+  const uint v2098 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2099 = v1580 + v2098;
+  const uint v2100 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2101 = v1579 + v2100;
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2103 = v2101 < v1;
+  const bool v2104 = v2102 && v2103;
+  if (v2104) {
+    const float v2105 = v37.m[2][7].thread_elements()[1];
+    const bfloat v2106 = bfloat(v2105);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2107 = v2099 * v1;
+    const uint v2108 = v2107 + v2101;
+    out[v2108] = v2106;
   }
-  const uint v2125 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2127 = v1580 + v2125;
-  const uint v2128 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2130 = v1583 + v2128;
-  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2132 = v2130 < v1;
-  const bool v2133 = v2131 && v2132;
-  if (v2133) {
-    const float v2134 = v37.m[2][5].thread_elements()[0];
-    const bfloat v2135 = bfloat(v2134);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2136 = v2127 * v1;
-    const uint v2137 = v2136 + v2130;
-    out[v2137] = v2135;
+  const uint v2109 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2110 = v1580 + v2109;
+  const uint v2111 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2112 = v1579 + v2111;
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2114 = v2112 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v37.m[3][0].thread_elements()[0];
+    const bfloat v2117 = bfloat(v2116);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2118 = v2110 * v1;
+    const uint v2119 = v2118 + v2112;
+    out[v2119] = v2117;
   }
-  const uint v2138 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2140 = v1580 + v2138;
-  const uint v2141 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2143 = v1583 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2145 = v2143 < v1;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v37.m[2][5].thread_elements()[1];
-    const bfloat v2148 = bfloat(v2147);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2149 = v2140 * v1;
-    const uint v2150 = v2149 + v2143;
-    out[v2150] = v2148;
+  const uint v2120 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2121 = v1580 + v2120;
+  const uint v2122 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2123 = v1579 + v2122;
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2125 = v2123 < v1;
+  const bool v2126 = v2124 && v2125;
+  if (v2126) {
+    const float v2127 = v37.m[3][0].thread_elements()[1];
+    const bfloat v2128 = bfloat(v2127);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2129 = v2121 * v1;
+    const uint v2130 = v2129 + v2123;
+    out[v2130] = v2128;
   }
-  const uint v2151 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2153 = v1580 + v2151;
-  const uint v2154 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2156 = v1583 + v2154;
-  const bool v2157 = v2153 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2131 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2132 = v1580 + v2131;
+  const uint v2133 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2134 = v1579 + v2133;
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2136 = v2134 < v1;
+  const bool v2137 = v2135 && v2136;
+  if (v2137) {
+    const float v2138 = v37.m[3][1].thread_elements()[0];
+    const bfloat v2139 = bfloat(v2138);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2140 = v2132 * v1;
+    const uint v2141 = v2140 + v2134;
+    out[v2141] = v2139;
+  }
+  const uint v2142 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2143 = v1580 + v2142;
+  const uint v2144 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2145 = v1579 + v2144;
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2147 = v2145 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v37.m[3][1].thread_elements()[1];
+    const bfloat v2150 = bfloat(v2149);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2151 = v2143 * v1;
+    const uint v2152 = v2151 + v2145;
+    out[v2152] = v2150;
+  }
+  const uint v2153 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2154 = v1580 + v2153;
+  const uint v2155 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2156 = v1579 + v2155;
+  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2158 = v2156 < v1;
   const bool v2159 = v2157 && v2158;
   if (v2159) {
-    const float v2160 = v37.m[2][6].thread_elements()[0];
+    const float v2160 = v37.m[3][2].thread_elements()[0];
     const bfloat v2161 = bfloat(v2160);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2162 = v2153 * v1;
+    const uint v2162 = v2154 * v1;
     const uint v2163 = v2162 + v2156;
     out[v2163] = v2161;
   }
-  const uint v2164 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2166 = v1580 + v2164;
-  const uint v2167 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2169 = v1583 + v2167;
-  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2171 = v2169 < v1;
-  const bool v2172 = v2170 && v2171;
-  if (v2172) {
-    const float v2173 = v37.m[2][6].thread_elements()[1];
-    const bfloat v2174 = bfloat(v2173);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2175 = v2166 * v1;
-    const uint v2176 = v2175 + v2169;
-    out[v2176] = v2174;
+  const uint v2164 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2165 = v1580 + v2164;
+  const uint v2166 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2167 = v1579 + v2166;
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2169 = v2167 < v1;
+  const bool v2170 = v2168 && v2169;
+  if (v2170) {
+    const float v2171 = v37.m[3][2].thread_elements()[1];
+    const bfloat v2172 = bfloat(v2171);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2173 = v2165 * v1;
+    const uint v2174 = v2173 + v2167;
+    out[v2174] = v2172;
   }
-  const uint v2177 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2179 = v1580 + v2177;
-  const uint v2180 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2182 = v1583 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2184 = v2182 < v1;
-  const bool v2185 = v2183 && v2184;
-  if (v2185) {
-    const float v2186 = v37.m[2][7].thread_elements()[0];
-    const bfloat v2187 = bfloat(v2186);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2188 = v2179 * v1;
-    const uint v2189 = v2188 + v2182;
-    out[v2189] = v2187;
+  const uint v2175 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2176 = v1580 + v2175;
+  const uint v2177 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2178 = v1579 + v2177;
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2180 = v2178 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v37.m[3][3].thread_elements()[0];
+    const bfloat v2183 = bfloat(v2182);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2184 = v2176 * v1;
+    const uint v2185 = v2184 + v2178;
+    out[v2185] = v2183;
   }
-  const uint v2190 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2192 = v1580 + v2190;
-  const uint v2193 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2195 = v1583 + v2193;
-  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2197 = v2195 < v1;
-  const bool v2198 = v2196 && v2197;
-  if (v2198) {
-    const float v2199 = v37.m[2][7].thread_elements()[1];
-    const bfloat v2200 = bfloat(v2199);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2201 = v2192 * v1;
-    const uint v2202 = v2201 + v2195;
-    out[v2202] = v2200;
+  const uint v2186 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2187 = v1580 + v2186;
+  const uint v2188 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2189 = v1579 + v2188;
+  const bool v2190 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2191 = v2189 < v1;
+  const bool v2192 = v2190 && v2191;
+  if (v2192) {
+    const float v2193 = v37.m[3][3].thread_elements()[1];
+    const bfloat v2194 = bfloat(v2193);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2195 = v2187 * v1;
+    const uint v2196 = v2195 + v2189;
+    out[v2196] = v2194;
   }
-  const uint v2203 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2205 = v1580 + v2203;
-  const uint v2206 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2208 = v1583 + v2206;
-  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2210 = v2208 < v1;
-  const bool v2211 = v2209 && v2210;
-  if (v2211) {
-    const float v2212 = v37.m[3][0].thread_elements()[0];
-    const bfloat v2213 = bfloat(v2212);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2214 = v2205 * v1;
-    const uint v2215 = v2214 + v2208;
-    out[v2215] = v2213;
+  const uint v2197 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2198 = v1580 + v2197;
+  const uint v2199 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2200 = v1579 + v2199;
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2202 = v2200 < v1;
+  const bool v2203 = v2201 && v2202;
+  if (v2203) {
+    const float v2204 = v37.m[3][4].thread_elements()[0];
+    const bfloat v2205 = bfloat(v2204);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2206 = v2198 * v1;
+    const uint v2207 = v2206 + v2200;
+    out[v2207] = v2205;
   }
-  const uint v2216 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2218 = v1580 + v2216;
-  const uint v2219 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2221 = v1583 + v2219;
-  const bool v2222 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2223 = v2221 < v1;
-  const bool v2224 = v2222 && v2223;
-  if (v2224) {
-    const float v2225 = v37.m[3][0].thread_elements()[1];
-    const bfloat v2226 = bfloat(v2225);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2227 = v2218 * v1;
-    const uint v2228 = v2227 + v2221;
-    out[v2228] = v2226;
+  const uint v2208 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2209 = v1580 + v2208;
+  const uint v2210 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2211 = v1579 + v2210;
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2213 = v2211 < v1;
+  const bool v2214 = v2212 && v2213;
+  if (v2214) {
+    const float v2215 = v37.m[3][4].thread_elements()[1];
+    const bfloat v2216 = bfloat(v2215);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2217 = v2209 * v1;
+    const uint v2218 = v2217 + v2211;
+    out[v2218] = v2216;
   }
-  const uint v2229 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2231 = v1580 + v2229;
-  const uint v2232 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2234 = v1583 + v2232;
-  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2236 = v2234 < v1;
-  const bool v2237 = v2235 && v2236;
-  if (v2237) {
-    const float v2238 = v37.m[3][1].thread_elements()[0];
-    const bfloat v2239 = bfloat(v2238);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2240 = v2231 * v1;
-    const uint v2241 = v2240 + v2234;
-    out[v2241] = v2239;
+  const uint v2219 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2220 = v1580 + v2219;
+  const uint v2221 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2222 = v1579 + v2221;
+  const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2224 = v2222 < v1;
+  const bool v2225 = v2223 && v2224;
+  if (v2225) {
+    const float v2226 = v37.m[3][5].thread_elements()[0];
+    const bfloat v2227 = bfloat(v2226);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2228 = v2220 * v1;
+    const uint v2229 = v2228 + v2222;
+    out[v2229] = v2227;
   }
-  const uint v2242 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2244 = v1580 + v2242;
-  const uint v2245 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2247 = v1583 + v2245;
-  const bool v2248 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2249 = v2247 < v1;
-  const bool v2250 = v2248 && v2249;
-  if (v2250) {
-    const float v2251 = v37.m[3][1].thread_elements()[1];
-    const bfloat v2252 = bfloat(v2251);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2253 = v2244 * v1;
-    const uint v2254 = v2253 + v2247;
-    out[v2254] = v2252;
+  const uint v2230 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2231 = v1580 + v2230;
+  const uint v2232 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2233 = v1579 + v2232;
+  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2235 = v2233 < v1;
+  const bool v2236 = v2234 && v2235;
+  if (v2236) {
+    const float v2237 = v37.m[3][5].thread_elements()[1];
+    const bfloat v2238 = bfloat(v2237);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2239 = v2231 * v1;
+    const uint v2240 = v2239 + v2233;
+    out[v2240] = v2238;
   }
-  const uint v2255 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2257 = v1580 + v2255;
-  const uint v2258 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2260 = v1583 + v2258;
-  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2262 = v2260 < v1;
-  const bool v2263 = v2261 && v2262;
-  if (v2263) {
-    const float v2264 = v37.m[3][2].thread_elements()[0];
-    const bfloat v2265 = bfloat(v2264);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2266 = v2257 * v1;
-    const uint v2267 = v2266 + v2260;
-    out[v2267] = v2265;
+  const uint v2241 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2242 = v1580 + v2241;
+  const uint v2243 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2244 = v1579 + v2243;
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2246 = v2244 < v1;
+  const bool v2247 = v2245 && v2246;
+  if (v2247) {
+    const float v2248 = v37.m[3][6].thread_elements()[0];
+    const bfloat v2249 = bfloat(v2248);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2250 = v2242 * v1;
+    const uint v2251 = v2250 + v2244;
+    out[v2251] = v2249;
   }
-  const uint v2268 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2270 = v1580 + v2268;
-  const uint v2271 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2273 = v1583 + v2271;
-  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2275 = v2273 < v1;
-  const bool v2276 = v2274 && v2275;
-  if (v2276) {
-    const float v2277 = v37.m[3][2].thread_elements()[1];
-    const bfloat v2278 = bfloat(v2277);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2279 = v2270 * v1;
-    const uint v2280 = v2279 + v2273;
-    out[v2280] = v2278;
+  const uint v2252 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2253 = v1580 + v2252;
+  const uint v2254 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2255 = v1579 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v37.m[3][6].thread_elements()[1];
+    const bfloat v2260 = bfloat(v2259);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2261 = v2253 * v1;
+    const uint v2262 = v2261 + v2255;
+    out[v2262] = v2260;
   }
-  const uint v2281 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2283 = v1580 + v2281;
-  const uint v2284 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2286 = v1583 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v37.m[3][3].thread_elements()[0];
-    const bfloat v2291 = bfloat(v2290);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2292 = v2283 * v1;
-    const uint v2293 = v2292 + v2286;
-    out[v2293] = v2291;
+  const uint v2263 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2264 = v1580 + v2263;
+  const uint v2265 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2266 = v1579 + v2265;
+  const bool v2267 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2268 = v2266 < v1;
+  const bool v2269 = v2267 && v2268;
+  if (v2269) {
+    const float v2270 = v37.m[3][7].thread_elements()[0];
+    const bfloat v2271 = bfloat(v2270);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2272 = v2264 * v1;
+    const uint v2273 = v2272 + v2266;
+    out[v2273] = v2271;
   }
-  const uint v2294 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2296 = v1580 + v2294;
-  const uint v2297 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2299 = v1583 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2274 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2275 = v1580 + v2274;
+  const uint v2276 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2277 = v1579 + v2276;
+  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2279 = v2277 < v1;
+  const bool v2280 = v2278 && v2279;
+  if (v2280) {
+    const float v2281 = v37.m[3][7].thread_elements()[1];
+    const bfloat v2282 = bfloat(v2281);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2283 = v2275 * v1;
+    const uint v2284 = v2283 + v2277;
+    out[v2284] = v2282;
+  }
+  const uint v2285 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2286 = v1580 + v2285;
+  const uint v2287 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2288 = v1579 + v2287;
+  const bool v2289 = v2286 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2290 = v2288 < v1;
+  const bool v2291 = v2289 && v2290;
+  if (v2291) {
+    const float v2292 = v37.m[4][0].thread_elements()[0];
+    const bfloat v2293 = bfloat(v2292);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2294 = v2286 * v1;
+    const uint v2295 = v2294 + v2288;
+    out[v2295] = v2293;
+  }
+  const uint v2296 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2297 = v1580 + v2296;
+  const uint v2298 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2299 = v1579 + v2298;
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
-    const float v2303 = v37.m[3][3].thread_elements()[1];
+    const float v2303 = v37.m[4][0].thread_elements()[1];
     const bfloat v2304 = bfloat(v2303);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2305 = v2296 * v1;
+    const uint v2305 = v2297 * v1;
     const uint v2306 = v2305 + v2299;
     out[v2306] = v2304;
   }
-  const uint v2307 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2309 = v1580 + v2307;
-  const uint v2310 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2312 = v1583 + v2310;
-  const bool v2313 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2314 = v2312 < v1;
-  const bool v2315 = v2313 && v2314;
-  if (v2315) {
-    const float v2316 = v37.m[3][4].thread_elements()[0];
-    const bfloat v2317 = bfloat(v2316);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2318 = v2309 * v1;
-    const uint v2319 = v2318 + v2312;
-    out[v2319] = v2317;
+  const uint v2307 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2308 = v1580 + v2307;
+  const uint v2309 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2310 = v1579 + v2309;
+  const bool v2311 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2312 = v2310 < v1;
+  const bool v2313 = v2311 && v2312;
+  if (v2313) {
+    const float v2314 = v37.m[4][1].thread_elements()[0];
+    const bfloat v2315 = bfloat(v2314);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2316 = v2308 * v1;
+    const uint v2317 = v2316 + v2310;
+    out[v2317] = v2315;
   }
-  const uint v2320 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2322 = v1580 + v2320;
-  const uint v2323 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2325 = v1583 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2327 = v2325 < v1;
-  const bool v2328 = v2326 && v2327;
-  if (v2328) {
-    const float v2329 = v37.m[3][4].thread_elements()[1];
-    const bfloat v2330 = bfloat(v2329);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2331 = v2322 * v1;
-    const uint v2332 = v2331 + v2325;
-    out[v2332] = v2330;
+  const uint v2318 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2319 = v1580 + v2318;
+  const uint v2320 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2321 = v1579 + v2320;
+  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2323 = v2321 < v1;
+  const bool v2324 = v2322 && v2323;
+  if (v2324) {
+    const float v2325 = v37.m[4][1].thread_elements()[1];
+    const bfloat v2326 = bfloat(v2325);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2327 = v2319 * v1;
+    const uint v2328 = v2327 + v2321;
+    out[v2328] = v2326;
   }
-  const uint v2333 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2335 = v1580 + v2333;
-  const uint v2336 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2338 = v1583 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2340 = v2338 < v1;
-  const bool v2341 = v2339 && v2340;
-  if (v2341) {
-    const float v2342 = v37.m[3][5].thread_elements()[0];
-    const bfloat v2343 = bfloat(v2342);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2344 = v2335 * v1;
-    const uint v2345 = v2344 + v2338;
-    out[v2345] = v2343;
+  const uint v2329 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2330 = v1580 + v2329;
+  const uint v2331 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2332 = v1579 + v2331;
+  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2334 = v2332 < v1;
+  const bool v2335 = v2333 && v2334;
+  if (v2335) {
+    const float v2336 = v37.m[4][2].thread_elements()[0];
+    const bfloat v2337 = bfloat(v2336);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2338 = v2330 * v1;
+    const uint v2339 = v2338 + v2332;
+    out[v2339] = v2337;
   }
-  const uint v2346 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2348 = v1580 + v2346;
-  const uint v2349 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2351 = v1583 + v2349;
-  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2353 = v2351 < v1;
-  const bool v2354 = v2352 && v2353;
-  if (v2354) {
-    const float v2355 = v37.m[3][5].thread_elements()[1];
-    const bfloat v2356 = bfloat(v2355);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2357 = v2348 * v1;
-    const uint v2358 = v2357 + v2351;
-    out[v2358] = v2356;
+  const uint v2340 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2341 = v1580 + v2340;
+  const uint v2342 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2343 = v1579 + v2342;
+  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2345 = v2343 < v1;
+  const bool v2346 = v2344 && v2345;
+  if (v2346) {
+    const float v2347 = v37.m[4][2].thread_elements()[1];
+    const bfloat v2348 = bfloat(v2347);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2349 = v2341 * v1;
+    const uint v2350 = v2349 + v2343;
+    out[v2350] = v2348;
   }
-  const uint v2359 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2361 = v1580 + v2359;
-  const uint v2362 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2364 = v1583 + v2362;
-  const bool v2365 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2366 = v2364 < v1;
-  const bool v2367 = v2365 && v2366;
-  if (v2367) {
-    const float v2368 = v37.m[3][6].thread_elements()[0];
-    const bfloat v2369 = bfloat(v2368);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2370 = v2361 * v1;
-    const uint v2371 = v2370 + v2364;
-    out[v2371] = v2369;
+  const uint v2351 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2352 = v1580 + v2351;
+  const uint v2353 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2354 = v1579 + v2353;
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2356 = v2354 < v1;
+  const bool v2357 = v2355 && v2356;
+  if (v2357) {
+    const float v2358 = v37.m[4][3].thread_elements()[0];
+    const bfloat v2359 = bfloat(v2358);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2360 = v2352 * v1;
+    const uint v2361 = v2360 + v2354;
+    out[v2361] = v2359;
   }
-  const uint v2372 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2374 = v1580 + v2372;
-  const uint v2375 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2377 = v1583 + v2375;
-  const bool v2378 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2379 = v2377 < v1;
-  const bool v2380 = v2378 && v2379;
-  if (v2380) {
-    const float v2381 = v37.m[3][6].thread_elements()[1];
-    const bfloat v2382 = bfloat(v2381);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2383 = v2374 * v1;
-    const uint v2384 = v2383 + v2377;
-    out[v2384] = v2382;
+  const uint v2362 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2363 = v1580 + v2362;
+  const uint v2364 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2365 = v1579 + v2364;
+  const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2367 = v2365 < v1;
+  const bool v2368 = v2366 && v2367;
+  if (v2368) {
+    const float v2369 = v37.m[4][3].thread_elements()[1];
+    const bfloat v2370 = bfloat(v2369);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2371 = v2363 * v1;
+    const uint v2372 = v2371 + v2365;
+    out[v2372] = v2370;
   }
-  const uint v2385 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2387 = v1580 + v2385;
-  const uint v2388 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2390 = v1583 + v2388;
-  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2392 = v2390 < v1;
-  const bool v2393 = v2391 && v2392;
-  if (v2393) {
-    const float v2394 = v37.m[3][7].thread_elements()[0];
-    const bfloat v2395 = bfloat(v2394);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2396 = v2387 * v1;
-    const uint v2397 = v2396 + v2390;
-    out[v2397] = v2395;
+  const uint v2373 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2374 = v1580 + v2373;
+  const uint v2375 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2376 = v1579 + v2375;
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2378 = v2376 < v1;
+  const bool v2379 = v2377 && v2378;
+  if (v2379) {
+    const float v2380 = v37.m[4][4].thread_elements()[0];
+    const bfloat v2381 = bfloat(v2380);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2382 = v2374 * v1;
+    const uint v2383 = v2382 + v2376;
+    out[v2383] = v2381;
   }
-  const uint v2398 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2400 = v1580 + v2398;
-  const uint v2401 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2403 = v1583 + v2401;
-  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2405 = v2403 < v1;
-  const bool v2406 = v2404 && v2405;
-  if (v2406) {
-    const float v2407 = v37.m[3][7].thread_elements()[1];
-    const bfloat v2408 = bfloat(v2407);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2409 = v2400 * v1;
-    const uint v2410 = v2409 + v2403;
-    out[v2410] = v2408;
+  const uint v2384 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2385 = v1580 + v2384;
+  const uint v2386 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2387 = v1579 + v2386;
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2389 = v2387 < v1;
+  const bool v2390 = v2388 && v2389;
+  if (v2390) {
+    const float v2391 = v37.m[4][4].thread_elements()[1];
+    const bfloat v2392 = bfloat(v2391);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2393 = v2385 * v1;
+    const uint v2394 = v2393 + v2387;
+    out[v2394] = v2392;
   }
-  const uint v2411 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2413 = v1580 + v2411;
-  const uint v2414 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2416 = v1583 + v2414;
-  const bool v2417 = v2413 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2418 = v2416 < v1;
-  const bool v2419 = v2417 && v2418;
-  if (v2419) {
-    const float v2420 = v37.m[4][0].thread_elements()[0];
-    const bfloat v2421 = bfloat(v2420);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2422 = v2413 * v1;
-    const uint v2423 = v2422 + v2416;
-    out[v2423] = v2421;
+  const uint v2395 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2396 = v1580 + v2395;
+  const uint v2397 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2398 = v1579 + v2397;
+  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2400 = v2398 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v37.m[4][5].thread_elements()[0];
+    const bfloat v2403 = bfloat(v2402);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2404 = v2396 * v1;
+    const uint v2405 = v2404 + v2398;
+    out[v2405] = v2403;
   }
-  const uint v2424 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2426 = v1580 + v2424;
-  const uint v2427 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2429 = v1583 + v2427;
-  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2431 = v2429 < v1;
-  const bool v2432 = v2430 && v2431;
-  if (v2432) {
-    const float v2433 = v37.m[4][0].thread_elements()[1];
-    const bfloat v2434 = bfloat(v2433);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2435 = v2426 * v1;
-    const uint v2436 = v2435 + v2429;
-    out[v2436] = v2434;
+  const uint v2406 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2407 = v1580 + v2406;
+  const uint v2408 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2409 = v1579 + v2408;
+  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2411 = v2409 < v1;
+  const bool v2412 = v2410 && v2411;
+  if (v2412) {
+    const float v2413 = v37.m[4][5].thread_elements()[1];
+    const bfloat v2414 = bfloat(v2413);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2415 = v2407 * v1;
+    const uint v2416 = v2415 + v2409;
+    out[v2416] = v2414;
   }
-  const uint v2437 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2439 = v1580 + v2437;
-  const uint v2440 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2442 = v1583 + v2440;
-  const bool v2443 = v2439 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2417 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2418 = v1580 + v2417;
+  const uint v2419 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2420 = v1579 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2422 = v2420 < v1;
+  const bool v2423 = v2421 && v2422;
+  if (v2423) {
+    const float v2424 = v37.m[4][6].thread_elements()[0];
+    const bfloat v2425 = bfloat(v2424);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2426 = v2418 * v1;
+    const uint v2427 = v2426 + v2420;
+    out[v2427] = v2425;
+  }
+  const uint v2428 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2429 = v1580 + v2428;
+  const uint v2430 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2431 = v1579 + v2430;
+  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2433 = v2431 < v1;
+  const bool v2434 = v2432 && v2433;
+  if (v2434) {
+    const float v2435 = v37.m[4][6].thread_elements()[1];
+    const bfloat v2436 = bfloat(v2435);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2437 = v2429 * v1;
+    const uint v2438 = v2437 + v2431;
+    out[v2438] = v2436;
+  }
+  const uint v2439 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2440 = v1580 + v2439;
+  const uint v2441 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2442 = v1579 + v2441;
+  const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2444 = v2442 < v1;
   const bool v2445 = v2443 && v2444;
   if (v2445) {
-    const float v2446 = v37.m[4][1].thread_elements()[0];
+    const float v2446 = v37.m[4][7].thread_elements()[0];
     const bfloat v2447 = bfloat(v2446);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2448 = v2439 * v1;
+    const uint v2448 = v2440 * v1;
     const uint v2449 = v2448 + v2442;
     out[v2449] = v2447;
   }
-  const uint v2450 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2452 = v1580 + v2450;
-  const uint v2453 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2455 = v1583 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2457 = v2455 < v1;
-  const bool v2458 = v2456 && v2457;
-  if (v2458) {
-    const float v2459 = v37.m[4][1].thread_elements()[1];
-    const bfloat v2460 = bfloat(v2459);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2461 = v2452 * v1;
-    const uint v2462 = v2461 + v2455;
-    out[v2462] = v2460;
+  const uint v2450 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2451 = v1580 + v2450;
+  const uint v2452 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2453 = v1579 + v2452;
+  const bool v2454 = v2451 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2455 = v2453 < v1;
+  const bool v2456 = v2454 && v2455;
+  if (v2456) {
+    const float v2457 = v37.m[4][7].thread_elements()[1];
+    const bfloat v2458 = bfloat(v2457);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2459 = v2451 * v1;
+    const uint v2460 = v2459 + v2453;
+    out[v2460] = v2458;
   }
-  const uint v2463 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2465 = v1580 + v2463;
-  const uint v2466 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2468 = v1583 + v2466;
-  const bool v2469 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2470 = v2468 < v1;
-  const bool v2471 = v2469 && v2470;
-  if (v2471) {
-    const float v2472 = v37.m[4][2].thread_elements()[0];
-    const bfloat v2473 = bfloat(v2472);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2474 = v2465 * v1;
-    const uint v2475 = v2474 + v2468;
-    out[v2475] = v2473;
+  const uint v2461 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2462 = v1580 + v2461;
+  const uint v2463 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2464 = v1579 + v2463;
+  const bool v2465 = v2462 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2466 = v2464 < v1;
+  const bool v2467 = v2465 && v2466;
+  if (v2467) {
+    const float v2468 = v37.m[5][0].thread_elements()[0];
+    const bfloat v2469 = bfloat(v2468);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2470 = v2462 * v1;
+    const uint v2471 = v2470 + v2464;
+    out[v2471] = v2469;
   }
-  const uint v2476 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2478 = v1580 + v2476;
-  const uint v2479 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2481 = v1583 + v2479;
-  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2483 = v2481 < v1;
-  const bool v2484 = v2482 && v2483;
-  if (v2484) {
-    const float v2485 = v37.m[4][2].thread_elements()[1];
-    const bfloat v2486 = bfloat(v2485);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2487 = v2478 * v1;
-    const uint v2488 = v2487 + v2481;
-    out[v2488] = v2486;
+  const uint v2472 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2473 = v1580 + v2472;
+  const uint v2474 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2475 = v1579 + v2474;
+  const bool v2476 = v2473 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2477 = v2475 < v1;
+  const bool v2478 = v2476 && v2477;
+  if (v2478) {
+    const float v2479 = v37.m[5][0].thread_elements()[1];
+    const bfloat v2480 = bfloat(v2479);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2481 = v2473 * v1;
+    const uint v2482 = v2481 + v2475;
+    out[v2482] = v2480;
   }
-  const uint v2489 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2491 = v1580 + v2489;
-  const uint v2492 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2494 = v1583 + v2492;
-  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2496 = v2494 < v1;
-  const bool v2497 = v2495 && v2496;
-  if (v2497) {
-    const float v2498 = v37.m[4][3].thread_elements()[0];
-    const bfloat v2499 = bfloat(v2498);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2500 = v2491 * v1;
-    const uint v2501 = v2500 + v2494;
-    out[v2501] = v2499;
+  const uint v2483 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2484 = v1580 + v2483;
+  const uint v2485 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2486 = v1579 + v2485;
+  const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2488 = v2486 < v1;
+  const bool v2489 = v2487 && v2488;
+  if (v2489) {
+    const float v2490 = v37.m[5][1].thread_elements()[0];
+    const bfloat v2491 = bfloat(v2490);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2492 = v2484 * v1;
+    const uint v2493 = v2492 + v2486;
+    out[v2493] = v2491;
   }
-  const uint v2502 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2504 = v1580 + v2502;
-  const uint v2505 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2507 = v1583 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2509 = v2507 < v1;
-  const bool v2510 = v2508 && v2509;
-  if (v2510) {
-    const float v2511 = v37.m[4][3].thread_elements()[1];
-    const bfloat v2512 = bfloat(v2511);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2513 = v2504 * v1;
-    const uint v2514 = v2513 + v2507;
-    out[v2514] = v2512;
+  const uint v2494 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2495 = v1580 + v2494;
+  const uint v2496 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2497 = v1579 + v2496;
+  const bool v2498 = v2495 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2499 = v2497 < v1;
+  const bool v2500 = v2498 && v2499;
+  if (v2500) {
+    const float v2501 = v37.m[5][1].thread_elements()[1];
+    const bfloat v2502 = bfloat(v2501);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2503 = v2495 * v1;
+    const uint v2504 = v2503 + v2497;
+    out[v2504] = v2502;
   }
-  const uint v2515 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2517 = v1580 + v2515;
-  const uint v2518 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2520 = v1583 + v2518;
-  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2522 = v2520 < v1;
-  const bool v2523 = v2521 && v2522;
-  if (v2523) {
-    const float v2524 = v37.m[4][4].thread_elements()[0];
-    const bfloat v2525 = bfloat(v2524);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2526 = v2517 * v1;
-    const uint v2527 = v2526 + v2520;
-    out[v2527] = v2525;
+  const uint v2505 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2506 = v1580 + v2505;
+  const uint v2507 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2508 = v1579 + v2507;
+  const bool v2509 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2510 = v2508 < v1;
+  const bool v2511 = v2509 && v2510;
+  if (v2511) {
+    const float v2512 = v37.m[5][2].thread_elements()[0];
+    const bfloat v2513 = bfloat(v2512);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2514 = v2506 * v1;
+    const uint v2515 = v2514 + v2508;
+    out[v2515] = v2513;
   }
-  const uint v2528 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2530 = v1580 + v2528;
-  const uint v2531 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2533 = v1583 + v2531;
-  const bool v2534 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2535 = v2533 < v1;
-  const bool v2536 = v2534 && v2535;
-  if (v2536) {
-    const float v2537 = v37.m[4][4].thread_elements()[1];
-    const bfloat v2538 = bfloat(v2537);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2539 = v2530 * v1;
-    const uint v2540 = v2539 + v2533;
-    out[v2540] = v2538;
+  const uint v2516 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2517 = v1580 + v2516;
+  const uint v2518 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2519 = v1579 + v2518;
+  const bool v2520 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2521 = v2519 < v1;
+  const bool v2522 = v2520 && v2521;
+  if (v2522) {
+    const float v2523 = v37.m[5][2].thread_elements()[1];
+    const bfloat v2524 = bfloat(v2523);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2525 = v2517 * v1;
+    const uint v2526 = v2525 + v2519;
+    out[v2526] = v2524;
   }
-  const uint v2541 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2543 = v1580 + v2541;
-  const uint v2544 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2546 = v1583 + v2544;
-  const bool v2547 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2548 = v2546 < v1;
-  const bool v2549 = v2547 && v2548;
-  if (v2549) {
-    const float v2550 = v37.m[4][5].thread_elements()[0];
-    const bfloat v2551 = bfloat(v2550);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2552 = v2543 * v1;
-    const uint v2553 = v2552 + v2546;
-    out[v2553] = v2551;
+  const uint v2527 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2528 = v1580 + v2527;
+  const uint v2529 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2530 = v1579 + v2529;
+  const bool v2531 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2532 = v2530 < v1;
+  const bool v2533 = v2531 && v2532;
+  if (v2533) {
+    const float v2534 = v37.m[5][3].thread_elements()[0];
+    const bfloat v2535 = bfloat(v2534);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2536 = v2528 * v1;
+    const uint v2537 = v2536 + v2530;
+    out[v2537] = v2535;
   }
-  const uint v2554 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2556 = v1580 + v2554;
-  const uint v2557 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2559 = v1583 + v2557;
-  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2561 = v2559 < v1;
-  const bool v2562 = v2560 && v2561;
-  if (v2562) {
-    const float v2563 = v37.m[4][5].thread_elements()[1];
-    const bfloat v2564 = bfloat(v2563);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2565 = v2556 * v1;
-    const uint v2566 = v2565 + v2559;
-    out[v2566] = v2564;
+  const uint v2538 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2539 = v1580 + v2538;
+  const uint v2540 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2541 = v1579 + v2540;
+  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2543 = v2541 < v1;
+  const bool v2544 = v2542 && v2543;
+  if (v2544) {
+    const float v2545 = v37.m[5][3].thread_elements()[1];
+    const bfloat v2546 = bfloat(v2545);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2547 = v2539 * v1;
+    const uint v2548 = v2547 + v2541;
+    out[v2548] = v2546;
   }
-  const uint v2567 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2569 = v1580 + v2567;
-  const uint v2570 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2572 = v1583 + v2570;
-  const bool v2573 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2574 = v2572 < v1;
-  const bool v2575 = v2573 && v2574;
-  if (v2575) {
-    const float v2576 = v37.m[4][6].thread_elements()[0];
-    const bfloat v2577 = bfloat(v2576);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2578 = v2569 * v1;
-    const uint v2579 = v2578 + v2572;
-    out[v2579] = v2577;
+  const uint v2549 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2550 = v1580 + v2549;
+  const uint v2551 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2552 = v1579 + v2551;
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2554 = v2552 < v1;
+  const bool v2555 = v2553 && v2554;
+  if (v2555) {
+    const float v2556 = v37.m[5][4].thread_elements()[0];
+    const bfloat v2557 = bfloat(v2556);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2558 = v2550 * v1;
+    const uint v2559 = v2558 + v2552;
+    out[v2559] = v2557;
   }
-  const uint v2580 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2582 = v1580 + v2580;
-  const uint v2583 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2585 = v1583 + v2583;
-  const bool v2586 = v2582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2560 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2561 = v1580 + v2560;
+  const uint v2562 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2563 = v1579 + v2562;
+  const bool v2564 = v2561 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2565 = v2563 < v1;
+  const bool v2566 = v2564 && v2565;
+  if (v2566) {
+    const float v2567 = v37.m[5][4].thread_elements()[1];
+    const bfloat v2568 = bfloat(v2567);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2569 = v2561 * v1;
+    const uint v2570 = v2569 + v2563;
+    out[v2570] = v2568;
+  }
+  const uint v2571 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2572 = v1580 + v2571;
+  const uint v2573 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2574 = v1579 + v2573;
+  const bool v2575 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2576 = v2574 < v1;
+  const bool v2577 = v2575 && v2576;
+  if (v2577) {
+    const float v2578 = v37.m[5][5].thread_elements()[0];
+    const bfloat v2579 = bfloat(v2578);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2580 = v2572 * v1;
+    const uint v2581 = v2580 + v2574;
+    out[v2581] = v2579;
+  }
+  const uint v2582 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2583 = v1580 + v2582;
+  const uint v2584 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2585 = v1579 + v2584;
+  const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2587 = v2585 < v1;
   const bool v2588 = v2586 && v2587;
   if (v2588) {
-    const float v2589 = v37.m[4][6].thread_elements()[1];
+    const float v2589 = v37.m[5][5].thread_elements()[1];
     const bfloat v2590 = bfloat(v2589);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2591 = v2582 * v1;
+    const uint v2591 = v2583 * v1;
     const uint v2592 = v2591 + v2585;
     out[v2592] = v2590;
   }
-  const uint v2593 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2595 = v1580 + v2593;
-  const uint v2596 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2598 = v1583 + v2596;
-  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2600 = v2598 < v1;
-  const bool v2601 = v2599 && v2600;
-  if (v2601) {
-    const float v2602 = v37.m[4][7].thread_elements()[0];
-    const bfloat v2603 = bfloat(v2602);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2604 = v2595 * v1;
-    const uint v2605 = v2604 + v2598;
-    out[v2605] = v2603;
+  const uint v2593 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2594 = v1580 + v2593;
+  const uint v2595 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2596 = v1579 + v2595;
+  const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2598 = v2596 < v1;
+  const bool v2599 = v2597 && v2598;
+  if (v2599) {
+    const float v2600 = v37.m[5][6].thread_elements()[0];
+    const bfloat v2601 = bfloat(v2600);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2602 = v2594 * v1;
+    const uint v2603 = v2602 + v2596;
+    out[v2603] = v2601;
   }
-  const uint v2606 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2608 = v1580 + v2606;
-  const uint v2609 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2611 = v1583 + v2609;
-  const bool v2612 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2613 = v2611 < v1;
-  const bool v2614 = v2612 && v2613;
-  if (v2614) {
-    const float v2615 = v37.m[4][7].thread_elements()[1];
-    const bfloat v2616 = bfloat(v2615);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2617 = v2608 * v1;
-    const uint v2618 = v2617 + v2611;
-    out[v2618] = v2616;
+  const uint v2604 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2605 = v1580 + v2604;
+  const uint v2606 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2607 = v1579 + v2606;
+  const bool v2608 = v2605 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2609 = v2607 < v1;
+  const bool v2610 = v2608 && v2609;
+  if (v2610) {
+    const float v2611 = v37.m[5][6].thread_elements()[1];
+    const bfloat v2612 = bfloat(v2611);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2613 = v2605 * v1;
+    const uint v2614 = v2613 + v2607;
+    out[v2614] = v2612;
   }
-  const uint v2619 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2621 = v1580 + v2619;
-  const uint v2622 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2624 = v1583 + v2622;
-  const bool v2625 = v2621 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2626 = v2624 < v1;
-  const bool v2627 = v2625 && v2626;
-  if (v2627) {
-    const float v2628 = v37.m[5][0].thread_elements()[0];
-    const bfloat v2629 = bfloat(v2628);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2630 = v2621 * v1;
-    const uint v2631 = v2630 + v2624;
-    out[v2631] = v2629;
+  const uint v2615 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2616 = v1580 + v2615;
+  const uint v2617 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2618 = v1579 + v2617;
+  const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2620 = v2618 < v1;
+  const bool v2621 = v2619 && v2620;
+  if (v2621) {
+    const float v2622 = v37.m[5][7].thread_elements()[0];
+    const bfloat v2623 = bfloat(v2622);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2624 = v2616 * v1;
+    const uint v2625 = v2624 + v2618;
+    out[v2625] = v2623;
   }
-  const uint v2632 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2634 = v1580 + v2632;
-  const uint v2635 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2637 = v1583 + v2635;
-  const bool v2638 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2639 = v2637 < v1;
-  const bool v2640 = v2638 && v2639;
-  if (v2640) {
-    const float v2641 = v37.m[5][0].thread_elements()[1];
-    const bfloat v2642 = bfloat(v2641);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2643 = v2634 * v1;
-    const uint v2644 = v2643 + v2637;
-    out[v2644] = v2642;
+  const uint v2626 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2627 = v1580 + v2626;
+  const uint v2628 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2629 = v1579 + v2628;
+  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2631 = v2629 < v1;
+  const bool v2632 = v2630 && v2631;
+  if (v2632) {
+    const float v2633 = v37.m[5][7].thread_elements()[1];
+    const bfloat v2634 = bfloat(v2633);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2635 = v2627 * v1;
+    const uint v2636 = v2635 + v2629;
+    out[v2636] = v2634;
   }
-  const uint v2645 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2647 = v1580 + v2645;
-  const uint v2648 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2650 = v1583 + v2648;
-  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2652 = v2650 < v1;
-  const bool v2653 = v2651 && v2652;
-  if (v2653) {
-    const float v2654 = v37.m[5][1].thread_elements()[0];
-    const bfloat v2655 = bfloat(v2654);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2656 = v2647 * v1;
-    const uint v2657 = v2656 + v2650;
-    out[v2657] = v2655;
+  const uint v2637 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2638 = v1580 + v2637;
+  const uint v2639 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2640 = v1579 + v2639;
+  const bool v2641 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2642 = v2640 < v1;
+  const bool v2643 = v2641 && v2642;
+  if (v2643) {
+    const float v2644 = v37.m[6][0].thread_elements()[0];
+    const bfloat v2645 = bfloat(v2644);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2646 = v2638 * v1;
+    const uint v2647 = v2646 + v2640;
+    out[v2647] = v2645;
   }
-  const uint v2658 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2660 = v1580 + v2658;
-  const uint v2661 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2663 = v1583 + v2661;
-  const bool v2664 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2665 = v2663 < v1;
-  const bool v2666 = v2664 && v2665;
-  if (v2666) {
-    const float v2667 = v37.m[5][1].thread_elements()[1];
-    const bfloat v2668 = bfloat(v2667);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2669 = v2660 * v1;
-    const uint v2670 = v2669 + v2663;
-    out[v2670] = v2668;
+  const uint v2648 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2649 = v1580 + v2648;
+  const uint v2650 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2651 = v1579 + v2650;
+  const bool v2652 = v2649 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2653 = v2651 < v1;
+  const bool v2654 = v2652 && v2653;
+  if (v2654) {
+    const float v2655 = v37.m[6][0].thread_elements()[1];
+    const bfloat v2656 = bfloat(v2655);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2657 = v2649 * v1;
+    const uint v2658 = v2657 + v2651;
+    out[v2658] = v2656;
   }
-  const uint v2671 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2673 = v1580 + v2671;
-  const uint v2674 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2676 = v1583 + v2674;
-  const bool v2677 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2678 = v2676 < v1;
-  const bool v2679 = v2677 && v2678;
-  if (v2679) {
-    const float v2680 = v37.m[5][2].thread_elements()[0];
-    const bfloat v2681 = bfloat(v2680);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2682 = v2673 * v1;
-    const uint v2683 = v2682 + v2676;
-    out[v2683] = v2681;
+  const uint v2659 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2660 = v1580 + v2659;
+  const uint v2661 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2662 = v1579 + v2661;
+  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2664 = v2662 < v1;
+  const bool v2665 = v2663 && v2664;
+  if (v2665) {
+    const float v2666 = v37.m[6][1].thread_elements()[0];
+    const bfloat v2667 = bfloat(v2666);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2668 = v2660 * v1;
+    const uint v2669 = v2668 + v2662;
+    out[v2669] = v2667;
   }
-  const uint v2684 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2686 = v1580 + v2684;
-  const uint v2687 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2689 = v1583 + v2687;
-  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2691 = v2689 < v1;
-  const bool v2692 = v2690 && v2691;
-  if (v2692) {
-    const float v2693 = v37.m[5][2].thread_elements()[1];
-    const bfloat v2694 = bfloat(v2693);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2695 = v2686 * v1;
-    const uint v2696 = v2695 + v2689;
-    out[v2696] = v2694;
+  const uint v2670 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2671 = v1580 + v2670;
+  const uint v2672 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2673 = v1579 + v2672;
+  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2675 = v2673 < v1;
+  const bool v2676 = v2674 && v2675;
+  if (v2676) {
+    const float v2677 = v37.m[6][1].thread_elements()[1];
+    const bfloat v2678 = bfloat(v2677);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2679 = v2671 * v1;
+    const uint v2680 = v2679 + v2673;
+    out[v2680] = v2678;
   }
-  const uint v2697 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2699 = v1580 + v2697;
-  const uint v2700 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2702 = v1583 + v2700;
-  const bool v2703 = v2699 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2704 = v2702 < v1;
-  const bool v2705 = v2703 && v2704;
-  if (v2705) {
-    const float v2706 = v37.m[5][3].thread_elements()[0];
-    const bfloat v2707 = bfloat(v2706);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2708 = v2699 * v1;
-    const uint v2709 = v2708 + v2702;
-    out[v2709] = v2707;
+  const uint v2681 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2682 = v1580 + v2681;
+  const uint v2683 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2684 = v1579 + v2683;
+  const bool v2685 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2686 = v2684 < v1;
+  const bool v2687 = v2685 && v2686;
+  if (v2687) {
+    const float v2688 = v37.m[6][2].thread_elements()[0];
+    const bfloat v2689 = bfloat(v2688);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2690 = v2682 * v1;
+    const uint v2691 = v2690 + v2684;
+    out[v2691] = v2689;
   }
-  const uint v2710 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2712 = v1580 + v2710;
-  const uint v2713 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2715 = v1583 + v2713;
-  const bool v2716 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2717 = v2715 < v1;
-  const bool v2718 = v2716 && v2717;
-  if (v2718) {
-    const float v2719 = v37.m[5][3].thread_elements()[1];
-    const bfloat v2720 = bfloat(v2719);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2721 = v2712 * v1;
-    const uint v2722 = v2721 + v2715;
-    out[v2722] = v2720;
+  const uint v2692 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2693 = v1580 + v2692;
+  const uint v2694 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2695 = v1579 + v2694;
+  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2697 = v2695 < v1;
+  const bool v2698 = v2696 && v2697;
+  if (v2698) {
+    const float v2699 = v37.m[6][2].thread_elements()[1];
+    const bfloat v2700 = bfloat(v2699);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2701 = v2693 * v1;
+    const uint v2702 = v2701 + v2695;
+    out[v2702] = v2700;
   }
-  const uint v2723 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2725 = v1580 + v2723;
-  const uint v2726 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2728 = v1583 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2703 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2704 = v1580 + v2703;
+  const uint v2705 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2706 = v1579 + v2705;
+  const bool v2707 = v2704 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2708 = v2706 < v1;
+  const bool v2709 = v2707 && v2708;
+  if (v2709) {
+    const float v2710 = v37.m[6][3].thread_elements()[0];
+    const bfloat v2711 = bfloat(v2710);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2712 = v2704 * v1;
+    const uint v2713 = v2712 + v2706;
+    out[v2713] = v2711;
+  }
+  const uint v2714 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2715 = v1580 + v2714;
+  const uint v2716 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2717 = v1579 + v2716;
+  const bool v2718 = v2715 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2719 = v2717 < v1;
+  const bool v2720 = v2718 && v2719;
+  if (v2720) {
+    const float v2721 = v37.m[6][3].thread_elements()[1];
+    const bfloat v2722 = bfloat(v2721);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2723 = v2715 * v1;
+    const uint v2724 = v2723 + v2717;
+    out[v2724] = v2722;
+  }
+  const uint v2725 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2726 = v1580 + v2725;
+  const uint v2727 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2728 = v1579 + v2727;
+  const bool v2729 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
-    const float v2732 = v37.m[5][4].thread_elements()[0];
+    const float v2732 = v37.m[6][4].thread_elements()[0];
     const bfloat v2733 = bfloat(v2732);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2734 = v2725 * v1;
+    const uint v2734 = v2726 * v1;
     const uint v2735 = v2734 + v2728;
     out[v2735] = v2733;
   }
-  const uint v2736 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2738 = v1580 + v2736;
-  const uint v2739 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2741 = v1583 + v2739;
-  const bool v2742 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2743 = v2741 < v1;
-  const bool v2744 = v2742 && v2743;
-  if (v2744) {
-    const float v2745 = v37.m[5][4].thread_elements()[1];
-    const bfloat v2746 = bfloat(v2745);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2747 = v2738 * v1;
-    const uint v2748 = v2747 + v2741;
-    out[v2748] = v2746;
+  const uint v2736 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2737 = v1580 + v2736;
+  const uint v2738 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2739 = v1579 + v2738;
+  const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2741 = v2739 < v1;
+  const bool v2742 = v2740 && v2741;
+  if (v2742) {
+    const float v2743 = v37.m[6][4].thread_elements()[1];
+    const bfloat v2744 = bfloat(v2743);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2745 = v2737 * v1;
+    const uint v2746 = v2745 + v2739;
+    out[v2746] = v2744;
   }
-  const uint v2749 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2751 = v1580 + v2749;
-  const uint v2752 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2754 = v1583 + v2752;
-  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2756 = v2754 < v1;
-  const bool v2757 = v2755 && v2756;
-  if (v2757) {
-    const float v2758 = v37.m[5][5].thread_elements()[0];
-    const bfloat v2759 = bfloat(v2758);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2760 = v2751 * v1;
-    const uint v2761 = v2760 + v2754;
-    out[v2761] = v2759;
+  const uint v2747 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2748 = v1580 + v2747;
+  const uint v2749 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2750 = v1579 + v2749;
+  const bool v2751 = v2748 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2752 = v2750 < v1;
+  const bool v2753 = v2751 && v2752;
+  if (v2753) {
+    const float v2754 = v37.m[6][5].thread_elements()[0];
+    const bfloat v2755 = bfloat(v2754);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2756 = v2748 * v1;
+    const uint v2757 = v2756 + v2750;
+    out[v2757] = v2755;
   }
-  const uint v2762 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2764 = v1580 + v2762;
-  const uint v2765 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2767 = v1583 + v2765;
-  const bool v2768 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2769 = v2767 < v1;
-  const bool v2770 = v2768 && v2769;
-  if (v2770) {
-    const float v2771 = v37.m[5][5].thread_elements()[1];
-    const bfloat v2772 = bfloat(v2771);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2773 = v2764 * v1;
-    const uint v2774 = v2773 + v2767;
-    out[v2774] = v2772;
+  const uint v2758 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2759 = v1580 + v2758;
+  const uint v2760 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2761 = v1579 + v2760;
+  const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2763 = v2761 < v1;
+  const bool v2764 = v2762 && v2763;
+  if (v2764) {
+    const float v2765 = v37.m[6][5].thread_elements()[1];
+    const bfloat v2766 = bfloat(v2765);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2767 = v2759 * v1;
+    const uint v2768 = v2767 + v2761;
+    out[v2768] = v2766;
   }
-  const uint v2775 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2777 = v1580 + v2775;
-  const uint v2778 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2780 = v1583 + v2778;
-  const bool v2781 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2782 = v2780 < v1;
-  const bool v2783 = v2781 && v2782;
-  if (v2783) {
-    const float v2784 = v37.m[5][6].thread_elements()[0];
-    const bfloat v2785 = bfloat(v2784);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2786 = v2777 * v1;
-    const uint v2787 = v2786 + v2780;
-    out[v2787] = v2785;
+  const uint v2769 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2770 = v1580 + v2769;
+  const uint v2771 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2772 = v1579 + v2771;
+  const bool v2773 = v2770 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2774 = v2772 < v1;
+  const bool v2775 = v2773 && v2774;
+  if (v2775) {
+    const float v2776 = v37.m[6][6].thread_elements()[0];
+    const bfloat v2777 = bfloat(v2776);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2778 = v2770 * v1;
+    const uint v2779 = v2778 + v2772;
+    out[v2779] = v2777;
   }
-  const uint v2788 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2790 = v1580 + v2788;
-  const uint v2791 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2793 = v1583 + v2791;
-  const bool v2794 = v2790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2795 = v2793 < v1;
-  const bool v2796 = v2794 && v2795;
-  if (v2796) {
-    const float v2797 = v37.m[5][6].thread_elements()[1];
-    const bfloat v2798 = bfloat(v2797);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2799 = v2790 * v1;
-    const uint v2800 = v2799 + v2793;
-    out[v2800] = v2798;
+  const uint v2780 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2781 = v1580 + v2780;
+  const uint v2782 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2783 = v1579 + v2782;
+  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2785 = v2783 < v1;
+  const bool v2786 = v2784 && v2785;
+  if (v2786) {
+    const float v2787 = v37.m[6][6].thread_elements()[1];
+    const bfloat v2788 = bfloat(v2787);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2789 = v2781 * v1;
+    const uint v2790 = v2789 + v2783;
+    out[v2790] = v2788;
   }
-  const uint v2801 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2803 = v1580 + v2801;
-  const uint v2804 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2806 = v1583 + v2804;
-  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2808 = v2806 < v1;
-  const bool v2809 = v2807 && v2808;
-  if (v2809) {
-    const float v2810 = v37.m[5][7].thread_elements()[0];
-    const bfloat v2811 = bfloat(v2810);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2812 = v2803 * v1;
-    const uint v2813 = v2812 + v2806;
-    out[v2813] = v2811;
+  const uint v2791 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2792 = v1580 + v2791;
+  const uint v2793 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2794 = v1579 + v2793;
+  const bool v2795 = v2792 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2796 = v2794 < v1;
+  const bool v2797 = v2795 && v2796;
+  if (v2797) {
+    const float v2798 = v37.m[6][7].thread_elements()[0];
+    const bfloat v2799 = bfloat(v2798);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2800 = v2792 * v1;
+    const uint v2801 = v2800 + v2794;
+    out[v2801] = v2799;
   }
-  const uint v2814 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2816 = v1580 + v2814;
-  const uint v2817 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2819 = v1583 + v2817;
-  const bool v2820 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2821 = v2819 < v1;
-  const bool v2822 = v2820 && v2821;
-  if (v2822) {
-    const float v2823 = v37.m[5][7].thread_elements()[1];
-    const bfloat v2824 = bfloat(v2823);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2825 = v2816 * v1;
-    const uint v2826 = v2825 + v2819;
-    out[v2826] = v2824;
+  const uint v2802 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2803 = v1580 + v2802;
+  const uint v2804 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2805 = v1579 + v2804;
+  const bool v2806 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2807 = v2805 < v1;
+  const bool v2808 = v2806 && v2807;
+  if (v2808) {
+    const float v2809 = v37.m[6][7].thread_elements()[1];
+    const bfloat v2810 = bfloat(v2809);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2811 = v2803 * v1;
+    const uint v2812 = v2811 + v2805;
+    out[v2812] = v2810;
   }
-  const uint v2827 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2829 = v1580 + v2827;
-  const uint v2830 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2832 = v1583 + v2830;
-  const bool v2833 = v2829 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2834 = v2832 < v1;
-  const bool v2835 = v2833 && v2834;
-  if (v2835) {
-    const float v2836 = v37.m[6][0].thread_elements()[0];
-    const bfloat v2837 = bfloat(v2836);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2838 = v2829 * v1;
-    const uint v2839 = v2838 + v2832;
-    out[v2839] = v2837;
+  const uint v2813 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2814 = v1580 + v2813;
+  const uint v2815 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2816 = v1579 + v2815;
+  const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2818 = v2816 < v1;
+  const bool v2819 = v2817 && v2818;
+  if (v2819) {
+    const float v2820 = v37.m[7][0].thread_elements()[0];
+    const bfloat v2821 = bfloat(v2820);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2822 = v2814 * v1;
+    const uint v2823 = v2822 + v2816;
+    out[v2823] = v2821;
   }
-  const uint v2840 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2842 = v1580 + v2840;
-  const uint v2843 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2845 = v1583 + v2843;
-  const bool v2846 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2847 = v2845 < v1;
-  const bool v2848 = v2846 && v2847;
-  if (v2848) {
-    const float v2849 = v37.m[6][0].thread_elements()[1];
-    const bfloat v2850 = bfloat(v2849);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2851 = v2842 * v1;
-    const uint v2852 = v2851 + v2845;
-    out[v2852] = v2850;
+  const uint v2824 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2825 = v1580 + v2824;
+  const uint v2826 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2827 = v1579 + v2826;
+  const bool v2828 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2829 = v2827 < v1;
+  const bool v2830 = v2828 && v2829;
+  if (v2830) {
+    const float v2831 = v37.m[7][0].thread_elements()[1];
+    const bfloat v2832 = bfloat(v2831);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2833 = v2825 * v1;
+    const uint v2834 = v2833 + v2827;
+    out[v2834] = v2832;
   }
-  const uint v2853 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2855 = v1580 + v2853;
-  const uint v2856 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2858 = v1583 + v2856;
-  const bool v2859 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2860 = v2858 < v1;
-  const bool v2861 = v2859 && v2860;
-  if (v2861) {
-    const float v2862 = v37.m[6][1].thread_elements()[0];
-    const bfloat v2863 = bfloat(v2862);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2864 = v2855 * v1;
-    const uint v2865 = v2864 + v2858;
-    out[v2865] = v2863;
+  const uint v2835 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2836 = v1580 + v2835;
+  const uint v2837 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2838 = v1579 + v2837;
+  const bool v2839 = v2836 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2840 = v2838 < v1;
+  const bool v2841 = v2839 && v2840;
+  if (v2841) {
+    const float v2842 = v37.m[7][1].thread_elements()[0];
+    const bfloat v2843 = bfloat(v2842);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2844 = v2836 * v1;
+    const uint v2845 = v2844 + v2838;
+    out[v2845] = v2843;
   }
-  const uint v2866 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2868 = v1580 + v2866;
-  const uint v2869 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2871 = v1583 + v2869;
-  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2846 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2847 = v1580 + v2846;
+  const uint v2848 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2849 = v1579 + v2848;
+  const bool v2850 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2851 = v2849 < v1;
+  const bool v2852 = v2850 && v2851;
+  if (v2852) {
+    const float v2853 = v37.m[7][1].thread_elements()[1];
+    const bfloat v2854 = bfloat(v2853);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2855 = v2847 * v1;
+    const uint v2856 = v2855 + v2849;
+    out[v2856] = v2854;
+  }
+  const uint v2857 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2858 = v1580 + v2857;
+  const uint v2859 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2860 = v1579 + v2859;
+  const bool v2861 = v2858 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2862 = v2860 < v1;
+  const bool v2863 = v2861 && v2862;
+  if (v2863) {
+    const float v2864 = v37.m[7][2].thread_elements()[0];
+    const bfloat v2865 = bfloat(v2864);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2866 = v2858 * v1;
+    const uint v2867 = v2866 + v2860;
+    out[v2867] = v2865;
+  }
+  const uint v2868 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2869 = v1580 + v2868;
+  const uint v2870 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2871 = v1579 + v2870;
+  const bool v2872 = v2869 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
-    const float v2875 = v37.m[6][1].thread_elements()[1];
+    const float v2875 = v37.m[7][2].thread_elements()[1];
     const bfloat v2876 = bfloat(v2875);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2877 = v2868 * v1;
+    const uint v2877 = v2869 * v1;
     const uint v2878 = v2877 + v2871;
     out[v2878] = v2876;
   }
-  const uint v2879 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2881 = v1580 + v2879;
-  const uint v2882 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2884 = v1583 + v2882;
-  const bool v2885 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2886 = v2884 < v1;
-  const bool v2887 = v2885 && v2886;
-  if (v2887) {
-    const float v2888 = v37.m[6][2].thread_elements()[0];
-    const bfloat v2889 = bfloat(v2888);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2890 = v2881 * v1;
-    const uint v2891 = v2890 + v2884;
-    out[v2891] = v2889;
+  const uint v2879 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2880 = v1580 + v2879;
+  const uint v2881 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2882 = v1579 + v2881;
+  const bool v2883 = v2880 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2884 = v2882 < v1;
+  const bool v2885 = v2883 && v2884;
+  if (v2885) {
+    const float v2886 = v37.m[7][3].thread_elements()[0];
+    const bfloat v2887 = bfloat(v2886);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2888 = v2880 * v1;
+    const uint v2889 = v2888 + v2882;
+    out[v2889] = v2887;
   }
-  const uint v2892 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2894 = v1580 + v2892;
-  const uint v2895 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2897 = v1583 + v2895;
-  const bool v2898 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2899 = v2897 < v1;
-  const bool v2900 = v2898 && v2899;
-  if (v2900) {
-    const float v2901 = v37.m[6][2].thread_elements()[1];
-    const bfloat v2902 = bfloat(v2901);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2903 = v2894 * v1;
-    const uint v2904 = v2903 + v2897;
-    out[v2904] = v2902;
+  const uint v2890 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2891 = v1580 + v2890;
+  const uint v2892 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2893 = v1579 + v2892;
+  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2895 = v2893 < v1;
+  const bool v2896 = v2894 && v2895;
+  if (v2896) {
+    const float v2897 = v37.m[7][3].thread_elements()[1];
+    const bfloat v2898 = bfloat(v2897);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2899 = v2891 * v1;
+    const uint v2900 = v2899 + v2893;
+    out[v2900] = v2898;
   }
-  const uint v2905 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2907 = v1580 + v2905;
-  const uint v2908 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2910 = v1583 + v2908;
-  const bool v2911 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2912 = v2910 < v1;
-  const bool v2913 = v2911 && v2912;
-  if (v2913) {
-    const float v2914 = v37.m[6][3].thread_elements()[0];
-    const bfloat v2915 = bfloat(v2914);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2916 = v2907 * v1;
-    const uint v2917 = v2916 + v2910;
-    out[v2917] = v2915;
+  const uint v2901 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2902 = v1580 + v2901;
+  const uint v2903 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2904 = v1579 + v2903;
+  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2906 = v2904 < v1;
+  const bool v2907 = v2905 && v2906;
+  if (v2907) {
+    const float v2908 = v37.m[7][4].thread_elements()[0];
+    const bfloat v2909 = bfloat(v2908);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2910 = v2902 * v1;
+    const uint v2911 = v2910 + v2904;
+    out[v2911] = v2909;
   }
-  const uint v2918 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2920 = v1580 + v2918;
-  const uint v2921 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2923 = v1583 + v2921;
-  const bool v2924 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2925 = v2923 < v1;
-  const bool v2926 = v2924 && v2925;
-  if (v2926) {
-    const float v2927 = v37.m[6][3].thread_elements()[1];
-    const bfloat v2928 = bfloat(v2927);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2929 = v2920 * v1;
-    const uint v2930 = v2929 + v2923;
-    out[v2930] = v2928;
+  const uint v2912 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2913 = v1580 + v2912;
+  const uint v2914 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2915 = v1579 + v2914;
+  const bool v2916 = v2913 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2917 = v2915 < v1;
+  const bool v2918 = v2916 && v2917;
+  if (v2918) {
+    const float v2919 = v37.m[7][4].thread_elements()[1];
+    const bfloat v2920 = bfloat(v2919);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2921 = v2913 * v1;
+    const uint v2922 = v2921 + v2915;
+    out[v2922] = v2920;
   }
-  const uint v2931 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2933 = v1580 + v2931;
-  const uint v2934 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2936 = v1583 + v2934;
-  const bool v2937 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2938 = v2936 < v1;
-  const bool v2939 = v2937 && v2938;
-  if (v2939) {
-    const float v2940 = v37.m[6][4].thread_elements()[0];
-    const bfloat v2941 = bfloat(v2940);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2942 = v2933 * v1;
-    const uint v2943 = v2942 + v2936;
-    out[v2943] = v2941;
+  const uint v2923 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2924 = v1580 + v2923;
+  const uint v2925 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2926 = v1579 + v2925;
+  const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2928 = v2926 < v1;
+  const bool v2929 = v2927 && v2928;
+  if (v2929) {
+    const float v2930 = v37.m[7][5].thread_elements()[0];
+    const bfloat v2931 = bfloat(v2930);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2932 = v2924 * v1;
+    const uint v2933 = v2932 + v2926;
+    out[v2933] = v2931;
   }
-  const uint v2944 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2946 = v1580 + v2944;
-  const uint v2947 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2949 = v1583 + v2947;
-  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2951 = v2949 < v1;
-  const bool v2952 = v2950 && v2951;
-  if (v2952) {
-    const float v2953 = v37.m[6][4].thread_elements()[1];
-    const bfloat v2954 = bfloat(v2953);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2955 = v2946 * v1;
-    const uint v2956 = v2955 + v2949;
-    out[v2956] = v2954;
+  const uint v2934 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2935 = v1580 + v2934;
+  const uint v2936 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2937 = v1579 + v2936;
+  const bool v2938 = v2935 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2939 = v2937 < v1;
+  const bool v2940 = v2938 && v2939;
+  if (v2940) {
+    const float v2941 = v37.m[7][5].thread_elements()[1];
+    const bfloat v2942 = bfloat(v2941);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2943 = v2935 * v1;
+    const uint v2944 = v2943 + v2937;
+    out[v2944] = v2942;
   }
-  const uint v2957 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2959 = v1580 + v2957;
-  const uint v2960 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2962 = v1583 + v2960;
-  const bool v2963 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2964 = v2962 < v1;
-  const bool v2965 = v2963 && v2964;
-  if (v2965) {
-    const float v2966 = v37.m[6][5].thread_elements()[0];
-    const bfloat v2967 = bfloat(v2966);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2968 = v2959 * v1;
-    const uint v2969 = v2968 + v2962;
-    out[v2969] = v2967;
+  const uint v2945 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2946 = v1580 + v2945;
+  const uint v2947 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2948 = v1579 + v2947;
+  const bool v2949 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2950 = v2948 < v1;
+  const bool v2951 = v2949 && v2950;
+  if (v2951) {
+    const float v2952 = v37.m[7][6].thread_elements()[0];
+    const bfloat v2953 = bfloat(v2952);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2954 = v2946 * v1;
+    const uint v2955 = v2954 + v2948;
+    out[v2955] = v2953;
   }
-  const uint v2970 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2972 = v1580 + v2970;
-  const uint v2973 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2975 = v1583 + v2973;
-  const bool v2976 = v2972 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2977 = v2975 < v1;
-  const bool v2978 = v2976 && v2977;
-  if (v2978) {
-    const float v2979 = v37.m[6][5].thread_elements()[1];
-    const bfloat v2980 = bfloat(v2979);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2981 = v2972 * v1;
-    const uint v2982 = v2981 + v2975;
-    out[v2982] = v2980;
+  const uint v2956 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2957 = v1580 + v2956;
+  const uint v2958 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2959 = v1579 + v2958;
+  const bool v2960 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2961 = v2959 < v1;
+  const bool v2962 = v2960 && v2961;
+  if (v2962) {
+    const float v2963 = v37.m[7][6].thread_elements()[1];
+    const bfloat v2964 = bfloat(v2963);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2965 = v2957 * v1;
+    const uint v2966 = v2965 + v2959;
+    out[v2966] = v2964;
   }
-  const uint v2983 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2985 = v1580 + v2983;
-  const uint v2986 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2988 = v1583 + v2986;
-  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2990 = v2988 < v1;
-  const bool v2991 = v2989 && v2990;
-  if (v2991) {
-    const float v2992 = v37.m[6][6].thread_elements()[0];
-    const bfloat v2993 = bfloat(v2992);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2994 = v2985 * v1;
-    const uint v2995 = v2994 + v2988;
-    out[v2995] = v2993;
+  const uint v2967 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2968 = v1580 + v2967;
+  const uint v2969 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2970 = v1579 + v2969;
+  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2972 = v2970 < v1;
+  const bool v2973 = v2971 && v2972;
+  if (v2973) {
+    const float v2974 = v37.m[7][7].thread_elements()[0];
+    const bfloat v2975 = bfloat(v2974);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2976 = v2968 * v1;
+    const uint v2977 = v2976 + v2970;
+    out[v2977] = v2975;
   }
-  const uint v2996 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2998 = v1580 + v2996;
-  const uint v2999 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3001 = v1583 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3003 = v3001 < v1;
-  const bool v3004 = v3002 && v3003;
-  if (v3004) {
-    const float v3005 = v37.m[6][6].thread_elements()[1];
-    const bfloat v3006 = bfloat(v3005);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3007 = v2998 * v1;
-    const uint v3008 = v3007 + v3001;
-    out[v3008] = v3006;
-  }
-  const uint v3009 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3011 = v1580 + v3009;
-  const uint v3012 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3014 = v1583 + v3012;
-  const bool v3015 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3016 = v3014 < v1;
-  const bool v3017 = v3015 && v3016;
-  if (v3017) {
-    const float v3018 = v37.m[6][7].thread_elements()[0];
-    const bfloat v3019 = bfloat(v3018);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3020 = v3011 * v1;
-    const uint v3021 = v3020 + v3014;
-    out[v3021] = v3019;
-  }
-  const uint v3022 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3024 = v1580 + v3022;
-  const uint v3025 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3027 = v1583 + v3025;
-  const bool v3028 = v3024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3029 = v3027 < v1;
-  const bool v3030 = v3028 && v3029;
-  if (v3030) {
-    const float v3031 = v37.m[6][7].thread_elements()[1];
-    const bfloat v3032 = bfloat(v3031);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3033 = v3024 * v1;
-    const uint v3034 = v3033 + v3027;
-    out[v3034] = v3032;
-  }
-  const uint v3035 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3037 = v1580 + v3035;
-  const uint v3038 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3040 = v1583 + v3038;
-  const bool v3041 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3042 = v3040 < v1;
-  const bool v3043 = v3041 && v3042;
-  if (v3043) {
-    const float v3044 = v37.m[7][0].thread_elements()[0];
-    const bfloat v3045 = bfloat(v3044);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3046 = v3037 * v1;
-    const uint v3047 = v3046 + v3040;
-    out[v3047] = v3045;
-  }
-  const uint v3048 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3050 = v1580 + v3048;
-  const uint v3051 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3053 = v1583 + v3051;
-  const bool v3054 = v3050 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3055 = v3053 < v1;
-  const bool v3056 = v3054 && v3055;
-  if (v3056) {
-    const float v3057 = v37.m[7][0].thread_elements()[1];
-    const bfloat v3058 = bfloat(v3057);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3059 = v3050 * v1;
-    const uint v3060 = v3059 + v3053;
-    out[v3060] = v3058;
-  }
-  const uint v3061 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3063 = v1580 + v3061;
-  const uint v3064 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3066 = v1583 + v3064;
-  const bool v3067 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3068 = v3066 < v1;
-  const bool v3069 = v3067 && v3068;
-  if (v3069) {
-    const float v3070 = v37.m[7][1].thread_elements()[0];
-    const bfloat v3071 = bfloat(v3070);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3072 = v3063 * v1;
-    const uint v3073 = v3072 + v3066;
-    out[v3073] = v3071;
-  }
-  const uint v3074 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3076 = v1580 + v3074;
-  const uint v3077 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3079 = v1583 + v3077;
-  const bool v3080 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3081 = v3079 < v1;
-  const bool v3082 = v3080 && v3081;
-  if (v3082) {
-    const float v3083 = v37.m[7][1].thread_elements()[1];
-    const bfloat v3084 = bfloat(v3083);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3085 = v3076 * v1;
-    const uint v3086 = v3085 + v3079;
-    out[v3086] = v3084;
-  }
-  const uint v3087 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3089 = v1580 + v3087;
-  const uint v3090 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3092 = v1583 + v3090;
-  const bool v3093 = v3089 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3094 = v3092 < v1;
-  const bool v3095 = v3093 && v3094;
-  if (v3095) {
-    const float v3096 = v37.m[7][2].thread_elements()[0];
-    const bfloat v3097 = bfloat(v3096);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3098 = v3089 * v1;
-    const uint v3099 = v3098 + v3092;
-    out[v3099] = v3097;
-  }
-  const uint v3100 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3102 = v1580 + v3100;
-  const uint v3103 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3105 = v1583 + v3103;
-  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3107 = v3105 < v1;
-  const bool v3108 = v3106 && v3107;
-  if (v3108) {
-    const float v3109 = v37.m[7][2].thread_elements()[1];
-    const bfloat v3110 = bfloat(v3109);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3111 = v3102 * v1;
-    const uint v3112 = v3111 + v3105;
-    out[v3112] = v3110;
-  }
-  const uint v3113 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3115 = v1580 + v3113;
-  const uint v3116 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3118 = v1583 + v3116;
-  const bool v3119 = v3115 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3120 = v3118 < v1;
-  const bool v3121 = v3119 && v3120;
-  if (v3121) {
-    const float v3122 = v37.m[7][3].thread_elements()[0];
-    const bfloat v3123 = bfloat(v3122);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3124 = v3115 * v1;
-    const uint v3125 = v3124 + v3118;
-    out[v3125] = v3123;
-  }
-  const uint v3126 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3128 = v1580 + v3126;
-  const uint v3129 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3131 = v1583 + v3129;
-  const bool v3132 = v3128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3133 = v3131 < v1;
-  const bool v3134 = v3132 && v3133;
-  if (v3134) {
-    const float v3135 = v37.m[7][3].thread_elements()[1];
-    const bfloat v3136 = bfloat(v3135);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3137 = v3128 * v1;
-    const uint v3138 = v3137 + v3131;
-    out[v3138] = v3136;
-  }
-  const uint v3139 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3141 = v1580 + v3139;
-  const uint v3142 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3144 = v1583 + v3142;
-  const bool v3145 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3146 = v3144 < v1;
-  const bool v3147 = v3145 && v3146;
-  if (v3147) {
-    const float v3148 = v37.m[7][4].thread_elements()[0];
-    const bfloat v3149 = bfloat(v3148);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3150 = v3141 * v1;
-    const uint v3151 = v3150 + v3144;
-    out[v3151] = v3149;
-  }
-  const uint v3152 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3154 = v1580 + v3152;
-  const uint v3155 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3157 = v1583 + v3155;
-  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3159 = v3157 < v1;
-  const bool v3160 = v3158 && v3159;
-  if (v3160) {
-    const float v3161 = v37.m[7][4].thread_elements()[1];
-    const bfloat v3162 = bfloat(v3161);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3163 = v3154 * v1;
-    const uint v3164 = v3163 + v3157;
-    out[v3164] = v3162;
-  }
-  const uint v3165 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3167 = v1580 + v3165;
-  const uint v3168 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3170 = v1583 + v3168;
-  const bool v3171 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3172 = v3170 < v1;
-  const bool v3173 = v3171 && v3172;
-  if (v3173) {
-    const float v3174 = v37.m[7][5].thread_elements()[0];
-    const bfloat v3175 = bfloat(v3174);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3176 = v3167 * v1;
-    const uint v3177 = v3176 + v3170;
-    out[v3177] = v3175;
-  }
-  const uint v3178 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3180 = v1580 + v3178;
-  const uint v3181 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3183 = v1583 + v3181;
-  const bool v3184 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3185 = v3183 < v1;
-  const bool v3186 = v3184 && v3185;
-  if (v3186) {
-    const float v3187 = v37.m[7][5].thread_elements()[1];
-    const bfloat v3188 = bfloat(v3187);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3189 = v3180 * v1;
-    const uint v3190 = v3189 + v3183;
-    out[v3190] = v3188;
-  }
-  const uint v3191 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3193 = v1580 + v3191;
-  const uint v3194 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3196 = v1583 + v3194;
-  const bool v3197 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3198 = v3196 < v1;
-  const bool v3199 = v3197 && v3198;
-  if (v3199) {
-    const float v3200 = v37.m[7][6].thread_elements()[0];
-    const bfloat v3201 = bfloat(v3200);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3202 = v3193 * v1;
-    const uint v3203 = v3202 + v3196;
-    out[v3203] = v3201;
-  }
-  const uint v3204 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3206 = v1580 + v3204;
-  const uint v3207 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3209 = v1583 + v3207;
-  const bool v3210 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3211 = v3209 < v1;
-  const bool v3212 = v3210 && v3211;
-  if (v3212) {
-    const float v3213 = v37.m[7][6].thread_elements()[1];
-    const bfloat v3214 = bfloat(v3213);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3215 = v3206 * v1;
-    const uint v3216 = v3215 + v3209;
-    out[v3216] = v3214;
-  }
-  const uint v3217 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3219 = v1580 + v3217;
-  const uint v3220 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3222 = v1583 + v3220;
-  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3224 = v3222 < v1;
-  const bool v3225 = v3223 && v3224;
-  if (v3225) {
-    const float v3226 = v37.m[7][7].thread_elements()[0];
-    const bfloat v3227 = bfloat(v3226);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3228 = v3219 * v1;
-    const uint v3229 = v3228 + v3222;
-    out[v3229] = v3227;
-  }
-  const uint v3230 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3232 = v1580 + v3230;
-  const uint v3233 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3235 = v1583 + v3233;
-  const bool v3236 = v3232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3237 = v3235 < v1;
-  const bool v3238 = v3236 && v3237;
-  if (v3238) {
-    const float v3239 = v37.m[7][7].thread_elements()[1];
-    const bfloat v3240 = bfloat(v3239);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3241 = v3232 * v1;
-    const uint v3242 = v3241 + v3235;
-    out[v3242] = v3240;
+  const uint v2978 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2979 = v1580 + v2978;
+  const uint v2980 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2981 = v1579 + v2980;
+  const bool v2982 = v2979 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2983 = v2981 < v1;
+  const bool v2984 = v2982 && v2983;
+  if (v2984) {
+    const float v2985 = v37.m[7][7].thread_elements()[1];
+    const bfloat v2986 = bfloat(v2985);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2987 = v2979 * v1;
+    const uint v2988 = v2987 + v2981;
+    out[v2988] = v2986;
   }
 }

@@ -107,455 +107,455 @@ kernel void iron_gemm_affine_b8_g64_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
   const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:246
-    const uint v3275 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3278 = v3275 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3281 = v3275 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3282 = v3281 << 3u;
-    const uint v3283 = v22 + v3278;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3284 = v3283 < v0;
-    const uint v3289 = v3283 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3295 = v3278 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3300 = v3275 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3302 = v3300 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3305 = v3300 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3306 = v3305 << 3u;
-    const uint v3307 = v22 + v3302;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3308 = v3307 < v0;
-    const uint v3313 = v3307 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3319 = v3302 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3324 = v3275 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3326 = v3324 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3329 = v3324 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3330 = v3329 << 3u;
-    const uint v3331 = v22 + v3326;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3332 = v3331 < v0;
-    const uint v3337 = v3331 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3343 = v3326 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3348 = v3275 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v3350 = v3348 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3353 = v3348 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3354 = v3353 << 3u;
-    const uint v3355 = v22 + v3350;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3356 = v3355 < v0;
-    const uint v3361 = v3355 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3367 = v3350 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3381 = v26 + v3278;  // kernels/gemm/quant_b.hpp:137
-    const bool v3382 = v3381 < v1;
-    const uint v3387 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
-    const uint v3391 = v1 - 1u;
-    const uint v3393 = min(v3381, v3391);
-    const uint v3397 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
-    const uint v3398 = v3393 * v3397;
-    const uint v3409 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
-    const uint v3410 = v3393 * v3409;
-    const uint v3551 = v26 + v3302;  // kernels/gemm/quant_b.hpp:137
-    const bool v3552 = v3551 < v1;
-    const uint v3563 = min(v3551, v3391);  // kernels/gemm/quant_b.hpp:138
-    const uint v3568 = v3563 * v3397;  // kernels/gemm/quant_b.hpp:35
-    const uint v3580 = v3563 * v3409;  // kernels/gemm/quant_b.hpp:38
-    const uint v3721 = v26 + v3326;  // kernels/gemm/quant_b.hpp:137
-    const bool v3722 = v3721 < v1;
-    const uint v3733 = min(v3721, v3391);  // kernels/gemm/quant_b.hpp:138
-    const uint v3738 = v3733 * v3397;  // kernels/gemm/quant_b.hpp:35
-    const uint v3750 = v3733 * v3409;  // kernels/gemm/quant_b.hpp:38
-    const uint v3891 = v26 + v3350;  // kernels/gemm/quant_b.hpp:137
-    const bool v3892 = v3891 < v1;
-    const uint v3903 = min(v3891, v3391);  // kernels/gemm/quant_b.hpp:138
-    const uint v3908 = v3903 * v3397;  // kernels/gemm/quant_b.hpp:35
-    const uint v3920 = v3903 * v3409;  // kernels/gemm/quant_b.hpp:38
-    const uint v4059 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4065 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:248
+    const uint v3021 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3024 = v3021 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3027 = v3021 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3028 = v3027 << 3u;
+    const uint v3029 = v22 + v3024;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v3030 = v3029 < v0;
+    const uint v3035 = v3029 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3041 = v3024 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3046 = v3021 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3048 = v3046 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3051 = v3046 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3052 = v3051 << 3u;
+    const uint v3053 = v22 + v3048;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v3054 = v3053 < v0;
+    const uint v3059 = v3053 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3065 = v3048 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3070 = v3021 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3072 = v3070 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3075 = v3070 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3076 = v3075 << 3u;
+    const uint v3077 = v22 + v3072;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v3078 = v3077 < v0;
+    const uint v3083 = v3077 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3089 = v3072 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3094 = v3021 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v3096 = v3094 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v3099 = v3094 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v3100 = v3099 << 3u;
+    const uint v3101 = v22 + v3096;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v3102 = v3101 < v0;
+    const uint v3107 = v3101 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v3113 = v3096 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v3127 = v26 + v3024;  // kernels/gemm/quant_b.hpp:137
+    const bool v3128 = v3127 < v1;
+    const uint v3133 = v2 - 8u;  // kernels/gemm/quant_b.hpp:138
+    const uint v3137 = v1 - 1u;
+    const uint v3139 = min(v3127, v3137);
+    const uint v3143 = v2 >> 2u;  // kernels/gemm/quant_b.hpp:35
+    const uint v3144 = v3139 * v3143;
+    const uint v3155 = v2 >> 6u;  // kernels/gemm/quant_b.hpp:38
+    const uint v3156 = v3139 * v3155;
+    const uint v3297 = v26 + v3048;  // kernels/gemm/quant_b.hpp:137
+    const bool v3298 = v3297 < v1;
+    const uint v3309 = min(v3297, v3137);  // kernels/gemm/quant_b.hpp:138
+    const uint v3314 = v3309 * v3143;  // kernels/gemm/quant_b.hpp:35
+    const uint v3326 = v3309 * v3155;  // kernels/gemm/quant_b.hpp:38
+    const uint v3467 = v26 + v3072;  // kernels/gemm/quant_b.hpp:137
+    const bool v3468 = v3467 < v1;
+    const uint v3479 = min(v3467, v3137);  // kernels/gemm/quant_b.hpp:138
+    const uint v3484 = v3479 * v3143;  // kernels/gemm/quant_b.hpp:35
+    const uint v3496 = v3479 * v3155;  // kernels/gemm/quant_b.hpp:38
+    const uint v3637 = v26 + v3096;  // kernels/gemm/quant_b.hpp:137
+    const bool v3638 = v3637 < v1;
+    const uint v3649 = min(v3637, v3137);  // kernels/gemm/quant_b.hpp:138
+    const uint v3654 = v3649 * v3143;  // kernels/gemm/quant_b.hpp:35
+    const uint v3666 = v3649 * v3155;  // kernels/gemm/quant_b.hpp:38
+    const uint v3805 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v3811 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v3267 = 0u; v3267 < v2; v3267 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v3269 = v3267 >> 5u;
-      const uint v3271 = v3269 % 1u;
+    for (uint v3013 = 0u; v3013 < v2; v3013 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v3015 = v3013 >> 5u;
+      const uint v3017 = v3015 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3273 = v3271 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v3285 = v3267 + v3282;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3286 = v3285 < v2;
-      const bool v3287 = v3284 && v3286;
-      const uint v3291 = v3289 + v3267;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3292 = v3291 + v3282;
-      const uint v3293 = v3287 ? v3292 : 0u;
-      const uint v3296 = v3273 + v3295;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3297 = v3296 + v3282;
+      const uint v3019 = v3017 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v3031 = v3013 + v3028;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3032 = v3031 < v2;
+      const bool v3033 = v3030 && v3032;
+      const uint v3037 = v3035 + v3013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3038 = v3037 + v3028;
+      const uint v3039 = v3033 ? v3038 : 0u;
+      const uint v3042 = v3019 + v3041;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3043 = v3042 + v3028;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3297 + e] = v3287 ? x[v3293 + e] : bfloat(0);
+        shm0[v3043 + e] = v3033 ? x[v3039 + e] : bfloat(0);
       }
-      const uint v3309 = v3267 + v3306;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3310 = v3309 < v2;
-      const bool v3311 = v3308 && v3310;
-      const uint v3315 = v3313 + v3267;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3316 = v3315 + v3306;
-      const uint v3317 = v3311 ? v3316 : 0u;
-      const uint v3320 = v3273 + v3319;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3321 = v3320 + v3306;
+      const uint v3055 = v3013 + v3052;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3056 = v3055 < v2;
+      const bool v3057 = v3054 && v3056;
+      const uint v3061 = v3059 + v3013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3062 = v3061 + v3052;
+      const uint v3063 = v3057 ? v3062 : 0u;
+      const uint v3066 = v3019 + v3065;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3067 = v3066 + v3052;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3321 + e] = v3311 ? x[v3317 + e] : bfloat(0);
+        shm0[v3067 + e] = v3057 ? x[v3063 + e] : bfloat(0);
       }
-      const uint v3333 = v3267 + v3330;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3334 = v3333 < v2;
-      const bool v3335 = v3332 && v3334;
-      const uint v3339 = v3337 + v3267;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3340 = v3339 + v3330;
-      const uint v3341 = v3335 ? v3340 : 0u;
-      const uint v3344 = v3273 + v3343;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3345 = v3344 + v3330;
+      const uint v3079 = v3013 + v3076;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3080 = v3079 < v2;
+      const bool v3081 = v3078 && v3080;
+      const uint v3085 = v3083 + v3013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3086 = v3085 + v3076;
+      const uint v3087 = v3081 ? v3086 : 0u;
+      const uint v3090 = v3019 + v3089;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3091 = v3090 + v3076;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3345 + e] = v3335 ? x[v3341 + e] : bfloat(0);
+        shm0[v3091 + e] = v3081 ? x[v3087 + e] : bfloat(0);
       }
-      const uint v3357 = v3267 + v3354;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3358 = v3357 < v2;
-      const bool v3359 = v3356 && v3358;
-      const uint v3363 = v3361 + v3267;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3364 = v3363 + v3354;
-      const uint v3365 = v3359 ? v3364 : 0u;
-      const uint v3368 = v3273 + v3367;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3369 = v3368 + v3354;
+      const uint v3103 = v3013 + v3100;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3104 = v3103 < v2;
+      const bool v3105 = v3102 && v3104;
+      const uint v3109 = v3107 + v3013;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3110 = v3109 + v3100;
+      const uint v3111 = v3105 ? v3110 : 0u;
+      const uint v3114 = v3019 + v3113;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3115 = v3114 + v3100;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v3369 + e] = v3359 ? x[v3365 + e] : bfloat(0);
+        shm0[v3115 + e] = v3105 ? x[v3111 + e] : bfloat(0);
       }
-      const bool v3385 = v3382 && v3286;  // kernels/gemm/quant_b.hpp:137
-      const uint v3389 = min(v3285, v3387);  // kernels/gemm/quant_b.hpp:138
-      const uint v3395 = v3389 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3399 = v3398 + v3395;
-      const uint v3402 = packed[v3399];  // kernels/gemm/quant_b.hpp:37
-      const uint v3404 = v3399 + 1u;
-      const uint v3405 = packed[v3404];
-      const uint v3407 = v3389 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3411 = v3410 + v3407;
-      const bfloat v3412 = scales[v3411];  // kernels/gemm/quant_b.hpp:39
-      const float v3413 = float(v3412);
-      const bfloat v3414 = biases[v3411];  // kernels/gemm/quant_b.hpp:40
-      const float v3415 = float(v3414);
-      const uint v3420 = v3402 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const bool v3131 = v3128 && v3032;  // kernels/gemm/quant_b.hpp:137
+      const uint v3135 = min(v3031, v3133);  // kernels/gemm/quant_b.hpp:138
+      const uint v3141 = v3135 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3145 = v3144 + v3141;
+      const uint v3148 = packed[v3145];  // kernels/gemm/quant_b.hpp:37
+      const uint v3150 = v3145 + 1u;
+      const uint v3151 = packed[v3150];
+      const uint v3153 = v3135 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3157 = v3156 + v3153;
+      const bfloat v3158 = scales[v3157];  // kernels/gemm/quant_b.hpp:39
+      const float v3159 = float(v3158);
+      const bfloat v3160 = biases[v3157];  // kernels/gemm/quant_b.hpp:40
+      const float v3161 = float(v3160);
+      const uint v3166 = v3148 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3167 = v3166 & 255u;
+      const uint v3170 = v3167 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3171 = as_type<float>(v3170);
+      const float v3172 = v3171 - 8388608.0f;
+      const float v3173 = fma(v3172, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
+      const uint v3178 = v3148 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3179 = v3178 & 255u;
+      const uint v3182 = v3179 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3183 = as_type<float>(v3182);
+      const float v3184 = v3183 - 8388608.0f;
+      const float v3185 = fma(v3184, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
+      const uint v3190 = v3148 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3191 = v3190 & 255u;
+      const uint v3194 = v3191 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3195 = as_type<float>(v3194);
+      const float v3196 = v3195 - 8388608.0f;
+      const float v3197 = fma(v3196, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
+      const uint v3202 = v3148 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3203 = v3202 & 255u;
+      const uint v3206 = v3203 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3207 = as_type<float>(v3206);
+      const float v3208 = v3207 - 8388608.0f;
+      const float v3209 = fma(v3208, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
+      const uint v3214 = v3151 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3215 = v3214 & 255u;
+      const uint v3218 = v3215 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3219 = as_type<float>(v3218);
+      const float v3220 = v3219 - 8388608.0f;
+      const float v3221 = fma(v3220, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
+      const uint v3226 = v3151 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3227 = v3226 & 255u;
+      const uint v3230 = v3227 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3231 = as_type<float>(v3230);
+      const float v3232 = v3231 - 8388608.0f;
+      const float v3233 = fma(v3232, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
+      const uint v3238 = v3151 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3239 = v3238 & 255u;
+      const uint v3242 = v3239 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3243 = as_type<float>(v3242);
+      const float v3244 = v3243 - 8388608.0f;
+      const float v3245 = fma(v3244, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
+      const uint v3250 = v3151 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3251 = v3250 & 255u;
+      const uint v3254 = v3251 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3255 = as_type<float>(v3254);
+      const float v3256 = v3255 - 8388608.0f;
+      const float v3257 = fma(v3256, v3159, v3161);  // kernels/gemm/quant_b.hpp:51
+      const float v3259 = v3131 ? v3173 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3260 = bfloat(v3259);
+      const float v3262 = v3131 ? v3185 : 0.0f;
+      const bfloat v3263 = bfloat(v3262);
+      const float v3265 = v3131 ? v3197 : 0.0f;
+      const bfloat v3266 = bfloat(v3265);
+      const float v3268 = v3131 ? v3209 : 0.0f;
+      const bfloat v3269 = bfloat(v3268);
+      const float v3271 = v3131 ? v3221 : 0.0f;
+      const bfloat v3272 = bfloat(v3271);
+      const float v3274 = v3131 ? v3233 : 0.0f;
+      const bfloat v3275 = bfloat(v3274);
+      const float v3277 = v3131 ? v3245 : 0.0f;
+      const bfloat v3278 = bfloat(v3277);
+      const float v3280 = v3131 ? v3257 : 0.0f;
+      const bfloat v3281 = bfloat(v3280);
+      *(threadgroup iron_bf16x8*)(shm1 + v3043) = iron_bf16x8{{bfloat4(v3260, v3263, v3266, v3269), bfloat4(v3272, v3275, v3278, v3281)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3301 = v3298 && v3056;  // kernels/gemm/quant_b.hpp:137
+      const uint v3305 = min(v3055, v3133);  // kernels/gemm/quant_b.hpp:138
+      const uint v3311 = v3305 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3315 = v3314 + v3311;
+      const uint v3318 = packed[v3315];  // kernels/gemm/quant_b.hpp:37
+      const uint v3320 = v3315 + 1u;
+      const uint v3321 = packed[v3320];
+      const uint v3323 = v3305 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3327 = v3326 + v3323;
+      const bfloat v3328 = scales[v3327];  // kernels/gemm/quant_b.hpp:39
+      const float v3329 = float(v3328);
+      const bfloat v3330 = biases[v3327];  // kernels/gemm/quant_b.hpp:40
+      const float v3331 = float(v3330);
+      const uint v3336 = v3318 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3337 = v3336 & 255u;
+      const uint v3340 = v3337 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3341 = as_type<float>(v3340);
+      const float v3342 = v3341 - 8388608.0f;
+      const float v3343 = fma(v3342, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
+      const uint v3348 = v3318 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3349 = v3348 & 255u;
+      const uint v3352 = v3349 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3353 = as_type<float>(v3352);
+      const float v3354 = v3353 - 8388608.0f;
+      const float v3355 = fma(v3354, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
+      const uint v3360 = v3318 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3361 = v3360 & 255u;
+      const uint v3364 = v3361 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3365 = as_type<float>(v3364);
+      const float v3366 = v3365 - 8388608.0f;
+      const float v3367 = fma(v3366, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
+      const uint v3372 = v3318 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3373 = v3372 & 255u;
+      const uint v3376 = v3373 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3377 = as_type<float>(v3376);
+      const float v3378 = v3377 - 8388608.0f;
+      const float v3379 = fma(v3378, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
+      const uint v3384 = v3321 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3385 = v3384 & 255u;
+      const uint v3388 = v3385 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3389 = as_type<float>(v3388);
+      const float v3390 = v3389 - 8388608.0f;
+      const float v3391 = fma(v3390, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
+      const uint v3396 = v3321 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3397 = v3396 & 255u;
+      const uint v3400 = v3397 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3401 = as_type<float>(v3400);
+      const float v3402 = v3401 - 8388608.0f;
+      const float v3403 = fma(v3402, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
+      const uint v3408 = v3321 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3409 = v3408 & 255u;
+      const uint v3412 = v3409 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3413 = as_type<float>(v3412);
+      const float v3414 = v3413 - 8388608.0f;
+      const float v3415 = fma(v3414, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
+      const uint v3420 = v3321 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3421 = v3420 & 255u;
       const uint v3424 = v3421 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3425 = as_type<float>(v3424);
       const float v3426 = v3425 - 8388608.0f;
-      const float v3427 = fma(v3426, v3413, v3415);  // kernels/gemm/quant_b.hpp:51
-      const uint v3432 = v3402 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3433 = v3432 & 255u;
-      const uint v3436 = v3433 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3437 = as_type<float>(v3436);
-      const float v3438 = v3437 - 8388608.0f;
-      const float v3439 = fma(v3438, v3413, v3415);  // kernels/gemm/quant_b.hpp:51
-      const uint v3444 = v3402 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3445 = v3444 & 255u;
-      const uint v3448 = v3445 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3449 = as_type<float>(v3448);
-      const float v3450 = v3449 - 8388608.0f;
-      const float v3451 = fma(v3450, v3413, v3415);  // kernels/gemm/quant_b.hpp:51
-      const uint v3456 = v3402 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3457 = v3456 & 255u;
-      const uint v3460 = v3457 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3461 = as_type<float>(v3460);
-      const float v3462 = v3461 - 8388608.0f;
-      const float v3463 = fma(v3462, v3413, v3415);  // kernels/gemm/quant_b.hpp:51
-      const uint v3468 = v3405 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3469 = v3468 & 255u;
-      const uint v3472 = v3469 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3473 = as_type<float>(v3472);
-      const float v3474 = v3473 - 8388608.0f;
-      const float v3475 = fma(v3474, v3413, v3415);  // kernels/gemm/quant_b.hpp:51
-      const uint v3480 = v3405 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3481 = v3480 & 255u;
-      const uint v3484 = v3481 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3485 = as_type<float>(v3484);
-      const float v3486 = v3485 - 8388608.0f;
-      const float v3487 = fma(v3486, v3413, v3415);  // kernels/gemm/quant_b.hpp:51
-      const uint v3492 = v3405 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3493 = v3492 & 255u;
-      const uint v3496 = v3493 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3497 = as_type<float>(v3496);
-      const float v3498 = v3497 - 8388608.0f;
-      const float v3499 = fma(v3498, v3413, v3415);  // kernels/gemm/quant_b.hpp:51
-      const uint v3504 = v3405 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3505 = v3504 & 255u;
-      const uint v3508 = v3505 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3509 = as_type<float>(v3508);
-      const float v3510 = v3509 - 8388608.0f;
-      const float v3511 = fma(v3510, v3413, v3415);  // kernels/gemm/quant_b.hpp:51
-      const float v3513 = v3385 ? v3427 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3514 = bfloat(v3513);
-      const float v3516 = v3385 ? v3439 : 0.0f;
-      const bfloat v3517 = bfloat(v3516);
-      const float v3519 = v3385 ? v3451 : 0.0f;
-      const bfloat v3520 = bfloat(v3519);
-      const float v3522 = v3385 ? v3463 : 0.0f;
-      const bfloat v3523 = bfloat(v3522);
-      const float v3525 = v3385 ? v3475 : 0.0f;
-      const bfloat v3526 = bfloat(v3525);
-      const float v3528 = v3385 ? v3487 : 0.0f;
-      const bfloat v3529 = bfloat(v3528);
-      const float v3531 = v3385 ? v3499 : 0.0f;
-      const bfloat v3532 = bfloat(v3531);
-      const float v3534 = v3385 ? v3511 : 0.0f;
-      const bfloat v3535 = bfloat(v3534);
-      *(threadgroup iron_bf16x8*)(shm1 + v3297) = iron_bf16x8{{bfloat4(v3514, v3517, v3520, v3523), bfloat4(v3526, v3529, v3532, v3535)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3555 = v3552 && v3310;  // kernels/gemm/quant_b.hpp:137
-      const uint v3559 = min(v3309, v3387);  // kernels/gemm/quant_b.hpp:138
-      const uint v3565 = v3559 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3569 = v3568 + v3565;
-      const uint v3572 = packed[v3569];  // kernels/gemm/quant_b.hpp:37
-      const uint v3574 = v3569 + 1u;
-      const uint v3575 = packed[v3574];
-      const uint v3577 = v3559 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3581 = v3580 + v3577;
-      const bfloat v3582 = scales[v3581];  // kernels/gemm/quant_b.hpp:39
-      const float v3583 = float(v3582);
-      const bfloat v3584 = biases[v3581];  // kernels/gemm/quant_b.hpp:40
-      const float v3585 = float(v3584);
-      const uint v3590 = v3572 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3427 = fma(v3426, v3329, v3331);  // kernels/gemm/quant_b.hpp:51
+      const float v3429 = v3301 ? v3343 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3430 = bfloat(v3429);
+      const float v3432 = v3301 ? v3355 : 0.0f;
+      const bfloat v3433 = bfloat(v3432);
+      const float v3435 = v3301 ? v3367 : 0.0f;
+      const bfloat v3436 = bfloat(v3435);
+      const float v3438 = v3301 ? v3379 : 0.0f;
+      const bfloat v3439 = bfloat(v3438);
+      const float v3441 = v3301 ? v3391 : 0.0f;
+      const bfloat v3442 = bfloat(v3441);
+      const float v3444 = v3301 ? v3403 : 0.0f;
+      const bfloat v3445 = bfloat(v3444);
+      const float v3447 = v3301 ? v3415 : 0.0f;
+      const bfloat v3448 = bfloat(v3447);
+      const float v3450 = v3301 ? v3427 : 0.0f;
+      const bfloat v3451 = bfloat(v3450);
+      *(threadgroup iron_bf16x8*)(shm1 + v3067) = iron_bf16x8{{bfloat4(v3430, v3433, v3436, v3439), bfloat4(v3442, v3445, v3448, v3451)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3471 = v3468 && v3080;  // kernels/gemm/quant_b.hpp:137
+      const uint v3475 = min(v3079, v3133);  // kernels/gemm/quant_b.hpp:138
+      const uint v3481 = v3475 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3485 = v3484 + v3481;
+      const uint v3488 = packed[v3485];  // kernels/gemm/quant_b.hpp:37
+      const uint v3490 = v3485 + 1u;
+      const uint v3491 = packed[v3490];
+      const uint v3493 = v3475 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3497 = v3496 + v3493;
+      const bfloat v3498 = scales[v3497];  // kernels/gemm/quant_b.hpp:39
+      const float v3499 = float(v3498);
+      const bfloat v3500 = biases[v3497];  // kernels/gemm/quant_b.hpp:40
+      const float v3501 = float(v3500);
+      const uint v3506 = v3488 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3507 = v3506 & 255u;
+      const uint v3510 = v3507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3511 = as_type<float>(v3510);
+      const float v3512 = v3511 - 8388608.0f;
+      const float v3513 = fma(v3512, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
+      const uint v3518 = v3488 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3519 = v3518 & 255u;
+      const uint v3522 = v3519 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3523 = as_type<float>(v3522);
+      const float v3524 = v3523 - 8388608.0f;
+      const float v3525 = fma(v3524, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
+      const uint v3530 = v3488 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3531 = v3530 & 255u;
+      const uint v3534 = v3531 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3535 = as_type<float>(v3534);
+      const float v3536 = v3535 - 8388608.0f;
+      const float v3537 = fma(v3536, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
+      const uint v3542 = v3488 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3543 = v3542 & 255u;
+      const uint v3546 = v3543 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3547 = as_type<float>(v3546);
+      const float v3548 = v3547 - 8388608.0f;
+      const float v3549 = fma(v3548, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
+      const uint v3554 = v3491 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3555 = v3554 & 255u;
+      const uint v3558 = v3555 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3559 = as_type<float>(v3558);
+      const float v3560 = v3559 - 8388608.0f;
+      const float v3561 = fma(v3560, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
+      const uint v3566 = v3491 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3567 = v3566 & 255u;
+      const uint v3570 = v3567 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3571 = as_type<float>(v3570);
+      const float v3572 = v3571 - 8388608.0f;
+      const float v3573 = fma(v3572, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
+      const uint v3578 = v3491 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3579 = v3578 & 255u;
+      const uint v3582 = v3579 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3583 = as_type<float>(v3582);
+      const float v3584 = v3583 - 8388608.0f;
+      const float v3585 = fma(v3584, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
+      const uint v3590 = v3491 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3591 = v3590 & 255u;
       const uint v3594 = v3591 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3595 = as_type<float>(v3594);
       const float v3596 = v3595 - 8388608.0f;
-      const float v3597 = fma(v3596, v3583, v3585);  // kernels/gemm/quant_b.hpp:51
-      const uint v3602 = v3572 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3603 = v3602 & 255u;
-      const uint v3606 = v3603 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3607 = as_type<float>(v3606);
-      const float v3608 = v3607 - 8388608.0f;
-      const float v3609 = fma(v3608, v3583, v3585);  // kernels/gemm/quant_b.hpp:51
-      const uint v3614 = v3572 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3615 = v3614 & 255u;
-      const uint v3618 = v3615 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3619 = as_type<float>(v3618);
-      const float v3620 = v3619 - 8388608.0f;
-      const float v3621 = fma(v3620, v3583, v3585);  // kernels/gemm/quant_b.hpp:51
-      const uint v3626 = v3572 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3627 = v3626 & 255u;
-      const uint v3630 = v3627 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3631 = as_type<float>(v3630);
-      const float v3632 = v3631 - 8388608.0f;
-      const float v3633 = fma(v3632, v3583, v3585);  // kernels/gemm/quant_b.hpp:51
-      const uint v3638 = v3575 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3639 = v3638 & 255u;
-      const uint v3642 = v3639 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3643 = as_type<float>(v3642);
-      const float v3644 = v3643 - 8388608.0f;
-      const float v3645 = fma(v3644, v3583, v3585);  // kernels/gemm/quant_b.hpp:51
-      const uint v3650 = v3575 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3651 = v3650 & 255u;
-      const uint v3654 = v3651 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3655 = as_type<float>(v3654);
-      const float v3656 = v3655 - 8388608.0f;
-      const float v3657 = fma(v3656, v3583, v3585);  // kernels/gemm/quant_b.hpp:51
-      const uint v3662 = v3575 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3663 = v3662 & 255u;
-      const uint v3666 = v3663 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3667 = as_type<float>(v3666);
-      const float v3668 = v3667 - 8388608.0f;
-      const float v3669 = fma(v3668, v3583, v3585);  // kernels/gemm/quant_b.hpp:51
-      const uint v3674 = v3575 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3675 = v3674 & 255u;
-      const uint v3678 = v3675 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3679 = as_type<float>(v3678);
-      const float v3680 = v3679 - 8388608.0f;
-      const float v3681 = fma(v3680, v3583, v3585);  // kernels/gemm/quant_b.hpp:51
-      const float v3683 = v3555 ? v3597 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3684 = bfloat(v3683);
-      const float v3686 = v3555 ? v3609 : 0.0f;
-      const bfloat v3687 = bfloat(v3686);
-      const float v3689 = v3555 ? v3621 : 0.0f;
-      const bfloat v3690 = bfloat(v3689);
-      const float v3692 = v3555 ? v3633 : 0.0f;
-      const bfloat v3693 = bfloat(v3692);
-      const float v3695 = v3555 ? v3645 : 0.0f;
-      const bfloat v3696 = bfloat(v3695);
-      const float v3698 = v3555 ? v3657 : 0.0f;
-      const bfloat v3699 = bfloat(v3698);
-      const float v3701 = v3555 ? v3669 : 0.0f;
-      const bfloat v3702 = bfloat(v3701);
-      const float v3704 = v3555 ? v3681 : 0.0f;
-      const bfloat v3705 = bfloat(v3704);
-      *(threadgroup iron_bf16x8*)(shm1 + v3321) = iron_bf16x8{{bfloat4(v3684, v3687, v3690, v3693), bfloat4(v3696, v3699, v3702, v3705)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3725 = v3722 && v3334;  // kernels/gemm/quant_b.hpp:137
-      const uint v3729 = min(v3333, v3387);  // kernels/gemm/quant_b.hpp:138
-      const uint v3735 = v3729 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3739 = v3738 + v3735;
-      const uint v3742 = packed[v3739];  // kernels/gemm/quant_b.hpp:37
-      const uint v3744 = v3739 + 1u;
-      const uint v3745 = packed[v3744];
-      const uint v3747 = v3729 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3751 = v3750 + v3747;
-      const bfloat v3752 = scales[v3751];  // kernels/gemm/quant_b.hpp:39
-      const float v3753 = float(v3752);
-      const bfloat v3754 = biases[v3751];  // kernels/gemm/quant_b.hpp:40
-      const float v3755 = float(v3754);
-      const uint v3760 = v3742 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const float v3597 = fma(v3596, v3499, v3501);  // kernels/gemm/quant_b.hpp:51
+      const float v3599 = v3471 ? v3513 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3600 = bfloat(v3599);
+      const float v3602 = v3471 ? v3525 : 0.0f;
+      const bfloat v3603 = bfloat(v3602);
+      const float v3605 = v3471 ? v3537 : 0.0f;
+      const bfloat v3606 = bfloat(v3605);
+      const float v3608 = v3471 ? v3549 : 0.0f;
+      const bfloat v3609 = bfloat(v3608);
+      const float v3611 = v3471 ? v3561 : 0.0f;
+      const bfloat v3612 = bfloat(v3611);
+      const float v3614 = v3471 ? v3573 : 0.0f;
+      const bfloat v3615 = bfloat(v3614);
+      const float v3617 = v3471 ? v3585 : 0.0f;
+      const bfloat v3618 = bfloat(v3617);
+      const float v3620 = v3471 ? v3597 : 0.0f;
+      const bfloat v3621 = bfloat(v3620);
+      *(threadgroup iron_bf16x8*)(shm1 + v3091) = iron_bf16x8{{bfloat4(v3600, v3603, v3606, v3609), bfloat4(v3612, v3615, v3618, v3621)}};  // kernels/gemm/quant_b.hpp:146
+      const bool v3641 = v3638 && v3104;  // kernels/gemm/quant_b.hpp:137
+      const uint v3645 = min(v3103, v3133);  // kernels/gemm/quant_b.hpp:138
+      const uint v3651 = v3645 >> 2u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3655 = v3654 + v3651;
+      const uint v3658 = packed[v3655];  // kernels/gemm/quant_b.hpp:37
+      const uint v3660 = v3655 + 1u;
+      const uint v3661 = packed[v3660];
+      const uint v3663 = v3645 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3667 = v3666 + v3663;
+      const bfloat v3668 = scales[v3667];  // kernels/gemm/quant_b.hpp:39
+      const float v3669 = float(v3668);
+      const bfloat v3670 = biases[v3667];  // kernels/gemm/quant_b.hpp:40
+      const float v3671 = float(v3670);
+      const uint v3676 = v3658 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3677 = v3676 & 255u;
+      const uint v3680 = v3677 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3681 = as_type<float>(v3680);
+      const float v3682 = v3681 - 8388608.0f;
+      const float v3683 = fma(v3682, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
+      const uint v3688 = v3658 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3689 = v3688 & 255u;
+      const uint v3692 = v3689 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3693 = as_type<float>(v3692);
+      const float v3694 = v3693 - 8388608.0f;
+      const float v3695 = fma(v3694, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
+      const uint v3700 = v3658 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3701 = v3700 & 255u;
+      const uint v3704 = v3701 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3705 = as_type<float>(v3704);
+      const float v3706 = v3705 - 8388608.0f;
+      const float v3707 = fma(v3706, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
+      const uint v3712 = v3658 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3713 = v3712 & 255u;
+      const uint v3716 = v3713 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3717 = as_type<float>(v3716);
+      const float v3718 = v3717 - 8388608.0f;
+      const float v3719 = fma(v3718, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
+      const uint v3724 = v3661 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3725 = v3724 & 255u;
+      const uint v3728 = v3725 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3729 = as_type<float>(v3728);
+      const float v3730 = v3729 - 8388608.0f;
+      const float v3731 = fma(v3730, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
+      const uint v3736 = v3661 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3737 = v3736 & 255u;
+      const uint v3740 = v3737 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3741 = as_type<float>(v3740);
+      const float v3742 = v3741 - 8388608.0f;
+      const float v3743 = fma(v3742, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
+      const uint v3748 = v3661 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+      const uint v3749 = v3748 & 255u;
+      const uint v3752 = v3749 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+      const float v3753 = as_type<float>(v3752);
+      const float v3754 = v3753 - 8388608.0f;
+      const float v3755 = fma(v3754, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
+      const uint v3760 = v3661 >> 24u;  // kernels/primitives/affine_quant.hpp:20
       const uint v3761 = v3760 & 255u;
       const uint v3764 = v3761 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
       const float v3765 = as_type<float>(v3764);
       const float v3766 = v3765 - 8388608.0f;
-      const float v3767 = fma(v3766, v3753, v3755);  // kernels/gemm/quant_b.hpp:51
-      const uint v3772 = v3742 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3773 = v3772 & 255u;
-      const uint v3776 = v3773 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3777 = as_type<float>(v3776);
-      const float v3778 = v3777 - 8388608.0f;
-      const float v3779 = fma(v3778, v3753, v3755);  // kernels/gemm/quant_b.hpp:51
-      const uint v3784 = v3742 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3785 = v3784 & 255u;
-      const uint v3788 = v3785 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3789 = as_type<float>(v3788);
-      const float v3790 = v3789 - 8388608.0f;
-      const float v3791 = fma(v3790, v3753, v3755);  // kernels/gemm/quant_b.hpp:51
-      const uint v3796 = v3742 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3797 = v3796 & 255u;
-      const uint v3800 = v3797 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3801 = as_type<float>(v3800);
-      const float v3802 = v3801 - 8388608.0f;
-      const float v3803 = fma(v3802, v3753, v3755);  // kernels/gemm/quant_b.hpp:51
-      const uint v3808 = v3745 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3809 = v3808 & 255u;
-      const uint v3812 = v3809 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3813 = as_type<float>(v3812);
-      const float v3814 = v3813 - 8388608.0f;
-      const float v3815 = fma(v3814, v3753, v3755);  // kernels/gemm/quant_b.hpp:51
-      const uint v3820 = v3745 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3821 = v3820 & 255u;
-      const uint v3824 = v3821 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3825 = as_type<float>(v3824);
-      const float v3826 = v3825 - 8388608.0f;
-      const float v3827 = fma(v3826, v3753, v3755);  // kernels/gemm/quant_b.hpp:51
-      const uint v3832 = v3745 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3833 = v3832 & 255u;
-      const uint v3836 = v3833 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3837 = as_type<float>(v3836);
-      const float v3838 = v3837 - 8388608.0f;
-      const float v3839 = fma(v3838, v3753, v3755);  // kernels/gemm/quant_b.hpp:51
-      const uint v3844 = v3745 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3845 = v3844 & 255u;
-      const uint v3848 = v3845 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3849 = as_type<float>(v3848);
-      const float v3850 = v3849 - 8388608.0f;
-      const float v3851 = fma(v3850, v3753, v3755);  // kernels/gemm/quant_b.hpp:51
-      const float v3853 = v3725 ? v3767 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v3854 = bfloat(v3853);
-      const float v3856 = v3725 ? v3779 : 0.0f;
-      const bfloat v3857 = bfloat(v3856);
-      const float v3859 = v3725 ? v3791 : 0.0f;
-      const bfloat v3860 = bfloat(v3859);
-      const float v3862 = v3725 ? v3803 : 0.0f;
-      const bfloat v3863 = bfloat(v3862);
-      const float v3865 = v3725 ? v3815 : 0.0f;
-      const bfloat v3866 = bfloat(v3865);
-      const float v3868 = v3725 ? v3827 : 0.0f;
-      const bfloat v3869 = bfloat(v3868);
-      const float v3871 = v3725 ? v3839 : 0.0f;
-      const bfloat v3872 = bfloat(v3871);
-      const float v3874 = v3725 ? v3851 : 0.0f;
-      const bfloat v3875 = bfloat(v3874);
-      *(threadgroup iron_bf16x8*)(shm1 + v3345) = iron_bf16x8{{bfloat4(v3854, v3857, v3860, v3863), bfloat4(v3866, v3869, v3872, v3875)}};  // kernels/gemm/quant_b.hpp:146
-      const bool v3895 = v3892 && v3358;  // kernels/gemm/quant_b.hpp:137
-      const uint v3899 = min(v3357, v3387);  // kernels/gemm/quant_b.hpp:138
-      const uint v3905 = v3899 >> 2u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3909 = v3908 + v3905;
-      const uint v3912 = packed[v3909];  // kernels/gemm/quant_b.hpp:37
-      const uint v3914 = v3909 + 1u;
-      const uint v3915 = packed[v3914];
-      const uint v3917 = v3899 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3921 = v3920 + v3917;
-      const bfloat v3922 = scales[v3921];  // kernels/gemm/quant_b.hpp:39
-      const float v3923 = float(v3922);
-      const bfloat v3924 = biases[v3921];  // kernels/gemm/quant_b.hpp:40
-      const float v3925 = float(v3924);
-      const uint v3930 = v3912 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3931 = v3930 & 255u;
-      const uint v3934 = v3931 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3935 = as_type<float>(v3934);
-      const float v3936 = v3935 - 8388608.0f;
-      const float v3937 = fma(v3936, v3923, v3925);  // kernels/gemm/quant_b.hpp:51
-      const uint v3942 = v3912 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3943 = v3942 & 255u;
-      const uint v3946 = v3943 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3947 = as_type<float>(v3946);
-      const float v3948 = v3947 - 8388608.0f;
-      const float v3949 = fma(v3948, v3923, v3925);  // kernels/gemm/quant_b.hpp:51
-      const uint v3954 = v3912 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3955 = v3954 & 255u;
-      const uint v3958 = v3955 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3959 = as_type<float>(v3958);
-      const float v3960 = v3959 - 8388608.0f;
-      const float v3961 = fma(v3960, v3923, v3925);  // kernels/gemm/quant_b.hpp:51
-      const uint v3966 = v3912 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3967 = v3966 & 255u;
-      const uint v3970 = v3967 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3971 = as_type<float>(v3970);
-      const float v3972 = v3971 - 8388608.0f;
-      const float v3973 = fma(v3972, v3923, v3925);  // kernels/gemm/quant_b.hpp:51
-      const uint v3978 = v3915 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3979 = v3978 & 255u;
-      const uint v3982 = v3979 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3983 = as_type<float>(v3982);
-      const float v3984 = v3983 - 8388608.0f;
-      const float v3985 = fma(v3984, v3923, v3925);  // kernels/gemm/quant_b.hpp:51
-      const uint v3990 = v3915 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v3991 = v3990 & 255u;
-      const uint v3994 = v3991 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v3995 = as_type<float>(v3994);
-      const float v3996 = v3995 - 8388608.0f;
-      const float v3997 = fma(v3996, v3923, v3925);  // kernels/gemm/quant_b.hpp:51
-      const uint v4002 = v3915 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4003 = v4002 & 255u;
-      const uint v4006 = v4003 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4007 = as_type<float>(v4006);
-      const float v4008 = v4007 - 8388608.0f;
-      const float v4009 = fma(v4008, v3923, v3925);  // kernels/gemm/quant_b.hpp:51
-      const uint v4014 = v3915 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-      const uint v4015 = v4014 & 255u;
-      const uint v4018 = v4015 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-      const float v4019 = as_type<float>(v4018);
-      const float v4020 = v4019 - 8388608.0f;
-      const float v4021 = fma(v4020, v3923, v3925);  // kernels/gemm/quant_b.hpp:51
-      const float v4023 = v3895 ? v3937 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-      const bfloat v4024 = bfloat(v4023);
-      const float v4026 = v3895 ? v3949 : 0.0f;
-      const bfloat v4027 = bfloat(v4026);
-      const float v4029 = v3895 ? v3961 : 0.0f;
-      const bfloat v4030 = bfloat(v4029);
-      const float v4032 = v3895 ? v3973 : 0.0f;
-      const bfloat v4033 = bfloat(v4032);
-      const float v4035 = v3895 ? v3985 : 0.0f;
-      const bfloat v4036 = bfloat(v4035);
-      const float v4038 = v3895 ? v3997 : 0.0f;
-      const bfloat v4039 = bfloat(v4038);
-      const float v4041 = v3895 ? v4009 : 0.0f;
-      const bfloat v4042 = bfloat(v4041);
-      const float v4044 = v3895 ? v4021 : 0.0f;
-      const bfloat v4045 = bfloat(v4044);
-      *(threadgroup iron_bf16x8*)(shm1 + v3369) = iron_bf16x8{{bfloat4(v4024, v4027, v4030, v4033), bfloat4(v4036, v4039, v4042, v4045)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      const float v3767 = fma(v3766, v3669, v3671);  // kernels/gemm/quant_b.hpp:51
+      const float v3769 = v3641 ? v3683 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+      const bfloat v3770 = bfloat(v3769);
+      const float v3772 = v3641 ? v3695 : 0.0f;
+      const bfloat v3773 = bfloat(v3772);
+      const float v3775 = v3641 ? v3707 : 0.0f;
+      const bfloat v3776 = bfloat(v3775);
+      const float v3778 = v3641 ? v3719 : 0.0f;
+      const bfloat v3779 = bfloat(v3778);
+      const float v3781 = v3641 ? v3731 : 0.0f;
+      const bfloat v3782 = bfloat(v3781);
+      const float v3784 = v3641 ? v3743 : 0.0f;
+      const bfloat v3785 = bfloat(v3784);
+      const float v3787 = v3641 ? v3755 : 0.0f;
+      const bfloat v3788 = bfloat(v3787);
+      const float v3790 = v3641 ? v3767 : 0.0f;
+      const bfloat v3791 = bfloat(v3790);
+      *(threadgroup iron_bf16x8*)(shm1 + v3115) = iron_bf16x8{{bfloat4(v3770, v3773, v3776, v3779), bfloat4(v3782, v3785, v3788, v3791)}};  // kernels/gemm/quant_b.hpp:146
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4060 = v3273 + v4059;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v39, shm0, long(v4060), long(40u));
-      const uint v4066 = v3273 + v4065;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v41, shm1, long(v4066), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v4073 = v4060 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v39, shm0, long(v4073), long(40u));
-      const uint v4079 = v4066 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v41, shm1, long(v4079), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3806 = v3019 + v3805;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v39, shm0, long(v3806), long(40u));
+      const uint v3812 = v3019 + v3811;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v41, shm1, long(v3812), long(40u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v3819 = v3806 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v39, shm0, long(v3819), long(40u));
+      const uint v3825 = v3812 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v41, shm1, long(v3825), long(40u));
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v870 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v871 = iron_tid.x;
@@ -606,12 +606,12 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1445 = v1428 * v934;  // kernels/gemm/quant_b.hpp:38
     const uint v1573 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1575 = v1573 + v1415;
-    const uint v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -954,1808 +954,1808 @@ kernel void iron_gemm_affine_b8_g64_bf16(
       const float v1569 = v1420 ? v1546 : 0.0f;
       const bfloat v1570 = bfloat(v1569);
       *(threadgroup iron_bf16x8*)(shm1 + v1575) = iron_bf16x8{{bfloat4(v1549, v1552, v1555, v1558), bfloat4(v1561, v1564, v1567, v1570)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v39, shm0, long(v1582), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v41, shm1, long(v1588), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v39, shm0, long(v1596), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v41, shm1, long(v1602), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v39, shm0, long(v1582), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v41, shm1, long(v1588), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v39, shm0, long(v1596), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v41, shm1, long(v1602), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v1603 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v1603 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1604 = v22 + v31;
-  const uint v1605 = v1604 + v1603;
-  const uint v1606 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1607 = v26 + v35;
-  const uint v1608 = v1607 + v1606;
-  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1605 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1606 = v1604 + v1605;
+  const uint v1607 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1608 = v1603 + v1607;
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1610 = v1608 < v1;
   const bool v1611 = v1609 && v1610;
   if (v1611) {
     const float v1612 = v37.m[0][0].thread_elements()[0];
     const bfloat v1613 = bfloat(v1612);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1614 = v1605 * v1;
+    const uint v1614 = v1606 * v1;
     const uint v1615 = v1614 + v1608;
     out[v1615] = v1613;
   }
-  const uint v1616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1618 = v1604 + v1616;
-  const uint v1619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1621 = v1607 + v1619;
-  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1623 = v1621 < v1;
-  const bool v1624 = v1622 && v1623;
-  if (v1624) {
-    const float v1625 = v37.m[0][0].thread_elements()[1];
-    const bfloat v1626 = bfloat(v1625);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1627 = v1618 * v1;
-    const uint v1628 = v1627 + v1621;
-    out[v1628] = v1626;
+  const uint v1616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1617 = v1604 + v1616;
+  const uint v1618 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1619 = v1603 + v1618;
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1621 = v1619 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v37.m[0][0].thread_elements()[1];
+    const bfloat v1624 = bfloat(v1623);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1625 = v1617 * v1;
+    const uint v1626 = v1625 + v1619;
+    out[v1626] = v1624;
   }
-  const uint v1629 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1631 = v1604 + v1629;
-  const uint v1632 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1634 = v1607 + v1632;
-  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1636 = v1634 < v1;
-  const bool v1637 = v1635 && v1636;
-  if (v1637) {
-    const float v1638 = v37.m[0][1].thread_elements()[0];
-    const bfloat v1639 = bfloat(v1638);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1640 = v1631 * v1;
-    const uint v1641 = v1640 + v1634;
-    out[v1641] = v1639;
+  const uint v1627 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1628 = v1604 + v1627;
+  const uint v1629 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1630 = v1603 + v1629;
+  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1632 = v1630 < v1;
+  const bool v1633 = v1631 && v1632;
+  if (v1633) {
+    const float v1634 = v37.m[0][1].thread_elements()[0];
+    const bfloat v1635 = bfloat(v1634);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1636 = v1628 * v1;
+    const uint v1637 = v1636 + v1630;
+    out[v1637] = v1635;
   }
-  const uint v1642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1644 = v1604 + v1642;
-  const uint v1645 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1647 = v1607 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1649 = v1647 < v1;
-  const bool v1650 = v1648 && v1649;
-  if (v1650) {
-    const float v1651 = v37.m[0][1].thread_elements()[1];
-    const bfloat v1652 = bfloat(v1651);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1653 = v1644 * v1;
-    const uint v1654 = v1653 + v1647;
-    out[v1654] = v1652;
+  const uint v1638 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1639 = v1604 + v1638;
+  const uint v1640 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1641 = v1603 + v1640;
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1643 = v1641 < v1;
+  const bool v1644 = v1642 && v1643;
+  if (v1644) {
+    const float v1645 = v37.m[0][1].thread_elements()[1];
+    const bfloat v1646 = bfloat(v1645);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1647 = v1639 * v1;
+    const uint v1648 = v1647 + v1641;
+    out[v1648] = v1646;
   }
-  const uint v1655 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1657 = v1604 + v1655;
-  const uint v1658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1660 = v1607 + v1658;
-  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1662 = v1660 < v1;
-  const bool v1663 = v1661 && v1662;
-  if (v1663) {
-    const float v1664 = v37.m[0][2].thread_elements()[0];
-    const bfloat v1665 = bfloat(v1664);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1666 = v1657 * v1;
-    const uint v1667 = v1666 + v1660;
-    out[v1667] = v1665;
+  const uint v1649 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1650 = v1604 + v1649;
+  const uint v1651 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1652 = v1603 + v1651;
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1654 = v1652 < v1;
+  const bool v1655 = v1653 && v1654;
+  if (v1655) {
+    const float v1656 = v37.m[0][2].thread_elements()[0];
+    const bfloat v1657 = bfloat(v1656);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1658 = v1650 * v1;
+    const uint v1659 = v1658 + v1652;
+    out[v1659] = v1657;
   }
-  const uint v1668 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1670 = v1604 + v1668;
-  const uint v1671 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1673 = v1607 + v1671;
-  const bool v1674 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1675 = v1673 < v1;
-  const bool v1676 = v1674 && v1675;
-  if (v1676) {
-    const float v1677 = v37.m[0][2].thread_elements()[1];
-    const bfloat v1678 = bfloat(v1677);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1679 = v1670 * v1;
-    const uint v1680 = v1679 + v1673;
-    out[v1680] = v1678;
+  const uint v1660 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1661 = v1604 + v1660;
+  const uint v1662 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1663 = v1603 + v1662;
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1665 = v1663 < v1;
+  const bool v1666 = v1664 && v1665;
+  if (v1666) {
+    const float v1667 = v37.m[0][2].thread_elements()[1];
+    const bfloat v1668 = bfloat(v1667);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1669 = v1661 * v1;
+    const uint v1670 = v1669 + v1663;
+    out[v1670] = v1668;
   }
-  const uint v1681 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1683 = v1604 + v1681;
-  const uint v1684 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1686 = v1607 + v1684;
-  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1688 = v1686 < v1;
-  const bool v1689 = v1687 && v1688;
-  if (v1689) {
-    const float v1690 = v37.m[0][3].thread_elements()[0];
-    const bfloat v1691 = bfloat(v1690);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1692 = v1683 * v1;
-    const uint v1693 = v1692 + v1686;
-    out[v1693] = v1691;
+  const uint v1671 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1672 = v1604 + v1671;
+  const uint v1673 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1674 = v1603 + v1673;
+  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1676 = v1674 < v1;
+  const bool v1677 = v1675 && v1676;
+  if (v1677) {
+    const float v1678 = v37.m[0][3].thread_elements()[0];
+    const bfloat v1679 = bfloat(v1678);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1680 = v1672 * v1;
+    const uint v1681 = v1680 + v1674;
+    out[v1681] = v1679;
   }
-  const uint v1694 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1696 = v1604 + v1694;
-  const uint v1697 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1699 = v1607 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1701 = v1699 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v37.m[0][3].thread_elements()[1];
-    const bfloat v1704 = bfloat(v1703);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1705 = v1696 * v1;
-    const uint v1706 = v1705 + v1699;
-    out[v1706] = v1704;
+  const uint v1682 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1683 = v1604 + v1682;
+  const uint v1684 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1685 = v1603 + v1684;
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1687 = v1685 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v37.m[0][3].thread_elements()[1];
+    const bfloat v1690 = bfloat(v1689);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1691 = v1683 * v1;
+    const uint v1692 = v1691 + v1685;
+    out[v1692] = v1690;
   }
-  const uint v1707 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1709 = v1604 + v1707;
-  const uint v1710 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1712 = v1607 + v1710;
-  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1714 = v1712 < v1;
-  const bool v1715 = v1713 && v1714;
-  if (v1715) {
-    const float v1716 = v37.m[0][4].thread_elements()[0];
-    const bfloat v1717 = bfloat(v1716);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1718 = v1709 * v1;
-    const uint v1719 = v1718 + v1712;
-    out[v1719] = v1717;
+  const uint v1693 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1694 = v1604 + v1693;
+  const uint v1695 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1696 = v1603 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1698 = v1696 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v37.m[0][4].thread_elements()[0];
+    const bfloat v1701 = bfloat(v1700);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1702 = v1694 * v1;
+    const uint v1703 = v1702 + v1696;
+    out[v1703] = v1701;
   }
-  const uint v1720 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1722 = v1604 + v1720;
-  const uint v1723 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1725 = v1607 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1727 = v1725 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v37.m[0][4].thread_elements()[1];
-    const bfloat v1730 = bfloat(v1729);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1731 = v1722 * v1;
-    const uint v1732 = v1731 + v1725;
-    out[v1732] = v1730;
+  const uint v1704 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1705 = v1604 + v1704;
+  const uint v1706 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1707 = v1603 + v1706;
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1709 = v1707 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v37.m[0][4].thread_elements()[1];
+    const bfloat v1712 = bfloat(v1711);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1713 = v1705 * v1;
+    const uint v1714 = v1713 + v1707;
+    out[v1714] = v1712;
   }
-  const uint v1733 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1735 = v1604 + v1733;
-  const uint v1736 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1738 = v1607 + v1736;
-  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1740 = v1738 < v1;
-  const bool v1741 = v1739 && v1740;
-  if (v1741) {
-    const float v1742 = v37.m[0][5].thread_elements()[0];
-    const bfloat v1743 = bfloat(v1742);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1744 = v1735 * v1;
-    const uint v1745 = v1744 + v1738;
-    out[v1745] = v1743;
+  const uint v1715 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1716 = v1604 + v1715;
+  const uint v1717 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1718 = v1603 + v1717;
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1720 = v1718 < v1;
+  const bool v1721 = v1719 && v1720;
+  if (v1721) {
+    const float v1722 = v37.m[0][5].thread_elements()[0];
+    const bfloat v1723 = bfloat(v1722);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1724 = v1716 * v1;
+    const uint v1725 = v1724 + v1718;
+    out[v1725] = v1723;
   }
-  const uint v1746 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1748 = v1604 + v1746;
-  const uint v1749 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1751 = v1607 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1726 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1727 = v1604 + v1726;
+  const uint v1728 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1729 = v1603 + v1728;
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1731 = v1729 < v1;
+  const bool v1732 = v1730 && v1731;
+  if (v1732) {
+    const float v1733 = v37.m[0][5].thread_elements()[1];
+    const bfloat v1734 = bfloat(v1733);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1735 = v1727 * v1;
+    const uint v1736 = v1735 + v1729;
+    out[v1736] = v1734;
+  }
+  const uint v1737 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1738 = v1604 + v1737;
+  const uint v1739 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1740 = v1603 + v1739;
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1742 = v1740 < v1;
+  const bool v1743 = v1741 && v1742;
+  if (v1743) {
+    const float v1744 = v37.m[0][6].thread_elements()[0];
+    const bfloat v1745 = bfloat(v1744);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1746 = v1738 * v1;
+    const uint v1747 = v1746 + v1740;
+    out[v1747] = v1745;
+  }
+  const uint v1748 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1749 = v1604 + v1748;
+  const uint v1750 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1751 = v1603 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
-    const float v1755 = v37.m[0][5].thread_elements()[1];
+    const float v1755 = v37.m[0][6].thread_elements()[1];
     const bfloat v1756 = bfloat(v1755);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1757 = v1748 * v1;
+    const uint v1757 = v1749 * v1;
     const uint v1758 = v1757 + v1751;
     out[v1758] = v1756;
   }
-  const uint v1759 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1761 = v1604 + v1759;
-  const uint v1762 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1764 = v1607 + v1762;
-  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1766 = v1764 < v1;
-  const bool v1767 = v1765 && v1766;
-  if (v1767) {
-    const float v1768 = v37.m[0][6].thread_elements()[0];
-    const bfloat v1769 = bfloat(v1768);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1770 = v1761 * v1;
-    const uint v1771 = v1770 + v1764;
-    out[v1771] = v1769;
+  const uint v1759 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1760 = v1604 + v1759;
+  const uint v1761 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1762 = v1603 + v1761;
+  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1764 = v1762 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v37.m[0][7].thread_elements()[0];
+    const bfloat v1767 = bfloat(v1766);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1768 = v1760 * v1;
+    const uint v1769 = v1768 + v1762;
+    out[v1769] = v1767;
   }
-  const uint v1772 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1774 = v1604 + v1772;
-  const uint v1775 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1777 = v1607 + v1775;
-  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1779 = v1777 < v1;
-  const bool v1780 = v1778 && v1779;
-  if (v1780) {
-    const float v1781 = v37.m[0][6].thread_elements()[1];
-    const bfloat v1782 = bfloat(v1781);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1783 = v1774 * v1;
-    const uint v1784 = v1783 + v1777;
-    out[v1784] = v1782;
+  const uint v1770 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1771 = v1604 + v1770;
+  const uint v1772 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1773 = v1603 + v1772;
+  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1775 = v1773 < v1;
+  const bool v1776 = v1774 && v1775;
+  if (v1776) {
+    const float v1777 = v37.m[0][7].thread_elements()[1];
+    const bfloat v1778 = bfloat(v1777);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1779 = v1771 * v1;
+    const uint v1780 = v1779 + v1773;
+    out[v1780] = v1778;
   }
-  const uint v1785 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1787 = v1604 + v1785;
-  const uint v1788 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1790 = v1607 + v1788;
-  const bool v1791 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1792 = v1790 < v1;
-  const bool v1793 = v1791 && v1792;
-  if (v1793) {
-    const float v1794 = v37.m[0][7].thread_elements()[0];
-    const bfloat v1795 = bfloat(v1794);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1796 = v1787 * v1;
-    const uint v1797 = v1796 + v1790;
-    out[v1797] = v1795;
+  const uint v1781 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1782 = v1604 + v1781;
+  const uint v1783 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1784 = v1603 + v1783;
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1786 = v1784 < v1;
+  const bool v1787 = v1785 && v1786;
+  if (v1787) {
+    const float v1788 = v37.m[1][0].thread_elements()[0];
+    const bfloat v1789 = bfloat(v1788);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1790 = v1782 * v1;
+    const uint v1791 = v1790 + v1784;
+    out[v1791] = v1789;
   }
-  const uint v1798 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1800 = v1604 + v1798;
-  const uint v1801 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1803 = v1607 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1805 = v1803 < v1;
-  const bool v1806 = v1804 && v1805;
-  if (v1806) {
-    const float v1807 = v37.m[0][7].thread_elements()[1];
-    const bfloat v1808 = bfloat(v1807);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1809 = v1800 * v1;
-    const uint v1810 = v1809 + v1803;
-    out[v1810] = v1808;
+  const uint v1792 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1793 = v1604 + v1792;
+  const uint v1794 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1795 = v1603 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v37.m[1][0].thread_elements()[1];
+    const bfloat v1800 = bfloat(v1799);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1801 = v1793 * v1;
+    const uint v1802 = v1801 + v1795;
+    out[v1802] = v1800;
   }
-  const uint v1811 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1813 = v1604 + v1811;
-  const uint v1814 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1816 = v1607 + v1814;
-  const bool v1817 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1818 = v1816 < v1;
-  const bool v1819 = v1817 && v1818;
-  if (v1819) {
-    const float v1820 = v37.m[1][0].thread_elements()[0];
-    const bfloat v1821 = bfloat(v1820);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1822 = v1813 * v1;
-    const uint v1823 = v1822 + v1816;
-    out[v1823] = v1821;
+  const uint v1803 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1804 = v1604 + v1803;
+  const uint v1805 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1806 = v1603 + v1805;
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1808 = v1806 < v1;
+  const bool v1809 = v1807 && v1808;
+  if (v1809) {
+    const float v1810 = v37.m[1][1].thread_elements()[0];
+    const bfloat v1811 = bfloat(v1810);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1812 = v1804 * v1;
+    const uint v1813 = v1812 + v1806;
+    out[v1813] = v1811;
   }
-  const uint v1824 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1826 = v1604 + v1824;
-  const uint v1827 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1829 = v1607 + v1827;
-  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1831 = v1829 < v1;
-  const bool v1832 = v1830 && v1831;
-  if (v1832) {
-    const float v1833 = v37.m[1][0].thread_elements()[1];
-    const bfloat v1834 = bfloat(v1833);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1835 = v1826 * v1;
-    const uint v1836 = v1835 + v1829;
-    out[v1836] = v1834;
+  const uint v1814 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1815 = v1604 + v1814;
+  const uint v1816 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1817 = v1603 + v1816;
+  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1819 = v1817 < v1;
+  const bool v1820 = v1818 && v1819;
+  if (v1820) {
+    const float v1821 = v37.m[1][1].thread_elements()[1];
+    const bfloat v1822 = bfloat(v1821);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1823 = v1815 * v1;
+    const uint v1824 = v1823 + v1817;
+    out[v1824] = v1822;
   }
-  const uint v1837 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1839 = v1604 + v1837;
-  const uint v1840 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1842 = v1607 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1844 = v1842 < v1;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v37.m[1][1].thread_elements()[0];
-    const bfloat v1847 = bfloat(v1846);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1848 = v1839 * v1;
-    const uint v1849 = v1848 + v1842;
-    out[v1849] = v1847;
+  const uint v1825 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1826 = v1604 + v1825;
+  const uint v1827 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1828 = v1603 + v1827;
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1830 = v1828 < v1;
+  const bool v1831 = v1829 && v1830;
+  if (v1831) {
+    const float v1832 = v37.m[1][2].thread_elements()[0];
+    const bfloat v1833 = bfloat(v1832);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1834 = v1826 * v1;
+    const uint v1835 = v1834 + v1828;
+    out[v1835] = v1833;
   }
-  const uint v1850 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1852 = v1604 + v1850;
-  const uint v1853 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1855 = v1607 + v1853;
-  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1857 = v1855 < v1;
-  const bool v1858 = v1856 && v1857;
-  if (v1858) {
-    const float v1859 = v37.m[1][1].thread_elements()[1];
-    const bfloat v1860 = bfloat(v1859);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1861 = v1852 * v1;
-    const uint v1862 = v1861 + v1855;
-    out[v1862] = v1860;
+  const uint v1836 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1837 = v1604 + v1836;
+  const uint v1838 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1839 = v1603 + v1838;
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v37.m[1][2].thread_elements()[1];
+    const bfloat v1844 = bfloat(v1843);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1845 = v1837 * v1;
+    const uint v1846 = v1845 + v1839;
+    out[v1846] = v1844;
   }
-  const uint v1863 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1865 = v1604 + v1863;
-  const uint v1866 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1868 = v1607 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1870 = v1868 < v1;
-  const bool v1871 = v1869 && v1870;
-  if (v1871) {
-    const float v1872 = v37.m[1][2].thread_elements()[0];
-    const bfloat v1873 = bfloat(v1872);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1874 = v1865 * v1;
-    const uint v1875 = v1874 + v1868;
-    out[v1875] = v1873;
+  const uint v1847 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1848 = v1604 + v1847;
+  const uint v1849 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1850 = v1603 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v37.m[1][3].thread_elements()[0];
+    const bfloat v1855 = bfloat(v1854);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1856 = v1848 * v1;
+    const uint v1857 = v1856 + v1850;
+    out[v1857] = v1855;
   }
-  const uint v1876 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1878 = v1604 + v1876;
-  const uint v1879 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1881 = v1607 + v1879;
-  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1883 = v1881 < v1;
-  const bool v1884 = v1882 && v1883;
-  if (v1884) {
-    const float v1885 = v37.m[1][2].thread_elements()[1];
-    const bfloat v1886 = bfloat(v1885);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1887 = v1878 * v1;
-    const uint v1888 = v1887 + v1881;
-    out[v1888] = v1886;
+  const uint v1858 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1859 = v1604 + v1858;
+  const uint v1860 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1861 = v1603 + v1860;
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1863 = v1861 < v1;
+  const bool v1864 = v1862 && v1863;
+  if (v1864) {
+    const float v1865 = v37.m[1][3].thread_elements()[1];
+    const bfloat v1866 = bfloat(v1865);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1867 = v1859 * v1;
+    const uint v1868 = v1867 + v1861;
+    out[v1868] = v1866;
   }
-  const uint v1889 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1891 = v1604 + v1889;
-  const uint v1892 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1894 = v1607 + v1892;
-  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1869 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1870 = v1604 + v1869;
+  const uint v1871 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1872 = v1603 + v1871;
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1874 = v1872 < v1;
+  const bool v1875 = v1873 && v1874;
+  if (v1875) {
+    const float v1876 = v37.m[1][4].thread_elements()[0];
+    const bfloat v1877 = bfloat(v1876);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1878 = v1870 * v1;
+    const uint v1879 = v1878 + v1872;
+    out[v1879] = v1877;
+  }
+  const uint v1880 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1881 = v1604 + v1880;
+  const uint v1882 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1883 = v1603 + v1882;
+  const bool v1884 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1885 = v1883 < v1;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v37.m[1][4].thread_elements()[1];
+    const bfloat v1888 = bfloat(v1887);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1889 = v1881 * v1;
+    const uint v1890 = v1889 + v1883;
+    out[v1890] = v1888;
+  }
+  const uint v1891 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1892 = v1604 + v1891;
+  const uint v1893 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1894 = v1603 + v1893;
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
-    const float v1898 = v37.m[1][3].thread_elements()[0];
+    const float v1898 = v37.m[1][5].thread_elements()[0];
     const bfloat v1899 = bfloat(v1898);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1900 = v1891 * v1;
+    const uint v1900 = v1892 * v1;
     const uint v1901 = v1900 + v1894;
     out[v1901] = v1899;
   }
-  const uint v1902 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1904 = v1604 + v1902;
-  const uint v1905 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1907 = v1607 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1909 = v1907 < v1;
-  const bool v1910 = v1908 && v1909;
-  if (v1910) {
-    const float v1911 = v37.m[1][3].thread_elements()[1];
-    const bfloat v1912 = bfloat(v1911);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1913 = v1904 * v1;
-    const uint v1914 = v1913 + v1907;
-    out[v1914] = v1912;
+  const uint v1902 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1903 = v1604 + v1902;
+  const uint v1904 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1905 = v1603 + v1904;
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1907 = v1905 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v37.m[1][5].thread_elements()[1];
+    const bfloat v1910 = bfloat(v1909);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1911 = v1903 * v1;
+    const uint v1912 = v1911 + v1905;
+    out[v1912] = v1910;
   }
-  const uint v1915 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1917 = v1604 + v1915;
-  const uint v1918 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1920 = v1607 + v1918;
-  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1922 = v1920 < v1;
-  const bool v1923 = v1921 && v1922;
-  if (v1923) {
-    const float v1924 = v37.m[1][4].thread_elements()[0];
-    const bfloat v1925 = bfloat(v1924);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1926 = v1917 * v1;
-    const uint v1927 = v1926 + v1920;
-    out[v1927] = v1925;
+  const uint v1913 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1914 = v1604 + v1913;
+  const uint v1915 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1916 = v1603 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1918 = v1916 < v1;
+  const bool v1919 = v1917 && v1918;
+  if (v1919) {
+    const float v1920 = v37.m[1][6].thread_elements()[0];
+    const bfloat v1921 = bfloat(v1920);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1922 = v1914 * v1;
+    const uint v1923 = v1922 + v1916;
+    out[v1923] = v1921;
   }
-  const uint v1928 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1930 = v1604 + v1928;
-  const uint v1931 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1933 = v1607 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1935 = v1933 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v37.m[1][4].thread_elements()[1];
-    const bfloat v1938 = bfloat(v1937);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1939 = v1930 * v1;
-    const uint v1940 = v1939 + v1933;
-    out[v1940] = v1938;
+  const uint v1924 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1925 = v1604 + v1924;
+  const uint v1926 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1927 = v1603 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1929 = v1927 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v37.m[1][6].thread_elements()[1];
+    const bfloat v1932 = bfloat(v1931);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1933 = v1925 * v1;
+    const uint v1934 = v1933 + v1927;
+    out[v1934] = v1932;
   }
-  const uint v1941 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1943 = v1604 + v1941;
-  const uint v1944 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1946 = v1607 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1948 = v1946 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v37.m[1][5].thread_elements()[0];
-    const bfloat v1951 = bfloat(v1950);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1952 = v1943 * v1;
-    const uint v1953 = v1952 + v1946;
-    out[v1953] = v1951;
+  const uint v1935 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1936 = v1604 + v1935;
+  const uint v1937 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1938 = v1603 + v1937;
+  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1940 = v1938 < v1;
+  const bool v1941 = v1939 && v1940;
+  if (v1941) {
+    const float v1942 = v37.m[1][7].thread_elements()[0];
+    const bfloat v1943 = bfloat(v1942);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1944 = v1936 * v1;
+    const uint v1945 = v1944 + v1938;
+    out[v1945] = v1943;
   }
-  const uint v1954 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1956 = v1604 + v1954;
-  const uint v1957 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1959 = v1607 + v1957;
-  const bool v1960 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1961 = v1959 < v1;
-  const bool v1962 = v1960 && v1961;
-  if (v1962) {
-    const float v1963 = v37.m[1][5].thread_elements()[1];
-    const bfloat v1964 = bfloat(v1963);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1965 = v1956 * v1;
-    const uint v1966 = v1965 + v1959;
-    out[v1966] = v1964;
+  const uint v1946 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1947 = v1604 + v1946;
+  const uint v1948 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1949 = v1603 + v1948;
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1951 = v1949 < v1;
+  const bool v1952 = v1950 && v1951;
+  if (v1952) {
+    const float v1953 = v37.m[1][7].thread_elements()[1];
+    const bfloat v1954 = bfloat(v1953);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1955 = v1947 * v1;
+    const uint v1956 = v1955 + v1949;
+    out[v1956] = v1954;
   }
-  const uint v1967 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1969 = v1604 + v1967;
-  const uint v1970 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1972 = v1607 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1974 = v1972 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v37.m[1][6].thread_elements()[0];
-    const bfloat v1977 = bfloat(v1976);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1978 = v1969 * v1;
-    const uint v1979 = v1978 + v1972;
-    out[v1979] = v1977;
+  const uint v1957 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1958 = v1604 + v1957;
+  const uint v1959 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1960 = v1603 + v1959;
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1962 = v1960 < v1;
+  const bool v1963 = v1961 && v1962;
+  if (v1963) {
+    const float v1964 = v37.m[2][0].thread_elements()[0];
+    const bfloat v1965 = bfloat(v1964);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1966 = v1958 * v1;
+    const uint v1967 = v1966 + v1960;
+    out[v1967] = v1965;
   }
-  const uint v1980 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1982 = v1604 + v1980;
-  const uint v1983 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1985 = v1607 + v1983;
-  const bool v1986 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1987 = v1985 < v1;
-  const bool v1988 = v1986 && v1987;
-  if (v1988) {
-    const float v1989 = v37.m[1][6].thread_elements()[1];
-    const bfloat v1990 = bfloat(v1989);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v1991 = v1982 * v1;
-    const uint v1992 = v1991 + v1985;
-    out[v1992] = v1990;
+  const uint v1968 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1969 = v1604 + v1968;
+  const uint v1970 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1971 = v1603 + v1970;
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1973 = v1971 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v37.m[2][0].thread_elements()[1];
+    const bfloat v1976 = bfloat(v1975);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1977 = v1969 * v1;
+    const uint v1978 = v1977 + v1971;
+    out[v1978] = v1976;
   }
-  const uint v1993 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1995 = v1604 + v1993;
-  const uint v1996 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1998 = v1607 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2000 = v1998 < v1;
-  const bool v2001 = v1999 && v2000;
-  if (v2001) {
-    const float v2002 = v37.m[1][7].thread_elements()[0];
-    const bfloat v2003 = bfloat(v2002);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2004 = v1995 * v1;
-    const uint v2005 = v2004 + v1998;
-    out[v2005] = v2003;
+  const uint v1979 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1980 = v1604 + v1979;
+  const uint v1981 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1982 = v1603 + v1981;
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1984 = v1982 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v37.m[2][1].thread_elements()[0];
+    const bfloat v1987 = bfloat(v1986);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1988 = v1980 * v1;
+    const uint v1989 = v1988 + v1982;
+    out[v1989] = v1987;
   }
-  const uint v2006 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2008 = v1604 + v2006;
-  const uint v2009 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2011 = v1607 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v37.m[1][7].thread_elements()[1];
-    const bfloat v2016 = bfloat(v2015);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2017 = v2008 * v1;
-    const uint v2018 = v2017 + v2011;
-    out[v2018] = v2016;
+  const uint v1990 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1991 = v1604 + v1990;
+  const uint v1992 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1993 = v1603 + v1992;
+  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1995 = v1993 < v1;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v37.m[2][1].thread_elements()[1];
+    const bfloat v1998 = bfloat(v1997);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v1999 = v1991 * v1;
+    const uint v2000 = v1999 + v1993;
+    out[v2000] = v1998;
   }
-  const uint v2019 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2021 = v1604 + v2019;
-  const uint v2022 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2024 = v1607 + v2022;
-  const bool v2025 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2026 = v2024 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v37.m[2][0].thread_elements()[0];
-    const bfloat v2029 = bfloat(v2028);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2030 = v2021 * v1;
-    const uint v2031 = v2030 + v2024;
-    out[v2031] = v2029;
+  const uint v2001 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2002 = v1604 + v2001;
+  const uint v2003 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2004 = v1603 + v2003;
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2006 = v2004 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v37.m[2][2].thread_elements()[0];
+    const bfloat v2009 = bfloat(v2008);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2010 = v2002 * v1;
+    const uint v2011 = v2010 + v2004;
+    out[v2011] = v2009;
   }
-  const uint v2032 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2034 = v1604 + v2032;
-  const uint v2035 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2037 = v1607 + v2035;
-  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2012 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2013 = v1604 + v2012;
+  const uint v2014 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2015 = v1603 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2017 = v2015 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v37.m[2][2].thread_elements()[1];
+    const bfloat v2020 = bfloat(v2019);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2021 = v2013 * v1;
+    const uint v2022 = v2021 + v2015;
+    out[v2022] = v2020;
+  }
+  const uint v2023 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2024 = v1604 + v2023;
+  const uint v2025 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2026 = v1603 + v2025;
+  const bool v2027 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2028 = v2026 < v1;
+  const bool v2029 = v2027 && v2028;
+  if (v2029) {
+    const float v2030 = v37.m[2][3].thread_elements()[0];
+    const bfloat v2031 = bfloat(v2030);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2032 = v2024 * v1;
+    const uint v2033 = v2032 + v2026;
+    out[v2033] = v2031;
+  }
+  const uint v2034 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2035 = v1604 + v2034;
+  const uint v2036 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2037 = v1603 + v2036;
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2039 = v2037 < v1;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
-    const float v2041 = v37.m[2][0].thread_elements()[1];
+    const float v2041 = v37.m[2][3].thread_elements()[1];
     const bfloat v2042 = bfloat(v2041);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2043 = v2034 * v1;
+    const uint v2043 = v2035 * v1;
     const uint v2044 = v2043 + v2037;
     out[v2044] = v2042;
   }
-  const uint v2045 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2047 = v1604 + v2045;
-  const uint v2048 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2050 = v1607 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2052 = v2050 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v37.m[2][1].thread_elements()[0];
-    const bfloat v2055 = bfloat(v2054);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2056 = v2047 * v1;
-    const uint v2057 = v2056 + v2050;
-    out[v2057] = v2055;
+  const uint v2045 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2046 = v1604 + v2045;
+  const uint v2047 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2048 = v1603 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2050 = v2048 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v37.m[2][4].thread_elements()[0];
+    const bfloat v2053 = bfloat(v2052);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2054 = v2046 * v1;
+    const uint v2055 = v2054 + v2048;
+    out[v2055] = v2053;
   }
-  const uint v2058 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2060 = v1604 + v2058;
-  const uint v2061 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2063 = v1607 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2065 = v2063 < v1;
-  const bool v2066 = v2064 && v2065;
-  if (v2066) {
-    const float v2067 = v37.m[2][1].thread_elements()[1];
-    const bfloat v2068 = bfloat(v2067);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2069 = v2060 * v1;
-    const uint v2070 = v2069 + v2063;
-    out[v2070] = v2068;
+  const uint v2056 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2057 = v1604 + v2056;
+  const uint v2058 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2059 = v1603 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v37.m[2][4].thread_elements()[1];
+    const bfloat v2064 = bfloat(v2063);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2065 = v2057 * v1;
+    const uint v2066 = v2065 + v2059;
+    out[v2066] = v2064;
   }
-  const uint v2071 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2073 = v1604 + v2071;
-  const uint v2074 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2076 = v1607 + v2074;
-  const bool v2077 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2078 = v2076 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v37.m[2][2].thread_elements()[0];
-    const bfloat v2081 = bfloat(v2080);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2082 = v2073 * v1;
-    const uint v2083 = v2082 + v2076;
-    out[v2083] = v2081;
+  const uint v2067 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2068 = v1604 + v2067;
+  const uint v2069 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2070 = v1603 + v2069;
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2072 = v2070 < v1;
+  const bool v2073 = v2071 && v2072;
+  if (v2073) {
+    const float v2074 = v37.m[2][5].thread_elements()[0];
+    const bfloat v2075 = bfloat(v2074);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2076 = v2068 * v1;
+    const uint v2077 = v2076 + v2070;
+    out[v2077] = v2075;
   }
-  const uint v2084 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2086 = v1604 + v2084;
-  const uint v2087 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2089 = v1607 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v37.m[2][2].thread_elements()[1];
-    const bfloat v2094 = bfloat(v2093);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2095 = v2086 * v1;
-    const uint v2096 = v2095 + v2089;
-    out[v2096] = v2094;
+  const uint v2078 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2079 = v1604 + v2078;
+  const uint v2080 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2081 = v1603 + v2080;
+  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2083 = v2081 < v1;
+  const bool v2084 = v2082 && v2083;
+  if (v2084) {
+    const float v2085 = v37.m[2][5].thread_elements()[1];
+    const bfloat v2086 = bfloat(v2085);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2087 = v2079 * v1;
+    const uint v2088 = v2087 + v2081;
+    out[v2088] = v2086;
   }
-  const uint v2097 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2099 = v1604 + v2097;
-  const uint v2100 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2102 = v1607 + v2100;
-  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2104 = v2102 < v1;
-  const bool v2105 = v2103 && v2104;
-  if (v2105) {
-    const float v2106 = v37.m[2][3].thread_elements()[0];
-    const bfloat v2107 = bfloat(v2106);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2108 = v2099 * v1;
-    const uint v2109 = v2108 + v2102;
-    out[v2109] = v2107;
+  const uint v2089 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2090 = v1604 + v2089;
+  const uint v2091 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2092 = v1603 + v2091;
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2094 = v2092 < v1;
+  const bool v2095 = v2093 && v2094;
+  if (v2095) {
+    const float v2096 = v37.m[2][6].thread_elements()[0];
+    const bfloat v2097 = bfloat(v2096);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2098 = v2090 * v1;
+    const uint v2099 = v2098 + v2092;
+    out[v2099] = v2097;
   }
-  const uint v2110 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2112 = v1604 + v2110;
-  const uint v2113 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2115 = v1607 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2117 = v2115 < v1;
-  const bool v2118 = v2116 && v2117;
-  if (v2118) {
-    const float v2119 = v37.m[2][3].thread_elements()[1];
-    const bfloat v2120 = bfloat(v2119);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2121 = v2112 * v1;
-    const uint v2122 = v2121 + v2115;
-    out[v2122] = v2120;
+  const uint v2100 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2101 = v1604 + v2100;
+  const uint v2102 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2103 = v1603 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2105 = v2103 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v37.m[2][6].thread_elements()[1];
+    const bfloat v2108 = bfloat(v2107);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2109 = v2101 * v1;
+    const uint v2110 = v2109 + v2103;
+    out[v2110] = v2108;
   }
-  const uint v2123 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2125 = v1604 + v2123;
-  const uint v2126 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2128 = v1607 + v2126;
-  const bool v2129 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2130 = v2128 < v1;
-  const bool v2131 = v2129 && v2130;
-  if (v2131) {
-    const float v2132 = v37.m[2][4].thread_elements()[0];
-    const bfloat v2133 = bfloat(v2132);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2134 = v2125 * v1;
-    const uint v2135 = v2134 + v2128;
-    out[v2135] = v2133;
+  const uint v2111 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2112 = v1604 + v2111;
+  const uint v2113 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2114 = v1603 + v2113;
+  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2116 = v2114 < v1;
+  const bool v2117 = v2115 && v2116;
+  if (v2117) {
+    const float v2118 = v37.m[2][7].thread_elements()[0];
+    const bfloat v2119 = bfloat(v2118);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2120 = v2112 * v1;
+    const uint v2121 = v2120 + v2114;
+    out[v2121] = v2119;
   }
-  const uint v2136 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2138 = v1604 + v2136;
-  const uint v2139 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2141 = v1607 + v2139;
-  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2143 = v2141 < v1;
-  const bool v2144 = v2142 && v2143;
-  if (v2144) {
-    const float v2145 = v37.m[2][4].thread_elements()[1];
-    const bfloat v2146 = bfloat(v2145);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2147 = v2138 * v1;
-    const uint v2148 = v2147 + v2141;
-    out[v2148] = v2146;
+  const uint v2122 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2123 = v1604 + v2122;
+  const uint v2124 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2125 = v1603 + v2124;
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2127 = v2125 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v37.m[2][7].thread_elements()[1];
+    const bfloat v2130 = bfloat(v2129);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2131 = v2123 * v1;
+    const uint v2132 = v2131 + v2125;
+    out[v2132] = v2130;
   }
-  const uint v2149 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2151 = v1604 + v2149;
-  const uint v2152 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2154 = v1607 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2156 = v2154 < v1;
-  const bool v2157 = v2155 && v2156;
-  if (v2157) {
-    const float v2158 = v37.m[2][5].thread_elements()[0];
-    const bfloat v2159 = bfloat(v2158);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2160 = v2151 * v1;
-    const uint v2161 = v2160 + v2154;
-    out[v2161] = v2159;
+  const uint v2133 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2134 = v1604 + v2133;
+  const uint v2135 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2136 = v1603 + v2135;
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2138 = v2136 < v1;
+  const bool v2139 = v2137 && v2138;
+  if (v2139) {
+    const float v2140 = v37.m[3][0].thread_elements()[0];
+    const bfloat v2141 = bfloat(v2140);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2142 = v2134 * v1;
+    const uint v2143 = v2142 + v2136;
+    out[v2143] = v2141;
   }
-  const uint v2162 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2164 = v1604 + v2162;
-  const uint v2165 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2167 = v1607 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2169 = v2167 < v1;
-  const bool v2170 = v2168 && v2169;
-  if (v2170) {
-    const float v2171 = v37.m[2][5].thread_elements()[1];
-    const bfloat v2172 = bfloat(v2171);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2173 = v2164 * v1;
-    const uint v2174 = v2173 + v2167;
-    out[v2174] = v2172;
+  const uint v2144 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2145 = v1604 + v2144;
+  const uint v2146 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2147 = v1603 + v2146;
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2149 = v2147 < v1;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v37.m[3][0].thread_elements()[1];
+    const bfloat v2152 = bfloat(v2151);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2153 = v2145 * v1;
+    const uint v2154 = v2153 + v2147;
+    out[v2154] = v2152;
   }
-  const uint v2175 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2177 = v1604 + v2175;
-  const uint v2178 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2180 = v1607 + v2178;
-  const bool v2181 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2155 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2156 = v1604 + v2155;
+  const uint v2157 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2158 = v1603 + v2157;
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2160 = v2158 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v37.m[3][1].thread_elements()[0];
+    const bfloat v2163 = bfloat(v2162);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2164 = v2156 * v1;
+    const uint v2165 = v2164 + v2158;
+    out[v2165] = v2163;
+  }
+  const uint v2166 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2167 = v1604 + v2166;
+  const uint v2168 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2169 = v1603 + v2168;
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2171 = v2169 < v1;
+  const bool v2172 = v2170 && v2171;
+  if (v2172) {
+    const float v2173 = v37.m[3][1].thread_elements()[1];
+    const bfloat v2174 = bfloat(v2173);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2175 = v2167 * v1;
+    const uint v2176 = v2175 + v2169;
+    out[v2176] = v2174;
+  }
+  const uint v2177 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2178 = v1604 + v2177;
+  const uint v2179 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2180 = v1603 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2182 = v2180 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
-    const float v2184 = v37.m[2][6].thread_elements()[0];
+    const float v2184 = v37.m[3][2].thread_elements()[0];
     const bfloat v2185 = bfloat(v2184);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2186 = v2177 * v1;
+    const uint v2186 = v2178 * v1;
     const uint v2187 = v2186 + v2180;
     out[v2187] = v2185;
   }
-  const uint v2188 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2190 = v1604 + v2188;
-  const uint v2191 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2193 = v1607 + v2191;
-  const bool v2194 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2195 = v2193 < v1;
-  const bool v2196 = v2194 && v2195;
-  if (v2196) {
-    const float v2197 = v37.m[2][6].thread_elements()[1];
-    const bfloat v2198 = bfloat(v2197);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2199 = v2190 * v1;
-    const uint v2200 = v2199 + v2193;
-    out[v2200] = v2198;
+  const uint v2188 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2189 = v1604 + v2188;
+  const uint v2190 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2191 = v1603 + v2190;
+  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2193 = v2191 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v37.m[3][2].thread_elements()[1];
+    const bfloat v2196 = bfloat(v2195);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2197 = v2189 * v1;
+    const uint v2198 = v2197 + v2191;
+    out[v2198] = v2196;
   }
-  const uint v2201 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2203 = v1604 + v2201;
-  const uint v2204 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2206 = v1607 + v2204;
-  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2208 = v2206 < v1;
-  const bool v2209 = v2207 && v2208;
-  if (v2209) {
-    const float v2210 = v37.m[2][7].thread_elements()[0];
-    const bfloat v2211 = bfloat(v2210);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2212 = v2203 * v1;
-    const uint v2213 = v2212 + v2206;
-    out[v2213] = v2211;
+  const uint v2199 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2200 = v1604 + v2199;
+  const uint v2201 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2202 = v1603 + v2201;
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2204 = v2202 < v1;
+  const bool v2205 = v2203 && v2204;
+  if (v2205) {
+    const float v2206 = v37.m[3][3].thread_elements()[0];
+    const bfloat v2207 = bfloat(v2206);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2208 = v2200 * v1;
+    const uint v2209 = v2208 + v2202;
+    out[v2209] = v2207;
   }
-  const uint v2214 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2216 = v1604 + v2214;
-  const uint v2217 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2219 = v1607 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2221 = v2219 < v1;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v37.m[2][7].thread_elements()[1];
-    const bfloat v2224 = bfloat(v2223);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2225 = v2216 * v1;
-    const uint v2226 = v2225 + v2219;
-    out[v2226] = v2224;
+  const uint v2210 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2211 = v1604 + v2210;
+  const uint v2212 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2213 = v1603 + v2212;
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2215 = v2213 < v1;
+  const bool v2216 = v2214 && v2215;
+  if (v2216) {
+    const float v2217 = v37.m[3][3].thread_elements()[1];
+    const bfloat v2218 = bfloat(v2217);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2219 = v2211 * v1;
+    const uint v2220 = v2219 + v2213;
+    out[v2220] = v2218;
   }
-  const uint v2227 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2229 = v1604 + v2227;
-  const uint v2230 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2232 = v1607 + v2230;
-  const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2234 = v2232 < v1;
-  const bool v2235 = v2233 && v2234;
-  if (v2235) {
-    const float v2236 = v37.m[3][0].thread_elements()[0];
-    const bfloat v2237 = bfloat(v2236);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2238 = v2229 * v1;
-    const uint v2239 = v2238 + v2232;
-    out[v2239] = v2237;
+  const uint v2221 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2222 = v1604 + v2221;
+  const uint v2223 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2224 = v1603 + v2223;
+  const bool v2225 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2226 = v2224 < v1;
+  const bool v2227 = v2225 && v2226;
+  if (v2227) {
+    const float v2228 = v37.m[3][4].thread_elements()[0];
+    const bfloat v2229 = bfloat(v2228);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2230 = v2222 * v1;
+    const uint v2231 = v2230 + v2224;
+    out[v2231] = v2229;
   }
-  const uint v2240 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2242 = v1604 + v2240;
-  const uint v2243 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2245 = v1607 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2247 = v2245 < v1;
-  const bool v2248 = v2246 && v2247;
-  if (v2248) {
-    const float v2249 = v37.m[3][0].thread_elements()[1];
-    const bfloat v2250 = bfloat(v2249);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2251 = v2242 * v1;
-    const uint v2252 = v2251 + v2245;
-    out[v2252] = v2250;
+  const uint v2232 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2233 = v1604 + v2232;
+  const uint v2234 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2235 = v1603 + v2234;
+  const bool v2236 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2237 = v2235 < v1;
+  const bool v2238 = v2236 && v2237;
+  if (v2238) {
+    const float v2239 = v37.m[3][4].thread_elements()[1];
+    const bfloat v2240 = bfloat(v2239);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2241 = v2233 * v1;
+    const uint v2242 = v2241 + v2235;
+    out[v2242] = v2240;
   }
-  const uint v2253 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2255 = v1604 + v2253;
-  const uint v2256 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2258 = v1607 + v2256;
-  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2260 = v2258 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v37.m[3][1].thread_elements()[0];
-    const bfloat v2263 = bfloat(v2262);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2264 = v2255 * v1;
-    const uint v2265 = v2264 + v2258;
-    out[v2265] = v2263;
+  const uint v2243 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2244 = v1604 + v2243;
+  const uint v2245 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2246 = v1603 + v2245;
+  const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2248 = v2246 < v1;
+  const bool v2249 = v2247 && v2248;
+  if (v2249) {
+    const float v2250 = v37.m[3][5].thread_elements()[0];
+    const bfloat v2251 = bfloat(v2250);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2252 = v2244 * v1;
+    const uint v2253 = v2252 + v2246;
+    out[v2253] = v2251;
   }
-  const uint v2266 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2268 = v1604 + v2266;
-  const uint v2269 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2271 = v1607 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v37.m[3][1].thread_elements()[1];
-    const bfloat v2276 = bfloat(v2275);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2277 = v2268 * v1;
-    const uint v2278 = v2277 + v2271;
-    out[v2278] = v2276;
+  const uint v2254 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2255 = v1604 + v2254;
+  const uint v2256 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2257 = v1603 + v2256;
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2259 = v2257 < v1;
+  const bool v2260 = v2258 && v2259;
+  if (v2260) {
+    const float v2261 = v37.m[3][5].thread_elements()[1];
+    const bfloat v2262 = bfloat(v2261);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2263 = v2255 * v1;
+    const uint v2264 = v2263 + v2257;
+    out[v2264] = v2262;
   }
-  const uint v2279 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2281 = v1604 + v2279;
-  const uint v2282 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2284 = v1607 + v2282;
-  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2286 = v2284 < v1;
-  const bool v2287 = v2285 && v2286;
-  if (v2287) {
-    const float v2288 = v37.m[3][2].thread_elements()[0];
-    const bfloat v2289 = bfloat(v2288);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2290 = v2281 * v1;
-    const uint v2291 = v2290 + v2284;
-    out[v2291] = v2289;
+  const uint v2265 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2266 = v1604 + v2265;
+  const uint v2267 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2268 = v1603 + v2267;
+  const bool v2269 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2270 = v2268 < v1;
+  const bool v2271 = v2269 && v2270;
+  if (v2271) {
+    const float v2272 = v37.m[3][6].thread_elements()[0];
+    const bfloat v2273 = bfloat(v2272);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2274 = v2266 * v1;
+    const uint v2275 = v2274 + v2268;
+    out[v2275] = v2273;
   }
-  const uint v2292 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2294 = v1604 + v2292;
-  const uint v2295 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2297 = v1607 + v2295;
-  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2299 = v2297 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v37.m[3][2].thread_elements()[1];
-    const bfloat v2302 = bfloat(v2301);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2303 = v2294 * v1;
-    const uint v2304 = v2303 + v2297;
-    out[v2304] = v2302;
+  const uint v2276 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2277 = v1604 + v2276;
+  const uint v2278 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2279 = v1603 + v2278;
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2281 = v2279 < v1;
+  const bool v2282 = v2280 && v2281;
+  if (v2282) {
+    const float v2283 = v37.m[3][6].thread_elements()[1];
+    const bfloat v2284 = bfloat(v2283);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2285 = v2277 * v1;
+    const uint v2286 = v2285 + v2279;
+    out[v2286] = v2284;
   }
-  const uint v2305 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2307 = v1604 + v2305;
-  const uint v2308 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2310 = v1607 + v2308;
-  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2312 = v2310 < v1;
-  const bool v2313 = v2311 && v2312;
-  if (v2313) {
-    const float v2314 = v37.m[3][3].thread_elements()[0];
-    const bfloat v2315 = bfloat(v2314);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2316 = v2307 * v1;
-    const uint v2317 = v2316 + v2310;
-    out[v2317] = v2315;
+  const uint v2287 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2288 = v1604 + v2287;
+  const uint v2289 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2290 = v1603 + v2289;
+  const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2292 = v2290 < v1;
+  const bool v2293 = v2291 && v2292;
+  if (v2293) {
+    const float v2294 = v37.m[3][7].thread_elements()[0];
+    const bfloat v2295 = bfloat(v2294);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2296 = v2288 * v1;
+    const uint v2297 = v2296 + v2290;
+    out[v2297] = v2295;
   }
-  const uint v2318 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2320 = v1604 + v2318;
-  const uint v2321 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2323 = v1607 + v2321;
-  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2298 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2299 = v1604 + v2298;
+  const uint v2300 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2301 = v1603 + v2300;
+  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2303 = v2301 < v1;
+  const bool v2304 = v2302 && v2303;
+  if (v2304) {
+    const float v2305 = v37.m[3][7].thread_elements()[1];
+    const bfloat v2306 = bfloat(v2305);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2307 = v2299 * v1;
+    const uint v2308 = v2307 + v2301;
+    out[v2308] = v2306;
+  }
+  const uint v2309 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2310 = v1604 + v2309;
+  const uint v2311 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2312 = v1603 + v2311;
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2314 = v2312 < v1;
+  const bool v2315 = v2313 && v2314;
+  if (v2315) {
+    const float v2316 = v37.m[4][0].thread_elements()[0];
+    const bfloat v2317 = bfloat(v2316);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2318 = v2310 * v1;
+    const uint v2319 = v2318 + v2312;
+    out[v2319] = v2317;
+  }
+  const uint v2320 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2321 = v1604 + v2320;
+  const uint v2322 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2323 = v1603 + v2322;
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2325 = v2323 < v1;
   const bool v2326 = v2324 && v2325;
   if (v2326) {
-    const float v2327 = v37.m[3][3].thread_elements()[1];
+    const float v2327 = v37.m[4][0].thread_elements()[1];
     const bfloat v2328 = bfloat(v2327);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2329 = v2320 * v1;
+    const uint v2329 = v2321 * v1;
     const uint v2330 = v2329 + v2323;
     out[v2330] = v2328;
   }
-  const uint v2331 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2333 = v1604 + v2331;
-  const uint v2334 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2336 = v1607 + v2334;
-  const bool v2337 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2338 = v2336 < v1;
-  const bool v2339 = v2337 && v2338;
-  if (v2339) {
-    const float v2340 = v37.m[3][4].thread_elements()[0];
-    const bfloat v2341 = bfloat(v2340);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2342 = v2333 * v1;
-    const uint v2343 = v2342 + v2336;
-    out[v2343] = v2341;
+  const uint v2331 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2332 = v1604 + v2331;
+  const uint v2333 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2334 = v1603 + v2333;
+  const bool v2335 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2336 = v2334 < v1;
+  const bool v2337 = v2335 && v2336;
+  if (v2337) {
+    const float v2338 = v37.m[4][1].thread_elements()[0];
+    const bfloat v2339 = bfloat(v2338);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2340 = v2332 * v1;
+    const uint v2341 = v2340 + v2334;
+    out[v2341] = v2339;
   }
-  const uint v2344 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2346 = v1604 + v2344;
-  const uint v2347 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2349 = v1607 + v2347;
-  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2351 = v2349 < v1;
-  const bool v2352 = v2350 && v2351;
-  if (v2352) {
-    const float v2353 = v37.m[3][4].thread_elements()[1];
-    const bfloat v2354 = bfloat(v2353);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2355 = v2346 * v1;
-    const uint v2356 = v2355 + v2349;
-    out[v2356] = v2354;
+  const uint v2342 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2343 = v1604 + v2342;
+  const uint v2344 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2345 = v1603 + v2344;
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2347 = v2345 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v37.m[4][1].thread_elements()[1];
+    const bfloat v2350 = bfloat(v2349);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2351 = v2343 * v1;
+    const uint v2352 = v2351 + v2345;
+    out[v2352] = v2350;
   }
-  const uint v2357 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2359 = v1604 + v2357;
-  const uint v2360 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2362 = v1607 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2364 = v2362 < v1;
-  const bool v2365 = v2363 && v2364;
-  if (v2365) {
-    const float v2366 = v37.m[3][5].thread_elements()[0];
-    const bfloat v2367 = bfloat(v2366);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2368 = v2359 * v1;
-    const uint v2369 = v2368 + v2362;
-    out[v2369] = v2367;
+  const uint v2353 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2354 = v1604 + v2353;
+  const uint v2355 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2356 = v1603 + v2355;
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2358 = v2356 < v1;
+  const bool v2359 = v2357 && v2358;
+  if (v2359) {
+    const float v2360 = v37.m[4][2].thread_elements()[0];
+    const bfloat v2361 = bfloat(v2360);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2362 = v2354 * v1;
+    const uint v2363 = v2362 + v2356;
+    out[v2363] = v2361;
   }
-  const uint v2370 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2372 = v1604 + v2370;
-  const uint v2373 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2375 = v1607 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2377 = v2375 < v1;
-  const bool v2378 = v2376 && v2377;
-  if (v2378) {
-    const float v2379 = v37.m[3][5].thread_elements()[1];
-    const bfloat v2380 = bfloat(v2379);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2381 = v2372 * v1;
-    const uint v2382 = v2381 + v2375;
-    out[v2382] = v2380;
+  const uint v2364 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2365 = v1604 + v2364;
+  const uint v2366 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2367 = v1603 + v2366;
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2369 = v2367 < v1;
+  const bool v2370 = v2368 && v2369;
+  if (v2370) {
+    const float v2371 = v37.m[4][2].thread_elements()[1];
+    const bfloat v2372 = bfloat(v2371);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2373 = v2365 * v1;
+    const uint v2374 = v2373 + v2367;
+    out[v2374] = v2372;
   }
-  const uint v2383 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2385 = v1604 + v2383;
-  const uint v2386 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2388 = v1607 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2390 = v2388 < v1;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v37.m[3][6].thread_elements()[0];
-    const bfloat v2393 = bfloat(v2392);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2394 = v2385 * v1;
-    const uint v2395 = v2394 + v2388;
-    out[v2395] = v2393;
+  const uint v2375 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2376 = v1604 + v2375;
+  const uint v2377 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2378 = v1603 + v2377;
+  const bool v2379 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2380 = v2378 < v1;
+  const bool v2381 = v2379 && v2380;
+  if (v2381) {
+    const float v2382 = v37.m[4][3].thread_elements()[0];
+    const bfloat v2383 = bfloat(v2382);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2384 = v2376 * v1;
+    const uint v2385 = v2384 + v2378;
+    out[v2385] = v2383;
   }
-  const uint v2396 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2398 = v1604 + v2396;
-  const uint v2399 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2401 = v1607 + v2399;
-  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2403 = v2401 < v1;
-  const bool v2404 = v2402 && v2403;
-  if (v2404) {
-    const float v2405 = v37.m[3][6].thread_elements()[1];
-    const bfloat v2406 = bfloat(v2405);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2407 = v2398 * v1;
-    const uint v2408 = v2407 + v2401;
-    out[v2408] = v2406;
+  const uint v2386 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2387 = v1604 + v2386;
+  const uint v2388 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2389 = v1603 + v2388;
+  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2391 = v2389 < v1;
+  const bool v2392 = v2390 && v2391;
+  if (v2392) {
+    const float v2393 = v37.m[4][3].thread_elements()[1];
+    const bfloat v2394 = bfloat(v2393);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2395 = v2387 * v1;
+    const uint v2396 = v2395 + v2389;
+    out[v2396] = v2394;
   }
-  const uint v2409 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2411 = v1604 + v2409;
-  const uint v2412 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2414 = v1607 + v2412;
-  const bool v2415 = v2411 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2416 = v2414 < v1;
-  const bool v2417 = v2415 && v2416;
-  if (v2417) {
-    const float v2418 = v37.m[3][7].thread_elements()[0];
-    const bfloat v2419 = bfloat(v2418);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2420 = v2411 * v1;
-    const uint v2421 = v2420 + v2414;
-    out[v2421] = v2419;
+  const uint v2397 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2398 = v1604 + v2397;
+  const uint v2399 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2400 = v1603 + v2399;
+  const bool v2401 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2402 = v2400 < v1;
+  const bool v2403 = v2401 && v2402;
+  if (v2403) {
+    const float v2404 = v37.m[4][4].thread_elements()[0];
+    const bfloat v2405 = bfloat(v2404);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2406 = v2398 * v1;
+    const uint v2407 = v2406 + v2400;
+    out[v2407] = v2405;
   }
-  const uint v2422 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2424 = v1604 + v2422;
-  const uint v2425 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2427 = v1607 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v37.m[3][7].thread_elements()[1];
-    const bfloat v2432 = bfloat(v2431);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2433 = v2424 * v1;
-    const uint v2434 = v2433 + v2427;
-    out[v2434] = v2432;
+  const uint v2408 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2409 = v1604 + v2408;
+  const uint v2410 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2411 = v1603 + v2410;
+  const bool v2412 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2413 = v2411 < v1;
+  const bool v2414 = v2412 && v2413;
+  if (v2414) {
+    const float v2415 = v37.m[4][4].thread_elements()[1];
+    const bfloat v2416 = bfloat(v2415);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2417 = v2409 * v1;
+    const uint v2418 = v2417 + v2411;
+    out[v2418] = v2416;
   }
-  const uint v2435 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2437 = v1604 + v2435;
-  const uint v2438 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2440 = v1607 + v2438;
-  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2442 = v2440 < v1;
-  const bool v2443 = v2441 && v2442;
-  if (v2443) {
-    const float v2444 = v37.m[4][0].thread_elements()[0];
-    const bfloat v2445 = bfloat(v2444);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2446 = v2437 * v1;
-    const uint v2447 = v2446 + v2440;
-    out[v2447] = v2445;
+  const uint v2419 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2420 = v1604 + v2419;
+  const uint v2421 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2422 = v1603 + v2421;
+  const bool v2423 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2424 = v2422 < v1;
+  const bool v2425 = v2423 && v2424;
+  if (v2425) {
+    const float v2426 = v37.m[4][5].thread_elements()[0];
+    const bfloat v2427 = bfloat(v2426);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2428 = v2420 * v1;
+    const uint v2429 = v2428 + v2422;
+    out[v2429] = v2427;
   }
-  const uint v2448 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2450 = v1604 + v2448;
-  const uint v2451 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2453 = v1607 + v2451;
-  const bool v2454 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2455 = v2453 < v1;
-  const bool v2456 = v2454 && v2455;
-  if (v2456) {
-    const float v2457 = v37.m[4][0].thread_elements()[1];
-    const bfloat v2458 = bfloat(v2457);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2459 = v2450 * v1;
-    const uint v2460 = v2459 + v2453;
-    out[v2460] = v2458;
+  const uint v2430 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2431 = v1604 + v2430;
+  const uint v2432 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2433 = v1603 + v2432;
+  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2435 = v2433 < v1;
+  const bool v2436 = v2434 && v2435;
+  if (v2436) {
+    const float v2437 = v37.m[4][5].thread_elements()[1];
+    const bfloat v2438 = bfloat(v2437);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2439 = v2431 * v1;
+    const uint v2440 = v2439 + v2433;
+    out[v2440] = v2438;
   }
-  const uint v2461 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2463 = v1604 + v2461;
-  const uint v2464 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2466 = v1607 + v2464;
-  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2441 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2442 = v1604 + v2441;
+  const uint v2443 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2444 = v1603 + v2443;
+  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2446 = v2444 < v1;
+  const bool v2447 = v2445 && v2446;
+  if (v2447) {
+    const float v2448 = v37.m[4][6].thread_elements()[0];
+    const bfloat v2449 = bfloat(v2448);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2450 = v2442 * v1;
+    const uint v2451 = v2450 + v2444;
+    out[v2451] = v2449;
+  }
+  const uint v2452 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2453 = v1604 + v2452;
+  const uint v2454 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2455 = v1603 + v2454;
+  const bool v2456 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2457 = v2455 < v1;
+  const bool v2458 = v2456 && v2457;
+  if (v2458) {
+    const float v2459 = v37.m[4][6].thread_elements()[1];
+    const bfloat v2460 = bfloat(v2459);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2461 = v2453 * v1;
+    const uint v2462 = v2461 + v2455;
+    out[v2462] = v2460;
+  }
+  const uint v2463 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2464 = v1604 + v2463;
+  const uint v2465 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2466 = v1603 + v2465;
+  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
-    const float v2470 = v37.m[4][1].thread_elements()[0];
+    const float v2470 = v37.m[4][7].thread_elements()[0];
     const bfloat v2471 = bfloat(v2470);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2472 = v2463 * v1;
+    const uint v2472 = v2464 * v1;
     const uint v2473 = v2472 + v2466;
     out[v2473] = v2471;
   }
-  const uint v2474 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2476 = v1604 + v2474;
-  const uint v2477 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2479 = v1607 + v2477;
-  const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2481 = v2479 < v1;
-  const bool v2482 = v2480 && v2481;
-  if (v2482) {
-    const float v2483 = v37.m[4][1].thread_elements()[1];
-    const bfloat v2484 = bfloat(v2483);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2485 = v2476 * v1;
-    const uint v2486 = v2485 + v2479;
-    out[v2486] = v2484;
+  const uint v2474 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2475 = v1604 + v2474;
+  const uint v2476 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2477 = v1603 + v2476;
+  const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2479 = v2477 < v1;
+  const bool v2480 = v2478 && v2479;
+  if (v2480) {
+    const float v2481 = v37.m[4][7].thread_elements()[1];
+    const bfloat v2482 = bfloat(v2481);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2483 = v2475 * v1;
+    const uint v2484 = v2483 + v2477;
+    out[v2484] = v2482;
   }
-  const uint v2487 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2489 = v1604 + v2487;
-  const uint v2490 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2492 = v1607 + v2490;
-  const bool v2493 = v2489 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2494 = v2492 < v1;
-  const bool v2495 = v2493 && v2494;
-  if (v2495) {
-    const float v2496 = v37.m[4][2].thread_elements()[0];
-    const bfloat v2497 = bfloat(v2496);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2498 = v2489 * v1;
-    const uint v2499 = v2498 + v2492;
-    out[v2499] = v2497;
+  const uint v2485 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2486 = v1604 + v2485;
+  const uint v2487 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2488 = v1603 + v2487;
+  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2490 = v2488 < v1;
+  const bool v2491 = v2489 && v2490;
+  if (v2491) {
+    const float v2492 = v37.m[5][0].thread_elements()[0];
+    const bfloat v2493 = bfloat(v2492);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2494 = v2486 * v1;
+    const uint v2495 = v2494 + v2488;
+    out[v2495] = v2493;
   }
-  const uint v2500 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2502 = v1604 + v2500;
-  const uint v2503 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2505 = v1607 + v2503;
-  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2507 = v2505 < v1;
-  const bool v2508 = v2506 && v2507;
-  if (v2508) {
-    const float v2509 = v37.m[4][2].thread_elements()[1];
-    const bfloat v2510 = bfloat(v2509);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2511 = v2502 * v1;
-    const uint v2512 = v2511 + v2505;
-    out[v2512] = v2510;
+  const uint v2496 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2497 = v1604 + v2496;
+  const uint v2498 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2499 = v1603 + v2498;
+  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2501 = v2499 < v1;
+  const bool v2502 = v2500 && v2501;
+  if (v2502) {
+    const float v2503 = v37.m[5][0].thread_elements()[1];
+    const bfloat v2504 = bfloat(v2503);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2505 = v2497 * v1;
+    const uint v2506 = v2505 + v2499;
+    out[v2506] = v2504;
   }
-  const uint v2513 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2515 = v1604 + v2513;
-  const uint v2516 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2518 = v1607 + v2516;
-  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2520 = v2518 < v1;
-  const bool v2521 = v2519 && v2520;
-  if (v2521) {
-    const float v2522 = v37.m[4][3].thread_elements()[0];
-    const bfloat v2523 = bfloat(v2522);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2524 = v2515 * v1;
-    const uint v2525 = v2524 + v2518;
-    out[v2525] = v2523;
+  const uint v2507 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2508 = v1604 + v2507;
+  const uint v2509 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2510 = v1603 + v2509;
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2512 = v2510 < v1;
+  const bool v2513 = v2511 && v2512;
+  if (v2513) {
+    const float v2514 = v37.m[5][1].thread_elements()[0];
+    const bfloat v2515 = bfloat(v2514);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2516 = v2508 * v1;
+    const uint v2517 = v2516 + v2510;
+    out[v2517] = v2515;
   }
-  const uint v2526 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2528 = v1604 + v2526;
-  const uint v2529 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2531 = v1607 + v2529;
-  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2533 = v2531 < v1;
-  const bool v2534 = v2532 && v2533;
-  if (v2534) {
-    const float v2535 = v37.m[4][3].thread_elements()[1];
-    const bfloat v2536 = bfloat(v2535);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2537 = v2528 * v1;
-    const uint v2538 = v2537 + v2531;
-    out[v2538] = v2536;
+  const uint v2518 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2519 = v1604 + v2518;
+  const uint v2520 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2521 = v1603 + v2520;
+  const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2523 = v2521 < v1;
+  const bool v2524 = v2522 && v2523;
+  if (v2524) {
+    const float v2525 = v37.m[5][1].thread_elements()[1];
+    const bfloat v2526 = bfloat(v2525);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2527 = v2519 * v1;
+    const uint v2528 = v2527 + v2521;
+    out[v2528] = v2526;
   }
-  const uint v2539 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2541 = v1604 + v2539;
-  const uint v2542 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2544 = v1607 + v2542;
-  const bool v2545 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2546 = v2544 < v1;
-  const bool v2547 = v2545 && v2546;
-  if (v2547) {
-    const float v2548 = v37.m[4][4].thread_elements()[0];
-    const bfloat v2549 = bfloat(v2548);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2550 = v2541 * v1;
-    const uint v2551 = v2550 + v2544;
-    out[v2551] = v2549;
+  const uint v2529 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2530 = v1604 + v2529;
+  const uint v2531 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2532 = v1603 + v2531;
+  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2534 = v2532 < v1;
+  const bool v2535 = v2533 && v2534;
+  if (v2535) {
+    const float v2536 = v37.m[5][2].thread_elements()[0];
+    const bfloat v2537 = bfloat(v2536);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2538 = v2530 * v1;
+    const uint v2539 = v2538 + v2532;
+    out[v2539] = v2537;
   }
-  const uint v2552 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2554 = v1604 + v2552;
-  const uint v2555 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2557 = v1607 + v2555;
-  const bool v2558 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2559 = v2557 < v1;
-  const bool v2560 = v2558 && v2559;
-  if (v2560) {
-    const float v2561 = v37.m[4][4].thread_elements()[1];
-    const bfloat v2562 = bfloat(v2561);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2563 = v2554 * v1;
-    const uint v2564 = v2563 + v2557;
-    out[v2564] = v2562;
+  const uint v2540 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2541 = v1604 + v2540;
+  const uint v2542 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2543 = v1603 + v2542;
+  const bool v2544 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2545 = v2543 < v1;
+  const bool v2546 = v2544 && v2545;
+  if (v2546) {
+    const float v2547 = v37.m[5][2].thread_elements()[1];
+    const bfloat v2548 = bfloat(v2547);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2549 = v2541 * v1;
+    const uint v2550 = v2549 + v2543;
+    out[v2550] = v2548;
   }
-  const uint v2565 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2567 = v1604 + v2565;
-  const uint v2568 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2570 = v1607 + v2568;
-  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2572 = v2570 < v1;
-  const bool v2573 = v2571 && v2572;
-  if (v2573) {
-    const float v2574 = v37.m[4][5].thread_elements()[0];
-    const bfloat v2575 = bfloat(v2574);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2576 = v2567 * v1;
-    const uint v2577 = v2576 + v2570;
-    out[v2577] = v2575;
+  const uint v2551 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2552 = v1604 + v2551;
+  const uint v2553 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2554 = v1603 + v2553;
+  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2556 = v2554 < v1;
+  const bool v2557 = v2555 && v2556;
+  if (v2557) {
+    const float v2558 = v37.m[5][3].thread_elements()[0];
+    const bfloat v2559 = bfloat(v2558);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2560 = v2552 * v1;
+    const uint v2561 = v2560 + v2554;
+    out[v2561] = v2559;
   }
-  const uint v2578 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2580 = v1604 + v2578;
-  const uint v2581 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2583 = v1607 + v2581;
-  const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2585 = v2583 < v1;
-  const bool v2586 = v2584 && v2585;
-  if (v2586) {
-    const float v2587 = v37.m[4][5].thread_elements()[1];
-    const bfloat v2588 = bfloat(v2587);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2589 = v2580 * v1;
-    const uint v2590 = v2589 + v2583;
-    out[v2590] = v2588;
+  const uint v2562 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2563 = v1604 + v2562;
+  const uint v2564 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2565 = v1603 + v2564;
+  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2567 = v2565 < v1;
+  const bool v2568 = v2566 && v2567;
+  if (v2568) {
+    const float v2569 = v37.m[5][3].thread_elements()[1];
+    const bfloat v2570 = bfloat(v2569);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2571 = v2563 * v1;
+    const uint v2572 = v2571 + v2565;
+    out[v2572] = v2570;
   }
-  const uint v2591 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2593 = v1604 + v2591;
-  const uint v2594 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2596 = v1607 + v2594;
-  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2598 = v2596 < v1;
-  const bool v2599 = v2597 && v2598;
-  if (v2599) {
-    const float v2600 = v37.m[4][6].thread_elements()[0];
-    const bfloat v2601 = bfloat(v2600);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2602 = v2593 * v1;
-    const uint v2603 = v2602 + v2596;
-    out[v2603] = v2601;
+  const uint v2573 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2574 = v1604 + v2573;
+  const uint v2575 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2576 = v1603 + v2575;
+  const bool v2577 = v2574 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2578 = v2576 < v1;
+  const bool v2579 = v2577 && v2578;
+  if (v2579) {
+    const float v2580 = v37.m[5][4].thread_elements()[0];
+    const bfloat v2581 = bfloat(v2580);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2582 = v2574 * v1;
+    const uint v2583 = v2582 + v2576;
+    out[v2583] = v2581;
   }
-  const uint v2604 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2606 = v1604 + v2604;
-  const uint v2607 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2609 = v1607 + v2607;
-  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2584 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2585 = v1604 + v2584;
+  const uint v2586 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2587 = v1603 + v2586;
+  const bool v2588 = v2585 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2589 = v2587 < v1;
+  const bool v2590 = v2588 && v2589;
+  if (v2590) {
+    const float v2591 = v37.m[5][4].thread_elements()[1];
+    const bfloat v2592 = bfloat(v2591);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2593 = v2585 * v1;
+    const uint v2594 = v2593 + v2587;
+    out[v2594] = v2592;
+  }
+  const uint v2595 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2596 = v1604 + v2595;
+  const uint v2597 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2598 = v1603 + v2597;
+  const bool v2599 = v2596 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2600 = v2598 < v1;
+  const bool v2601 = v2599 && v2600;
+  if (v2601) {
+    const float v2602 = v37.m[5][5].thread_elements()[0];
+    const bfloat v2603 = bfloat(v2602);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2604 = v2596 * v1;
+    const uint v2605 = v2604 + v2598;
+    out[v2605] = v2603;
+  }
+  const uint v2606 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2607 = v1604 + v2606;
+  const uint v2608 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2609 = v1603 + v2608;
+  const bool v2610 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2611 = v2609 < v1;
   const bool v2612 = v2610 && v2611;
   if (v2612) {
-    const float v2613 = v37.m[4][6].thread_elements()[1];
+    const float v2613 = v37.m[5][5].thread_elements()[1];
     const bfloat v2614 = bfloat(v2613);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2615 = v2606 * v1;
+    const uint v2615 = v2607 * v1;
     const uint v2616 = v2615 + v2609;
     out[v2616] = v2614;
   }
-  const uint v2617 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2619 = v1604 + v2617;
-  const uint v2620 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2622 = v1607 + v2620;
-  const bool v2623 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2624 = v2622 < v1;
-  const bool v2625 = v2623 && v2624;
-  if (v2625) {
-    const float v2626 = v37.m[4][7].thread_elements()[0];
-    const bfloat v2627 = bfloat(v2626);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2628 = v2619 * v1;
-    const uint v2629 = v2628 + v2622;
-    out[v2629] = v2627;
+  const uint v2617 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2618 = v1604 + v2617;
+  const uint v2619 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2620 = v1603 + v2619;
+  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2622 = v2620 < v1;
+  const bool v2623 = v2621 && v2622;
+  if (v2623) {
+    const float v2624 = v37.m[5][6].thread_elements()[0];
+    const bfloat v2625 = bfloat(v2624);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2626 = v2618 * v1;
+    const uint v2627 = v2626 + v2620;
+    out[v2627] = v2625;
   }
-  const uint v2630 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2632 = v1604 + v2630;
-  const uint v2633 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2635 = v1607 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2637 = v2635 < v1;
-  const bool v2638 = v2636 && v2637;
-  if (v2638) {
-    const float v2639 = v37.m[4][7].thread_elements()[1];
-    const bfloat v2640 = bfloat(v2639);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2641 = v2632 * v1;
-    const uint v2642 = v2641 + v2635;
-    out[v2642] = v2640;
+  const uint v2628 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2629 = v1604 + v2628;
+  const uint v2630 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2631 = v1603 + v2630;
+  const bool v2632 = v2629 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2633 = v2631 < v1;
+  const bool v2634 = v2632 && v2633;
+  if (v2634) {
+    const float v2635 = v37.m[5][6].thread_elements()[1];
+    const bfloat v2636 = bfloat(v2635);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2637 = v2629 * v1;
+    const uint v2638 = v2637 + v2631;
+    out[v2638] = v2636;
   }
-  const uint v2643 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2645 = v1604 + v2643;
-  const uint v2646 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2648 = v1607 + v2646;
-  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2650 = v2648 < v1;
-  const bool v2651 = v2649 && v2650;
-  if (v2651) {
-    const float v2652 = v37.m[5][0].thread_elements()[0];
-    const bfloat v2653 = bfloat(v2652);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2654 = v2645 * v1;
-    const uint v2655 = v2654 + v2648;
-    out[v2655] = v2653;
+  const uint v2639 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2640 = v1604 + v2639;
+  const uint v2641 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2642 = v1603 + v2641;
+  const bool v2643 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2644 = v2642 < v1;
+  const bool v2645 = v2643 && v2644;
+  if (v2645) {
+    const float v2646 = v37.m[5][7].thread_elements()[0];
+    const bfloat v2647 = bfloat(v2646);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2648 = v2640 * v1;
+    const uint v2649 = v2648 + v2642;
+    out[v2649] = v2647;
   }
-  const uint v2656 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2658 = v1604 + v2656;
-  const uint v2659 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2661 = v1607 + v2659;
-  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2663 = v2661 < v1;
-  const bool v2664 = v2662 && v2663;
-  if (v2664) {
-    const float v2665 = v37.m[5][0].thread_elements()[1];
-    const bfloat v2666 = bfloat(v2665);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2667 = v2658 * v1;
-    const uint v2668 = v2667 + v2661;
-    out[v2668] = v2666;
+  const uint v2650 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2651 = v1604 + v2650;
+  const uint v2652 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2653 = v1603 + v2652;
+  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2655 = v2653 < v1;
+  const bool v2656 = v2654 && v2655;
+  if (v2656) {
+    const float v2657 = v37.m[5][7].thread_elements()[1];
+    const bfloat v2658 = bfloat(v2657);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2659 = v2651 * v1;
+    const uint v2660 = v2659 + v2653;
+    out[v2660] = v2658;
   }
-  const uint v2669 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2671 = v1604 + v2669;
-  const uint v2672 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2674 = v1607 + v2672;
-  const bool v2675 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2676 = v2674 < v1;
-  const bool v2677 = v2675 && v2676;
-  if (v2677) {
-    const float v2678 = v37.m[5][1].thread_elements()[0];
-    const bfloat v2679 = bfloat(v2678);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2680 = v2671 * v1;
-    const uint v2681 = v2680 + v2674;
-    out[v2681] = v2679;
+  const uint v2661 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2662 = v1604 + v2661;
+  const uint v2663 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2664 = v1603 + v2663;
+  const bool v2665 = v2662 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2666 = v2664 < v1;
+  const bool v2667 = v2665 && v2666;
+  if (v2667) {
+    const float v2668 = v37.m[6][0].thread_elements()[0];
+    const bfloat v2669 = bfloat(v2668);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2670 = v2662 * v1;
+    const uint v2671 = v2670 + v2664;
+    out[v2671] = v2669;
   }
-  const uint v2682 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2684 = v1604 + v2682;
-  const uint v2685 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2687 = v1607 + v2685;
-  const bool v2688 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2689 = v2687 < v1;
-  const bool v2690 = v2688 && v2689;
-  if (v2690) {
-    const float v2691 = v37.m[5][1].thread_elements()[1];
-    const bfloat v2692 = bfloat(v2691);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2693 = v2684 * v1;
-    const uint v2694 = v2693 + v2687;
-    out[v2694] = v2692;
+  const uint v2672 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2673 = v1604 + v2672;
+  const uint v2674 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2675 = v1603 + v2674;
+  const bool v2676 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2677 = v2675 < v1;
+  const bool v2678 = v2676 && v2677;
+  if (v2678) {
+    const float v2679 = v37.m[6][0].thread_elements()[1];
+    const bfloat v2680 = bfloat(v2679);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2681 = v2673 * v1;
+    const uint v2682 = v2681 + v2675;
+    out[v2682] = v2680;
   }
-  const uint v2695 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2697 = v1604 + v2695;
-  const uint v2698 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2700 = v1607 + v2698;
-  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2702 = v2700 < v1;
-  const bool v2703 = v2701 && v2702;
-  if (v2703) {
-    const float v2704 = v37.m[5][2].thread_elements()[0];
-    const bfloat v2705 = bfloat(v2704);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2706 = v2697 * v1;
-    const uint v2707 = v2706 + v2700;
-    out[v2707] = v2705;
+  const uint v2683 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2684 = v1604 + v2683;
+  const uint v2685 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2686 = v1603 + v2685;
+  const bool v2687 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2688 = v2686 < v1;
+  const bool v2689 = v2687 && v2688;
+  if (v2689) {
+    const float v2690 = v37.m[6][1].thread_elements()[0];
+    const bfloat v2691 = bfloat(v2690);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2692 = v2684 * v1;
+    const uint v2693 = v2692 + v2686;
+    out[v2693] = v2691;
   }
-  const uint v2708 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2710 = v1604 + v2708;
-  const uint v2711 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2713 = v1607 + v2711;
-  const bool v2714 = v2710 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2715 = v2713 < v1;
-  const bool v2716 = v2714 && v2715;
-  if (v2716) {
-    const float v2717 = v37.m[5][2].thread_elements()[1];
-    const bfloat v2718 = bfloat(v2717);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2719 = v2710 * v1;
-    const uint v2720 = v2719 + v2713;
-    out[v2720] = v2718;
+  const uint v2694 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2695 = v1604 + v2694;
+  const uint v2696 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2697 = v1603 + v2696;
+  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2699 = v2697 < v1;
+  const bool v2700 = v2698 && v2699;
+  if (v2700) {
+    const float v2701 = v37.m[6][1].thread_elements()[1];
+    const bfloat v2702 = bfloat(v2701);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2703 = v2695 * v1;
+    const uint v2704 = v2703 + v2697;
+    out[v2704] = v2702;
   }
-  const uint v2721 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2723 = v1604 + v2721;
-  const uint v2724 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2726 = v1607 + v2724;
-  const bool v2727 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2728 = v2726 < v1;
-  const bool v2729 = v2727 && v2728;
-  if (v2729) {
-    const float v2730 = v37.m[5][3].thread_elements()[0];
-    const bfloat v2731 = bfloat(v2730);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2732 = v2723 * v1;
-    const uint v2733 = v2732 + v2726;
-    out[v2733] = v2731;
+  const uint v2705 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2706 = v1604 + v2705;
+  const uint v2707 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2708 = v1603 + v2707;
+  const bool v2709 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2710 = v2708 < v1;
+  const bool v2711 = v2709 && v2710;
+  if (v2711) {
+    const float v2712 = v37.m[6][2].thread_elements()[0];
+    const bfloat v2713 = bfloat(v2712);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2714 = v2706 * v1;
+    const uint v2715 = v2714 + v2708;
+    out[v2715] = v2713;
   }
-  const uint v2734 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2736 = v1604 + v2734;
-  const uint v2737 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2739 = v1607 + v2737;
-  const bool v2740 = v2736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2741 = v2739 < v1;
-  const bool v2742 = v2740 && v2741;
-  if (v2742) {
-    const float v2743 = v37.m[5][3].thread_elements()[1];
-    const bfloat v2744 = bfloat(v2743);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2745 = v2736 * v1;
-    const uint v2746 = v2745 + v2739;
-    out[v2746] = v2744;
+  const uint v2716 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2717 = v1604 + v2716;
+  const uint v2718 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2719 = v1603 + v2718;
+  const bool v2720 = v2717 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2721 = v2719 < v1;
+  const bool v2722 = v2720 && v2721;
+  if (v2722) {
+    const float v2723 = v37.m[6][2].thread_elements()[1];
+    const bfloat v2724 = bfloat(v2723);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2725 = v2717 * v1;
+    const uint v2726 = v2725 + v2719;
+    out[v2726] = v2724;
   }
-  const uint v2747 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2749 = v1604 + v2747;
-  const uint v2750 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2752 = v1607 + v2750;
-  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2727 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2728 = v1604 + v2727;
+  const uint v2729 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2730 = v1603 + v2729;
+  const bool v2731 = v2728 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2732 = v2730 < v1;
+  const bool v2733 = v2731 && v2732;
+  if (v2733) {
+    const float v2734 = v37.m[6][3].thread_elements()[0];
+    const bfloat v2735 = bfloat(v2734);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2736 = v2728 * v1;
+    const uint v2737 = v2736 + v2730;
+    out[v2737] = v2735;
+  }
+  const uint v2738 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2739 = v1604 + v2738;
+  const uint v2740 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2741 = v1603 + v2740;
+  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2743 = v2741 < v1;
+  const bool v2744 = v2742 && v2743;
+  if (v2744) {
+    const float v2745 = v37.m[6][3].thread_elements()[1];
+    const bfloat v2746 = bfloat(v2745);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2747 = v2739 * v1;
+    const uint v2748 = v2747 + v2741;
+    out[v2748] = v2746;
+  }
+  const uint v2749 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2750 = v1604 + v2749;
+  const uint v2751 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2752 = v1603 + v2751;
+  const bool v2753 = v2750 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2754 = v2752 < v1;
   const bool v2755 = v2753 && v2754;
   if (v2755) {
-    const float v2756 = v37.m[5][4].thread_elements()[0];
+    const float v2756 = v37.m[6][4].thread_elements()[0];
     const bfloat v2757 = bfloat(v2756);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2758 = v2749 * v1;
+    const uint v2758 = v2750 * v1;
     const uint v2759 = v2758 + v2752;
     out[v2759] = v2757;
   }
-  const uint v2760 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2762 = v1604 + v2760;
-  const uint v2763 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2765 = v1607 + v2763;
-  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2767 = v2765 < v1;
-  const bool v2768 = v2766 && v2767;
-  if (v2768) {
-    const float v2769 = v37.m[5][4].thread_elements()[1];
-    const bfloat v2770 = bfloat(v2769);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2771 = v2762 * v1;
-    const uint v2772 = v2771 + v2765;
-    out[v2772] = v2770;
+  const uint v2760 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2761 = v1604 + v2760;
+  const uint v2762 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2763 = v1603 + v2762;
+  const bool v2764 = v2761 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2765 = v2763 < v1;
+  const bool v2766 = v2764 && v2765;
+  if (v2766) {
+    const float v2767 = v37.m[6][4].thread_elements()[1];
+    const bfloat v2768 = bfloat(v2767);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2769 = v2761 * v1;
+    const uint v2770 = v2769 + v2763;
+    out[v2770] = v2768;
   }
-  const uint v2773 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2775 = v1604 + v2773;
-  const uint v2776 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2778 = v1607 + v2776;
-  const bool v2779 = v2775 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2780 = v2778 < v1;
-  const bool v2781 = v2779 && v2780;
-  if (v2781) {
-    const float v2782 = v37.m[5][5].thread_elements()[0];
-    const bfloat v2783 = bfloat(v2782);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2784 = v2775 * v1;
-    const uint v2785 = v2784 + v2778;
-    out[v2785] = v2783;
+  const uint v2771 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2772 = v1604 + v2771;
+  const uint v2773 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2774 = v1603 + v2773;
+  const bool v2775 = v2772 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2776 = v2774 < v1;
+  const bool v2777 = v2775 && v2776;
+  if (v2777) {
+    const float v2778 = v37.m[6][5].thread_elements()[0];
+    const bfloat v2779 = bfloat(v2778);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2780 = v2772 * v1;
+    const uint v2781 = v2780 + v2774;
+    out[v2781] = v2779;
   }
-  const uint v2786 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2788 = v1604 + v2786;
-  const uint v2789 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2791 = v1607 + v2789;
-  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2793 = v2791 < v1;
-  const bool v2794 = v2792 && v2793;
-  if (v2794) {
-    const float v2795 = v37.m[5][5].thread_elements()[1];
-    const bfloat v2796 = bfloat(v2795);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2797 = v2788 * v1;
-    const uint v2798 = v2797 + v2791;
-    out[v2798] = v2796;
+  const uint v2782 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2783 = v1604 + v2782;
+  const uint v2784 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2785 = v1603 + v2784;
+  const bool v2786 = v2783 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2787 = v2785 < v1;
+  const bool v2788 = v2786 && v2787;
+  if (v2788) {
+    const float v2789 = v37.m[6][5].thread_elements()[1];
+    const bfloat v2790 = bfloat(v2789);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2791 = v2783 * v1;
+    const uint v2792 = v2791 + v2785;
+    out[v2792] = v2790;
   }
-  const uint v2799 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2801 = v1604 + v2799;
-  const uint v2802 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2804 = v1607 + v2802;
-  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2806 = v2804 < v1;
-  const bool v2807 = v2805 && v2806;
-  if (v2807) {
-    const float v2808 = v37.m[5][6].thread_elements()[0];
-    const bfloat v2809 = bfloat(v2808);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2810 = v2801 * v1;
-    const uint v2811 = v2810 + v2804;
-    out[v2811] = v2809;
+  const uint v2793 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2794 = v1604 + v2793;
+  const uint v2795 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2796 = v1603 + v2795;
+  const bool v2797 = v2794 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2798 = v2796 < v1;
+  const bool v2799 = v2797 && v2798;
+  if (v2799) {
+    const float v2800 = v37.m[6][6].thread_elements()[0];
+    const bfloat v2801 = bfloat(v2800);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2802 = v2794 * v1;
+    const uint v2803 = v2802 + v2796;
+    out[v2803] = v2801;
   }
-  const uint v2812 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2814 = v1604 + v2812;
-  const uint v2815 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2817 = v1607 + v2815;
-  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2819 = v2817 < v1;
-  const bool v2820 = v2818 && v2819;
-  if (v2820) {
-    const float v2821 = v37.m[5][6].thread_elements()[1];
-    const bfloat v2822 = bfloat(v2821);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2823 = v2814 * v1;
-    const uint v2824 = v2823 + v2817;
-    out[v2824] = v2822;
+  const uint v2804 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2805 = v1604 + v2804;
+  const uint v2806 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2807 = v1603 + v2806;
+  const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2809 = v2807 < v1;
+  const bool v2810 = v2808 && v2809;
+  if (v2810) {
+    const float v2811 = v37.m[6][6].thread_elements()[1];
+    const bfloat v2812 = bfloat(v2811);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2813 = v2805 * v1;
+    const uint v2814 = v2813 + v2807;
+    out[v2814] = v2812;
   }
-  const uint v2825 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2827 = v1604 + v2825;
-  const uint v2828 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2830 = v1607 + v2828;
-  const bool v2831 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2832 = v2830 < v1;
-  const bool v2833 = v2831 && v2832;
-  if (v2833) {
-    const float v2834 = v37.m[5][7].thread_elements()[0];
-    const bfloat v2835 = bfloat(v2834);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2836 = v2827 * v1;
-    const uint v2837 = v2836 + v2830;
-    out[v2837] = v2835;
+  const uint v2815 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2816 = v1604 + v2815;
+  const uint v2817 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2818 = v1603 + v2817;
+  const bool v2819 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2820 = v2818 < v1;
+  const bool v2821 = v2819 && v2820;
+  if (v2821) {
+    const float v2822 = v37.m[6][7].thread_elements()[0];
+    const bfloat v2823 = bfloat(v2822);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2824 = v2816 * v1;
+    const uint v2825 = v2824 + v2818;
+    out[v2825] = v2823;
   }
-  const uint v2838 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2840 = v1604 + v2838;
-  const uint v2841 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2843 = v1607 + v2841;
-  const bool v2844 = v2840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2845 = v2843 < v1;
-  const bool v2846 = v2844 && v2845;
-  if (v2846) {
-    const float v2847 = v37.m[5][7].thread_elements()[1];
-    const bfloat v2848 = bfloat(v2847);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2849 = v2840 * v1;
-    const uint v2850 = v2849 + v2843;
-    out[v2850] = v2848;
+  const uint v2826 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2827 = v1604 + v2826;
+  const uint v2828 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2829 = v1603 + v2828;
+  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2831 = v2829 < v1;
+  const bool v2832 = v2830 && v2831;
+  if (v2832) {
+    const float v2833 = v37.m[6][7].thread_elements()[1];
+    const bfloat v2834 = bfloat(v2833);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2835 = v2827 * v1;
+    const uint v2836 = v2835 + v2829;
+    out[v2836] = v2834;
   }
-  const uint v2851 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2853 = v1604 + v2851;
-  const uint v2854 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2856 = v1607 + v2854;
-  const bool v2857 = v2853 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2858 = v2856 < v1;
-  const bool v2859 = v2857 && v2858;
-  if (v2859) {
-    const float v2860 = v37.m[6][0].thread_elements()[0];
-    const bfloat v2861 = bfloat(v2860);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2862 = v2853 * v1;
-    const uint v2863 = v2862 + v2856;
-    out[v2863] = v2861;
+  const uint v2837 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2838 = v1604 + v2837;
+  const uint v2839 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2840 = v1603 + v2839;
+  const bool v2841 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2842 = v2840 < v1;
+  const bool v2843 = v2841 && v2842;
+  if (v2843) {
+    const float v2844 = v37.m[7][0].thread_elements()[0];
+    const bfloat v2845 = bfloat(v2844);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2846 = v2838 * v1;
+    const uint v2847 = v2846 + v2840;
+    out[v2847] = v2845;
   }
-  const uint v2864 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2866 = v1604 + v2864;
-  const uint v2867 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2869 = v1607 + v2867;
-  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2871 = v2869 < v1;
-  const bool v2872 = v2870 && v2871;
-  if (v2872) {
-    const float v2873 = v37.m[6][0].thread_elements()[1];
-    const bfloat v2874 = bfloat(v2873);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2875 = v2866 * v1;
-    const uint v2876 = v2875 + v2869;
-    out[v2876] = v2874;
+  const uint v2848 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2849 = v1604 + v2848;
+  const uint v2850 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2851 = v1603 + v2850;
+  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2853 = v2851 < v1;
+  const bool v2854 = v2852 && v2853;
+  if (v2854) {
+    const float v2855 = v37.m[7][0].thread_elements()[1];
+    const bfloat v2856 = bfloat(v2855);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2857 = v2849 * v1;
+    const uint v2858 = v2857 + v2851;
+    out[v2858] = v2856;
   }
-  const uint v2877 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2879 = v1604 + v2877;
-  const uint v2880 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2882 = v1607 + v2880;
-  const bool v2883 = v2879 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2884 = v2882 < v1;
-  const bool v2885 = v2883 && v2884;
-  if (v2885) {
-    const float v2886 = v37.m[6][1].thread_elements()[0];
-    const bfloat v2887 = bfloat(v2886);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2888 = v2879 * v1;
-    const uint v2889 = v2888 + v2882;
-    out[v2889] = v2887;
+  const uint v2859 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2860 = v1604 + v2859;
+  const uint v2861 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2862 = v1603 + v2861;
+  const bool v2863 = v2860 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2864 = v2862 < v1;
+  const bool v2865 = v2863 && v2864;
+  if (v2865) {
+    const float v2866 = v37.m[7][1].thread_elements()[0];
+    const bfloat v2867 = bfloat(v2866);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2868 = v2860 * v1;
+    const uint v2869 = v2868 + v2862;
+    out[v2869] = v2867;
   }
-  const uint v2890 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2892 = v1604 + v2890;
-  const uint v2893 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2895 = v1607 + v2893;
-  const bool v2896 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2870 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2871 = v1604 + v2870;
+  const uint v2872 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2873 = v1603 + v2872;
+  const bool v2874 = v2871 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2875 = v2873 < v1;
+  const bool v2876 = v2874 && v2875;
+  if (v2876) {
+    const float v2877 = v37.m[7][1].thread_elements()[1];
+    const bfloat v2878 = bfloat(v2877);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2879 = v2871 * v1;
+    const uint v2880 = v2879 + v2873;
+    out[v2880] = v2878;
+  }
+  const uint v2881 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2882 = v1604 + v2881;
+  const uint v2883 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2884 = v1603 + v2883;
+  const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2886 = v2884 < v1;
+  const bool v2887 = v2885 && v2886;
+  if (v2887) {
+    const float v2888 = v37.m[7][2].thread_elements()[0];
+    const bfloat v2889 = bfloat(v2888);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2890 = v2882 * v1;
+    const uint v2891 = v2890 + v2884;
+    out[v2891] = v2889;
+  }
+  const uint v2892 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2893 = v1604 + v2892;
+  const uint v2894 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2895 = v1603 + v2894;
+  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2897 = v2895 < v1;
   const bool v2898 = v2896 && v2897;
   if (v2898) {
-    const float v2899 = v37.m[6][1].thread_elements()[1];
+    const float v2899 = v37.m[7][2].thread_elements()[1];
     const bfloat v2900 = bfloat(v2899);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2901 = v2892 * v1;
+    const uint v2901 = v2893 * v1;
     const uint v2902 = v2901 + v2895;
     out[v2902] = v2900;
   }
-  const uint v2903 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2905 = v1604 + v2903;
-  const uint v2906 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2908 = v1607 + v2906;
-  const bool v2909 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2910 = v2908 < v1;
-  const bool v2911 = v2909 && v2910;
-  if (v2911) {
-    const float v2912 = v37.m[6][2].thread_elements()[0];
-    const bfloat v2913 = bfloat(v2912);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2914 = v2905 * v1;
-    const uint v2915 = v2914 + v2908;
-    out[v2915] = v2913;
+  const uint v2903 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2904 = v1604 + v2903;
+  const uint v2905 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2906 = v1603 + v2905;
+  const bool v2907 = v2904 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2908 = v2906 < v1;
+  const bool v2909 = v2907 && v2908;
+  if (v2909) {
+    const float v2910 = v37.m[7][3].thread_elements()[0];
+    const bfloat v2911 = bfloat(v2910);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2912 = v2904 * v1;
+    const uint v2913 = v2912 + v2906;
+    out[v2913] = v2911;
   }
-  const uint v2916 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2918 = v1604 + v2916;
-  const uint v2919 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2921 = v1607 + v2919;
-  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2923 = v2921 < v1;
-  const bool v2924 = v2922 && v2923;
-  if (v2924) {
-    const float v2925 = v37.m[6][2].thread_elements()[1];
-    const bfloat v2926 = bfloat(v2925);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2927 = v2918 * v1;
-    const uint v2928 = v2927 + v2921;
-    out[v2928] = v2926;
+  const uint v2914 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2915 = v1604 + v2914;
+  const uint v2916 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2917 = v1603 + v2916;
+  const bool v2918 = v2915 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2919 = v2917 < v1;
+  const bool v2920 = v2918 && v2919;
+  if (v2920) {
+    const float v2921 = v37.m[7][3].thread_elements()[1];
+    const bfloat v2922 = bfloat(v2921);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2923 = v2915 * v1;
+    const uint v2924 = v2923 + v2917;
+    out[v2924] = v2922;
   }
-  const uint v2929 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2931 = v1604 + v2929;
-  const uint v2932 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2934 = v1607 + v2932;
-  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2936 = v2934 < v1;
-  const bool v2937 = v2935 && v2936;
-  if (v2937) {
-    const float v2938 = v37.m[6][3].thread_elements()[0];
-    const bfloat v2939 = bfloat(v2938);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2940 = v2931 * v1;
-    const uint v2941 = v2940 + v2934;
-    out[v2941] = v2939;
+  const uint v2925 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2926 = v1604 + v2925;
+  const uint v2927 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2928 = v1603 + v2927;
+  const bool v2929 = v2926 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2930 = v2928 < v1;
+  const bool v2931 = v2929 && v2930;
+  if (v2931) {
+    const float v2932 = v37.m[7][4].thread_elements()[0];
+    const bfloat v2933 = bfloat(v2932);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2934 = v2926 * v1;
+    const uint v2935 = v2934 + v2928;
+    out[v2935] = v2933;
   }
-  const uint v2942 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2944 = v1604 + v2942;
-  const uint v2945 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2947 = v1607 + v2945;
-  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2949 = v2947 < v1;
-  const bool v2950 = v2948 && v2949;
-  if (v2950) {
-    const float v2951 = v37.m[6][3].thread_elements()[1];
-    const bfloat v2952 = bfloat(v2951);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2953 = v2944 * v1;
-    const uint v2954 = v2953 + v2947;
-    out[v2954] = v2952;
+  const uint v2936 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2937 = v1604 + v2936;
+  const uint v2938 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2939 = v1603 + v2938;
+  const bool v2940 = v2937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2941 = v2939 < v1;
+  const bool v2942 = v2940 && v2941;
+  if (v2942) {
+    const float v2943 = v37.m[7][4].thread_elements()[1];
+    const bfloat v2944 = bfloat(v2943);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2945 = v2937 * v1;
+    const uint v2946 = v2945 + v2939;
+    out[v2946] = v2944;
   }
-  const uint v2955 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2957 = v1604 + v2955;
-  const uint v2958 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2960 = v1607 + v2958;
-  const bool v2961 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2962 = v2960 < v1;
-  const bool v2963 = v2961 && v2962;
-  if (v2963) {
-    const float v2964 = v37.m[6][4].thread_elements()[0];
-    const bfloat v2965 = bfloat(v2964);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2966 = v2957 * v1;
-    const uint v2967 = v2966 + v2960;
-    out[v2967] = v2965;
+  const uint v2947 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2948 = v1604 + v2947;
+  const uint v2949 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2950 = v1603 + v2949;
+  const bool v2951 = v2948 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2952 = v2950 < v1;
+  const bool v2953 = v2951 && v2952;
+  if (v2953) {
+    const float v2954 = v37.m[7][5].thread_elements()[0];
+    const bfloat v2955 = bfloat(v2954);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2956 = v2948 * v1;
+    const uint v2957 = v2956 + v2950;
+    out[v2957] = v2955;
   }
-  const uint v2968 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2970 = v1604 + v2968;
-  const uint v2971 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2973 = v1607 + v2971;
-  const bool v2974 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2975 = v2973 < v1;
-  const bool v2976 = v2974 && v2975;
-  if (v2976) {
-    const float v2977 = v37.m[6][4].thread_elements()[1];
-    const bfloat v2978 = bfloat(v2977);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2979 = v2970 * v1;
-    const uint v2980 = v2979 + v2973;
-    out[v2980] = v2978;
+  const uint v2958 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2959 = v1604 + v2958;
+  const uint v2960 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2961 = v1603 + v2960;
+  const bool v2962 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2963 = v2961 < v1;
+  const bool v2964 = v2962 && v2963;
+  if (v2964) {
+    const float v2965 = v37.m[7][5].thread_elements()[1];
+    const bfloat v2966 = bfloat(v2965);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2967 = v2959 * v1;
+    const uint v2968 = v2967 + v2961;
+    out[v2968] = v2966;
   }
-  const uint v2981 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2983 = v1604 + v2981;
-  const uint v2984 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2986 = v1607 + v2984;
-  const bool v2987 = v2983 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2988 = v2986 < v1;
-  const bool v2989 = v2987 && v2988;
-  if (v2989) {
-    const float v2990 = v37.m[6][5].thread_elements()[0];
-    const bfloat v2991 = bfloat(v2990);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v2992 = v2983 * v1;
-    const uint v2993 = v2992 + v2986;
-    out[v2993] = v2991;
+  const uint v2969 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2970 = v1604 + v2969;
+  const uint v2971 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2972 = v1603 + v2971;
+  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2974 = v2972 < v1;
+  const bool v2975 = v2973 && v2974;
+  if (v2975) {
+    const float v2976 = v37.m[7][6].thread_elements()[0];
+    const bfloat v2977 = bfloat(v2976);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2978 = v2970 * v1;
+    const uint v2979 = v2978 + v2972;
+    out[v2979] = v2977;
   }
-  const uint v2994 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2996 = v1604 + v2994;
-  const uint v2997 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2999 = v1607 + v2997;
-  const bool v3000 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3001 = v2999 < v1;
-  const bool v3002 = v3000 && v3001;
-  if (v3002) {
-    const float v3003 = v37.m[6][5].thread_elements()[1];
-    const bfloat v3004 = bfloat(v3003);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3005 = v2996 * v1;
-    const uint v3006 = v3005 + v2999;
-    out[v3006] = v3004;
+  const uint v2980 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2981 = v1604 + v2980;
+  const uint v2982 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2983 = v1603 + v2982;
+  const bool v2984 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2985 = v2983 < v1;
+  const bool v2986 = v2984 && v2985;
+  if (v2986) {
+    const float v2987 = v37.m[7][6].thread_elements()[1];
+    const bfloat v2988 = bfloat(v2987);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v2989 = v2981 * v1;
+    const uint v2990 = v2989 + v2983;
+    out[v2990] = v2988;
   }
-  const uint v3007 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3009 = v1604 + v3007;
-  const uint v3010 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3012 = v1607 + v3010;
-  const bool v3013 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3014 = v3012 < v1;
-  const bool v3015 = v3013 && v3014;
-  if (v3015) {
-    const float v3016 = v37.m[6][6].thread_elements()[0];
-    const bfloat v3017 = bfloat(v3016);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3018 = v3009 * v1;
-    const uint v3019 = v3018 + v3012;
-    out[v3019] = v3017;
+  const uint v2991 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2992 = v1604 + v2991;
+  const uint v2993 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2994 = v1603 + v2993;
+  const bool v2995 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2996 = v2994 < v1;
+  const bool v2997 = v2995 && v2996;
+  if (v2997) {
+    const float v2998 = v37.m[7][7].thread_elements()[0];
+    const bfloat v2999 = bfloat(v2998);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3000 = v2992 * v1;
+    const uint v3001 = v3000 + v2994;
+    out[v3001] = v2999;
   }
-  const uint v3020 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3022 = v1604 + v3020;
-  const uint v3023 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3025 = v1607 + v3023;
-  const bool v3026 = v3022 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3027 = v3025 < v1;
-  const bool v3028 = v3026 && v3027;
-  if (v3028) {
-    const float v3029 = v37.m[6][6].thread_elements()[1];
-    const bfloat v3030 = bfloat(v3029);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3031 = v3022 * v1;
-    const uint v3032 = v3031 + v3025;
-    out[v3032] = v3030;
-  }
-  const uint v3033 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3035 = v1604 + v3033;
-  const uint v3036 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3038 = v1607 + v3036;
-  const bool v3039 = v3035 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3040 = v3038 < v1;
-  const bool v3041 = v3039 && v3040;
-  if (v3041) {
-    const float v3042 = v37.m[6][7].thread_elements()[0];
-    const bfloat v3043 = bfloat(v3042);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3044 = v3035 * v1;
-    const uint v3045 = v3044 + v3038;
-    out[v3045] = v3043;
-  }
-  const uint v3046 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3048 = v1604 + v3046;
-  const uint v3049 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3051 = v1607 + v3049;
-  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3053 = v3051 < v1;
-  const bool v3054 = v3052 && v3053;
-  if (v3054) {
-    const float v3055 = v37.m[6][7].thread_elements()[1];
-    const bfloat v3056 = bfloat(v3055);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3057 = v3048 * v1;
-    const uint v3058 = v3057 + v3051;
-    out[v3058] = v3056;
-  }
-  const uint v3059 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3061 = v1604 + v3059;
-  const uint v3062 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3064 = v1607 + v3062;
-  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3066 = v3064 < v1;
-  const bool v3067 = v3065 && v3066;
-  if (v3067) {
-    const float v3068 = v37.m[7][0].thread_elements()[0];
-    const bfloat v3069 = bfloat(v3068);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3070 = v3061 * v1;
-    const uint v3071 = v3070 + v3064;
-    out[v3071] = v3069;
-  }
-  const uint v3072 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3074 = v1604 + v3072;
-  const uint v3075 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3077 = v1607 + v3075;
-  const bool v3078 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3079 = v3077 < v1;
-  const bool v3080 = v3078 && v3079;
-  if (v3080) {
-    const float v3081 = v37.m[7][0].thread_elements()[1];
-    const bfloat v3082 = bfloat(v3081);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3083 = v3074 * v1;
-    const uint v3084 = v3083 + v3077;
-    out[v3084] = v3082;
-  }
-  const uint v3085 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3087 = v1604 + v3085;
-  const uint v3088 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3090 = v1607 + v3088;
-  const bool v3091 = v3087 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3092 = v3090 < v1;
-  const bool v3093 = v3091 && v3092;
-  if (v3093) {
-    const float v3094 = v37.m[7][1].thread_elements()[0];
-    const bfloat v3095 = bfloat(v3094);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3096 = v3087 * v1;
-    const uint v3097 = v3096 + v3090;
-    out[v3097] = v3095;
-  }
-  const uint v3098 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3100 = v1604 + v3098;
-  const uint v3101 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3103 = v1607 + v3101;
-  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3105 = v3103 < v1;
-  const bool v3106 = v3104 && v3105;
-  if (v3106) {
-    const float v3107 = v37.m[7][1].thread_elements()[1];
-    const bfloat v3108 = bfloat(v3107);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3109 = v3100 * v1;
-    const uint v3110 = v3109 + v3103;
-    out[v3110] = v3108;
-  }
-  const uint v3111 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3113 = v1604 + v3111;
-  const uint v3114 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3116 = v1607 + v3114;
-  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3118 = v3116 < v1;
-  const bool v3119 = v3117 && v3118;
-  if (v3119) {
-    const float v3120 = v37.m[7][2].thread_elements()[0];
-    const bfloat v3121 = bfloat(v3120);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3122 = v3113 * v1;
-    const uint v3123 = v3122 + v3116;
-    out[v3123] = v3121;
-  }
-  const uint v3124 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3126 = v1604 + v3124;
-  const uint v3127 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3129 = v1607 + v3127;
-  const bool v3130 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3131 = v3129 < v1;
-  const bool v3132 = v3130 && v3131;
-  if (v3132) {
-    const float v3133 = v37.m[7][2].thread_elements()[1];
-    const bfloat v3134 = bfloat(v3133);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3135 = v3126 * v1;
-    const uint v3136 = v3135 + v3129;
-    out[v3136] = v3134;
-  }
-  const uint v3137 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3139 = v1604 + v3137;
-  const uint v3140 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3142 = v1607 + v3140;
-  const bool v3143 = v3139 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3144 = v3142 < v1;
-  const bool v3145 = v3143 && v3144;
-  if (v3145) {
-    const float v3146 = v37.m[7][3].thread_elements()[0];
-    const bfloat v3147 = bfloat(v3146);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3148 = v3139 * v1;
-    const uint v3149 = v3148 + v3142;
-    out[v3149] = v3147;
-  }
-  const uint v3150 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3152 = v1604 + v3150;
-  const uint v3153 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3155 = v1607 + v3153;
-  const bool v3156 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3157 = v3155 < v1;
-  const bool v3158 = v3156 && v3157;
-  if (v3158) {
-    const float v3159 = v37.m[7][3].thread_elements()[1];
-    const bfloat v3160 = bfloat(v3159);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3161 = v3152 * v1;
-    const uint v3162 = v3161 + v3155;
-    out[v3162] = v3160;
-  }
-  const uint v3163 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3165 = v1604 + v3163;
-  const uint v3166 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3168 = v1607 + v3166;
-  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3170 = v3168 < v1;
-  const bool v3171 = v3169 && v3170;
-  if (v3171) {
-    const float v3172 = v37.m[7][4].thread_elements()[0];
-    const bfloat v3173 = bfloat(v3172);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3174 = v3165 * v1;
-    const uint v3175 = v3174 + v3168;
-    out[v3175] = v3173;
-  }
-  const uint v3176 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3178 = v1604 + v3176;
-  const uint v3179 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3181 = v1607 + v3179;
-  const bool v3182 = v3178 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3183 = v3181 < v1;
-  const bool v3184 = v3182 && v3183;
-  if (v3184) {
-    const float v3185 = v37.m[7][4].thread_elements()[1];
-    const bfloat v3186 = bfloat(v3185);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3187 = v3178 * v1;
-    const uint v3188 = v3187 + v3181;
-    out[v3188] = v3186;
-  }
-  const uint v3189 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3191 = v1604 + v3189;
-  const uint v3192 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3194 = v1607 + v3192;
-  const bool v3195 = v3191 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3196 = v3194 < v1;
-  const bool v3197 = v3195 && v3196;
-  if (v3197) {
-    const float v3198 = v37.m[7][5].thread_elements()[0];
-    const bfloat v3199 = bfloat(v3198);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3200 = v3191 * v1;
-    const uint v3201 = v3200 + v3194;
-    out[v3201] = v3199;
-  }
-  const uint v3202 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3204 = v1604 + v3202;
-  const uint v3205 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3207 = v1607 + v3205;
-  const bool v3208 = v3204 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3209 = v3207 < v1;
-  const bool v3210 = v3208 && v3209;
-  if (v3210) {
-    const float v3211 = v37.m[7][5].thread_elements()[1];
-    const bfloat v3212 = bfloat(v3211);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3213 = v3204 * v1;
-    const uint v3214 = v3213 + v3207;
-    out[v3214] = v3212;
-  }
-  const uint v3215 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3217 = v1604 + v3215;
-  const uint v3218 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3220 = v1607 + v3218;
-  const bool v3221 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3222 = v3220 < v1;
-  const bool v3223 = v3221 && v3222;
-  if (v3223) {
-    const float v3224 = v37.m[7][6].thread_elements()[0];
-    const bfloat v3225 = bfloat(v3224);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3226 = v3217 * v1;
-    const uint v3227 = v3226 + v3220;
-    out[v3227] = v3225;
-  }
-  const uint v3228 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3230 = v1604 + v3228;
-  const uint v3231 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3233 = v1607 + v3231;
-  const bool v3234 = v3230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3235 = v3233 < v1;
-  const bool v3236 = v3234 && v3235;
-  if (v3236) {
-    const float v3237 = v37.m[7][6].thread_elements()[1];
-    const bfloat v3238 = bfloat(v3237);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3239 = v3230 * v1;
-    const uint v3240 = v3239 + v3233;
-    out[v3240] = v3238;
-  }
-  const uint v3241 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3243 = v1604 + v3241;
-  const uint v3244 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3246 = v1607 + v3244;
-  const bool v3247 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3248 = v3246 < v1;
-  const bool v3249 = v3247 && v3248;
-  if (v3249) {
-    const float v3250 = v37.m[7][7].thread_elements()[0];
-    const bfloat v3251 = bfloat(v3250);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3252 = v3243 * v1;
-    const uint v3253 = v3252 + v3246;
-    out[v3253] = v3251;
-  }
-  const uint v3254 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v3256 = v1604 + v3254;
-  const uint v3257 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v3259 = v1607 + v3257;
-  const bool v3260 = v3256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v3261 = v3259 < v1;
-  const bool v3262 = v3260 && v3261;
-  if (v3262) {
-    const float v3263 = v37.m[7][7].thread_elements()[1];
-    const bfloat v3264 = bfloat(v3263);  // kernels/gemm/gemm_quant.cpp:57
-    const uint v3265 = v3256 * v1;
-    const uint v3266 = v3265 + v3259;
-    out[v3266] = v3264;
+  const uint v3002 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v3003 = v1604 + v3002;
+  const uint v3004 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v3005 = v1603 + v3004;
+  const bool v3006 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v3007 = v3005 < v1;
+  const bool v3008 = v3006 && v3007;
+  if (v3008) {
+    const float v3009 = v37.m[7][7].thread_elements()[1];
+    const bfloat v3010 = bfloat(v3009);  // kernels/gemm/gemm_quant.cpp:57
+    const uint v3011 = v3003 * v1;
+    const uint v3012 = v3011 + v3005;
+    out[v3012] = v3010;
   }
 }

@@ -112,16 +112,16 @@ kernel void iron_gemm_batched_kn_bf16(
   const uint v28 = v27 << 7u;
   const uint v31 = v25 / v23;
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
   const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v51 = v50 == 0u;
@@ -133,367 +133,367 @@ kernel void iron_gemm_batched_kn_bf16(
   const uint v63 = v9 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:248
   if (v66) {
-    const uint v2658 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2661 = v2658 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2664 = v2658 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2665 = v2664 << 3u;
-    const uint v2666 = v28 + v2661;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2667 = v2666 < v1;
-    const uint v2672 = v2666 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2673 = v8 + v2672;
-    const uint v2678 = v2661 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2683 = v2658 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2685 = v2683 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2688 = v2683 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2689 = v2688 << 3u;
-    const uint v2690 = v28 + v2685;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2691 = v2690 < v1;
-    const uint v2696 = v2690 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2697 = v8 + v2696;
-    const uint v2702 = v2685 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2707 = v2658 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2709 = v2707 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2712 = v2707 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2713 = v2712 << 3u;
-    const uint v2714 = v28 + v2709;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2715 = v2714 < v1;
-    const uint v2720 = v2714 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2721 = v8 + v2720;
-    const uint v2726 = v2709 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2731 = v2658 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2733 = v2731 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2736 = v2731 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2737 = v2736 << 3u;
-    const uint v2738 = v28 + v2733;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2739 = v2738 < v1;
-    const uint v2744 = v2738 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2745 = v8 + v2744;
-    const uint v2750 = v2733 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2755 = v2658 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2757 = v2755 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2760 = v2755 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2761 = v2760 << 3u;
-    const uint v2762 = v28 + v2757;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2763 = v2762 < v1;
-    const uint v2768 = v2762 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2769 = v8 + v2768;
-    const uint v2774 = v2757 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2779 = v2658 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2781 = v2779 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2784 = v2779 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2785 = v2784 << 3u;
-    const uint v2786 = v28 + v2781;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2787 = v2786 < v1;
-    const uint v2792 = v2786 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2793 = v8 + v2792;
-    const uint v2798 = v2781 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2803 = v2658 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2805 = v2803 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2808 = v2803 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2809 = v2808 << 3u;
-    const uint v2810 = v28 + v2805;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2811 = v2810 < v1;
-    const uint v2816 = v2810 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2817 = v8 + v2816;
-    const uint v2822 = v2805 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2827 = v2658 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2829 = v2827 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2832 = v2827 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2833 = v2832 << 3u;
-    const uint v2834 = v28 + v2829;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2835 = v2834 < v1;
-    const uint v2840 = v2834 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2841 = v8 + v2840;
-    const uint v2846 = v2829 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2855 = v2658 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2858 = v2658 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2859 = v2858 << 3u;
-    const uint v2862 = v32 + v2859;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2863 = v2862 < v2;
-    const uint v2872 = v2855 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2879 = v2683 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2882 = v2683 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2883 = v2882 << 3u;
-    const uint v2886 = v32 + v2883;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2887 = v2886 < v2;
-    const uint v2896 = v2879 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2903 = v2707 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2906 = v2707 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2907 = v2906 << 3u;
-    const uint v2910 = v32 + v2907;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2911 = v2910 < v2;
-    const uint v2920 = v2903 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2927 = v2731 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2930 = v2731 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2931 = v2930 << 3u;
-    const uint v2934 = v32 + v2931;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2935 = v2934 < v2;
-    const uint v2944 = v2927 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2951 = v2755 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2954 = v2755 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2955 = v2954 << 3u;
-    const uint v2958 = v32 + v2955;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2959 = v2958 < v2;
-    const uint v2968 = v2951 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2975 = v2779 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2978 = v2779 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2979 = v2978 << 3u;
-    const uint v2982 = v32 + v2979;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2983 = v2982 < v2;
-    const uint v2992 = v2975 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2999 = v2803 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3002 = v2803 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3003 = v3002 << 3u;
-    const uint v3006 = v32 + v3003;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3007 = v3006 < v2;
-    const uint v3016 = v2999 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3023 = v2827 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3026 = v2827 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3027 = v3026 << 3u;
-    const uint v3030 = v32 + v3027;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3031 = v3030 < v2;
-    const uint v3040 = v3023 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3050 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2404 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2407 = v2404 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2410 = v2404 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2411 = v2410 << 3u;
+    const uint v2412 = v28 + v2407;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2413 = v2412 < v1;
+    const uint v2418 = v2412 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2419 = v8 + v2418;
+    const uint v2424 = v2407 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2429 = v2404 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2431 = v2429 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2434 = v2429 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2435 = v2434 << 3u;
+    const uint v2436 = v28 + v2431;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2437 = v2436 < v1;
+    const uint v2442 = v2436 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2443 = v8 + v2442;
+    const uint v2448 = v2431 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2453 = v2404 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2455 = v2453 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2458 = v2453 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2459 = v2458 << 3u;
+    const uint v2460 = v28 + v2455;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2461 = v2460 < v1;
+    const uint v2466 = v2460 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2467 = v8 + v2466;
+    const uint v2472 = v2455 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2477 = v2404 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2479 = v2477 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2482 = v2477 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2483 = v2482 << 3u;
+    const uint v2484 = v28 + v2479;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2485 = v2484 < v1;
+    const uint v2490 = v2484 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2491 = v8 + v2490;
+    const uint v2496 = v2479 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2501 = v2404 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2503 = v2501 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2506 = v2501 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2507 = v2506 << 3u;
+    const uint v2508 = v28 + v2503;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2509 = v2508 < v1;
+    const uint v2514 = v2508 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2515 = v8 + v2514;
+    const uint v2520 = v2503 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2525 = v2404 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2527 = v2525 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2530 = v2525 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2531 = v2530 << 3u;
+    const uint v2532 = v28 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2533 = v2532 < v1;
+    const uint v2538 = v2532 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2539 = v8 + v2538;
+    const uint v2544 = v2527 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2549 = v2404 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2551 = v2549 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2554 = v2549 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2555 = v2554 << 3u;
+    const uint v2556 = v28 + v2551;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2557 = v2556 < v1;
+    const uint v2562 = v2556 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2563 = v8 + v2562;
+    const uint v2568 = v2551 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2573 = v2404 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2575 = v2573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2578 = v2573 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2579 = v2578 << 3u;
+    const uint v2580 = v28 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2581 = v2580 < v1;
+    const uint v2586 = v2580 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2587 = v8 + v2586;
+    const uint v2592 = v2575 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2601 = v2404 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2604 = v2404 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2605 = v2604 << 3u;
+    const uint v2608 = v32 + v2605;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2609 = v2608 < v2;
+    const uint v2618 = v2601 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2625 = v2429 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2628 = v2429 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2629 = v2628 << 3u;
+    const uint v2632 = v32 + v2629;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2633 = v2632 < v2;
+    const uint v2642 = v2625 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2649 = v2453 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2652 = v2453 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2653 = v2652 << 3u;
+    const uint v2656 = v32 + v2653;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2657 = v2656 < v2;
+    const uint v2666 = v2649 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2673 = v2477 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2676 = v2477 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2677 = v2676 << 3u;
+    const uint v2680 = v32 + v2677;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2681 = v2680 < v2;
+    const uint v2690 = v2673 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2697 = v2501 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2700 = v2501 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2701 = v2700 << 3u;
+    const uint v2704 = v32 + v2701;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2705 = v2704 < v2;
+    const uint v2714 = v2697 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2721 = v2525 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2724 = v2525 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2725 = v2724 << 3u;
+    const uint v2728 = v32 + v2725;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2729 = v2728 < v2;
+    const uint v2738 = v2721 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2745 = v2549 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2748 = v2549 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2749 = v2748 << 3u;
+    const uint v2752 = v32 + v2749;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2753 = v2752 < v2;
+    const uint v2762 = v2745 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2769 = v2573 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2772 = v2573 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2773 = v2772 << 3u;
+    const uint v2776 = v32 + v2773;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2777 = v2776 < v2;
+    const uint v2786 = v2769 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2796 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v2650 = 0u; v2650 < v3; v2650 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2652 = v2650 >> 6u;
-      const uint v2654 = v2652 % 1u;
+    for (uint v2396 = 0u; v2396 < v3; v2396 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2398 = v2396 >> 6u;
+      const uint v2400 = v2398 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2656 = v2654 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2668 = v2650 + v2665;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2669 = v2668 < v3;
-      const bool v2670 = v2667 && v2669;
-      const uint v2674 = v2673 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2675 = v2674 + v2665;
-      const uint v2676 = v2670 ? v2675 : v8;
-      const uint v2679 = v2656 + v2678;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2680 = v2679 + v2665;
+      const uint v2402 = v2400 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2414 = v2396 + v2411;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2415 = v2414 < v3;
+      const bool v2416 = v2413 && v2415;
+      const uint v2420 = v2419 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2421 = v2420 + v2411;
+      const uint v2422 = v2416 ? v2421 : v8;
+      const uint v2425 = v2402 + v2424;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2426 = v2425 + v2411;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2680 + e] = v2670 ? a[v2676 + e] : bfloat(0);
+        shm0[v2426 + e] = v2416 ? a[v2422 + e] : bfloat(0);
       }
-      const uint v2692 = v2650 + v2689;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2693 = v2692 < v3;
-      const bool v2694 = v2691 && v2693;
-      const uint v2698 = v2697 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2699 = v2698 + v2689;
-      const uint v2700 = v2694 ? v2699 : v8;
-      const uint v2703 = v2656 + v2702;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2704 = v2703 + v2689;
+      const uint v2438 = v2396 + v2435;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2439 = v2438 < v3;
+      const bool v2440 = v2437 && v2439;
+      const uint v2444 = v2443 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2445 = v2444 + v2435;
+      const uint v2446 = v2440 ? v2445 : v8;
+      const uint v2449 = v2402 + v2448;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2450 = v2449 + v2435;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2704 + e] = v2694 ? a[v2700 + e] : bfloat(0);
+        shm0[v2450 + e] = v2440 ? a[v2446 + e] : bfloat(0);
       }
-      const uint v2716 = v2650 + v2713;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2717 = v2716 < v3;
-      const bool v2718 = v2715 && v2717;
-      const uint v2722 = v2721 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2723 = v2722 + v2713;
-      const uint v2724 = v2718 ? v2723 : v8;
-      const uint v2727 = v2656 + v2726;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2728 = v2727 + v2713;
+      const uint v2462 = v2396 + v2459;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2463 = v2462 < v3;
+      const bool v2464 = v2461 && v2463;
+      const uint v2468 = v2467 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2469 = v2468 + v2459;
+      const uint v2470 = v2464 ? v2469 : v8;
+      const uint v2473 = v2402 + v2472;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2474 = v2473 + v2459;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2728 + e] = v2718 ? a[v2724 + e] : bfloat(0);
+        shm0[v2474 + e] = v2464 ? a[v2470 + e] : bfloat(0);
       }
-      const uint v2740 = v2650 + v2737;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2741 = v2740 < v3;
-      const bool v2742 = v2739 && v2741;
-      const uint v2746 = v2745 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2747 = v2746 + v2737;
-      const uint v2748 = v2742 ? v2747 : v8;
-      const uint v2751 = v2656 + v2750;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2752 = v2751 + v2737;
+      const uint v2486 = v2396 + v2483;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2487 = v2486 < v3;
+      const bool v2488 = v2485 && v2487;
+      const uint v2492 = v2491 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2493 = v2492 + v2483;
+      const uint v2494 = v2488 ? v2493 : v8;
+      const uint v2497 = v2402 + v2496;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2498 = v2497 + v2483;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2752 + e] = v2742 ? a[v2748 + e] : bfloat(0);
+        shm0[v2498 + e] = v2488 ? a[v2494 + e] : bfloat(0);
       }
-      const uint v2764 = v2650 + v2761;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2765 = v2764 < v3;
-      const bool v2766 = v2763 && v2765;
-      const uint v2770 = v2769 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2771 = v2770 + v2761;
-      const uint v2772 = v2766 ? v2771 : v8;
-      const uint v2775 = v2656 + v2774;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2776 = v2775 + v2761;
+      const uint v2510 = v2396 + v2507;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2511 = v2510 < v3;
+      const bool v2512 = v2509 && v2511;
+      const uint v2516 = v2515 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2517 = v2516 + v2507;
+      const uint v2518 = v2512 ? v2517 : v8;
+      const uint v2521 = v2402 + v2520;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2522 = v2521 + v2507;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2776 + e] = v2766 ? a[v2772 + e] : bfloat(0);
+        shm0[v2522 + e] = v2512 ? a[v2518 + e] : bfloat(0);
       }
-      const uint v2788 = v2650 + v2785;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2789 = v2788 < v3;
-      const bool v2790 = v2787 && v2789;
-      const uint v2794 = v2793 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2795 = v2794 + v2785;
-      const uint v2796 = v2790 ? v2795 : v8;
-      const uint v2799 = v2656 + v2798;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2800 = v2799 + v2785;
+      const uint v2534 = v2396 + v2531;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2535 = v2534 < v3;
+      const bool v2536 = v2533 && v2535;
+      const uint v2540 = v2539 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2541 = v2540 + v2531;
+      const uint v2542 = v2536 ? v2541 : v8;
+      const uint v2545 = v2402 + v2544;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2546 = v2545 + v2531;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2800 + e] = v2790 ? a[v2796 + e] : bfloat(0);
+        shm0[v2546 + e] = v2536 ? a[v2542 + e] : bfloat(0);
       }
-      const uint v2812 = v2650 + v2809;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2813 = v2812 < v3;
-      const bool v2814 = v2811 && v2813;
-      const uint v2818 = v2817 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2819 = v2818 + v2809;
-      const uint v2820 = v2814 ? v2819 : v8;
-      const uint v2823 = v2656 + v2822;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2824 = v2823 + v2809;
+      const uint v2558 = v2396 + v2555;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2559 = v2558 < v3;
+      const bool v2560 = v2557 && v2559;
+      const uint v2564 = v2563 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2565 = v2564 + v2555;
+      const uint v2566 = v2560 ? v2565 : v8;
+      const uint v2569 = v2402 + v2568;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2570 = v2569 + v2555;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2824 + e] = v2814 ? a[v2820 + e] : bfloat(0);
+        shm0[v2570 + e] = v2560 ? a[v2566 + e] : bfloat(0);
       }
-      const uint v2836 = v2650 + v2833;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2837 = v2836 < v3;
-      const bool v2838 = v2835 && v2837;
-      const uint v2842 = v2841 + v2650;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2843 = v2842 + v2833;
-      const uint v2844 = v2838 ? v2843 : v8;
-      const uint v2847 = v2656 + v2846;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2848 = v2847 + v2833;
+      const uint v2582 = v2396 + v2579;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2583 = v2582 < v3;
+      const bool v2584 = v2581 && v2583;
+      const uint v2588 = v2587 + v2396;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2589 = v2588 + v2579;
+      const uint v2590 = v2584 ? v2589 : v8;
+      const uint v2593 = v2402 + v2592;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2594 = v2593 + v2579;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2848 + e] = v2838 ? a[v2844 + e] : bfloat(0);
+        shm0[v2594 + e] = v2584 ? a[v2590 + e] : bfloat(0);
       }
-      const uint v2860 = v2650 + v2855;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2861 = v2860 < v3;
-      const bool v2864 = v2861 && v2863;
-      const uint v2866 = v2860 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2867 = v9 + v2866;
-      const uint v2868 = v2867 + v32;
-      const uint v2869 = v2868 + v2859;
-      const uint v2870 = v2864 ? v2869 : v9;
-      const uint v2873 = v2656 + v2872;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2874 = v2873 + v2859;
+      const uint v2606 = v2396 + v2601;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2607 = v2606 < v3;
+      const bool v2610 = v2607 && v2609;
+      const uint v2612 = v2606 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2613 = v9 + v2612;
+      const uint v2614 = v2613 + v32;
+      const uint v2615 = v2614 + v2605;
+      const uint v2616 = v2610 ? v2615 : v9;
+      const uint v2619 = v2402 + v2618;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2620 = v2619 + v2605;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2874 + e] = v2864 ? b[v2870 + e] : bfloat(0);
+        shm1[v2620 + e] = v2610 ? b[v2616 + e] : bfloat(0);
       }
-      const uint v2884 = v2650 + v2879;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2885 = v2884 < v3;
-      const bool v2888 = v2885 && v2887;
-      const uint v2890 = v2884 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2891 = v9 + v2890;
-      const uint v2892 = v2891 + v32;
-      const uint v2893 = v2892 + v2883;
-      const uint v2894 = v2888 ? v2893 : v9;
-      const uint v2897 = v2656 + v2896;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2898 = v2897 + v2883;
+      const uint v2630 = v2396 + v2625;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2631 = v2630 < v3;
+      const bool v2634 = v2631 && v2633;
+      const uint v2636 = v2630 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2637 = v9 + v2636;
+      const uint v2638 = v2637 + v32;
+      const uint v2639 = v2638 + v2629;
+      const uint v2640 = v2634 ? v2639 : v9;
+      const uint v2643 = v2402 + v2642;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2644 = v2643 + v2629;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2898 + e] = v2888 ? b[v2894 + e] : bfloat(0);
+        shm1[v2644 + e] = v2634 ? b[v2640 + e] : bfloat(0);
       }
-      const uint v2908 = v2650 + v2903;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2909 = v2908 < v3;
-      const bool v2912 = v2909 && v2911;
-      const uint v2914 = v2908 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2915 = v9 + v2914;
-      const uint v2916 = v2915 + v32;
-      const uint v2917 = v2916 + v2907;
-      const uint v2918 = v2912 ? v2917 : v9;
-      const uint v2921 = v2656 + v2920;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2922 = v2921 + v2907;
+      const uint v2654 = v2396 + v2649;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2655 = v2654 < v3;
+      const bool v2658 = v2655 && v2657;
+      const uint v2660 = v2654 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2661 = v9 + v2660;
+      const uint v2662 = v2661 + v32;
+      const uint v2663 = v2662 + v2653;
+      const uint v2664 = v2658 ? v2663 : v9;
+      const uint v2667 = v2402 + v2666;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2668 = v2667 + v2653;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2922 + e] = v2912 ? b[v2918 + e] : bfloat(0);
+        shm1[v2668 + e] = v2658 ? b[v2664 + e] : bfloat(0);
       }
-      const uint v2932 = v2650 + v2927;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2933 = v2932 < v3;
-      const bool v2936 = v2933 && v2935;
-      const uint v2938 = v2932 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2939 = v9 + v2938;
-      const uint v2940 = v2939 + v32;
-      const uint v2941 = v2940 + v2931;
-      const uint v2942 = v2936 ? v2941 : v9;
-      const uint v2945 = v2656 + v2944;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2946 = v2945 + v2931;
+      const uint v2678 = v2396 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2679 = v2678 < v3;
+      const bool v2682 = v2679 && v2681;
+      const uint v2684 = v2678 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2685 = v9 + v2684;
+      const uint v2686 = v2685 + v32;
+      const uint v2687 = v2686 + v2677;
+      const uint v2688 = v2682 ? v2687 : v9;
+      const uint v2691 = v2402 + v2690;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2692 = v2691 + v2677;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2946 + e] = v2936 ? b[v2942 + e] : bfloat(0);
+        shm1[v2692 + e] = v2682 ? b[v2688 + e] : bfloat(0);
       }
-      const uint v2956 = v2650 + v2951;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2957 = v2956 < v3;
-      const bool v2960 = v2957 && v2959;
-      const uint v2962 = v2956 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2963 = v9 + v2962;
-      const uint v2964 = v2963 + v32;
-      const uint v2965 = v2964 + v2955;
-      const uint v2966 = v2960 ? v2965 : v9;
-      const uint v2969 = v2656 + v2968;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2970 = v2969 + v2955;
+      const uint v2702 = v2396 + v2697;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2703 = v2702 < v3;
+      const bool v2706 = v2703 && v2705;
+      const uint v2708 = v2702 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2709 = v9 + v2708;
+      const uint v2710 = v2709 + v32;
+      const uint v2711 = v2710 + v2701;
+      const uint v2712 = v2706 ? v2711 : v9;
+      const uint v2715 = v2402 + v2714;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2716 = v2715 + v2701;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2970 + e] = v2960 ? b[v2966 + e] : bfloat(0);
+        shm1[v2716 + e] = v2706 ? b[v2712 + e] : bfloat(0);
       }
-      const uint v2980 = v2650 + v2975;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2981 = v2980 < v3;
-      const bool v2984 = v2981 && v2983;
-      const uint v2986 = v2980 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2987 = v9 + v2986;
-      const uint v2988 = v2987 + v32;
-      const uint v2989 = v2988 + v2979;
-      const uint v2990 = v2984 ? v2989 : v9;
-      const uint v2993 = v2656 + v2992;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2994 = v2993 + v2979;
+      const uint v2726 = v2396 + v2721;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2727 = v2726 < v3;
+      const bool v2730 = v2727 && v2729;
+      const uint v2732 = v2726 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2733 = v9 + v2732;
+      const uint v2734 = v2733 + v32;
+      const uint v2735 = v2734 + v2725;
+      const uint v2736 = v2730 ? v2735 : v9;
+      const uint v2739 = v2402 + v2738;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2740 = v2739 + v2725;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2994 + e] = v2984 ? b[v2990 + e] : bfloat(0);
+        shm1[v2740 + e] = v2730 ? b[v2736 + e] : bfloat(0);
       }
-      const uint v3004 = v2650 + v2999;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3005 = v3004 < v3;
-      const bool v3008 = v3005 && v3007;
-      const uint v3010 = v3004 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3011 = v9 + v3010;
-      const uint v3012 = v3011 + v32;
-      const uint v3013 = v3012 + v3003;
-      const uint v3014 = v3008 ? v3013 : v9;
-      const uint v3017 = v2656 + v3016;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3018 = v3017 + v3003;
+      const uint v2750 = v2396 + v2745;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2751 = v2750 < v3;
+      const bool v2754 = v2751 && v2753;
+      const uint v2756 = v2750 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2757 = v9 + v2756;
+      const uint v2758 = v2757 + v32;
+      const uint v2759 = v2758 + v2749;
+      const uint v2760 = v2754 ? v2759 : v9;
+      const uint v2763 = v2402 + v2762;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2764 = v2763 + v2749;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v3018 + e] = v3008 ? b[v3014 + e] : bfloat(0);
+        shm1[v2764 + e] = v2754 ? b[v2760 + e] : bfloat(0);
       }
-      const uint v3028 = v2650 + v3023;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3029 = v3028 < v3;
-      const bool v3032 = v3029 && v3031;
-      const uint v3034 = v3028 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3035 = v9 + v3034;
-      const uint v3036 = v3035 + v32;
-      const uint v3037 = v3036 + v3027;
-      const uint v3038 = v3032 ? v3037 : v9;
-      const uint v3041 = v2656 + v3040;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3042 = v3041 + v3027;
+      const uint v2774 = v2396 + v2769;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2775 = v2774 < v3;
+      const bool v2778 = v2775 && v2777;
+      const uint v2780 = v2774 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2781 = v9 + v2780;
+      const uint v2782 = v2781 + v32;
+      const uint v2783 = v2782 + v2773;
+      const uint v2784 = v2778 ? v2783 : v9;
+      const uint v2787 = v2402 + v2786;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2788 = v2787 + v2773;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v3042 + e] = v3032 ? b[v3038 + e] : bfloat(0);
+        shm1[v2788 + e] = v2778 ? b[v2784 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3051 = v2656 + v3050;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v45, shm0, long(v3051), long(64u));
-      const uint v3056 = v2656 + v41;  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<false>(v47, shm1, long(v3056), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3062 = v3051 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v45, shm0, long(v3062), long(64u));
-      const uint v3065 = v2656 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3066 = v3065 + v41;
-      iron_frag_load<false>(v47, shm1, long(v3066), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3072 = v3051 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v45, shm0, long(v3072), long(64u));
-      const uint v3075 = v2656 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3076 = v3075 + v41;
-      iron_frag_load<false>(v47, shm1, long(v3076), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3082 = v3051 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v45, shm0, long(v3082), long(64u));
-      const uint v3085 = v2656 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3086 = v3085 + v41;
-      iron_frag_load<false>(v47, shm1, long(v3086), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2797 = v2402 + v2796;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v45, shm0, long(v2797), long(64u));
+      const uint v2802 = v2402 + v41;  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_load<false>(v47, shm1, long(v2802), long(128u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2808 = v2797 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v45, shm0, long(v2808), long(64u));
+      const uint v2811 = v2402 + 2048u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2812 = v2811 + v41;
+      iron_frag_load<false>(v47, shm1, long(v2812), long(128u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2818 = v2797 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v45, shm0, long(v2818), long(64u));
+      const uint v2821 = v2402 + 4096u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2822 = v2821 + v41;
+      iron_frag_load<false>(v47, shm1, long(v2822), long(128u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2828 = v2797 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v45, shm0, long(v2828), long(64u));
+      const uint v2831 = v2402 + 6144u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2832 = v2831 + v41;
+      iron_frag_load<false>(v47, shm1, long(v2832), long(128u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v508 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v509 = iron_tid.x;
-    const uint v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
     const uint v577 = v565 + 16u;
-    const uint v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v511 = v509; v511 < 8192u; v511 += v508) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v513 = v511 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v515 = v511 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -541,29 +541,29 @@ kernel void iron_gemm_batched_kn_bf16(
           shm1[v558] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v45, shm0, long(v565), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v45, shm0, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v47, shm1, long(v581), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v47, shm1, long(v591), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v45, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v47, shm1, long(v601), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v45, shm0, long(v565), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v45, shm0, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v47, shm1, long(v581), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v47, shm1, long(v591), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v45, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v47, shm1, long(v601), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v602 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v603 = v28 + v37;
-  const uint v604 = v603 + v602;
-  const uint v605 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v606 = v32 + v41;
-  const uint v607 = v606 + v605;
-  const bool v608 = v604 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v604 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v605 = v603 + v604;
+  const uint v606 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v607 = v602 + v606;
+  const bool v608 = v605 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v609 = v607 < v2;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -571,2168 +571,2168 @@ kernel void iron_gemm_batched_kn_bf16(
     const float v612 = v611 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v613 = bfloat(v612);
     const uint v614 = v7 * v1;
-    const uint v615 = v614 + v604;
+    const uint v615 = v614 + v605;
     const uint v616 = v615 * v2;
     const uint v617 = v616 + v607;
     out[v617] = v613;
   }
-  const uint v618 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v620 = v603 + v618;
-  const uint v621 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v623 = v606 + v621;
-  const bool v624 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v625 = v623 < v2;
-  const bool v626 = v624 && v625;
-  if (v626) {
-    const float v627 = v43.m[0][0].thread_elements()[1];
-    const float v628 = v627 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v629 = bfloat(v628);
-    const uint v630 = v7 * v1;
-    const uint v631 = v630 + v620;
-    const uint v632 = v631 * v2;
-    const uint v633 = v632 + v623;
-    out[v633] = v629;
+  const uint v618 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v619 = v603 + v618;
+  const uint v620 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v621 = v602 + v620;
+  const bool v622 = v619 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v623 = v621 < v2;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v43.m[0][0].thread_elements()[1];
+    const float v626 = v625 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v627 = bfloat(v626);
+    const uint v628 = v7 * v1;
+    const uint v629 = v628 + v619;
+    const uint v630 = v629 * v2;
+    const uint v631 = v630 + v621;
+    out[v631] = v627;
   }
-  const uint v634 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v636 = v603 + v634;
-  const uint v637 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v639 = v606 + v637;
-  const bool v640 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v641 = v639 < v2;
-  const bool v642 = v640 && v641;
-  if (v642) {
-    const float v643 = v43.m[0][1].thread_elements()[0];
-    const float v644 = v643 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v645 = bfloat(v644);
-    const uint v646 = v7 * v1;
-    const uint v647 = v646 + v636;
-    const uint v648 = v647 * v2;
-    const uint v649 = v648 + v639;
-    out[v649] = v645;
+  const uint v632 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v633 = v603 + v632;
+  const uint v634 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v635 = v602 + v634;
+  const bool v636 = v633 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v637 = v635 < v2;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v43.m[0][1].thread_elements()[0];
+    const float v640 = v639 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v641 = bfloat(v640);
+    const uint v642 = v7 * v1;
+    const uint v643 = v642 + v633;
+    const uint v644 = v643 * v2;
+    const uint v645 = v644 + v635;
+    out[v645] = v641;
   }
-  const uint v650 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v652 = v603 + v650;
-  const uint v653 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v655 = v606 + v653;
-  const bool v656 = v652 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v657 = v655 < v2;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v43.m[0][1].thread_elements()[1];
-    const float v660 = v659 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v661 = bfloat(v660);
-    const uint v662 = v7 * v1;
-    const uint v663 = v662 + v652;
-    const uint v664 = v663 * v2;
-    const uint v665 = v664 + v655;
-    out[v665] = v661;
+  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v647 = v603 + v646;
+  const uint v648 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v649 = v602 + v648;
+  const bool v650 = v647 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v651 = v649 < v2;
+  const bool v652 = v650 && v651;
+  if (v652) {
+    const float v653 = v43.m[0][1].thread_elements()[1];
+    const float v654 = v653 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v655 = bfloat(v654);
+    const uint v656 = v7 * v1;
+    const uint v657 = v656 + v647;
+    const uint v658 = v657 * v2;
+    const uint v659 = v658 + v649;
+    out[v659] = v655;
   }
-  const uint v666 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v668 = v603 + v666;
-  const uint v669 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v671 = v606 + v669;
-  const bool v672 = v668 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v673 = v671 < v2;
-  const bool v674 = v672 && v673;
-  if (v674) {
-    const float v675 = v43.m[0][2].thread_elements()[0];
-    const float v676 = v675 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v677 = bfloat(v676);
-    const uint v678 = v7 * v1;
-    const uint v679 = v678 + v668;
-    const uint v680 = v679 * v2;
-    const uint v681 = v680 + v671;
-    out[v681] = v677;
+  const uint v660 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v661 = v603 + v660;
+  const uint v662 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v663 = v602 + v662;
+  const bool v664 = v661 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v665 = v663 < v2;
+  const bool v666 = v664 && v665;
+  if (v666) {
+    const float v667 = v43.m[0][2].thread_elements()[0];
+    const float v668 = v667 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v669 = bfloat(v668);
+    const uint v670 = v7 * v1;
+    const uint v671 = v670 + v661;
+    const uint v672 = v671 * v2;
+    const uint v673 = v672 + v663;
+    out[v673] = v669;
   }
-  const uint v682 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v684 = v603 + v682;
-  const uint v685 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v687 = v606 + v685;
-  const bool v688 = v684 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v689 = v687 < v2;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v43.m[0][2].thread_elements()[1];
-    const float v692 = v691 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v693 = bfloat(v692);
-    const uint v694 = v7 * v1;
-    const uint v695 = v694 + v684;
-    const uint v696 = v695 * v2;
-    const uint v697 = v696 + v687;
-    out[v697] = v693;
+  const uint v674 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v675 = v603 + v674;
+  const uint v676 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v677 = v602 + v676;
+  const bool v678 = v675 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v679 = v677 < v2;
+  const bool v680 = v678 && v679;
+  if (v680) {
+    const float v681 = v43.m[0][2].thread_elements()[1];
+    const float v682 = v681 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v683 = bfloat(v682);
+    const uint v684 = v7 * v1;
+    const uint v685 = v684 + v675;
+    const uint v686 = v685 * v2;
+    const uint v687 = v686 + v677;
+    out[v687] = v683;
   }
-  const uint v698 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v700 = v603 + v698;
-  const uint v701 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v703 = v606 + v701;
-  const bool v704 = v700 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v705 = v703 < v2;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v43.m[0][3].thread_elements()[0];
-    const float v708 = v707 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v709 = bfloat(v708);
-    const uint v710 = v7 * v1;
-    const uint v711 = v710 + v700;
-    const uint v712 = v711 * v2;
+  const uint v688 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v689 = v603 + v688;
+  const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v691 = v602 + v690;
+  const bool v692 = v689 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v693 = v691 < v2;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v43.m[0][3].thread_elements()[0];
+    const float v696 = v695 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v697 = bfloat(v696);
+    const uint v698 = v7 * v1;
+    const uint v699 = v698 + v689;
+    const uint v700 = v699 * v2;
+    const uint v701 = v700 + v691;
+    out[v701] = v697;
+  }
+  const uint v702 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v703 = v603 + v702;
+  const uint v704 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v705 = v602 + v704;
+  const bool v706 = v703 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v707 = v705 < v2;
+  const bool v708 = v706 && v707;
+  if (v708) {
+    const float v709 = v43.m[0][3].thread_elements()[1];
+    const float v710 = v709 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v711 = bfloat(v710);
+    const uint v712 = v7 * v1;
     const uint v713 = v712 + v703;
-    out[v713] = v709;
+    const uint v714 = v713 * v2;
+    const uint v715 = v714 + v705;
+    out[v715] = v711;
   }
-  const uint v714 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v716 = v603 + v714;
-  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v719 = v606 + v717;
-  const bool v720 = v716 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v716 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v717 = v603 + v716;
+  const uint v718 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v719 = v602 + v718;
+  const bool v720 = v717 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v721 = v719 < v2;
   const bool v722 = v720 && v721;
   if (v722) {
-    const float v723 = v43.m[0][3].thread_elements()[1];
+    const float v723 = v43.m[0][4].thread_elements()[0];
     const float v724 = v723 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v725 = bfloat(v724);
     const uint v726 = v7 * v1;
-    const uint v727 = v726 + v716;
+    const uint v727 = v726 + v717;
     const uint v728 = v727 * v2;
     const uint v729 = v728 + v719;
     out[v729] = v725;
   }
-  const uint v730 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v732 = v603 + v730;
-  const uint v733 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v735 = v606 + v733;
-  const bool v736 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v737 = v735 < v2;
-  const bool v738 = v736 && v737;
-  if (v738) {
-    const float v739 = v43.m[0][4].thread_elements()[0];
-    const float v740 = v739 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v741 = bfloat(v740);
-    const uint v742 = v7 * v1;
-    const uint v743 = v742 + v732;
-    const uint v744 = v743 * v2;
-    const uint v745 = v744 + v735;
-    out[v745] = v741;
+  const uint v730 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v731 = v603 + v730;
+  const uint v732 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v733 = v602 + v732;
+  const bool v734 = v731 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v735 = v733 < v2;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v43.m[0][4].thread_elements()[1];
+    const float v738 = v737 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v739 = bfloat(v738);
+    const uint v740 = v7 * v1;
+    const uint v741 = v740 + v731;
+    const uint v742 = v741 * v2;
+    const uint v743 = v742 + v733;
+    out[v743] = v739;
   }
-  const uint v746 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v748 = v603 + v746;
-  const uint v749 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v751 = v606 + v749;
-  const bool v752 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v753 = v751 < v2;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v43.m[0][4].thread_elements()[1];
-    const float v756 = v755 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v757 = bfloat(v756);
-    const uint v758 = v7 * v1;
-    const uint v759 = v758 + v748;
-    const uint v760 = v759 * v2;
-    const uint v761 = v760 + v751;
-    out[v761] = v757;
+  const uint v744 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v745 = v603 + v744;
+  const uint v746 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v747 = v602 + v746;
+  const bool v748 = v745 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v749 = v747 < v2;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v43.m[0][5].thread_elements()[0];
+    const float v752 = v751 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v753 = bfloat(v752);
+    const uint v754 = v7 * v1;
+    const uint v755 = v754 + v745;
+    const uint v756 = v755 * v2;
+    const uint v757 = v756 + v747;
+    out[v757] = v753;
   }
-  const uint v762 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v764 = v603 + v762;
-  const uint v765 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v767 = v606 + v765;
-  const bool v768 = v764 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v769 = v767 < v2;
-  const bool v770 = v768 && v769;
-  if (v770) {
-    const float v771 = v43.m[0][5].thread_elements()[0];
-    const float v772 = v771 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v773 = bfloat(v772);
-    const uint v774 = v7 * v1;
-    const uint v775 = v774 + v764;
-    const uint v776 = v775 * v2;
-    const uint v777 = v776 + v767;
-    out[v777] = v773;
+  const uint v758 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v759 = v603 + v758;
+  const uint v760 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v761 = v602 + v760;
+  const bool v762 = v759 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v763 = v761 < v2;
+  const bool v764 = v762 && v763;
+  if (v764) {
+    const float v765 = v43.m[0][5].thread_elements()[1];
+    const float v766 = v765 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v767 = bfloat(v766);
+    const uint v768 = v7 * v1;
+    const uint v769 = v768 + v759;
+    const uint v770 = v769 * v2;
+    const uint v771 = v770 + v761;
+    out[v771] = v767;
   }
-  const uint v778 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v780 = v603 + v778;
-  const uint v781 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v783 = v606 + v781;
-  const bool v784 = v780 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v785 = v783 < v2;
-  const bool v786 = v784 && v785;
-  if (v786) {
-    const float v787 = v43.m[0][5].thread_elements()[1];
-    const float v788 = v787 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v789 = bfloat(v788);
-    const uint v790 = v7 * v1;
-    const uint v791 = v790 + v780;
-    const uint v792 = v791 * v2;
-    const uint v793 = v792 + v783;
-    out[v793] = v789;
+  const uint v772 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v773 = v603 + v772;
+  const uint v774 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v775 = v602 + v774;
+  const bool v776 = v773 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v777 = v775 < v2;
+  const bool v778 = v776 && v777;
+  if (v778) {
+    const float v779 = v43.m[0][6].thread_elements()[0];
+    const float v780 = v779 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v781 = bfloat(v780);
+    const uint v782 = v7 * v1;
+    const uint v783 = v782 + v773;
+    const uint v784 = v783 * v2;
+    const uint v785 = v784 + v775;
+    out[v785] = v781;
   }
-  const uint v794 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v796 = v603 + v794;
-  const uint v797 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v799 = v606 + v797;
-  const bool v800 = v796 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v801 = v799 < v2;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v43.m[0][6].thread_elements()[0];
-    const float v804 = v803 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v805 = bfloat(v804);
-    const uint v806 = v7 * v1;
-    const uint v807 = v806 + v796;
-    const uint v808 = v807 * v2;
-    const uint v809 = v808 + v799;
-    out[v809] = v805;
+  const uint v786 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v787 = v603 + v786;
+  const uint v788 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v789 = v602 + v788;
+  const bool v790 = v787 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v791 = v789 < v2;
+  const bool v792 = v790 && v791;
+  if (v792) {
+    const float v793 = v43.m[0][6].thread_elements()[1];
+    const float v794 = v793 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v795 = bfloat(v794);
+    const uint v796 = v7 * v1;
+    const uint v797 = v796 + v787;
+    const uint v798 = v797 * v2;
+    const uint v799 = v798 + v789;
+    out[v799] = v795;
   }
-  const uint v810 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v812 = v603 + v810;
-  const uint v813 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v815 = v606 + v813;
-  const bool v816 = v812 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v817 = v815 < v2;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v43.m[0][6].thread_elements()[1];
-    const float v820 = v819 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v821 = bfloat(v820);
-    const uint v822 = v7 * v1;
-    const uint v823 = v822 + v812;
-    const uint v824 = v823 * v2;
+  const uint v800 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v801 = v603 + v800;
+  const uint v802 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v803 = v602 + v802;
+  const bool v804 = v801 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v805 = v803 < v2;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v43.m[0][7].thread_elements()[0];
+    const float v808 = v807 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v809 = bfloat(v808);
+    const uint v810 = v7 * v1;
+    const uint v811 = v810 + v801;
+    const uint v812 = v811 * v2;
+    const uint v813 = v812 + v803;
+    out[v813] = v809;
+  }
+  const uint v814 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v815 = v603 + v814;
+  const uint v816 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v817 = v602 + v816;
+  const bool v818 = v815 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v819 = v817 < v2;
+  const bool v820 = v818 && v819;
+  if (v820) {
+    const float v821 = v43.m[0][7].thread_elements()[1];
+    const float v822 = v821 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v823 = bfloat(v822);
+    const uint v824 = v7 * v1;
     const uint v825 = v824 + v815;
-    out[v825] = v821;
+    const uint v826 = v825 * v2;
+    const uint v827 = v826 + v817;
+    out[v827] = v823;
   }
-  const uint v826 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v828 = v603 + v826;
-  const uint v829 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v831 = v606 + v829;
-  const bool v832 = v828 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v828 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v829 = v603 + v828;
+  const uint v830 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v831 = v602 + v830;
+  const bool v832 = v829 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v833 = v831 < v2;
   const bool v834 = v832 && v833;
   if (v834) {
-    const float v835 = v43.m[0][7].thread_elements()[0];
+    const float v835 = v43.m[1][0].thread_elements()[0];
     const float v836 = v835 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v837 = bfloat(v836);
     const uint v838 = v7 * v1;
-    const uint v839 = v838 + v828;
+    const uint v839 = v838 + v829;
     const uint v840 = v839 * v2;
     const uint v841 = v840 + v831;
     out[v841] = v837;
   }
-  const uint v842 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v844 = v603 + v842;
-  const uint v845 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v847 = v606 + v845;
-  const bool v848 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v849 = v847 < v2;
-  const bool v850 = v848 && v849;
-  if (v850) {
-    const float v851 = v43.m[0][7].thread_elements()[1];
-    const float v852 = v851 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v853 = bfloat(v852);
-    const uint v854 = v7 * v1;
-    const uint v855 = v854 + v844;
-    const uint v856 = v855 * v2;
-    const uint v857 = v856 + v847;
-    out[v857] = v853;
+  const uint v842 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v843 = v603 + v842;
+  const uint v844 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v845 = v602 + v844;
+  const bool v846 = v843 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v847 = v845 < v2;
+  const bool v848 = v846 && v847;
+  if (v848) {
+    const float v849 = v43.m[1][0].thread_elements()[1];
+    const float v850 = v849 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v851 = bfloat(v850);
+    const uint v852 = v7 * v1;
+    const uint v853 = v852 + v843;
+    const uint v854 = v853 * v2;
+    const uint v855 = v854 + v845;
+    out[v855] = v851;
   }
-  const uint v858 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v860 = v603 + v858;
-  const uint v861 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v863 = v606 + v861;
-  const bool v864 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v865 = v863 < v2;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v43.m[1][0].thread_elements()[0];
-    const float v868 = v867 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v869 = bfloat(v868);
-    const uint v870 = v7 * v1;
-    const uint v871 = v870 + v860;
-    const uint v872 = v871 * v2;
-    const uint v873 = v872 + v863;
-    out[v873] = v869;
+  const uint v856 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v857 = v603 + v856;
+  const uint v858 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v859 = v602 + v858;
+  const bool v860 = v857 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v861 = v859 < v2;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v43.m[1][1].thread_elements()[0];
+    const float v864 = v863 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v865 = bfloat(v864);
+    const uint v866 = v7 * v1;
+    const uint v867 = v866 + v857;
+    const uint v868 = v867 * v2;
+    const uint v869 = v868 + v859;
+    out[v869] = v865;
   }
-  const uint v874 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v876 = v603 + v874;
-  const uint v877 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v879 = v606 + v877;
-  const bool v880 = v876 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v881 = v879 < v2;
-  const bool v882 = v880 && v881;
-  if (v882) {
-    const float v883 = v43.m[1][0].thread_elements()[1];
-    const float v884 = v883 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v885 = bfloat(v884);
-    const uint v886 = v7 * v1;
-    const uint v887 = v886 + v876;
-    const uint v888 = v887 * v2;
-    const uint v889 = v888 + v879;
-    out[v889] = v885;
+  const uint v870 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v871 = v603 + v870;
+  const uint v872 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v873 = v602 + v872;
+  const bool v874 = v871 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v875 = v873 < v2;
+  const bool v876 = v874 && v875;
+  if (v876) {
+    const float v877 = v43.m[1][1].thread_elements()[1];
+    const float v878 = v877 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v879 = bfloat(v878);
+    const uint v880 = v7 * v1;
+    const uint v881 = v880 + v871;
+    const uint v882 = v881 * v2;
+    const uint v883 = v882 + v873;
+    out[v883] = v879;
   }
-  const uint v890 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v892 = v603 + v890;
-  const uint v893 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v895 = v606 + v893;
-  const bool v896 = v892 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v897 = v895 < v2;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v43.m[1][1].thread_elements()[0];
-    const float v900 = v899 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v901 = bfloat(v900);
-    const uint v902 = v7 * v1;
-    const uint v903 = v902 + v892;
-    const uint v904 = v903 * v2;
-    const uint v905 = v904 + v895;
-    out[v905] = v901;
+  const uint v884 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v885 = v603 + v884;
+  const uint v886 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v887 = v602 + v886;
+  const bool v888 = v885 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v889 = v887 < v2;
+  const bool v890 = v888 && v889;
+  if (v890) {
+    const float v891 = v43.m[1][2].thread_elements()[0];
+    const float v892 = v891 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v893 = bfloat(v892);
+    const uint v894 = v7 * v1;
+    const uint v895 = v894 + v885;
+    const uint v896 = v895 * v2;
+    const uint v897 = v896 + v887;
+    out[v897] = v893;
   }
-  const uint v906 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v908 = v603 + v906;
-  const uint v909 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v911 = v606 + v909;
-  const bool v912 = v908 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v913 = v911 < v2;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v43.m[1][1].thread_elements()[1];
-    const float v916 = v915 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v917 = bfloat(v916);
-    const uint v918 = v7 * v1;
-    const uint v919 = v918 + v908;
-    const uint v920 = v919 * v2;
-    const uint v921 = v920 + v911;
-    out[v921] = v917;
+  const uint v898 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v899 = v603 + v898;
+  const uint v900 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v901 = v602 + v900;
+  const bool v902 = v899 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v903 = v901 < v2;
+  const bool v904 = v902 && v903;
+  if (v904) {
+    const float v905 = v43.m[1][2].thread_elements()[1];
+    const float v906 = v905 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v907 = bfloat(v906);
+    const uint v908 = v7 * v1;
+    const uint v909 = v908 + v899;
+    const uint v910 = v909 * v2;
+    const uint v911 = v910 + v901;
+    out[v911] = v907;
   }
-  const uint v922 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v924 = v603 + v922;
-  const uint v925 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v927 = v606 + v925;
-  const bool v928 = v924 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v929 = v927 < v2;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v43.m[1][2].thread_elements()[0];
-    const float v932 = v931 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v933 = bfloat(v932);
-    const uint v934 = v7 * v1;
-    const uint v935 = v934 + v924;
-    const uint v936 = v935 * v2;
+  const uint v912 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v913 = v603 + v912;
+  const uint v914 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v915 = v602 + v914;
+  const bool v916 = v913 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v917 = v915 < v2;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v43.m[1][3].thread_elements()[0];
+    const float v920 = v919 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v921 = bfloat(v920);
+    const uint v922 = v7 * v1;
+    const uint v923 = v922 + v913;
+    const uint v924 = v923 * v2;
+    const uint v925 = v924 + v915;
+    out[v925] = v921;
+  }
+  const uint v926 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v927 = v603 + v926;
+  const uint v928 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v929 = v602 + v928;
+  const bool v930 = v927 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v931 = v929 < v2;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v43.m[1][3].thread_elements()[1];
+    const float v934 = v933 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v935 = bfloat(v934);
+    const uint v936 = v7 * v1;
     const uint v937 = v936 + v927;
-    out[v937] = v933;
+    const uint v938 = v937 * v2;
+    const uint v939 = v938 + v929;
+    out[v939] = v935;
   }
-  const uint v938 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v940 = v603 + v938;
-  const uint v941 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v943 = v606 + v941;
-  const bool v944 = v940 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v940 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v941 = v603 + v940;
+  const uint v942 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v943 = v602 + v942;
+  const bool v944 = v941 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v945 = v943 < v2;
   const bool v946 = v944 && v945;
   if (v946) {
-    const float v947 = v43.m[1][2].thread_elements()[1];
+    const float v947 = v43.m[1][4].thread_elements()[0];
     const float v948 = v947 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v949 = bfloat(v948);
     const uint v950 = v7 * v1;
-    const uint v951 = v950 + v940;
+    const uint v951 = v950 + v941;
     const uint v952 = v951 * v2;
     const uint v953 = v952 + v943;
     out[v953] = v949;
   }
-  const uint v954 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v956 = v603 + v954;
-  const uint v957 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v959 = v606 + v957;
-  const bool v960 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v961 = v959 < v2;
-  const bool v962 = v960 && v961;
-  if (v962) {
-    const float v963 = v43.m[1][3].thread_elements()[0];
-    const float v964 = v963 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v965 = bfloat(v964);
-    const uint v966 = v7 * v1;
-    const uint v967 = v966 + v956;
-    const uint v968 = v967 * v2;
-    const uint v969 = v968 + v959;
-    out[v969] = v965;
+  const uint v954 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v955 = v603 + v954;
+  const uint v956 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v957 = v602 + v956;
+  const bool v958 = v955 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v959 = v957 < v2;
+  const bool v960 = v958 && v959;
+  if (v960) {
+    const float v961 = v43.m[1][4].thread_elements()[1];
+    const float v962 = v961 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v963 = bfloat(v962);
+    const uint v964 = v7 * v1;
+    const uint v965 = v964 + v955;
+    const uint v966 = v965 * v2;
+    const uint v967 = v966 + v957;
+    out[v967] = v963;
   }
-  const uint v970 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v972 = v603 + v970;
-  const uint v973 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v975 = v606 + v973;
-  const bool v976 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v977 = v975 < v2;
-  const bool v978 = v976 && v977;
-  if (v978) {
-    const float v979 = v43.m[1][3].thread_elements()[1];
-    const float v980 = v979 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v981 = bfloat(v980);
-    const uint v982 = v7 * v1;
-    const uint v983 = v982 + v972;
-    const uint v984 = v983 * v2;
-    const uint v985 = v984 + v975;
-    out[v985] = v981;
+  const uint v968 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v969 = v603 + v968;
+  const uint v970 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v971 = v602 + v970;
+  const bool v972 = v969 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v973 = v971 < v2;
+  const bool v974 = v972 && v973;
+  if (v974) {
+    const float v975 = v43.m[1][5].thread_elements()[0];
+    const float v976 = v975 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v977 = bfloat(v976);
+    const uint v978 = v7 * v1;
+    const uint v979 = v978 + v969;
+    const uint v980 = v979 * v2;
+    const uint v981 = v980 + v971;
+    out[v981] = v977;
   }
-  const uint v986 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v988 = v603 + v986;
-  const uint v989 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v991 = v606 + v989;
-  const bool v992 = v988 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v993 = v991 < v2;
-  const bool v994 = v992 && v993;
-  if (v994) {
-    const float v995 = v43.m[1][4].thread_elements()[0];
-    const float v996 = v995 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v997 = bfloat(v996);
-    const uint v998 = v7 * v1;
-    const uint v999 = v998 + v988;
-    const uint v1000 = v999 * v2;
-    const uint v1001 = v1000 + v991;
-    out[v1001] = v997;
+  const uint v982 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v983 = v603 + v982;
+  const uint v984 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v985 = v602 + v984;
+  const bool v986 = v983 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v987 = v985 < v2;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v43.m[1][5].thread_elements()[1];
+    const float v990 = v989 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v991 = bfloat(v990);
+    const uint v992 = v7 * v1;
+    const uint v993 = v992 + v983;
+    const uint v994 = v993 * v2;
+    const uint v995 = v994 + v985;
+    out[v995] = v991;
   }
-  const uint v1002 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1004 = v603 + v1002;
-  const uint v1005 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1007 = v606 + v1005;
-  const bool v1008 = v1004 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1009 = v1007 < v2;
-  const bool v1010 = v1008 && v1009;
-  if (v1010) {
-    const float v1011 = v43.m[1][4].thread_elements()[1];
-    const float v1012 = v1011 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1013 = bfloat(v1012);
-    const uint v1014 = v7 * v1;
-    const uint v1015 = v1014 + v1004;
-    const uint v1016 = v1015 * v2;
-    const uint v1017 = v1016 + v1007;
-    out[v1017] = v1013;
+  const uint v996 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v997 = v603 + v996;
+  const uint v998 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v999 = v602 + v998;
+  const bool v1000 = v997 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1001 = v999 < v2;
+  const bool v1002 = v1000 && v1001;
+  if (v1002) {
+    const float v1003 = v43.m[1][6].thread_elements()[0];
+    const float v1004 = v1003 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1005 = bfloat(v1004);
+    const uint v1006 = v7 * v1;
+    const uint v1007 = v1006 + v997;
+    const uint v1008 = v1007 * v2;
+    const uint v1009 = v1008 + v999;
+    out[v1009] = v1005;
   }
-  const uint v1018 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1020 = v603 + v1018;
-  const uint v1021 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1023 = v606 + v1021;
-  const bool v1024 = v1020 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1025 = v1023 < v2;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v43.m[1][5].thread_elements()[0];
-    const float v1028 = v1027 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1029 = bfloat(v1028);
-    const uint v1030 = v7 * v1;
-    const uint v1031 = v1030 + v1020;
-    const uint v1032 = v1031 * v2;
-    const uint v1033 = v1032 + v1023;
-    out[v1033] = v1029;
+  const uint v1010 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1011 = v603 + v1010;
+  const uint v1012 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1013 = v602 + v1012;
+  const bool v1014 = v1011 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1015 = v1013 < v2;
+  const bool v1016 = v1014 && v1015;
+  if (v1016) {
+    const float v1017 = v43.m[1][6].thread_elements()[1];
+    const float v1018 = v1017 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1019 = bfloat(v1018);
+    const uint v1020 = v7 * v1;
+    const uint v1021 = v1020 + v1011;
+    const uint v1022 = v1021 * v2;
+    const uint v1023 = v1022 + v1013;
+    out[v1023] = v1019;
   }
-  const uint v1034 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1036 = v603 + v1034;
-  const uint v1037 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1039 = v606 + v1037;
-  const bool v1040 = v1036 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1041 = v1039 < v2;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v43.m[1][5].thread_elements()[1];
-    const float v1044 = v1043 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1045 = bfloat(v1044);
-    const uint v1046 = v7 * v1;
-    const uint v1047 = v1046 + v1036;
-    const uint v1048 = v1047 * v2;
+  const uint v1024 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1025 = v603 + v1024;
+  const uint v1026 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1027 = v602 + v1026;
+  const bool v1028 = v1025 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1029 = v1027 < v2;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v43.m[1][7].thread_elements()[0];
+    const float v1032 = v1031 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1033 = bfloat(v1032);
+    const uint v1034 = v7 * v1;
+    const uint v1035 = v1034 + v1025;
+    const uint v1036 = v1035 * v2;
+    const uint v1037 = v1036 + v1027;
+    out[v1037] = v1033;
+  }
+  const uint v1038 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1039 = v603 + v1038;
+  const uint v1040 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1041 = v602 + v1040;
+  const bool v1042 = v1039 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1043 = v1041 < v2;
+  const bool v1044 = v1042 && v1043;
+  if (v1044) {
+    const float v1045 = v43.m[1][7].thread_elements()[1];
+    const float v1046 = v1045 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1047 = bfloat(v1046);
+    const uint v1048 = v7 * v1;
     const uint v1049 = v1048 + v1039;
-    out[v1049] = v1045;
+    const uint v1050 = v1049 * v2;
+    const uint v1051 = v1050 + v1041;
+    out[v1051] = v1047;
   }
-  const uint v1050 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1052 = v603 + v1050;
-  const uint v1053 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1055 = v606 + v1053;
-  const bool v1056 = v1052 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1052 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1053 = v603 + v1052;
+  const uint v1054 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1055 = v602 + v1054;
+  const bool v1056 = v1053 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1057 = v1055 < v2;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
-    const float v1059 = v43.m[1][6].thread_elements()[0];
+    const float v1059 = v43.m[2][0].thread_elements()[0];
     const float v1060 = v1059 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1061 = bfloat(v1060);
     const uint v1062 = v7 * v1;
-    const uint v1063 = v1062 + v1052;
+    const uint v1063 = v1062 + v1053;
     const uint v1064 = v1063 * v2;
     const uint v1065 = v1064 + v1055;
     out[v1065] = v1061;
   }
-  const uint v1066 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1068 = v603 + v1066;
-  const uint v1069 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1071 = v606 + v1069;
-  const bool v1072 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1073 = v1071 < v2;
-  const bool v1074 = v1072 && v1073;
-  if (v1074) {
-    const float v1075 = v43.m[1][6].thread_elements()[1];
-    const float v1076 = v1075 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1077 = bfloat(v1076);
-    const uint v1078 = v7 * v1;
-    const uint v1079 = v1078 + v1068;
-    const uint v1080 = v1079 * v2;
-    const uint v1081 = v1080 + v1071;
-    out[v1081] = v1077;
+  const uint v1066 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1067 = v603 + v1066;
+  const uint v1068 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1069 = v602 + v1068;
+  const bool v1070 = v1067 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1071 = v1069 < v2;
+  const bool v1072 = v1070 && v1071;
+  if (v1072) {
+    const float v1073 = v43.m[2][0].thread_elements()[1];
+    const float v1074 = v1073 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1075 = bfloat(v1074);
+    const uint v1076 = v7 * v1;
+    const uint v1077 = v1076 + v1067;
+    const uint v1078 = v1077 * v2;
+    const uint v1079 = v1078 + v1069;
+    out[v1079] = v1075;
   }
-  const uint v1082 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1084 = v603 + v1082;
-  const uint v1085 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1087 = v606 + v1085;
-  const bool v1088 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1089 = v1087 < v2;
-  const bool v1090 = v1088 && v1089;
-  if (v1090) {
-    const float v1091 = v43.m[1][7].thread_elements()[0];
-    const float v1092 = v1091 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1093 = bfloat(v1092);
-    const uint v1094 = v7 * v1;
-    const uint v1095 = v1094 + v1084;
-    const uint v1096 = v1095 * v2;
-    const uint v1097 = v1096 + v1087;
-    out[v1097] = v1093;
+  const uint v1080 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1081 = v603 + v1080;
+  const uint v1082 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1083 = v602 + v1082;
+  const bool v1084 = v1081 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1085 = v1083 < v2;
+  const bool v1086 = v1084 && v1085;
+  if (v1086) {
+    const float v1087 = v43.m[2][1].thread_elements()[0];
+    const float v1088 = v1087 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1089 = bfloat(v1088);
+    const uint v1090 = v7 * v1;
+    const uint v1091 = v1090 + v1081;
+    const uint v1092 = v1091 * v2;
+    const uint v1093 = v1092 + v1083;
+    out[v1093] = v1089;
   }
-  const uint v1098 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1100 = v603 + v1098;
-  const uint v1101 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1103 = v606 + v1101;
-  const bool v1104 = v1100 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1105 = v1103 < v2;
-  const bool v1106 = v1104 && v1105;
-  if (v1106) {
-    const float v1107 = v43.m[1][7].thread_elements()[1];
-    const float v1108 = v1107 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1109 = bfloat(v1108);
-    const uint v1110 = v7 * v1;
-    const uint v1111 = v1110 + v1100;
-    const uint v1112 = v1111 * v2;
-    const uint v1113 = v1112 + v1103;
-    out[v1113] = v1109;
+  const uint v1094 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1095 = v603 + v1094;
+  const uint v1096 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1097 = v602 + v1096;
+  const bool v1098 = v1095 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1099 = v1097 < v2;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v43.m[2][1].thread_elements()[1];
+    const float v1102 = v1101 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1103 = bfloat(v1102);
+    const uint v1104 = v7 * v1;
+    const uint v1105 = v1104 + v1095;
+    const uint v1106 = v1105 * v2;
+    const uint v1107 = v1106 + v1097;
+    out[v1107] = v1103;
   }
-  const uint v1114 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1116 = v603 + v1114;
-  const uint v1117 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1119 = v606 + v1117;
-  const bool v1120 = v1116 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1121 = v1119 < v2;
-  const bool v1122 = v1120 && v1121;
-  if (v1122) {
-    const float v1123 = v43.m[2][0].thread_elements()[0];
-    const float v1124 = v1123 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1125 = bfloat(v1124);
-    const uint v1126 = v7 * v1;
-    const uint v1127 = v1126 + v1116;
-    const uint v1128 = v1127 * v2;
-    const uint v1129 = v1128 + v1119;
-    out[v1129] = v1125;
+  const uint v1108 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1109 = v603 + v1108;
+  const uint v1110 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1111 = v602 + v1110;
+  const bool v1112 = v1109 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1113 = v1111 < v2;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v43.m[2][2].thread_elements()[0];
+    const float v1116 = v1115 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1117 = bfloat(v1116);
+    const uint v1118 = v7 * v1;
+    const uint v1119 = v1118 + v1109;
+    const uint v1120 = v1119 * v2;
+    const uint v1121 = v1120 + v1111;
+    out[v1121] = v1117;
   }
-  const uint v1130 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1132 = v603 + v1130;
-  const uint v1133 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1135 = v606 + v1133;
-  const bool v1136 = v1132 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1137 = v1135 < v2;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v43.m[2][0].thread_elements()[1];
-    const float v1140 = v1139 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1141 = bfloat(v1140);
-    const uint v1142 = v7 * v1;
-    const uint v1143 = v1142 + v1132;
-    const uint v1144 = v1143 * v2;
-    const uint v1145 = v1144 + v1135;
-    out[v1145] = v1141;
+  const uint v1122 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1123 = v603 + v1122;
+  const uint v1124 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1125 = v602 + v1124;
+  const bool v1126 = v1123 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1127 = v1125 < v2;
+  const bool v1128 = v1126 && v1127;
+  if (v1128) {
+    const float v1129 = v43.m[2][2].thread_elements()[1];
+    const float v1130 = v1129 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1131 = bfloat(v1130);
+    const uint v1132 = v7 * v1;
+    const uint v1133 = v1132 + v1123;
+    const uint v1134 = v1133 * v2;
+    const uint v1135 = v1134 + v1125;
+    out[v1135] = v1131;
   }
-  const uint v1146 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1148 = v603 + v1146;
-  const uint v1149 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1151 = v606 + v1149;
-  const bool v1152 = v1148 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1153 = v1151 < v2;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v43.m[2][1].thread_elements()[0];
-    const float v1156 = v1155 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1157 = bfloat(v1156);
-    const uint v1158 = v7 * v1;
-    const uint v1159 = v1158 + v1148;
-    const uint v1160 = v1159 * v2;
+  const uint v1136 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1137 = v603 + v1136;
+  const uint v1138 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1139 = v602 + v1138;
+  const bool v1140 = v1137 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1141 = v1139 < v2;
+  const bool v1142 = v1140 && v1141;
+  if (v1142) {
+    const float v1143 = v43.m[2][3].thread_elements()[0];
+    const float v1144 = v1143 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1145 = bfloat(v1144);
+    const uint v1146 = v7 * v1;
+    const uint v1147 = v1146 + v1137;
+    const uint v1148 = v1147 * v2;
+    const uint v1149 = v1148 + v1139;
+    out[v1149] = v1145;
+  }
+  const uint v1150 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1151 = v603 + v1150;
+  const uint v1152 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1153 = v602 + v1152;
+  const bool v1154 = v1151 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1155 = v1153 < v2;
+  const bool v1156 = v1154 && v1155;
+  if (v1156) {
+    const float v1157 = v43.m[2][3].thread_elements()[1];
+    const float v1158 = v1157 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1159 = bfloat(v1158);
+    const uint v1160 = v7 * v1;
     const uint v1161 = v1160 + v1151;
-    out[v1161] = v1157;
+    const uint v1162 = v1161 * v2;
+    const uint v1163 = v1162 + v1153;
+    out[v1163] = v1159;
   }
-  const uint v1162 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1164 = v603 + v1162;
-  const uint v1165 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1167 = v606 + v1165;
-  const bool v1168 = v1164 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1164 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1165 = v603 + v1164;
+  const uint v1166 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1167 = v602 + v1166;
+  const bool v1168 = v1165 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1169 = v1167 < v2;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
-    const float v1171 = v43.m[2][1].thread_elements()[1];
+    const float v1171 = v43.m[2][4].thread_elements()[0];
     const float v1172 = v1171 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1173 = bfloat(v1172);
     const uint v1174 = v7 * v1;
-    const uint v1175 = v1174 + v1164;
+    const uint v1175 = v1174 + v1165;
     const uint v1176 = v1175 * v2;
     const uint v1177 = v1176 + v1167;
     out[v1177] = v1173;
   }
-  const uint v1178 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1180 = v603 + v1178;
-  const uint v1181 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1183 = v606 + v1181;
-  const bool v1184 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1185 = v1183 < v2;
-  const bool v1186 = v1184 && v1185;
-  if (v1186) {
-    const float v1187 = v43.m[2][2].thread_elements()[0];
-    const float v1188 = v1187 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1189 = bfloat(v1188);
-    const uint v1190 = v7 * v1;
-    const uint v1191 = v1190 + v1180;
-    const uint v1192 = v1191 * v2;
-    const uint v1193 = v1192 + v1183;
-    out[v1193] = v1189;
+  const uint v1178 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1179 = v603 + v1178;
+  const uint v1180 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1181 = v602 + v1180;
+  const bool v1182 = v1179 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1183 = v1181 < v2;
+  const bool v1184 = v1182 && v1183;
+  if (v1184) {
+    const float v1185 = v43.m[2][4].thread_elements()[1];
+    const float v1186 = v1185 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1187 = bfloat(v1186);
+    const uint v1188 = v7 * v1;
+    const uint v1189 = v1188 + v1179;
+    const uint v1190 = v1189 * v2;
+    const uint v1191 = v1190 + v1181;
+    out[v1191] = v1187;
   }
-  const uint v1194 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1196 = v603 + v1194;
-  const uint v1197 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1199 = v606 + v1197;
-  const bool v1200 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1201 = v1199 < v2;
-  const bool v1202 = v1200 && v1201;
-  if (v1202) {
-    const float v1203 = v43.m[2][2].thread_elements()[1];
-    const float v1204 = v1203 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1205 = bfloat(v1204);
-    const uint v1206 = v7 * v1;
-    const uint v1207 = v1206 + v1196;
-    const uint v1208 = v1207 * v2;
-    const uint v1209 = v1208 + v1199;
-    out[v1209] = v1205;
+  const uint v1192 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1193 = v603 + v1192;
+  const uint v1194 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1195 = v602 + v1194;
+  const bool v1196 = v1193 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1197 = v1195 < v2;
+  const bool v1198 = v1196 && v1197;
+  if (v1198) {
+    const float v1199 = v43.m[2][5].thread_elements()[0];
+    const float v1200 = v1199 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1201 = bfloat(v1200);
+    const uint v1202 = v7 * v1;
+    const uint v1203 = v1202 + v1193;
+    const uint v1204 = v1203 * v2;
+    const uint v1205 = v1204 + v1195;
+    out[v1205] = v1201;
   }
-  const uint v1210 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1212 = v603 + v1210;
-  const uint v1213 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1215 = v606 + v1213;
-  const bool v1216 = v1212 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1217 = v1215 < v2;
-  const bool v1218 = v1216 && v1217;
-  if (v1218) {
-    const float v1219 = v43.m[2][3].thread_elements()[0];
-    const float v1220 = v1219 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1221 = bfloat(v1220);
-    const uint v1222 = v7 * v1;
-    const uint v1223 = v1222 + v1212;
-    const uint v1224 = v1223 * v2;
-    const uint v1225 = v1224 + v1215;
-    out[v1225] = v1221;
+  const uint v1206 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1207 = v603 + v1206;
+  const uint v1208 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1209 = v602 + v1208;
+  const bool v1210 = v1207 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1211 = v1209 < v2;
+  const bool v1212 = v1210 && v1211;
+  if (v1212) {
+    const float v1213 = v43.m[2][5].thread_elements()[1];
+    const float v1214 = v1213 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1215 = bfloat(v1214);
+    const uint v1216 = v7 * v1;
+    const uint v1217 = v1216 + v1207;
+    const uint v1218 = v1217 * v2;
+    const uint v1219 = v1218 + v1209;
+    out[v1219] = v1215;
   }
-  const uint v1226 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1228 = v603 + v1226;
-  const uint v1229 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1231 = v606 + v1229;
-  const bool v1232 = v1228 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1233 = v1231 < v2;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v43.m[2][3].thread_elements()[1];
-    const float v1236 = v1235 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1237 = bfloat(v1236);
-    const uint v1238 = v7 * v1;
-    const uint v1239 = v1238 + v1228;
-    const uint v1240 = v1239 * v2;
-    const uint v1241 = v1240 + v1231;
-    out[v1241] = v1237;
+  const uint v1220 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1221 = v603 + v1220;
+  const uint v1222 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1223 = v602 + v1222;
+  const bool v1224 = v1221 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1225 = v1223 < v2;
+  const bool v1226 = v1224 && v1225;
+  if (v1226) {
+    const float v1227 = v43.m[2][6].thread_elements()[0];
+    const float v1228 = v1227 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1229 = bfloat(v1228);
+    const uint v1230 = v7 * v1;
+    const uint v1231 = v1230 + v1221;
+    const uint v1232 = v1231 * v2;
+    const uint v1233 = v1232 + v1223;
+    out[v1233] = v1229;
   }
-  const uint v1242 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1244 = v603 + v1242;
-  const uint v1245 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1247 = v606 + v1245;
-  const bool v1248 = v1244 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1249 = v1247 < v2;
-  const bool v1250 = v1248 && v1249;
-  if (v1250) {
-    const float v1251 = v43.m[2][4].thread_elements()[0];
-    const float v1252 = v1251 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1253 = bfloat(v1252);
-    const uint v1254 = v7 * v1;
-    const uint v1255 = v1254 + v1244;
-    const uint v1256 = v1255 * v2;
-    const uint v1257 = v1256 + v1247;
-    out[v1257] = v1253;
+  const uint v1234 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1235 = v603 + v1234;
+  const uint v1236 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1237 = v602 + v1236;
+  const bool v1238 = v1235 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1239 = v1237 < v2;
+  const bool v1240 = v1238 && v1239;
+  if (v1240) {
+    const float v1241 = v43.m[2][6].thread_elements()[1];
+    const float v1242 = v1241 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1243 = bfloat(v1242);
+    const uint v1244 = v7 * v1;
+    const uint v1245 = v1244 + v1235;
+    const uint v1246 = v1245 * v2;
+    const uint v1247 = v1246 + v1237;
+    out[v1247] = v1243;
   }
-  const uint v1258 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1260 = v603 + v1258;
-  const uint v1261 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1263 = v606 + v1261;
-  const bool v1264 = v1260 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1265 = v1263 < v2;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v43.m[2][4].thread_elements()[1];
-    const float v1268 = v1267 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1269 = bfloat(v1268);
-    const uint v1270 = v7 * v1;
-    const uint v1271 = v1270 + v1260;
-    const uint v1272 = v1271 * v2;
+  const uint v1248 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1249 = v603 + v1248;
+  const uint v1250 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1251 = v602 + v1250;
+  const bool v1252 = v1249 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1253 = v1251 < v2;
+  const bool v1254 = v1252 && v1253;
+  if (v1254) {
+    const float v1255 = v43.m[2][7].thread_elements()[0];
+    const float v1256 = v1255 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1257 = bfloat(v1256);
+    const uint v1258 = v7 * v1;
+    const uint v1259 = v1258 + v1249;
+    const uint v1260 = v1259 * v2;
+    const uint v1261 = v1260 + v1251;
+    out[v1261] = v1257;
+  }
+  const uint v1262 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1263 = v603 + v1262;
+  const uint v1264 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1265 = v602 + v1264;
+  const bool v1266 = v1263 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1267 = v1265 < v2;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v43.m[2][7].thread_elements()[1];
+    const float v1270 = v1269 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1271 = bfloat(v1270);
+    const uint v1272 = v7 * v1;
     const uint v1273 = v1272 + v1263;
-    out[v1273] = v1269;
+    const uint v1274 = v1273 * v2;
+    const uint v1275 = v1274 + v1265;
+    out[v1275] = v1271;
   }
-  const uint v1274 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1276 = v603 + v1274;
-  const uint v1277 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1279 = v606 + v1277;
-  const bool v1280 = v1276 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1276 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1277 = v603 + v1276;
+  const uint v1278 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1279 = v602 + v1278;
+  const bool v1280 = v1277 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1281 = v1279 < v2;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
-    const float v1283 = v43.m[2][5].thread_elements()[0];
+    const float v1283 = v43.m[3][0].thread_elements()[0];
     const float v1284 = v1283 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1285 = bfloat(v1284);
     const uint v1286 = v7 * v1;
-    const uint v1287 = v1286 + v1276;
+    const uint v1287 = v1286 + v1277;
     const uint v1288 = v1287 * v2;
     const uint v1289 = v1288 + v1279;
     out[v1289] = v1285;
   }
-  const uint v1290 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1292 = v603 + v1290;
-  const uint v1293 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1295 = v606 + v1293;
-  const bool v1296 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1297 = v1295 < v2;
-  const bool v1298 = v1296 && v1297;
-  if (v1298) {
-    const float v1299 = v43.m[2][5].thread_elements()[1];
-    const float v1300 = v1299 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1301 = bfloat(v1300);
-    const uint v1302 = v7 * v1;
-    const uint v1303 = v1302 + v1292;
-    const uint v1304 = v1303 * v2;
-    const uint v1305 = v1304 + v1295;
-    out[v1305] = v1301;
+  const uint v1290 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1291 = v603 + v1290;
+  const uint v1292 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1293 = v602 + v1292;
+  const bool v1294 = v1291 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1295 = v1293 < v2;
+  const bool v1296 = v1294 && v1295;
+  if (v1296) {
+    const float v1297 = v43.m[3][0].thread_elements()[1];
+    const float v1298 = v1297 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1299 = bfloat(v1298);
+    const uint v1300 = v7 * v1;
+    const uint v1301 = v1300 + v1291;
+    const uint v1302 = v1301 * v2;
+    const uint v1303 = v1302 + v1293;
+    out[v1303] = v1299;
   }
-  const uint v1306 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1308 = v603 + v1306;
-  const uint v1309 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1311 = v606 + v1309;
-  const bool v1312 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1313 = v1311 < v2;
-  const bool v1314 = v1312 && v1313;
-  if (v1314) {
-    const float v1315 = v43.m[2][6].thread_elements()[0];
-    const float v1316 = v1315 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1317 = bfloat(v1316);
-    const uint v1318 = v7 * v1;
-    const uint v1319 = v1318 + v1308;
-    const uint v1320 = v1319 * v2;
-    const uint v1321 = v1320 + v1311;
-    out[v1321] = v1317;
+  const uint v1304 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1305 = v603 + v1304;
+  const uint v1306 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1307 = v602 + v1306;
+  const bool v1308 = v1305 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1309 = v1307 < v2;
+  const bool v1310 = v1308 && v1309;
+  if (v1310) {
+    const float v1311 = v43.m[3][1].thread_elements()[0];
+    const float v1312 = v1311 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1313 = bfloat(v1312);
+    const uint v1314 = v7 * v1;
+    const uint v1315 = v1314 + v1305;
+    const uint v1316 = v1315 * v2;
+    const uint v1317 = v1316 + v1307;
+    out[v1317] = v1313;
   }
-  const uint v1322 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1324 = v603 + v1322;
-  const uint v1325 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1327 = v606 + v1325;
-  const bool v1328 = v1324 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1329 = v1327 < v2;
-  const bool v1330 = v1328 && v1329;
-  if (v1330) {
-    const float v1331 = v43.m[2][6].thread_elements()[1];
-    const float v1332 = v1331 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1333 = bfloat(v1332);
-    const uint v1334 = v7 * v1;
-    const uint v1335 = v1334 + v1324;
-    const uint v1336 = v1335 * v2;
-    const uint v1337 = v1336 + v1327;
-    out[v1337] = v1333;
+  const uint v1318 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1319 = v603 + v1318;
+  const uint v1320 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1321 = v602 + v1320;
+  const bool v1322 = v1319 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1323 = v1321 < v2;
+  const bool v1324 = v1322 && v1323;
+  if (v1324) {
+    const float v1325 = v43.m[3][1].thread_elements()[1];
+    const float v1326 = v1325 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1327 = bfloat(v1326);
+    const uint v1328 = v7 * v1;
+    const uint v1329 = v1328 + v1319;
+    const uint v1330 = v1329 * v2;
+    const uint v1331 = v1330 + v1321;
+    out[v1331] = v1327;
   }
-  const uint v1338 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1340 = v603 + v1338;
-  const uint v1341 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1343 = v606 + v1341;
-  const bool v1344 = v1340 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1345 = v1343 < v2;
-  const bool v1346 = v1344 && v1345;
-  if (v1346) {
-    const float v1347 = v43.m[2][7].thread_elements()[0];
-    const float v1348 = v1347 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1349 = bfloat(v1348);
-    const uint v1350 = v7 * v1;
-    const uint v1351 = v1350 + v1340;
-    const uint v1352 = v1351 * v2;
-    const uint v1353 = v1352 + v1343;
-    out[v1353] = v1349;
+  const uint v1332 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1333 = v603 + v1332;
+  const uint v1334 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1335 = v602 + v1334;
+  const bool v1336 = v1333 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1337 = v1335 < v2;
+  const bool v1338 = v1336 && v1337;
+  if (v1338) {
+    const float v1339 = v43.m[3][2].thread_elements()[0];
+    const float v1340 = v1339 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1341 = bfloat(v1340);
+    const uint v1342 = v7 * v1;
+    const uint v1343 = v1342 + v1333;
+    const uint v1344 = v1343 * v2;
+    const uint v1345 = v1344 + v1335;
+    out[v1345] = v1341;
   }
-  const uint v1354 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1356 = v603 + v1354;
-  const uint v1357 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1359 = v606 + v1357;
-  const bool v1360 = v1356 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1361 = v1359 < v2;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v43.m[2][7].thread_elements()[1];
-    const float v1364 = v1363 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1365 = bfloat(v1364);
-    const uint v1366 = v7 * v1;
-    const uint v1367 = v1366 + v1356;
-    const uint v1368 = v1367 * v2;
-    const uint v1369 = v1368 + v1359;
-    out[v1369] = v1365;
+  const uint v1346 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1347 = v603 + v1346;
+  const uint v1348 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1349 = v602 + v1348;
+  const bool v1350 = v1347 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1351 = v1349 < v2;
+  const bool v1352 = v1350 && v1351;
+  if (v1352) {
+    const float v1353 = v43.m[3][2].thread_elements()[1];
+    const float v1354 = v1353 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1355 = bfloat(v1354);
+    const uint v1356 = v7 * v1;
+    const uint v1357 = v1356 + v1347;
+    const uint v1358 = v1357 * v2;
+    const uint v1359 = v1358 + v1349;
+    out[v1359] = v1355;
   }
-  const uint v1370 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1372 = v603 + v1370;
-  const uint v1373 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1375 = v606 + v1373;
-  const bool v1376 = v1372 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1377 = v1375 < v2;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v43.m[3][0].thread_elements()[0];
-    const float v1380 = v1379 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1381 = bfloat(v1380);
-    const uint v1382 = v7 * v1;
-    const uint v1383 = v1382 + v1372;
-    const uint v1384 = v1383 * v2;
+  const uint v1360 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1361 = v603 + v1360;
+  const uint v1362 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1363 = v602 + v1362;
+  const bool v1364 = v1361 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1365 = v1363 < v2;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v43.m[3][3].thread_elements()[0];
+    const float v1368 = v1367 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1369 = bfloat(v1368);
+    const uint v1370 = v7 * v1;
+    const uint v1371 = v1370 + v1361;
+    const uint v1372 = v1371 * v2;
+    const uint v1373 = v1372 + v1363;
+    out[v1373] = v1369;
+  }
+  const uint v1374 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1375 = v603 + v1374;
+  const uint v1376 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1377 = v602 + v1376;
+  const bool v1378 = v1375 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1379 = v1377 < v2;
+  const bool v1380 = v1378 && v1379;
+  if (v1380) {
+    const float v1381 = v43.m[3][3].thread_elements()[1];
+    const float v1382 = v1381 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1383 = bfloat(v1382);
+    const uint v1384 = v7 * v1;
     const uint v1385 = v1384 + v1375;
-    out[v1385] = v1381;
+    const uint v1386 = v1385 * v2;
+    const uint v1387 = v1386 + v1377;
+    out[v1387] = v1383;
   }
-  const uint v1386 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1388 = v603 + v1386;
-  const uint v1389 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1391 = v606 + v1389;
-  const bool v1392 = v1388 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1388 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1389 = v603 + v1388;
+  const uint v1390 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1391 = v602 + v1390;
+  const bool v1392 = v1389 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1393 = v1391 < v2;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
-    const float v1395 = v43.m[3][0].thread_elements()[1];
+    const float v1395 = v43.m[3][4].thread_elements()[0];
     const float v1396 = v1395 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1397 = bfloat(v1396);
     const uint v1398 = v7 * v1;
-    const uint v1399 = v1398 + v1388;
+    const uint v1399 = v1398 + v1389;
     const uint v1400 = v1399 * v2;
     const uint v1401 = v1400 + v1391;
     out[v1401] = v1397;
   }
-  const uint v1402 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1404 = v603 + v1402;
-  const uint v1405 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1407 = v606 + v1405;
-  const bool v1408 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1409 = v1407 < v2;
-  const bool v1410 = v1408 && v1409;
-  if (v1410) {
-    const float v1411 = v43.m[3][1].thread_elements()[0];
-    const float v1412 = v1411 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1413 = bfloat(v1412);
-    const uint v1414 = v7 * v1;
-    const uint v1415 = v1414 + v1404;
-    const uint v1416 = v1415 * v2;
-    const uint v1417 = v1416 + v1407;
-    out[v1417] = v1413;
+  const uint v1402 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1403 = v603 + v1402;
+  const uint v1404 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1405 = v602 + v1404;
+  const bool v1406 = v1403 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1407 = v1405 < v2;
+  const bool v1408 = v1406 && v1407;
+  if (v1408) {
+    const float v1409 = v43.m[3][4].thread_elements()[1];
+    const float v1410 = v1409 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1411 = bfloat(v1410);
+    const uint v1412 = v7 * v1;
+    const uint v1413 = v1412 + v1403;
+    const uint v1414 = v1413 * v2;
+    const uint v1415 = v1414 + v1405;
+    out[v1415] = v1411;
   }
-  const uint v1418 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1420 = v603 + v1418;
-  const uint v1421 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1423 = v606 + v1421;
-  const bool v1424 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1425 = v1423 < v2;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v43.m[3][1].thread_elements()[1];
-    const float v1428 = v1427 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1429 = bfloat(v1428);
-    const uint v1430 = v7 * v1;
-    const uint v1431 = v1430 + v1420;
-    const uint v1432 = v1431 * v2;
-    const uint v1433 = v1432 + v1423;
-    out[v1433] = v1429;
+  const uint v1416 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1417 = v603 + v1416;
+  const uint v1418 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1419 = v602 + v1418;
+  const bool v1420 = v1417 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1421 = v1419 < v2;
+  const bool v1422 = v1420 && v1421;
+  if (v1422) {
+    const float v1423 = v43.m[3][5].thread_elements()[0];
+    const float v1424 = v1423 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1425 = bfloat(v1424);
+    const uint v1426 = v7 * v1;
+    const uint v1427 = v1426 + v1417;
+    const uint v1428 = v1427 * v2;
+    const uint v1429 = v1428 + v1419;
+    out[v1429] = v1425;
   }
-  const uint v1434 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1436 = v603 + v1434;
-  const uint v1437 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1439 = v606 + v1437;
-  const bool v1440 = v1436 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1441 = v1439 < v2;
-  const bool v1442 = v1440 && v1441;
-  if (v1442) {
-    const float v1443 = v43.m[3][2].thread_elements()[0];
-    const float v1444 = v1443 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1445 = bfloat(v1444);
-    const uint v1446 = v7 * v1;
-    const uint v1447 = v1446 + v1436;
-    const uint v1448 = v1447 * v2;
-    const uint v1449 = v1448 + v1439;
-    out[v1449] = v1445;
+  const uint v1430 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1431 = v603 + v1430;
+  const uint v1432 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1433 = v602 + v1432;
+  const bool v1434 = v1431 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1435 = v1433 < v2;
+  const bool v1436 = v1434 && v1435;
+  if (v1436) {
+    const float v1437 = v43.m[3][5].thread_elements()[1];
+    const float v1438 = v1437 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1439 = bfloat(v1438);
+    const uint v1440 = v7 * v1;
+    const uint v1441 = v1440 + v1431;
+    const uint v1442 = v1441 * v2;
+    const uint v1443 = v1442 + v1433;
+    out[v1443] = v1439;
   }
-  const uint v1450 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1452 = v603 + v1450;
-  const uint v1453 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1455 = v606 + v1453;
-  const bool v1456 = v1452 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1457 = v1455 < v2;
-  const bool v1458 = v1456 && v1457;
-  if (v1458) {
-    const float v1459 = v43.m[3][2].thread_elements()[1];
-    const float v1460 = v1459 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1461 = bfloat(v1460);
-    const uint v1462 = v7 * v1;
-    const uint v1463 = v1462 + v1452;
-    const uint v1464 = v1463 * v2;
-    const uint v1465 = v1464 + v1455;
-    out[v1465] = v1461;
+  const uint v1444 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1445 = v603 + v1444;
+  const uint v1446 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1447 = v602 + v1446;
+  const bool v1448 = v1445 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1449 = v1447 < v2;
+  const bool v1450 = v1448 && v1449;
+  if (v1450) {
+    const float v1451 = v43.m[3][6].thread_elements()[0];
+    const float v1452 = v1451 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1453 = bfloat(v1452);
+    const uint v1454 = v7 * v1;
+    const uint v1455 = v1454 + v1445;
+    const uint v1456 = v1455 * v2;
+    const uint v1457 = v1456 + v1447;
+    out[v1457] = v1453;
   }
-  const uint v1466 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1468 = v603 + v1466;
-  const uint v1469 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1471 = v606 + v1469;
-  const bool v1472 = v1468 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1473 = v1471 < v2;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v43.m[3][3].thread_elements()[0];
-    const float v1476 = v1475 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1477 = bfloat(v1476);
-    const uint v1478 = v7 * v1;
-    const uint v1479 = v1478 + v1468;
-    const uint v1480 = v1479 * v2;
-    const uint v1481 = v1480 + v1471;
-    out[v1481] = v1477;
+  const uint v1458 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1459 = v603 + v1458;
+  const uint v1460 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1461 = v602 + v1460;
+  const bool v1462 = v1459 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1463 = v1461 < v2;
+  const bool v1464 = v1462 && v1463;
+  if (v1464) {
+    const float v1465 = v43.m[3][6].thread_elements()[1];
+    const float v1466 = v1465 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1467 = bfloat(v1466);
+    const uint v1468 = v7 * v1;
+    const uint v1469 = v1468 + v1459;
+    const uint v1470 = v1469 * v2;
+    const uint v1471 = v1470 + v1461;
+    out[v1471] = v1467;
   }
-  const uint v1482 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1484 = v603 + v1482;
-  const uint v1485 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1487 = v606 + v1485;
-  const bool v1488 = v1484 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1489 = v1487 < v2;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v43.m[3][3].thread_elements()[1];
-    const float v1492 = v1491 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1493 = bfloat(v1492);
-    const uint v1494 = v7 * v1;
-    const uint v1495 = v1494 + v1484;
-    const uint v1496 = v1495 * v2;
+  const uint v1472 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1473 = v603 + v1472;
+  const uint v1474 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1475 = v602 + v1474;
+  const bool v1476 = v1473 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1477 = v1475 < v2;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v43.m[3][7].thread_elements()[0];
+    const float v1480 = v1479 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1481 = bfloat(v1480);
+    const uint v1482 = v7 * v1;
+    const uint v1483 = v1482 + v1473;
+    const uint v1484 = v1483 * v2;
+    const uint v1485 = v1484 + v1475;
+    out[v1485] = v1481;
+  }
+  const uint v1486 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1487 = v603 + v1486;
+  const uint v1488 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1489 = v602 + v1488;
+  const bool v1490 = v1487 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1491 = v1489 < v2;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v43.m[3][7].thread_elements()[1];
+    const float v1494 = v1493 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1495 = bfloat(v1494);
+    const uint v1496 = v7 * v1;
     const uint v1497 = v1496 + v1487;
-    out[v1497] = v1493;
+    const uint v1498 = v1497 * v2;
+    const uint v1499 = v1498 + v1489;
+    out[v1499] = v1495;
   }
-  const uint v1498 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1500 = v603 + v1498;
-  const uint v1501 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1503 = v606 + v1501;
-  const bool v1504 = v1500 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1500 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1501 = v603 + v1500;
+  const uint v1502 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1503 = v602 + v1502;
+  const bool v1504 = v1501 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1505 = v1503 < v2;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
-    const float v1507 = v43.m[3][4].thread_elements()[0];
+    const float v1507 = v43.m[4][0].thread_elements()[0];
     const float v1508 = v1507 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1509 = bfloat(v1508);
     const uint v1510 = v7 * v1;
-    const uint v1511 = v1510 + v1500;
+    const uint v1511 = v1510 + v1501;
     const uint v1512 = v1511 * v2;
     const uint v1513 = v1512 + v1503;
     out[v1513] = v1509;
   }
-  const uint v1514 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1516 = v603 + v1514;
-  const uint v1517 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1519 = v606 + v1517;
-  const bool v1520 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1521 = v1519 < v2;
-  const bool v1522 = v1520 && v1521;
-  if (v1522) {
-    const float v1523 = v43.m[3][4].thread_elements()[1];
-    const float v1524 = v1523 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1525 = bfloat(v1524);
-    const uint v1526 = v7 * v1;
-    const uint v1527 = v1526 + v1516;
-    const uint v1528 = v1527 * v2;
-    const uint v1529 = v1528 + v1519;
-    out[v1529] = v1525;
+  const uint v1514 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1515 = v603 + v1514;
+  const uint v1516 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1517 = v602 + v1516;
+  const bool v1518 = v1515 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1519 = v1517 < v2;
+  const bool v1520 = v1518 && v1519;
+  if (v1520) {
+    const float v1521 = v43.m[4][0].thread_elements()[1];
+    const float v1522 = v1521 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1523 = bfloat(v1522);
+    const uint v1524 = v7 * v1;
+    const uint v1525 = v1524 + v1515;
+    const uint v1526 = v1525 * v2;
+    const uint v1527 = v1526 + v1517;
+    out[v1527] = v1523;
   }
-  const uint v1530 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1532 = v603 + v1530;
-  const uint v1533 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1535 = v606 + v1533;
-  const bool v1536 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1537 = v1535 < v2;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v43.m[3][5].thread_elements()[0];
-    const float v1540 = v1539 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1541 = bfloat(v1540);
-    const uint v1542 = v7 * v1;
-    const uint v1543 = v1542 + v1532;
-    const uint v1544 = v1543 * v2;
-    const uint v1545 = v1544 + v1535;
-    out[v1545] = v1541;
+  const uint v1528 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1529 = v603 + v1528;
+  const uint v1530 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1531 = v602 + v1530;
+  const bool v1532 = v1529 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1533 = v1531 < v2;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v43.m[4][1].thread_elements()[0];
+    const float v1536 = v1535 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1537 = bfloat(v1536);
+    const uint v1538 = v7 * v1;
+    const uint v1539 = v1538 + v1529;
+    const uint v1540 = v1539 * v2;
+    const uint v1541 = v1540 + v1531;
+    out[v1541] = v1537;
   }
-  const uint v1546 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1548 = v603 + v1546;
-  const uint v1549 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1551 = v606 + v1549;
-  const bool v1552 = v1548 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1553 = v1551 < v2;
-  const bool v1554 = v1552 && v1553;
-  if (v1554) {
-    const float v1555 = v43.m[3][5].thread_elements()[1];
-    const float v1556 = v1555 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1557 = bfloat(v1556);
-    const uint v1558 = v7 * v1;
-    const uint v1559 = v1558 + v1548;
-    const uint v1560 = v1559 * v2;
-    const uint v1561 = v1560 + v1551;
-    out[v1561] = v1557;
+  const uint v1542 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1543 = v603 + v1542;
+  const uint v1544 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1545 = v602 + v1544;
+  const bool v1546 = v1543 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1547 = v1545 < v2;
+  const bool v1548 = v1546 && v1547;
+  if (v1548) {
+    const float v1549 = v43.m[4][1].thread_elements()[1];
+    const float v1550 = v1549 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1551 = bfloat(v1550);
+    const uint v1552 = v7 * v1;
+    const uint v1553 = v1552 + v1543;
+    const uint v1554 = v1553 * v2;
+    const uint v1555 = v1554 + v1545;
+    out[v1555] = v1551;
   }
-  const uint v1562 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1564 = v603 + v1562;
-  const uint v1565 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1567 = v606 + v1565;
-  const bool v1568 = v1564 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1569 = v1567 < v2;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v43.m[3][6].thread_elements()[0];
-    const float v1572 = v1571 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1573 = bfloat(v1572);
-    const uint v1574 = v7 * v1;
-    const uint v1575 = v1574 + v1564;
-    const uint v1576 = v1575 * v2;
-    const uint v1577 = v1576 + v1567;
-    out[v1577] = v1573;
+  const uint v1556 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1557 = v603 + v1556;
+  const uint v1558 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1559 = v602 + v1558;
+  const bool v1560 = v1557 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1561 = v1559 < v2;
+  const bool v1562 = v1560 && v1561;
+  if (v1562) {
+    const float v1563 = v43.m[4][2].thread_elements()[0];
+    const float v1564 = v1563 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1565 = bfloat(v1564);
+    const uint v1566 = v7 * v1;
+    const uint v1567 = v1566 + v1557;
+    const uint v1568 = v1567 * v2;
+    const uint v1569 = v1568 + v1559;
+    out[v1569] = v1565;
   }
-  const uint v1578 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1580 = v603 + v1578;
-  const uint v1581 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1583 = v606 + v1581;
-  const bool v1584 = v1580 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1585 = v1583 < v2;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v43.m[3][6].thread_elements()[1];
-    const float v1588 = v1587 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1589 = bfloat(v1588);
-    const uint v1590 = v7 * v1;
-    const uint v1591 = v1590 + v1580;
-    const uint v1592 = v1591 * v2;
-    const uint v1593 = v1592 + v1583;
-    out[v1593] = v1589;
+  const uint v1570 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1571 = v603 + v1570;
+  const uint v1572 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1573 = v602 + v1572;
+  const bool v1574 = v1571 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1575 = v1573 < v2;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v43.m[4][2].thread_elements()[1];
+    const float v1578 = v1577 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1579 = bfloat(v1578);
+    const uint v1580 = v7 * v1;
+    const uint v1581 = v1580 + v1571;
+    const uint v1582 = v1581 * v2;
+    const uint v1583 = v1582 + v1573;
+    out[v1583] = v1579;
   }
-  const uint v1594 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1596 = v603 + v1594;
-  const uint v1597 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1599 = v606 + v1597;
-  const bool v1600 = v1596 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1601 = v1599 < v2;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v43.m[3][7].thread_elements()[0];
-    const float v1604 = v1603 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1605 = bfloat(v1604);
-    const uint v1606 = v7 * v1;
-    const uint v1607 = v1606 + v1596;
-    const uint v1608 = v1607 * v2;
+  const uint v1584 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1585 = v603 + v1584;
+  const uint v1586 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1587 = v602 + v1586;
+  const bool v1588 = v1585 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1589 = v1587 < v2;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v43.m[4][3].thread_elements()[0];
+    const float v1592 = v1591 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1593 = bfloat(v1592);
+    const uint v1594 = v7 * v1;
+    const uint v1595 = v1594 + v1585;
+    const uint v1596 = v1595 * v2;
+    const uint v1597 = v1596 + v1587;
+    out[v1597] = v1593;
+  }
+  const uint v1598 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1599 = v603 + v1598;
+  const uint v1600 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1601 = v602 + v1600;
+  const bool v1602 = v1599 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1603 = v1601 < v2;
+  const bool v1604 = v1602 && v1603;
+  if (v1604) {
+    const float v1605 = v43.m[4][3].thread_elements()[1];
+    const float v1606 = v1605 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1607 = bfloat(v1606);
+    const uint v1608 = v7 * v1;
     const uint v1609 = v1608 + v1599;
-    out[v1609] = v1605;
+    const uint v1610 = v1609 * v2;
+    const uint v1611 = v1610 + v1601;
+    out[v1611] = v1607;
   }
-  const uint v1610 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1612 = v603 + v1610;
-  const uint v1613 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1615 = v606 + v1613;
-  const bool v1616 = v1612 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1612 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1613 = v603 + v1612;
+  const uint v1614 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1615 = v602 + v1614;
+  const bool v1616 = v1613 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1617 = v1615 < v2;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
-    const float v1619 = v43.m[3][7].thread_elements()[1];
+    const float v1619 = v43.m[4][4].thread_elements()[0];
     const float v1620 = v1619 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1621 = bfloat(v1620);
     const uint v1622 = v7 * v1;
-    const uint v1623 = v1622 + v1612;
+    const uint v1623 = v1622 + v1613;
     const uint v1624 = v1623 * v2;
     const uint v1625 = v1624 + v1615;
     out[v1625] = v1621;
   }
-  const uint v1626 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1628 = v603 + v1626;
-  const uint v1629 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1631 = v606 + v1629;
-  const bool v1632 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1633 = v1631 < v2;
-  const bool v1634 = v1632 && v1633;
-  if (v1634) {
-    const float v1635 = v43.m[4][0].thread_elements()[0];
-    const float v1636 = v1635 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1637 = bfloat(v1636);
-    const uint v1638 = v7 * v1;
-    const uint v1639 = v1638 + v1628;
-    const uint v1640 = v1639 * v2;
-    const uint v1641 = v1640 + v1631;
-    out[v1641] = v1637;
+  const uint v1626 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1627 = v603 + v1626;
+  const uint v1628 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1629 = v602 + v1628;
+  const bool v1630 = v1627 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1631 = v1629 < v2;
+  const bool v1632 = v1630 && v1631;
+  if (v1632) {
+    const float v1633 = v43.m[4][4].thread_elements()[1];
+    const float v1634 = v1633 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1635 = bfloat(v1634);
+    const uint v1636 = v7 * v1;
+    const uint v1637 = v1636 + v1627;
+    const uint v1638 = v1637 * v2;
+    const uint v1639 = v1638 + v1629;
+    out[v1639] = v1635;
   }
-  const uint v1642 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1644 = v603 + v1642;
-  const uint v1645 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1647 = v606 + v1645;
-  const bool v1648 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1649 = v1647 < v2;
-  const bool v1650 = v1648 && v1649;
-  if (v1650) {
-    const float v1651 = v43.m[4][0].thread_elements()[1];
-    const float v1652 = v1651 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1653 = bfloat(v1652);
-    const uint v1654 = v7 * v1;
-    const uint v1655 = v1654 + v1644;
-    const uint v1656 = v1655 * v2;
-    const uint v1657 = v1656 + v1647;
-    out[v1657] = v1653;
+  const uint v1640 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1641 = v603 + v1640;
+  const uint v1642 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1643 = v602 + v1642;
+  const bool v1644 = v1641 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1645 = v1643 < v2;
+  const bool v1646 = v1644 && v1645;
+  if (v1646) {
+    const float v1647 = v43.m[4][5].thread_elements()[0];
+    const float v1648 = v1647 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1649 = bfloat(v1648);
+    const uint v1650 = v7 * v1;
+    const uint v1651 = v1650 + v1641;
+    const uint v1652 = v1651 * v2;
+    const uint v1653 = v1652 + v1643;
+    out[v1653] = v1649;
   }
-  const uint v1658 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1660 = v603 + v1658;
-  const uint v1661 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1663 = v606 + v1661;
-  const bool v1664 = v1660 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1665 = v1663 < v2;
-  const bool v1666 = v1664 && v1665;
-  if (v1666) {
-    const float v1667 = v43.m[4][1].thread_elements()[0];
-    const float v1668 = v1667 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1669 = bfloat(v1668);
-    const uint v1670 = v7 * v1;
-    const uint v1671 = v1670 + v1660;
-    const uint v1672 = v1671 * v2;
-    const uint v1673 = v1672 + v1663;
-    out[v1673] = v1669;
+  const uint v1654 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1655 = v603 + v1654;
+  const uint v1656 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1657 = v602 + v1656;
+  const bool v1658 = v1655 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1659 = v1657 < v2;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v43.m[4][5].thread_elements()[1];
+    const float v1662 = v1661 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1663 = bfloat(v1662);
+    const uint v1664 = v7 * v1;
+    const uint v1665 = v1664 + v1655;
+    const uint v1666 = v1665 * v2;
+    const uint v1667 = v1666 + v1657;
+    out[v1667] = v1663;
   }
-  const uint v1674 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1676 = v603 + v1674;
-  const uint v1677 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1679 = v606 + v1677;
-  const bool v1680 = v1676 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1681 = v1679 < v2;
-  const bool v1682 = v1680 && v1681;
-  if (v1682) {
-    const float v1683 = v43.m[4][1].thread_elements()[1];
-    const float v1684 = v1683 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1685 = bfloat(v1684);
-    const uint v1686 = v7 * v1;
-    const uint v1687 = v1686 + v1676;
-    const uint v1688 = v1687 * v2;
-    const uint v1689 = v1688 + v1679;
-    out[v1689] = v1685;
+  const uint v1668 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1669 = v603 + v1668;
+  const uint v1670 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1671 = v602 + v1670;
+  const bool v1672 = v1669 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1673 = v1671 < v2;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v43.m[4][6].thread_elements()[0];
+    const float v1676 = v1675 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1677 = bfloat(v1676);
+    const uint v1678 = v7 * v1;
+    const uint v1679 = v1678 + v1669;
+    const uint v1680 = v1679 * v2;
+    const uint v1681 = v1680 + v1671;
+    out[v1681] = v1677;
   }
-  const uint v1690 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1692 = v603 + v1690;
-  const uint v1693 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1695 = v606 + v1693;
-  const bool v1696 = v1692 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1697 = v1695 < v2;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v43.m[4][2].thread_elements()[0];
-    const float v1700 = v1699 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1701 = bfloat(v1700);
-    const uint v1702 = v7 * v1;
-    const uint v1703 = v1702 + v1692;
-    const uint v1704 = v1703 * v2;
-    const uint v1705 = v1704 + v1695;
-    out[v1705] = v1701;
+  const uint v1682 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1683 = v603 + v1682;
+  const uint v1684 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1685 = v602 + v1684;
+  const bool v1686 = v1683 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1687 = v1685 < v2;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v43.m[4][6].thread_elements()[1];
+    const float v1690 = v1689 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1691 = bfloat(v1690);
+    const uint v1692 = v7 * v1;
+    const uint v1693 = v1692 + v1683;
+    const uint v1694 = v1693 * v2;
+    const uint v1695 = v1694 + v1685;
+    out[v1695] = v1691;
   }
-  const uint v1706 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1708 = v603 + v1706;
-  const uint v1709 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1711 = v606 + v1709;
-  const bool v1712 = v1708 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1713 = v1711 < v2;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v43.m[4][2].thread_elements()[1];
-    const float v1716 = v1715 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1717 = bfloat(v1716);
-    const uint v1718 = v7 * v1;
-    const uint v1719 = v1718 + v1708;
-    const uint v1720 = v1719 * v2;
+  const uint v1696 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1697 = v603 + v1696;
+  const uint v1698 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1699 = v602 + v1698;
+  const bool v1700 = v1697 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1701 = v1699 < v2;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v43.m[4][7].thread_elements()[0];
+    const float v1704 = v1703 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1705 = bfloat(v1704);
+    const uint v1706 = v7 * v1;
+    const uint v1707 = v1706 + v1697;
+    const uint v1708 = v1707 * v2;
+    const uint v1709 = v1708 + v1699;
+    out[v1709] = v1705;
+  }
+  const uint v1710 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1711 = v603 + v1710;
+  const uint v1712 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1713 = v602 + v1712;
+  const bool v1714 = v1711 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1715 = v1713 < v2;
+  const bool v1716 = v1714 && v1715;
+  if (v1716) {
+    const float v1717 = v43.m[4][7].thread_elements()[1];
+    const float v1718 = v1717 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1719 = bfloat(v1718);
+    const uint v1720 = v7 * v1;
     const uint v1721 = v1720 + v1711;
-    out[v1721] = v1717;
+    const uint v1722 = v1721 * v2;
+    const uint v1723 = v1722 + v1713;
+    out[v1723] = v1719;
   }
-  const uint v1722 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1724 = v603 + v1722;
-  const uint v1725 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1727 = v606 + v1725;
-  const bool v1728 = v1724 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1724 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1725 = v603 + v1724;
+  const uint v1726 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1727 = v602 + v1726;
+  const bool v1728 = v1725 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1729 = v1727 < v2;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
-    const float v1731 = v43.m[4][3].thread_elements()[0];
+    const float v1731 = v43.m[5][0].thread_elements()[0];
     const float v1732 = v1731 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1733 = bfloat(v1732);
     const uint v1734 = v7 * v1;
-    const uint v1735 = v1734 + v1724;
+    const uint v1735 = v1734 + v1725;
     const uint v1736 = v1735 * v2;
     const uint v1737 = v1736 + v1727;
     out[v1737] = v1733;
   }
-  const uint v1738 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1740 = v603 + v1738;
-  const uint v1741 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1743 = v606 + v1741;
-  const bool v1744 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1745 = v1743 < v2;
-  const bool v1746 = v1744 && v1745;
-  if (v1746) {
-    const float v1747 = v43.m[4][3].thread_elements()[1];
-    const float v1748 = v1747 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1749 = bfloat(v1748);
-    const uint v1750 = v7 * v1;
-    const uint v1751 = v1750 + v1740;
-    const uint v1752 = v1751 * v2;
-    const uint v1753 = v1752 + v1743;
-    out[v1753] = v1749;
+  const uint v1738 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1739 = v603 + v1738;
+  const uint v1740 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1741 = v602 + v1740;
+  const bool v1742 = v1739 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1743 = v1741 < v2;
+  const bool v1744 = v1742 && v1743;
+  if (v1744) {
+    const float v1745 = v43.m[5][0].thread_elements()[1];
+    const float v1746 = v1745 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1747 = bfloat(v1746);
+    const uint v1748 = v7 * v1;
+    const uint v1749 = v1748 + v1739;
+    const uint v1750 = v1749 * v2;
+    const uint v1751 = v1750 + v1741;
+    out[v1751] = v1747;
   }
-  const uint v1754 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1756 = v603 + v1754;
-  const uint v1757 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1759 = v606 + v1757;
-  const bool v1760 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1761 = v1759 < v2;
-  const bool v1762 = v1760 && v1761;
-  if (v1762) {
-    const float v1763 = v43.m[4][4].thread_elements()[0];
-    const float v1764 = v1763 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1765 = bfloat(v1764);
-    const uint v1766 = v7 * v1;
-    const uint v1767 = v1766 + v1756;
-    const uint v1768 = v1767 * v2;
-    const uint v1769 = v1768 + v1759;
-    out[v1769] = v1765;
+  const uint v1752 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1753 = v603 + v1752;
+  const uint v1754 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1755 = v602 + v1754;
+  const bool v1756 = v1753 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1757 = v1755 < v2;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v43.m[5][1].thread_elements()[0];
+    const float v1760 = v1759 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1761 = bfloat(v1760);
+    const uint v1762 = v7 * v1;
+    const uint v1763 = v1762 + v1753;
+    const uint v1764 = v1763 * v2;
+    const uint v1765 = v1764 + v1755;
+    out[v1765] = v1761;
   }
-  const uint v1770 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1772 = v603 + v1770;
-  const uint v1773 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1775 = v606 + v1773;
-  const bool v1776 = v1772 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1777 = v1775 < v2;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v43.m[4][4].thread_elements()[1];
-    const float v1780 = v1779 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1781 = bfloat(v1780);
-    const uint v1782 = v7 * v1;
-    const uint v1783 = v1782 + v1772;
-    const uint v1784 = v1783 * v2;
-    const uint v1785 = v1784 + v1775;
-    out[v1785] = v1781;
+  const uint v1766 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1767 = v603 + v1766;
+  const uint v1768 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1769 = v602 + v1768;
+  const bool v1770 = v1767 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1771 = v1769 < v2;
+  const bool v1772 = v1770 && v1771;
+  if (v1772) {
+    const float v1773 = v43.m[5][1].thread_elements()[1];
+    const float v1774 = v1773 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1775 = bfloat(v1774);
+    const uint v1776 = v7 * v1;
+    const uint v1777 = v1776 + v1767;
+    const uint v1778 = v1777 * v2;
+    const uint v1779 = v1778 + v1769;
+    out[v1779] = v1775;
   }
-  const uint v1786 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1788 = v603 + v1786;
-  const uint v1789 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1791 = v606 + v1789;
-  const bool v1792 = v1788 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1793 = v1791 < v2;
-  const bool v1794 = v1792 && v1793;
-  if (v1794) {
-    const float v1795 = v43.m[4][5].thread_elements()[0];
-    const float v1796 = v1795 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1797 = bfloat(v1796);
-    const uint v1798 = v7 * v1;
-    const uint v1799 = v1798 + v1788;
-    const uint v1800 = v1799 * v2;
-    const uint v1801 = v1800 + v1791;
-    out[v1801] = v1797;
+  const uint v1780 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1781 = v603 + v1780;
+  const uint v1782 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1783 = v602 + v1782;
+  const bool v1784 = v1781 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1785 = v1783 < v2;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v43.m[5][2].thread_elements()[0];
+    const float v1788 = v1787 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1789 = bfloat(v1788);
+    const uint v1790 = v7 * v1;
+    const uint v1791 = v1790 + v1781;
+    const uint v1792 = v1791 * v2;
+    const uint v1793 = v1792 + v1783;
+    out[v1793] = v1789;
   }
-  const uint v1802 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1804 = v603 + v1802;
-  const uint v1805 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1807 = v606 + v1805;
-  const bool v1808 = v1804 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1809 = v1807 < v2;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v43.m[4][5].thread_elements()[1];
-    const float v1812 = v1811 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1813 = bfloat(v1812);
-    const uint v1814 = v7 * v1;
-    const uint v1815 = v1814 + v1804;
-    const uint v1816 = v1815 * v2;
-    const uint v1817 = v1816 + v1807;
-    out[v1817] = v1813;
+  const uint v1794 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1795 = v603 + v1794;
+  const uint v1796 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1797 = v602 + v1796;
+  const bool v1798 = v1795 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1799 = v1797 < v2;
+  const bool v1800 = v1798 && v1799;
+  if (v1800) {
+    const float v1801 = v43.m[5][2].thread_elements()[1];
+    const float v1802 = v1801 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1803 = bfloat(v1802);
+    const uint v1804 = v7 * v1;
+    const uint v1805 = v1804 + v1795;
+    const uint v1806 = v1805 * v2;
+    const uint v1807 = v1806 + v1797;
+    out[v1807] = v1803;
   }
-  const uint v1818 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1820 = v603 + v1818;
-  const uint v1821 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1823 = v606 + v1821;
-  const bool v1824 = v1820 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1825 = v1823 < v2;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v43.m[4][6].thread_elements()[0];
-    const float v1828 = v1827 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1829 = bfloat(v1828);
-    const uint v1830 = v7 * v1;
-    const uint v1831 = v1830 + v1820;
-    const uint v1832 = v1831 * v2;
+  const uint v1808 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1809 = v603 + v1808;
+  const uint v1810 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1811 = v602 + v1810;
+  const bool v1812 = v1809 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1813 = v1811 < v2;
+  const bool v1814 = v1812 && v1813;
+  if (v1814) {
+    const float v1815 = v43.m[5][3].thread_elements()[0];
+    const float v1816 = v1815 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1817 = bfloat(v1816);
+    const uint v1818 = v7 * v1;
+    const uint v1819 = v1818 + v1809;
+    const uint v1820 = v1819 * v2;
+    const uint v1821 = v1820 + v1811;
+    out[v1821] = v1817;
+  }
+  const uint v1822 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1823 = v603 + v1822;
+  const uint v1824 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1825 = v602 + v1824;
+  const bool v1826 = v1823 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1827 = v1825 < v2;
+  const bool v1828 = v1826 && v1827;
+  if (v1828) {
+    const float v1829 = v43.m[5][3].thread_elements()[1];
+    const float v1830 = v1829 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1831 = bfloat(v1830);
+    const uint v1832 = v7 * v1;
     const uint v1833 = v1832 + v1823;
-    out[v1833] = v1829;
+    const uint v1834 = v1833 * v2;
+    const uint v1835 = v1834 + v1825;
+    out[v1835] = v1831;
   }
-  const uint v1834 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1836 = v603 + v1834;
-  const uint v1837 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1839 = v606 + v1837;
-  const bool v1840 = v1836 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1836 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1837 = v603 + v1836;
+  const uint v1838 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1839 = v602 + v1838;
+  const bool v1840 = v1837 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1841 = v1839 < v2;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
-    const float v1843 = v43.m[4][6].thread_elements()[1];
+    const float v1843 = v43.m[5][4].thread_elements()[0];
     const float v1844 = v1843 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1845 = bfloat(v1844);
     const uint v1846 = v7 * v1;
-    const uint v1847 = v1846 + v1836;
+    const uint v1847 = v1846 + v1837;
     const uint v1848 = v1847 * v2;
     const uint v1849 = v1848 + v1839;
     out[v1849] = v1845;
   }
-  const uint v1850 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1852 = v603 + v1850;
-  const uint v1853 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1855 = v606 + v1853;
-  const bool v1856 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1857 = v1855 < v2;
-  const bool v1858 = v1856 && v1857;
-  if (v1858) {
-    const float v1859 = v43.m[4][7].thread_elements()[0];
-    const float v1860 = v1859 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1861 = bfloat(v1860);
-    const uint v1862 = v7 * v1;
-    const uint v1863 = v1862 + v1852;
-    const uint v1864 = v1863 * v2;
-    const uint v1865 = v1864 + v1855;
-    out[v1865] = v1861;
+  const uint v1850 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1851 = v603 + v1850;
+  const uint v1852 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1853 = v602 + v1852;
+  const bool v1854 = v1851 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1855 = v1853 < v2;
+  const bool v1856 = v1854 && v1855;
+  if (v1856) {
+    const float v1857 = v43.m[5][4].thread_elements()[1];
+    const float v1858 = v1857 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1859 = bfloat(v1858);
+    const uint v1860 = v7 * v1;
+    const uint v1861 = v1860 + v1851;
+    const uint v1862 = v1861 * v2;
+    const uint v1863 = v1862 + v1853;
+    out[v1863] = v1859;
   }
-  const uint v1866 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1868 = v603 + v1866;
-  const uint v1869 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1871 = v606 + v1869;
-  const bool v1872 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1873 = v1871 < v2;
-  const bool v1874 = v1872 && v1873;
-  if (v1874) {
-    const float v1875 = v43.m[4][7].thread_elements()[1];
-    const float v1876 = v1875 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1877 = bfloat(v1876);
-    const uint v1878 = v7 * v1;
-    const uint v1879 = v1878 + v1868;
-    const uint v1880 = v1879 * v2;
-    const uint v1881 = v1880 + v1871;
-    out[v1881] = v1877;
+  const uint v1864 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1865 = v603 + v1864;
+  const uint v1866 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1867 = v602 + v1866;
+  const bool v1868 = v1865 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1869 = v1867 < v2;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v43.m[5][5].thread_elements()[0];
+    const float v1872 = v1871 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1873 = bfloat(v1872);
+    const uint v1874 = v7 * v1;
+    const uint v1875 = v1874 + v1865;
+    const uint v1876 = v1875 * v2;
+    const uint v1877 = v1876 + v1867;
+    out[v1877] = v1873;
   }
-  const uint v1882 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1884 = v603 + v1882;
-  const uint v1885 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1887 = v606 + v1885;
-  const bool v1888 = v1884 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1889 = v1887 < v2;
-  const bool v1890 = v1888 && v1889;
-  if (v1890) {
-    const float v1891 = v43.m[5][0].thread_elements()[0];
-    const float v1892 = v1891 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1893 = bfloat(v1892);
-    const uint v1894 = v7 * v1;
-    const uint v1895 = v1894 + v1884;
-    const uint v1896 = v1895 * v2;
-    const uint v1897 = v1896 + v1887;
-    out[v1897] = v1893;
+  const uint v1878 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1879 = v603 + v1878;
+  const uint v1880 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1881 = v602 + v1880;
+  const bool v1882 = v1879 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1883 = v1881 < v2;
+  const bool v1884 = v1882 && v1883;
+  if (v1884) {
+    const float v1885 = v43.m[5][5].thread_elements()[1];
+    const float v1886 = v1885 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1887 = bfloat(v1886);
+    const uint v1888 = v7 * v1;
+    const uint v1889 = v1888 + v1879;
+    const uint v1890 = v1889 * v2;
+    const uint v1891 = v1890 + v1881;
+    out[v1891] = v1887;
   }
-  const uint v1898 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1900 = v603 + v1898;
-  const uint v1901 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1903 = v606 + v1901;
-  const bool v1904 = v1900 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1905 = v1903 < v2;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v43.m[5][0].thread_elements()[1];
-    const float v1908 = v1907 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1909 = bfloat(v1908);
-    const uint v1910 = v7 * v1;
-    const uint v1911 = v1910 + v1900;
-    const uint v1912 = v1911 * v2;
-    const uint v1913 = v1912 + v1903;
-    out[v1913] = v1909;
+  const uint v1892 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1893 = v603 + v1892;
+  const uint v1894 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1895 = v602 + v1894;
+  const bool v1896 = v1893 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1897 = v1895 < v2;
+  const bool v1898 = v1896 && v1897;
+  if (v1898) {
+    const float v1899 = v43.m[5][6].thread_elements()[0];
+    const float v1900 = v1899 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1901 = bfloat(v1900);
+    const uint v1902 = v7 * v1;
+    const uint v1903 = v1902 + v1893;
+    const uint v1904 = v1903 * v2;
+    const uint v1905 = v1904 + v1895;
+    out[v1905] = v1901;
   }
-  const uint v1914 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1916 = v603 + v1914;
-  const uint v1917 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1919 = v606 + v1917;
-  const bool v1920 = v1916 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1921 = v1919 < v2;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v43.m[5][1].thread_elements()[0];
-    const float v1924 = v1923 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1925 = bfloat(v1924);
-    const uint v1926 = v7 * v1;
-    const uint v1927 = v1926 + v1916;
-    const uint v1928 = v1927 * v2;
-    const uint v1929 = v1928 + v1919;
-    out[v1929] = v1925;
+  const uint v1906 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1907 = v603 + v1906;
+  const uint v1908 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1909 = v602 + v1908;
+  const bool v1910 = v1907 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1911 = v1909 < v2;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v43.m[5][6].thread_elements()[1];
+    const float v1914 = v1913 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1915 = bfloat(v1914);
+    const uint v1916 = v7 * v1;
+    const uint v1917 = v1916 + v1907;
+    const uint v1918 = v1917 * v2;
+    const uint v1919 = v1918 + v1909;
+    out[v1919] = v1915;
   }
-  const uint v1930 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1932 = v603 + v1930;
-  const uint v1933 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1935 = v606 + v1933;
-  const bool v1936 = v1932 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1937 = v1935 < v2;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v43.m[5][1].thread_elements()[1];
-    const float v1940 = v1939 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1941 = bfloat(v1940);
-    const uint v1942 = v7 * v1;
-    const uint v1943 = v1942 + v1932;
-    const uint v1944 = v1943 * v2;
+  const uint v1920 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1921 = v603 + v1920;
+  const uint v1922 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1923 = v602 + v1922;
+  const bool v1924 = v1921 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1925 = v1923 < v2;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v43.m[5][7].thread_elements()[0];
+    const float v1928 = v1927 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1929 = bfloat(v1928);
+    const uint v1930 = v7 * v1;
+    const uint v1931 = v1930 + v1921;
+    const uint v1932 = v1931 * v2;
+    const uint v1933 = v1932 + v1923;
+    out[v1933] = v1929;
+  }
+  const uint v1934 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1935 = v603 + v1934;
+  const uint v1936 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1937 = v602 + v1936;
+  const bool v1938 = v1935 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1939 = v1937 < v2;
+  const bool v1940 = v1938 && v1939;
+  if (v1940) {
+    const float v1941 = v43.m[5][7].thread_elements()[1];
+    const float v1942 = v1941 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1943 = bfloat(v1942);
+    const uint v1944 = v7 * v1;
     const uint v1945 = v1944 + v1935;
-    out[v1945] = v1941;
+    const uint v1946 = v1945 * v2;
+    const uint v1947 = v1946 + v1937;
+    out[v1947] = v1943;
   }
-  const uint v1946 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1948 = v603 + v1946;
-  const uint v1949 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1951 = v606 + v1949;
-  const bool v1952 = v1948 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1948 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1949 = v603 + v1948;
+  const uint v1950 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1951 = v602 + v1950;
+  const bool v1952 = v1949 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1953 = v1951 < v2;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
-    const float v1955 = v43.m[5][2].thread_elements()[0];
+    const float v1955 = v43.m[6][0].thread_elements()[0];
     const float v1956 = v1955 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1957 = bfloat(v1956);
     const uint v1958 = v7 * v1;
-    const uint v1959 = v1958 + v1948;
+    const uint v1959 = v1958 + v1949;
     const uint v1960 = v1959 * v2;
     const uint v1961 = v1960 + v1951;
     out[v1961] = v1957;
   }
-  const uint v1962 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1964 = v603 + v1962;
-  const uint v1965 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1967 = v606 + v1965;
-  const bool v1968 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1969 = v1967 < v2;
-  const bool v1970 = v1968 && v1969;
-  if (v1970) {
-    const float v1971 = v43.m[5][2].thread_elements()[1];
-    const float v1972 = v1971 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1973 = bfloat(v1972);
-    const uint v1974 = v7 * v1;
-    const uint v1975 = v1974 + v1964;
-    const uint v1976 = v1975 * v2;
-    const uint v1977 = v1976 + v1967;
-    out[v1977] = v1973;
+  const uint v1962 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1963 = v603 + v1962;
+  const uint v1964 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1965 = v602 + v1964;
+  const bool v1966 = v1963 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1967 = v1965 < v2;
+  const bool v1968 = v1966 && v1967;
+  if (v1968) {
+    const float v1969 = v43.m[6][0].thread_elements()[1];
+    const float v1970 = v1969 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1971 = bfloat(v1970);
+    const uint v1972 = v7 * v1;
+    const uint v1973 = v1972 + v1963;
+    const uint v1974 = v1973 * v2;
+    const uint v1975 = v1974 + v1965;
+    out[v1975] = v1971;
   }
-  const uint v1978 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1980 = v603 + v1978;
-  const uint v1981 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1983 = v606 + v1981;
-  const bool v1984 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1985 = v1983 < v2;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v43.m[5][3].thread_elements()[0];
-    const float v1988 = v1987 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1989 = bfloat(v1988);
-    const uint v1990 = v7 * v1;
-    const uint v1991 = v1990 + v1980;
-    const uint v1992 = v1991 * v2;
-    const uint v1993 = v1992 + v1983;
-    out[v1993] = v1989;
+  const uint v1976 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1977 = v603 + v1976;
+  const uint v1978 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1979 = v602 + v1978;
+  const bool v1980 = v1977 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1981 = v1979 < v2;
+  const bool v1982 = v1980 && v1981;
+  if (v1982) {
+    const float v1983 = v43.m[6][1].thread_elements()[0];
+    const float v1984 = v1983 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1985 = bfloat(v1984);
+    const uint v1986 = v7 * v1;
+    const uint v1987 = v1986 + v1977;
+    const uint v1988 = v1987 * v2;
+    const uint v1989 = v1988 + v1979;
+    out[v1989] = v1985;
   }
-  const uint v1994 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1996 = v603 + v1994;
-  const uint v1997 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1999 = v606 + v1997;
-  const bool v2000 = v1996 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2001 = v1999 < v2;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v43.m[5][3].thread_elements()[1];
-    const float v2004 = v2003 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2005 = bfloat(v2004);
-    const uint v2006 = v7 * v1;
-    const uint v2007 = v2006 + v1996;
-    const uint v2008 = v2007 * v2;
-    const uint v2009 = v2008 + v1999;
-    out[v2009] = v2005;
+  const uint v1990 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1991 = v603 + v1990;
+  const uint v1992 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1993 = v602 + v1992;
+  const bool v1994 = v1991 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1995 = v1993 < v2;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v43.m[6][1].thread_elements()[1];
+    const float v1998 = v1997 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1999 = bfloat(v1998);
+    const uint v2000 = v7 * v1;
+    const uint v2001 = v2000 + v1991;
+    const uint v2002 = v2001 * v2;
+    const uint v2003 = v2002 + v1993;
+    out[v2003] = v1999;
   }
-  const uint v2010 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2012 = v603 + v2010;
-  const uint v2013 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2015 = v606 + v2013;
-  const bool v2016 = v2012 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2017 = v2015 < v2;
-  const bool v2018 = v2016 && v2017;
-  if (v2018) {
-    const float v2019 = v43.m[5][4].thread_elements()[0];
-    const float v2020 = v2019 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2021 = bfloat(v2020);
-    const uint v2022 = v7 * v1;
-    const uint v2023 = v2022 + v2012;
-    const uint v2024 = v2023 * v2;
-    const uint v2025 = v2024 + v2015;
-    out[v2025] = v2021;
+  const uint v2004 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2005 = v603 + v2004;
+  const uint v2006 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2007 = v602 + v2006;
+  const bool v2008 = v2005 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2009 = v2007 < v2;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v43.m[6][2].thread_elements()[0];
+    const float v2012 = v2011 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2013 = bfloat(v2012);
+    const uint v2014 = v7 * v1;
+    const uint v2015 = v2014 + v2005;
+    const uint v2016 = v2015 * v2;
+    const uint v2017 = v2016 + v2007;
+    out[v2017] = v2013;
   }
-  const uint v2026 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2028 = v603 + v2026;
-  const uint v2029 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2031 = v606 + v2029;
-  const bool v2032 = v2028 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2033 = v2031 < v2;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v43.m[5][4].thread_elements()[1];
-    const float v2036 = v2035 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2037 = bfloat(v2036);
-    const uint v2038 = v7 * v1;
-    const uint v2039 = v2038 + v2028;
-    const uint v2040 = v2039 * v2;
-    const uint v2041 = v2040 + v2031;
-    out[v2041] = v2037;
+  const uint v2018 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2019 = v603 + v2018;
+  const uint v2020 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2021 = v602 + v2020;
+  const bool v2022 = v2019 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2023 = v2021 < v2;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v43.m[6][2].thread_elements()[1];
+    const float v2026 = v2025 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2027 = bfloat(v2026);
+    const uint v2028 = v7 * v1;
+    const uint v2029 = v2028 + v2019;
+    const uint v2030 = v2029 * v2;
+    const uint v2031 = v2030 + v2021;
+    out[v2031] = v2027;
   }
-  const uint v2042 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2044 = v603 + v2042;
-  const uint v2045 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2047 = v606 + v2045;
-  const bool v2048 = v2044 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2049 = v2047 < v2;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v43.m[5][5].thread_elements()[0];
-    const float v2052 = v2051 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2053 = bfloat(v2052);
-    const uint v2054 = v7 * v1;
-    const uint v2055 = v2054 + v2044;
-    const uint v2056 = v2055 * v2;
+  const uint v2032 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2033 = v603 + v2032;
+  const uint v2034 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2035 = v602 + v2034;
+  const bool v2036 = v2033 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2037 = v2035 < v2;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v43.m[6][3].thread_elements()[0];
+    const float v2040 = v2039 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2041 = bfloat(v2040);
+    const uint v2042 = v7 * v1;
+    const uint v2043 = v2042 + v2033;
+    const uint v2044 = v2043 * v2;
+    const uint v2045 = v2044 + v2035;
+    out[v2045] = v2041;
+  }
+  const uint v2046 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2047 = v603 + v2046;
+  const uint v2048 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2049 = v602 + v2048;
+  const bool v2050 = v2047 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2051 = v2049 < v2;
+  const bool v2052 = v2050 && v2051;
+  if (v2052) {
+    const float v2053 = v43.m[6][3].thread_elements()[1];
+    const float v2054 = v2053 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2055 = bfloat(v2054);
+    const uint v2056 = v7 * v1;
     const uint v2057 = v2056 + v2047;
-    out[v2057] = v2053;
+    const uint v2058 = v2057 * v2;
+    const uint v2059 = v2058 + v2049;
+    out[v2059] = v2055;
   }
-  const uint v2058 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2060 = v603 + v2058;
-  const uint v2061 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2063 = v606 + v2061;
-  const bool v2064 = v2060 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2060 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2061 = v603 + v2060;
+  const uint v2062 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2063 = v602 + v2062;
+  const bool v2064 = v2061 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2065 = v2063 < v2;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
-    const float v2067 = v43.m[5][5].thread_elements()[1];
+    const float v2067 = v43.m[6][4].thread_elements()[0];
     const float v2068 = v2067 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v2069 = bfloat(v2068);
     const uint v2070 = v7 * v1;
-    const uint v2071 = v2070 + v2060;
+    const uint v2071 = v2070 + v2061;
     const uint v2072 = v2071 * v2;
     const uint v2073 = v2072 + v2063;
     out[v2073] = v2069;
   }
-  const uint v2074 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2076 = v603 + v2074;
-  const uint v2077 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2079 = v606 + v2077;
-  const bool v2080 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2081 = v2079 < v2;
-  const bool v2082 = v2080 && v2081;
-  if (v2082) {
-    const float v2083 = v43.m[5][6].thread_elements()[0];
-    const float v2084 = v2083 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2085 = bfloat(v2084);
-    const uint v2086 = v7 * v1;
-    const uint v2087 = v2086 + v2076;
-    const uint v2088 = v2087 * v2;
-    const uint v2089 = v2088 + v2079;
-    out[v2089] = v2085;
+  const uint v2074 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2075 = v603 + v2074;
+  const uint v2076 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2077 = v602 + v2076;
+  const bool v2078 = v2075 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2079 = v2077 < v2;
+  const bool v2080 = v2078 && v2079;
+  if (v2080) {
+    const float v2081 = v43.m[6][4].thread_elements()[1];
+    const float v2082 = v2081 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2083 = bfloat(v2082);
+    const uint v2084 = v7 * v1;
+    const uint v2085 = v2084 + v2075;
+    const uint v2086 = v2085 * v2;
+    const uint v2087 = v2086 + v2077;
+    out[v2087] = v2083;
   }
-  const uint v2090 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2092 = v603 + v2090;
-  const uint v2093 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2095 = v606 + v2093;
-  const bool v2096 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2097 = v2095 < v2;
-  const bool v2098 = v2096 && v2097;
-  if (v2098) {
-    const float v2099 = v43.m[5][6].thread_elements()[1];
-    const float v2100 = v2099 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2101 = bfloat(v2100);
-    const uint v2102 = v7 * v1;
-    const uint v2103 = v2102 + v2092;
-    const uint v2104 = v2103 * v2;
-    const uint v2105 = v2104 + v2095;
-    out[v2105] = v2101;
+  const uint v2088 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2089 = v603 + v2088;
+  const uint v2090 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2091 = v602 + v2090;
+  const bool v2092 = v2089 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2093 = v2091 < v2;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v43.m[6][5].thread_elements()[0];
+    const float v2096 = v2095 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2097 = bfloat(v2096);
+    const uint v2098 = v7 * v1;
+    const uint v2099 = v2098 + v2089;
+    const uint v2100 = v2099 * v2;
+    const uint v2101 = v2100 + v2091;
+    out[v2101] = v2097;
   }
-  const uint v2106 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2108 = v603 + v2106;
-  const uint v2109 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2111 = v606 + v2109;
-  const bool v2112 = v2108 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2113 = v2111 < v2;
-  const bool v2114 = v2112 && v2113;
-  if (v2114) {
-    const float v2115 = v43.m[5][7].thread_elements()[0];
-    const float v2116 = v2115 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2117 = bfloat(v2116);
-    const uint v2118 = v7 * v1;
-    const uint v2119 = v2118 + v2108;
-    const uint v2120 = v2119 * v2;
-    const uint v2121 = v2120 + v2111;
-    out[v2121] = v2117;
+  const uint v2102 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2103 = v603 + v2102;
+  const uint v2104 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2105 = v602 + v2104;
+  const bool v2106 = v2103 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2107 = v2105 < v2;
+  const bool v2108 = v2106 && v2107;
+  if (v2108) {
+    const float v2109 = v43.m[6][5].thread_elements()[1];
+    const float v2110 = v2109 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2111 = bfloat(v2110);
+    const uint v2112 = v7 * v1;
+    const uint v2113 = v2112 + v2103;
+    const uint v2114 = v2113 * v2;
+    const uint v2115 = v2114 + v2105;
+    out[v2115] = v2111;
   }
-  const uint v2122 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2124 = v603 + v2122;
-  const uint v2125 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2127 = v606 + v2125;
-  const bool v2128 = v2124 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2129 = v2127 < v2;
-  const bool v2130 = v2128 && v2129;
-  if (v2130) {
-    const float v2131 = v43.m[5][7].thread_elements()[1];
-    const float v2132 = v2131 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2133 = bfloat(v2132);
-    const uint v2134 = v7 * v1;
-    const uint v2135 = v2134 + v2124;
-    const uint v2136 = v2135 * v2;
-    const uint v2137 = v2136 + v2127;
-    out[v2137] = v2133;
+  const uint v2116 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2117 = v603 + v2116;
+  const uint v2118 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2119 = v602 + v2118;
+  const bool v2120 = v2117 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2121 = v2119 < v2;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v43.m[6][6].thread_elements()[0];
+    const float v2124 = v2123 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2125 = bfloat(v2124);
+    const uint v2126 = v7 * v1;
+    const uint v2127 = v2126 + v2117;
+    const uint v2128 = v2127 * v2;
+    const uint v2129 = v2128 + v2119;
+    out[v2129] = v2125;
   }
-  const uint v2138 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2140 = v603 + v2138;
-  const uint v2141 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2143 = v606 + v2141;
-  const bool v2144 = v2140 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2145 = v2143 < v2;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v43.m[6][0].thread_elements()[0];
-    const float v2148 = v2147 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2149 = bfloat(v2148);
-    const uint v2150 = v7 * v1;
-    const uint v2151 = v2150 + v2140;
-    const uint v2152 = v2151 * v2;
-    const uint v2153 = v2152 + v2143;
-    out[v2153] = v2149;
+  const uint v2130 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2131 = v603 + v2130;
+  const uint v2132 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2133 = v602 + v2132;
+  const bool v2134 = v2131 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2135 = v2133 < v2;
+  const bool v2136 = v2134 && v2135;
+  if (v2136) {
+    const float v2137 = v43.m[6][6].thread_elements()[1];
+    const float v2138 = v2137 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2139 = bfloat(v2138);
+    const uint v2140 = v7 * v1;
+    const uint v2141 = v2140 + v2131;
+    const uint v2142 = v2141 * v2;
+    const uint v2143 = v2142 + v2133;
+    out[v2143] = v2139;
   }
-  const uint v2154 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2156 = v603 + v2154;
-  const uint v2157 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2159 = v606 + v2157;
-  const bool v2160 = v2156 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2161 = v2159 < v2;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v43.m[6][0].thread_elements()[1];
-    const float v2164 = v2163 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2165 = bfloat(v2164);
-    const uint v2166 = v7 * v1;
-    const uint v2167 = v2166 + v2156;
-    const uint v2168 = v2167 * v2;
+  const uint v2144 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2145 = v603 + v2144;
+  const uint v2146 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2147 = v602 + v2146;
+  const bool v2148 = v2145 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2149 = v2147 < v2;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v43.m[6][7].thread_elements()[0];
+    const float v2152 = v2151 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2153 = bfloat(v2152);
+    const uint v2154 = v7 * v1;
+    const uint v2155 = v2154 + v2145;
+    const uint v2156 = v2155 * v2;
+    const uint v2157 = v2156 + v2147;
+    out[v2157] = v2153;
+  }
+  const uint v2158 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2159 = v603 + v2158;
+  const uint v2160 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2161 = v602 + v2160;
+  const bool v2162 = v2159 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2163 = v2161 < v2;
+  const bool v2164 = v2162 && v2163;
+  if (v2164) {
+    const float v2165 = v43.m[6][7].thread_elements()[1];
+    const float v2166 = v2165 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2167 = bfloat(v2166);
+    const uint v2168 = v7 * v1;
     const uint v2169 = v2168 + v2159;
-    out[v2169] = v2165;
+    const uint v2170 = v2169 * v2;
+    const uint v2171 = v2170 + v2161;
+    out[v2171] = v2167;
   }
-  const uint v2170 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2172 = v603 + v2170;
-  const uint v2173 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2175 = v606 + v2173;
-  const bool v2176 = v2172 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2172 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2173 = v603 + v2172;
+  const uint v2174 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2175 = v602 + v2174;
+  const bool v2176 = v2173 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2177 = v2175 < v2;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
-    const float v2179 = v43.m[6][1].thread_elements()[0];
+    const float v2179 = v43.m[7][0].thread_elements()[0];
     const float v2180 = v2179 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v2181 = bfloat(v2180);
     const uint v2182 = v7 * v1;
-    const uint v2183 = v2182 + v2172;
+    const uint v2183 = v2182 + v2173;
     const uint v2184 = v2183 * v2;
     const uint v2185 = v2184 + v2175;
     out[v2185] = v2181;
   }
-  const uint v2186 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2188 = v603 + v2186;
-  const uint v2189 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2191 = v606 + v2189;
-  const bool v2192 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2193 = v2191 < v2;
-  const bool v2194 = v2192 && v2193;
-  if (v2194) {
-    const float v2195 = v43.m[6][1].thread_elements()[1];
-    const float v2196 = v2195 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2197 = bfloat(v2196);
-    const uint v2198 = v7 * v1;
-    const uint v2199 = v2198 + v2188;
-    const uint v2200 = v2199 * v2;
-    const uint v2201 = v2200 + v2191;
-    out[v2201] = v2197;
+  const uint v2186 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2187 = v603 + v2186;
+  const uint v2188 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2189 = v602 + v2188;
+  const bool v2190 = v2187 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2191 = v2189 < v2;
+  const bool v2192 = v2190 && v2191;
+  if (v2192) {
+    const float v2193 = v43.m[7][0].thread_elements()[1];
+    const float v2194 = v2193 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2195 = bfloat(v2194);
+    const uint v2196 = v7 * v1;
+    const uint v2197 = v2196 + v2187;
+    const uint v2198 = v2197 * v2;
+    const uint v2199 = v2198 + v2189;
+    out[v2199] = v2195;
   }
-  const uint v2202 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2204 = v603 + v2202;
-  const uint v2205 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2207 = v606 + v2205;
-  const bool v2208 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2209 = v2207 < v2;
-  const bool v2210 = v2208 && v2209;
-  if (v2210) {
-    const float v2211 = v43.m[6][2].thread_elements()[0];
-    const float v2212 = v2211 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2213 = bfloat(v2212);
-    const uint v2214 = v7 * v1;
-    const uint v2215 = v2214 + v2204;
-    const uint v2216 = v2215 * v2;
-    const uint v2217 = v2216 + v2207;
-    out[v2217] = v2213;
+  const uint v2200 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2201 = v603 + v2200;
+  const uint v2202 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2203 = v602 + v2202;
+  const bool v2204 = v2201 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2205 = v2203 < v2;
+  const bool v2206 = v2204 && v2205;
+  if (v2206) {
+    const float v2207 = v43.m[7][1].thread_elements()[0];
+    const float v2208 = v2207 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2209 = bfloat(v2208);
+    const uint v2210 = v7 * v1;
+    const uint v2211 = v2210 + v2201;
+    const uint v2212 = v2211 * v2;
+    const uint v2213 = v2212 + v2203;
+    out[v2213] = v2209;
   }
-  const uint v2218 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2220 = v603 + v2218;
-  const uint v2221 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2223 = v606 + v2221;
-  const bool v2224 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2225 = v2223 < v2;
-  const bool v2226 = v2224 && v2225;
-  if (v2226) {
-    const float v2227 = v43.m[6][2].thread_elements()[1];
-    const float v2228 = v2227 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2229 = bfloat(v2228);
-    const uint v2230 = v7 * v1;
-    const uint v2231 = v2230 + v2220;
-    const uint v2232 = v2231 * v2;
-    const uint v2233 = v2232 + v2223;
-    out[v2233] = v2229;
+  const uint v2214 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2215 = v603 + v2214;
+  const uint v2216 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2217 = v602 + v2216;
+  const bool v2218 = v2215 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2219 = v2217 < v2;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v43.m[7][1].thread_elements()[1];
+    const float v2222 = v2221 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2223 = bfloat(v2222);
+    const uint v2224 = v7 * v1;
+    const uint v2225 = v2224 + v2215;
+    const uint v2226 = v2225 * v2;
+    const uint v2227 = v2226 + v2217;
+    out[v2227] = v2223;
   }
-  const uint v2234 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2236 = v603 + v2234;
-  const uint v2237 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2239 = v606 + v2237;
-  const bool v2240 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2241 = v2239 < v2;
-  const bool v2242 = v2240 && v2241;
-  if (v2242) {
-    const float v2243 = v43.m[6][3].thread_elements()[0];
-    const float v2244 = v2243 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2245 = bfloat(v2244);
-    const uint v2246 = v7 * v1;
-    const uint v2247 = v2246 + v2236;
-    const uint v2248 = v2247 * v2;
-    const uint v2249 = v2248 + v2239;
-    out[v2249] = v2245;
+  const uint v2228 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2229 = v603 + v2228;
+  const uint v2230 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2231 = v602 + v2230;
+  const bool v2232 = v2229 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2233 = v2231 < v2;
+  const bool v2234 = v2232 && v2233;
+  if (v2234) {
+    const float v2235 = v43.m[7][2].thread_elements()[0];
+    const float v2236 = v2235 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2237 = bfloat(v2236);
+    const uint v2238 = v7 * v1;
+    const uint v2239 = v2238 + v2229;
+    const uint v2240 = v2239 * v2;
+    const uint v2241 = v2240 + v2231;
+    out[v2241] = v2237;
   }
-  const uint v2250 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2252 = v603 + v2250;
-  const uint v2253 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2255 = v606 + v2253;
-  const bool v2256 = v2252 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2257 = v2255 < v2;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v43.m[6][3].thread_elements()[1];
-    const float v2260 = v2259 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2261 = bfloat(v2260);
-    const uint v2262 = v7 * v1;
-    const uint v2263 = v2262 + v2252;
-    const uint v2264 = v2263 * v2;
-    const uint v2265 = v2264 + v2255;
-    out[v2265] = v2261;
+  const uint v2242 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2243 = v603 + v2242;
+  const uint v2244 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2245 = v602 + v2244;
+  const bool v2246 = v2243 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2247 = v2245 < v2;
+  const bool v2248 = v2246 && v2247;
+  if (v2248) {
+    const float v2249 = v43.m[7][2].thread_elements()[1];
+    const float v2250 = v2249 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2251 = bfloat(v2250);
+    const uint v2252 = v7 * v1;
+    const uint v2253 = v2252 + v2243;
+    const uint v2254 = v2253 * v2;
+    const uint v2255 = v2254 + v2245;
+    out[v2255] = v2251;
   }
-  const uint v2266 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2268 = v603 + v2266;
-  const uint v2269 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2271 = v606 + v2269;
-  const bool v2272 = v2268 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2273 = v2271 < v2;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v43.m[6][4].thread_elements()[0];
-    const float v2276 = v2275 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2277 = bfloat(v2276);
-    const uint v2278 = v7 * v1;
-    const uint v2279 = v2278 + v2268;
-    const uint v2280 = v2279 * v2;
+  const uint v2256 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2257 = v603 + v2256;
+  const uint v2258 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2259 = v602 + v2258;
+  const bool v2260 = v2257 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2261 = v2259 < v2;
+  const bool v2262 = v2260 && v2261;
+  if (v2262) {
+    const float v2263 = v43.m[7][3].thread_elements()[0];
+    const float v2264 = v2263 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2265 = bfloat(v2264);
+    const uint v2266 = v7 * v1;
+    const uint v2267 = v2266 + v2257;
+    const uint v2268 = v2267 * v2;
+    const uint v2269 = v2268 + v2259;
+    out[v2269] = v2265;
+  }
+  const uint v2270 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2271 = v603 + v2270;
+  const uint v2272 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2273 = v602 + v2272;
+  const bool v2274 = v2271 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2275 = v2273 < v2;
+  const bool v2276 = v2274 && v2275;
+  if (v2276) {
+    const float v2277 = v43.m[7][3].thread_elements()[1];
+    const float v2278 = v2277 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2279 = bfloat(v2278);
+    const uint v2280 = v7 * v1;
     const uint v2281 = v2280 + v2271;
-    out[v2281] = v2277;
+    const uint v2282 = v2281 * v2;
+    const uint v2283 = v2282 + v2273;
+    out[v2283] = v2279;
   }
-  const uint v2282 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2284 = v603 + v2282;
-  const uint v2285 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2287 = v606 + v2285;
-  const bool v2288 = v2284 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2284 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2285 = v603 + v2284;
+  const uint v2286 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2287 = v602 + v2286;
+  const bool v2288 = v2285 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2289 = v2287 < v2;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
-    const float v2291 = v43.m[6][4].thread_elements()[1];
+    const float v2291 = v43.m[7][4].thread_elements()[0];
     const float v2292 = v2291 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v2293 = bfloat(v2292);
     const uint v2294 = v7 * v1;
-    const uint v2295 = v2294 + v2284;
+    const uint v2295 = v2294 + v2285;
     const uint v2296 = v2295 * v2;
     const uint v2297 = v2296 + v2287;
     out[v2297] = v2293;
   }
-  const uint v2298 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2300 = v603 + v2298;
-  const uint v2301 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2303 = v606 + v2301;
-  const bool v2304 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2305 = v2303 < v2;
-  const bool v2306 = v2304 && v2305;
-  if (v2306) {
-    const float v2307 = v43.m[6][5].thread_elements()[0];
-    const float v2308 = v2307 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2309 = bfloat(v2308);
-    const uint v2310 = v7 * v1;
-    const uint v2311 = v2310 + v2300;
-    const uint v2312 = v2311 * v2;
-    const uint v2313 = v2312 + v2303;
-    out[v2313] = v2309;
+  const uint v2298 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2299 = v603 + v2298;
+  const uint v2300 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2301 = v602 + v2300;
+  const bool v2302 = v2299 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2303 = v2301 < v2;
+  const bool v2304 = v2302 && v2303;
+  if (v2304) {
+    const float v2305 = v43.m[7][4].thread_elements()[1];
+    const float v2306 = v2305 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2307 = bfloat(v2306);
+    const uint v2308 = v7 * v1;
+    const uint v2309 = v2308 + v2299;
+    const uint v2310 = v2309 * v2;
+    const uint v2311 = v2310 + v2301;
+    out[v2311] = v2307;
   }
-  const uint v2314 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2316 = v603 + v2314;
-  const uint v2317 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2319 = v606 + v2317;
-  const bool v2320 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2321 = v2319 < v2;
-  const bool v2322 = v2320 && v2321;
-  if (v2322) {
-    const float v2323 = v43.m[6][5].thread_elements()[1];
-    const float v2324 = v2323 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2325 = bfloat(v2324);
-    const uint v2326 = v7 * v1;
-    const uint v2327 = v2326 + v2316;
-    const uint v2328 = v2327 * v2;
-    const uint v2329 = v2328 + v2319;
-    out[v2329] = v2325;
+  const uint v2312 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2313 = v603 + v2312;
+  const uint v2314 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2315 = v602 + v2314;
+  const bool v2316 = v2313 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2317 = v2315 < v2;
+  const bool v2318 = v2316 && v2317;
+  if (v2318) {
+    const float v2319 = v43.m[7][5].thread_elements()[0];
+    const float v2320 = v2319 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2321 = bfloat(v2320);
+    const uint v2322 = v7 * v1;
+    const uint v2323 = v2322 + v2313;
+    const uint v2324 = v2323 * v2;
+    const uint v2325 = v2324 + v2315;
+    out[v2325] = v2321;
   }
-  const uint v2330 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2332 = v603 + v2330;
-  const uint v2333 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2335 = v606 + v2333;
-  const bool v2336 = v2332 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2337 = v2335 < v2;
-  const bool v2338 = v2336 && v2337;
-  if (v2338) {
-    const float v2339 = v43.m[6][6].thread_elements()[0];
-    const float v2340 = v2339 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2341 = bfloat(v2340);
-    const uint v2342 = v7 * v1;
-    const uint v2343 = v2342 + v2332;
-    const uint v2344 = v2343 * v2;
-    const uint v2345 = v2344 + v2335;
-    out[v2345] = v2341;
+  const uint v2326 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2327 = v603 + v2326;
+  const uint v2328 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2329 = v602 + v2328;
+  const bool v2330 = v2327 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2331 = v2329 < v2;
+  const bool v2332 = v2330 && v2331;
+  if (v2332) {
+    const float v2333 = v43.m[7][5].thread_elements()[1];
+    const float v2334 = v2333 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2335 = bfloat(v2334);
+    const uint v2336 = v7 * v1;
+    const uint v2337 = v2336 + v2327;
+    const uint v2338 = v2337 * v2;
+    const uint v2339 = v2338 + v2329;
+    out[v2339] = v2335;
   }
-  const uint v2346 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2348 = v603 + v2346;
-  const uint v2349 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2351 = v606 + v2349;
-  const bool v2352 = v2348 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2353 = v2351 < v2;
-  const bool v2354 = v2352 && v2353;
-  if (v2354) {
-    const float v2355 = v43.m[6][6].thread_elements()[1];
-    const float v2356 = v2355 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2357 = bfloat(v2356);
-    const uint v2358 = v7 * v1;
-    const uint v2359 = v2358 + v2348;
-    const uint v2360 = v2359 * v2;
-    const uint v2361 = v2360 + v2351;
-    out[v2361] = v2357;
+  const uint v2340 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2341 = v603 + v2340;
+  const uint v2342 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2343 = v602 + v2342;
+  const bool v2344 = v2341 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2345 = v2343 < v2;
+  const bool v2346 = v2344 && v2345;
+  if (v2346) {
+    const float v2347 = v43.m[7][6].thread_elements()[0];
+    const float v2348 = v2347 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2349 = bfloat(v2348);
+    const uint v2350 = v7 * v1;
+    const uint v2351 = v2350 + v2341;
+    const uint v2352 = v2351 * v2;
+    const uint v2353 = v2352 + v2343;
+    out[v2353] = v2349;
   }
-  const uint v2362 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2364 = v603 + v2362;
-  const uint v2365 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2367 = v606 + v2365;
-  const bool v2368 = v2364 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2369 = v2367 < v2;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v43.m[6][7].thread_elements()[0];
-    const float v2372 = v2371 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2373 = bfloat(v2372);
-    const uint v2374 = v7 * v1;
-    const uint v2375 = v2374 + v2364;
-    const uint v2376 = v2375 * v2;
-    const uint v2377 = v2376 + v2367;
-    out[v2377] = v2373;
+  const uint v2354 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2355 = v603 + v2354;
+  const uint v2356 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2357 = v602 + v2356;
+  const bool v2358 = v2355 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2359 = v2357 < v2;
+  const bool v2360 = v2358 && v2359;
+  if (v2360) {
+    const float v2361 = v43.m[7][6].thread_elements()[1];
+    const float v2362 = v2361 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2363 = bfloat(v2362);
+    const uint v2364 = v7 * v1;
+    const uint v2365 = v2364 + v2355;
+    const uint v2366 = v2365 * v2;
+    const uint v2367 = v2366 + v2357;
+    out[v2367] = v2363;
   }
-  const uint v2378 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2380 = v603 + v2378;
-  const uint v2381 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2383 = v606 + v2381;
-  const bool v2384 = v2380 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2385 = v2383 < v2;
-  const bool v2386 = v2384 && v2385;
-  if (v2386) {
-    const float v2387 = v43.m[6][7].thread_elements()[1];
-    const float v2388 = v2387 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2389 = bfloat(v2388);
-    const uint v2390 = v7 * v1;
-    const uint v2391 = v2390 + v2380;
-    const uint v2392 = v2391 * v2;
+  const uint v2368 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2369 = v603 + v2368;
+  const uint v2370 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2371 = v602 + v2370;
+  const bool v2372 = v2369 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2373 = v2371 < v2;
+  const bool v2374 = v2372 && v2373;
+  if (v2374) {
+    const float v2375 = v43.m[7][7].thread_elements()[0];
+    const float v2376 = v2375 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2377 = bfloat(v2376);
+    const uint v2378 = v7 * v1;
+    const uint v2379 = v2378 + v2369;
+    const uint v2380 = v2379 * v2;
+    const uint v2381 = v2380 + v2371;
+    out[v2381] = v2377;
+  }
+  const uint v2382 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2383 = v603 + v2382;
+  const uint v2384 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2385 = v602 + v2384;
+  const bool v2386 = v2383 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2387 = v2385 < v2;
+  const bool v2388 = v2386 && v2387;
+  if (v2388) {
+    const float v2389 = v43.m[7][7].thread_elements()[1];
+    const float v2390 = v2389 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2391 = bfloat(v2390);
+    const uint v2392 = v7 * v1;
     const uint v2393 = v2392 + v2383;
-    out[v2393] = v2389;
-  }
-  const uint v2394 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2396 = v603 + v2394;
-  const uint v2397 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2399 = v606 + v2397;
-  const bool v2400 = v2396 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2401 = v2399 < v2;
-  const bool v2402 = v2400 && v2401;
-  if (v2402) {
-    const float v2403 = v43.m[7][0].thread_elements()[0];
-    const float v2404 = v2403 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2405 = bfloat(v2404);
-    const uint v2406 = v7 * v1;
-    const uint v2407 = v2406 + v2396;
-    const uint v2408 = v2407 * v2;
-    const uint v2409 = v2408 + v2399;
-    out[v2409] = v2405;
-  }
-  const uint v2410 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2412 = v603 + v2410;
-  const uint v2413 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2415 = v606 + v2413;
-  const bool v2416 = v2412 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2417 = v2415 < v2;
-  const bool v2418 = v2416 && v2417;
-  if (v2418) {
-    const float v2419 = v43.m[7][0].thread_elements()[1];
-    const float v2420 = v2419 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2421 = bfloat(v2420);
-    const uint v2422 = v7 * v1;
-    const uint v2423 = v2422 + v2412;
-    const uint v2424 = v2423 * v2;
-    const uint v2425 = v2424 + v2415;
-    out[v2425] = v2421;
-  }
-  const uint v2426 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2428 = v603 + v2426;
-  const uint v2429 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2431 = v606 + v2429;
-  const bool v2432 = v2428 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2433 = v2431 < v2;
-  const bool v2434 = v2432 && v2433;
-  if (v2434) {
-    const float v2435 = v43.m[7][1].thread_elements()[0];
-    const float v2436 = v2435 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2437 = bfloat(v2436);
-    const uint v2438 = v7 * v1;
-    const uint v2439 = v2438 + v2428;
-    const uint v2440 = v2439 * v2;
-    const uint v2441 = v2440 + v2431;
-    out[v2441] = v2437;
-  }
-  const uint v2442 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2444 = v603 + v2442;
-  const uint v2445 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2447 = v606 + v2445;
-  const bool v2448 = v2444 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2449 = v2447 < v2;
-  const bool v2450 = v2448 && v2449;
-  if (v2450) {
-    const float v2451 = v43.m[7][1].thread_elements()[1];
-    const float v2452 = v2451 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2453 = bfloat(v2452);
-    const uint v2454 = v7 * v1;
-    const uint v2455 = v2454 + v2444;
-    const uint v2456 = v2455 * v2;
-    const uint v2457 = v2456 + v2447;
-    out[v2457] = v2453;
-  }
-  const uint v2458 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2460 = v603 + v2458;
-  const uint v2461 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2463 = v606 + v2461;
-  const bool v2464 = v2460 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2465 = v2463 < v2;
-  const bool v2466 = v2464 && v2465;
-  if (v2466) {
-    const float v2467 = v43.m[7][2].thread_elements()[0];
-    const float v2468 = v2467 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2469 = bfloat(v2468);
-    const uint v2470 = v7 * v1;
-    const uint v2471 = v2470 + v2460;
-    const uint v2472 = v2471 * v2;
-    const uint v2473 = v2472 + v2463;
-    out[v2473] = v2469;
-  }
-  const uint v2474 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2476 = v603 + v2474;
-  const uint v2477 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2479 = v606 + v2477;
-  const bool v2480 = v2476 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2481 = v2479 < v2;
-  const bool v2482 = v2480 && v2481;
-  if (v2482) {
-    const float v2483 = v43.m[7][2].thread_elements()[1];
-    const float v2484 = v2483 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2485 = bfloat(v2484);
-    const uint v2486 = v7 * v1;
-    const uint v2487 = v2486 + v2476;
-    const uint v2488 = v2487 * v2;
-    const uint v2489 = v2488 + v2479;
-    out[v2489] = v2485;
-  }
-  const uint v2490 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2492 = v603 + v2490;
-  const uint v2493 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2495 = v606 + v2493;
-  const bool v2496 = v2492 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2497 = v2495 < v2;
-  const bool v2498 = v2496 && v2497;
-  if (v2498) {
-    const float v2499 = v43.m[7][3].thread_elements()[0];
-    const float v2500 = v2499 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2501 = bfloat(v2500);
-    const uint v2502 = v7 * v1;
-    const uint v2503 = v2502 + v2492;
-    const uint v2504 = v2503 * v2;
-    const uint v2505 = v2504 + v2495;
-    out[v2505] = v2501;
-  }
-  const uint v2506 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2508 = v603 + v2506;
-  const uint v2509 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2511 = v606 + v2509;
-  const bool v2512 = v2508 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2513 = v2511 < v2;
-  const bool v2514 = v2512 && v2513;
-  if (v2514) {
-    const float v2515 = v43.m[7][3].thread_elements()[1];
-    const float v2516 = v2515 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2517 = bfloat(v2516);
-    const uint v2518 = v7 * v1;
-    const uint v2519 = v2518 + v2508;
-    const uint v2520 = v2519 * v2;
-    const uint v2521 = v2520 + v2511;
-    out[v2521] = v2517;
-  }
-  const uint v2522 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2524 = v603 + v2522;
-  const uint v2525 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2527 = v606 + v2525;
-  const bool v2528 = v2524 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2529 = v2527 < v2;
-  const bool v2530 = v2528 && v2529;
-  if (v2530) {
-    const float v2531 = v43.m[7][4].thread_elements()[0];
-    const float v2532 = v2531 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2533 = bfloat(v2532);
-    const uint v2534 = v7 * v1;
-    const uint v2535 = v2534 + v2524;
-    const uint v2536 = v2535 * v2;
-    const uint v2537 = v2536 + v2527;
-    out[v2537] = v2533;
-  }
-  const uint v2538 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2540 = v603 + v2538;
-  const uint v2541 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2543 = v606 + v2541;
-  const bool v2544 = v2540 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2545 = v2543 < v2;
-  const bool v2546 = v2544 && v2545;
-  if (v2546) {
-    const float v2547 = v43.m[7][4].thread_elements()[1];
-    const float v2548 = v2547 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2549 = bfloat(v2548);
-    const uint v2550 = v7 * v1;
-    const uint v2551 = v2550 + v2540;
-    const uint v2552 = v2551 * v2;
-    const uint v2553 = v2552 + v2543;
-    out[v2553] = v2549;
-  }
-  const uint v2554 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2556 = v603 + v2554;
-  const uint v2557 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2559 = v606 + v2557;
-  const bool v2560 = v2556 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2561 = v2559 < v2;
-  const bool v2562 = v2560 && v2561;
-  if (v2562) {
-    const float v2563 = v43.m[7][5].thread_elements()[0];
-    const float v2564 = v2563 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2565 = bfloat(v2564);
-    const uint v2566 = v7 * v1;
-    const uint v2567 = v2566 + v2556;
-    const uint v2568 = v2567 * v2;
-    const uint v2569 = v2568 + v2559;
-    out[v2569] = v2565;
-  }
-  const uint v2570 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2572 = v603 + v2570;
-  const uint v2573 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2575 = v606 + v2573;
-  const bool v2576 = v2572 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2577 = v2575 < v2;
-  const bool v2578 = v2576 && v2577;
-  if (v2578) {
-    const float v2579 = v43.m[7][5].thread_elements()[1];
-    const float v2580 = v2579 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2581 = bfloat(v2580);
-    const uint v2582 = v7 * v1;
-    const uint v2583 = v2582 + v2572;
-    const uint v2584 = v2583 * v2;
-    const uint v2585 = v2584 + v2575;
-    out[v2585] = v2581;
-  }
-  const uint v2586 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2588 = v603 + v2586;
-  const uint v2589 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2591 = v606 + v2589;
-  const bool v2592 = v2588 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2593 = v2591 < v2;
-  const bool v2594 = v2592 && v2593;
-  if (v2594) {
-    const float v2595 = v43.m[7][6].thread_elements()[0];
-    const float v2596 = v2595 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2597 = bfloat(v2596);
-    const uint v2598 = v7 * v1;
-    const uint v2599 = v2598 + v2588;
-    const uint v2600 = v2599 * v2;
-    const uint v2601 = v2600 + v2591;
-    out[v2601] = v2597;
-  }
-  const uint v2602 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2604 = v603 + v2602;
-  const uint v2605 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2607 = v606 + v2605;
-  const bool v2608 = v2604 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2609 = v2607 < v2;
-  const bool v2610 = v2608 && v2609;
-  if (v2610) {
-    const float v2611 = v43.m[7][6].thread_elements()[1];
-    const float v2612 = v2611 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2613 = bfloat(v2612);
-    const uint v2614 = v7 * v1;
-    const uint v2615 = v2614 + v2604;
-    const uint v2616 = v2615 * v2;
-    const uint v2617 = v2616 + v2607;
-    out[v2617] = v2613;
-  }
-  const uint v2618 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2620 = v603 + v2618;
-  const uint v2621 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2623 = v606 + v2621;
-  const bool v2624 = v2620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2625 = v2623 < v2;
-  const bool v2626 = v2624 && v2625;
-  if (v2626) {
-    const float v2627 = v43.m[7][7].thread_elements()[0];
-    const float v2628 = v2627 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2629 = bfloat(v2628);
-    const uint v2630 = v7 * v1;
-    const uint v2631 = v2630 + v2620;
-    const uint v2632 = v2631 * v2;
-    const uint v2633 = v2632 + v2623;
-    out[v2633] = v2629;
-  }
-  const uint v2634 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2636 = v603 + v2634;
-  const uint v2637 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2639 = v606 + v2637;
-  const bool v2640 = v2636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2641 = v2639 < v2;
-  const bool v2642 = v2640 && v2641;
-  if (v2642) {
-    const float v2643 = v43.m[7][7].thread_elements()[1];
-    const float v2644 = v2643 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2645 = bfloat(v2644);
-    const uint v2646 = v7 * v1;
-    const uint v2647 = v2646 + v2636;
-    const uint v2648 = v2647 * v2;
-    const uint v2649 = v2648 + v2639;
-    out[v2649] = v2645;
+    const uint v2394 = v2393 * v2;
+    const uint v2395 = v2394 + v2385;
+    out[v2395] = v2391;
   }
 }

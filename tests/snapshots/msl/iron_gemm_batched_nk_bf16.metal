@@ -112,16 +112,16 @@ kernel void iron_gemm_batched_nk_bf16(
   const uint v28 = v27 << 7u;
   const uint v31 = v25 / v23;
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
   const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v51 = v50 == 0u;
@@ -131,302 +131,302 @@ kernel void iron_gemm_batched_nk_bf16(
   const uint v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:248
   if (v66) {
-    const uint v2674 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2677 = v2674 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2680 = v2674 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2681 = v2680 << 3u;
-    const uint v2682 = v28 + v2677;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2683 = v2682 < v1;
-    const uint v2688 = v2682 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2689 = v8 + v2688;
-    const uint v2694 = v2677 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2699 = v2674 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2701 = v2699 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2704 = v2699 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2705 = v2704 << 3u;
-    const uint v2706 = v28 + v2701;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2707 = v2706 < v1;
-    const uint v2712 = v2706 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2713 = v8 + v2712;
-    const uint v2718 = v2701 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2723 = v2674 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2725 = v2723 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2728 = v2723 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2729 = v2728 << 3u;
-    const uint v2730 = v28 + v2725;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2731 = v2730 < v1;
-    const uint v2736 = v2730 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2737 = v8 + v2736;
-    const uint v2742 = v2725 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2747 = v2674 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2749 = v2747 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2752 = v2747 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2753 = v2752 << 3u;
-    const uint v2754 = v28 + v2749;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2755 = v2754 < v1;
-    const uint v2760 = v2754 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2761 = v8 + v2760;
-    const uint v2766 = v2749 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2771 = v2674 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2773 = v2771 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2776 = v2771 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2777 = v2776 << 3u;
-    const uint v2778 = v28 + v2773;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2779 = v2778 < v1;
-    const uint v2784 = v2778 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2785 = v8 + v2784;
-    const uint v2790 = v2773 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2795 = v2674 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2797 = v2795 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2800 = v2795 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2801 = v2800 << 3u;
-    const uint v2802 = v28 + v2797;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2803 = v2802 < v1;
-    const uint v2808 = v2802 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2809 = v8 + v2808;
-    const uint v2814 = v2797 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2819 = v2674 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2821 = v2819 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2824 = v2819 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2825 = v2824 << 3u;
-    const uint v2826 = v28 + v2821;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2827 = v2826 < v1;
-    const uint v2832 = v2826 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2833 = v8 + v2832;
-    const uint v2838 = v2821 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2843 = v2674 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2845 = v2843 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2848 = v2843 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2849 = v2848 << 3u;
-    const uint v2850 = v28 + v2845;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2851 = v2850 < v1;
-    const uint v2856 = v2850 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2857 = v8 + v2856;
-    const uint v2862 = v2845 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2876 = v32 + v2677;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2877 = v2876 < v2;
-    const uint v2882 = v2876 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2883 = v9 + v2882;
-    const uint v2900 = v32 + v2701;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2901 = v2900 < v2;
-    const uint v2906 = v2900 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2907 = v9 + v2906;
-    const uint v2924 = v32 + v2725;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2925 = v2924 < v2;
-    const uint v2930 = v2924 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2931 = v9 + v2930;
-    const uint v2948 = v32 + v2749;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2949 = v2948 < v2;
-    const uint v2954 = v2948 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2955 = v9 + v2954;
-    const uint v2972 = v32 + v2773;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2973 = v2972 < v2;
-    const uint v2978 = v2972 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2979 = v9 + v2978;
-    const uint v2996 = v32 + v2797;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2997 = v2996 < v2;
-    const uint v3002 = v2996 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3003 = v9 + v3002;
-    const uint v3020 = v32 + v2821;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3021 = v3020 < v2;
-    const uint v3026 = v3020 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3027 = v9 + v3026;
-    const uint v3044 = v32 + v2845;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3045 = v3044 < v2;
-    const uint v3050 = v3044 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3051 = v9 + v3050;
-    const uint v3066 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3072 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v2420 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2423 = v2420 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2426 = v2420 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2427 = v2426 << 3u;
+    const uint v2428 = v28 + v2423;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2429 = v2428 < v1;
+    const uint v2434 = v2428 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2435 = v8 + v2434;
+    const uint v2440 = v2423 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2445 = v2420 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2447 = v2445 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2450 = v2445 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2451 = v2450 << 3u;
+    const uint v2452 = v28 + v2447;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2453 = v2452 < v1;
+    const uint v2458 = v2452 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2459 = v8 + v2458;
+    const uint v2464 = v2447 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2469 = v2420 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2471 = v2469 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2474 = v2469 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2475 = v2474 << 3u;
+    const uint v2476 = v28 + v2471;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2477 = v2476 < v1;
+    const uint v2482 = v2476 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2483 = v8 + v2482;
+    const uint v2488 = v2471 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2493 = v2420 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2495 = v2493 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2498 = v2493 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2499 = v2498 << 3u;
+    const uint v2500 = v28 + v2495;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2501 = v2500 < v1;
+    const uint v2506 = v2500 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2507 = v8 + v2506;
+    const uint v2512 = v2495 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2517 = v2420 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2519 = v2517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2522 = v2517 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2523 = v2522 << 3u;
+    const uint v2524 = v28 + v2519;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2525 = v2524 < v1;
+    const uint v2530 = v2524 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2531 = v8 + v2530;
+    const uint v2536 = v2519 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2541 = v2420 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2543 = v2541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2546 = v2541 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2547 = v2546 << 3u;
+    const uint v2548 = v28 + v2543;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2549 = v2548 < v1;
+    const uint v2554 = v2548 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2555 = v8 + v2554;
+    const uint v2560 = v2543 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2565 = v2420 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2567 = v2565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2570 = v2565 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2571 = v2570 << 3u;
+    const uint v2572 = v28 + v2567;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2573 = v2572 < v1;
+    const uint v2578 = v2572 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2579 = v8 + v2578;
+    const uint v2584 = v2567 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2589 = v2420 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2591 = v2589 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2594 = v2589 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2595 = v2594 << 3u;
+    const uint v2596 = v28 + v2591;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2597 = v2596 < v1;
+    const uint v2602 = v2596 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2603 = v8 + v2602;
+    const uint v2608 = v2591 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2622 = v32 + v2423;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2623 = v2622 < v2;
+    const uint v2628 = v2622 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2629 = v9 + v2628;
+    const uint v2646 = v32 + v2447;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2647 = v2646 < v2;
+    const uint v2652 = v2646 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2653 = v9 + v2652;
+    const uint v2670 = v32 + v2471;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2671 = v2670 < v2;
+    const uint v2676 = v2670 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2677 = v9 + v2676;
+    const uint v2694 = v32 + v2495;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2695 = v2694 < v2;
+    const uint v2700 = v2694 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2701 = v9 + v2700;
+    const uint v2718 = v32 + v2519;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2719 = v2718 < v2;
+    const uint v2724 = v2718 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2725 = v9 + v2724;
+    const uint v2742 = v32 + v2543;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2743 = v2742 < v2;
+    const uint v2748 = v2742 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2749 = v9 + v2748;
+    const uint v2766 = v32 + v2567;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2767 = v2766 < v2;
+    const uint v2772 = v2766 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2773 = v9 + v2772;
+    const uint v2790 = v32 + v2591;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2791 = v2790 < v2;
+    const uint v2796 = v2790 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2797 = v9 + v2796;
+    const uint v2812 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v2818 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v2666 = 0u; v2666 < v3; v2666 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2668 = v2666 >> 6u;
-      const uint v2670 = v2668 % 1u;
+    for (uint v2412 = 0u; v2412 < v3; v2412 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2414 = v2412 >> 6u;
+      const uint v2416 = v2414 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2672 = v2670 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2684 = v2666 + v2681;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2685 = v2684 < v3;
-      const bool v2686 = v2683 && v2685;
-      const uint v2690 = v2689 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2691 = v2690 + v2681;
-      const uint v2692 = v2686 ? v2691 : v8;
-      const uint v2695 = v2672 + v2694;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2696 = v2695 + v2681;
+      const uint v2418 = v2416 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2430 = v2412 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2431 = v2430 < v3;
+      const bool v2432 = v2429 && v2431;
+      const uint v2436 = v2435 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2437 = v2436 + v2427;
+      const uint v2438 = v2432 ? v2437 : v8;
+      const uint v2441 = v2418 + v2440;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2442 = v2441 + v2427;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2696 + e] = v2686 ? a[v2692 + e] : bfloat(0);
+        shm0[v2442 + e] = v2432 ? a[v2438 + e] : bfloat(0);
       }
-      const uint v2708 = v2666 + v2705;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2709 = v2708 < v3;
-      const bool v2710 = v2707 && v2709;
-      const uint v2714 = v2713 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2715 = v2714 + v2705;
-      const uint v2716 = v2710 ? v2715 : v8;
-      const uint v2719 = v2672 + v2718;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2720 = v2719 + v2705;
+      const uint v2454 = v2412 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2455 = v2454 < v3;
+      const bool v2456 = v2453 && v2455;
+      const uint v2460 = v2459 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2461 = v2460 + v2451;
+      const uint v2462 = v2456 ? v2461 : v8;
+      const uint v2465 = v2418 + v2464;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2466 = v2465 + v2451;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2720 + e] = v2710 ? a[v2716 + e] : bfloat(0);
+        shm0[v2466 + e] = v2456 ? a[v2462 + e] : bfloat(0);
       }
-      const uint v2732 = v2666 + v2729;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2733 = v2732 < v3;
-      const bool v2734 = v2731 && v2733;
-      const uint v2738 = v2737 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2739 = v2738 + v2729;
-      const uint v2740 = v2734 ? v2739 : v8;
-      const uint v2743 = v2672 + v2742;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2744 = v2743 + v2729;
+      const uint v2478 = v2412 + v2475;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2479 = v2478 < v3;
+      const bool v2480 = v2477 && v2479;
+      const uint v2484 = v2483 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2485 = v2484 + v2475;
+      const uint v2486 = v2480 ? v2485 : v8;
+      const uint v2489 = v2418 + v2488;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2490 = v2489 + v2475;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2744 + e] = v2734 ? a[v2740 + e] : bfloat(0);
+        shm0[v2490 + e] = v2480 ? a[v2486 + e] : bfloat(0);
       }
-      const uint v2756 = v2666 + v2753;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2757 = v2756 < v3;
-      const bool v2758 = v2755 && v2757;
-      const uint v2762 = v2761 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2763 = v2762 + v2753;
-      const uint v2764 = v2758 ? v2763 : v8;
-      const uint v2767 = v2672 + v2766;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2768 = v2767 + v2753;
+      const uint v2502 = v2412 + v2499;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2503 = v2502 < v3;
+      const bool v2504 = v2501 && v2503;
+      const uint v2508 = v2507 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2509 = v2508 + v2499;
+      const uint v2510 = v2504 ? v2509 : v8;
+      const uint v2513 = v2418 + v2512;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2514 = v2513 + v2499;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2768 + e] = v2758 ? a[v2764 + e] : bfloat(0);
+        shm0[v2514 + e] = v2504 ? a[v2510 + e] : bfloat(0);
       }
-      const uint v2780 = v2666 + v2777;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2781 = v2780 < v3;
-      const bool v2782 = v2779 && v2781;
-      const uint v2786 = v2785 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2787 = v2786 + v2777;
-      const uint v2788 = v2782 ? v2787 : v8;
-      const uint v2791 = v2672 + v2790;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2792 = v2791 + v2777;
+      const uint v2526 = v2412 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2527 = v2526 < v3;
+      const bool v2528 = v2525 && v2527;
+      const uint v2532 = v2531 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2533 = v2532 + v2523;
+      const uint v2534 = v2528 ? v2533 : v8;
+      const uint v2537 = v2418 + v2536;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2538 = v2537 + v2523;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2792 + e] = v2782 ? a[v2788 + e] : bfloat(0);
+        shm0[v2538 + e] = v2528 ? a[v2534 + e] : bfloat(0);
       }
-      const uint v2804 = v2666 + v2801;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2805 = v2804 < v3;
-      const bool v2806 = v2803 && v2805;
-      const uint v2810 = v2809 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2811 = v2810 + v2801;
-      const uint v2812 = v2806 ? v2811 : v8;
-      const uint v2815 = v2672 + v2814;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2816 = v2815 + v2801;
+      const uint v2550 = v2412 + v2547;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2551 = v2550 < v3;
+      const bool v2552 = v2549 && v2551;
+      const uint v2556 = v2555 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2557 = v2556 + v2547;
+      const uint v2558 = v2552 ? v2557 : v8;
+      const uint v2561 = v2418 + v2560;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2562 = v2561 + v2547;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2816 + e] = v2806 ? a[v2812 + e] : bfloat(0);
+        shm0[v2562 + e] = v2552 ? a[v2558 + e] : bfloat(0);
       }
-      const uint v2828 = v2666 + v2825;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2829 = v2828 < v3;
-      const bool v2830 = v2827 && v2829;
-      const uint v2834 = v2833 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2835 = v2834 + v2825;
-      const uint v2836 = v2830 ? v2835 : v8;
-      const uint v2839 = v2672 + v2838;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2840 = v2839 + v2825;
+      const uint v2574 = v2412 + v2571;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2575 = v2574 < v3;
+      const bool v2576 = v2573 && v2575;
+      const uint v2580 = v2579 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2581 = v2580 + v2571;
+      const uint v2582 = v2576 ? v2581 : v8;
+      const uint v2585 = v2418 + v2584;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2586 = v2585 + v2571;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2840 + e] = v2830 ? a[v2836 + e] : bfloat(0);
+        shm0[v2586 + e] = v2576 ? a[v2582 + e] : bfloat(0);
       }
-      const uint v2852 = v2666 + v2849;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2853 = v2852 < v3;
-      const bool v2854 = v2851 && v2853;
-      const uint v2858 = v2857 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2859 = v2858 + v2849;
-      const uint v2860 = v2854 ? v2859 : v8;
-      const uint v2863 = v2672 + v2862;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2864 = v2863 + v2849;
+      const uint v2598 = v2412 + v2595;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2599 = v2598 < v3;
+      const bool v2600 = v2597 && v2599;
+      const uint v2604 = v2603 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2605 = v2604 + v2595;
+      const uint v2606 = v2600 ? v2605 : v8;
+      const uint v2609 = v2418 + v2608;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2610 = v2609 + v2595;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2864 + e] = v2854 ? a[v2860 + e] : bfloat(0);
+        shm0[v2610 + e] = v2600 ? a[v2606 + e] : bfloat(0);
       }
-      const bool v2880 = v2877 && v2685;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2884 = v2883 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2885 = v2884 + v2681;
-      const uint v2886 = v2880 ? v2885 : v9;
+      const bool v2626 = v2623 && v2431;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2630 = v2629 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2631 = v2630 + v2427;
+      const uint v2632 = v2626 ? v2631 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2696 + e] = v2880 ? b[v2886 + e] : bfloat(0);
+        shm1[v2442 + e] = v2626 ? b[v2632 + e] : bfloat(0);
       }
-      const bool v2904 = v2901 && v2709;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2908 = v2907 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2909 = v2908 + v2705;
-      const uint v2910 = v2904 ? v2909 : v9;
+      const bool v2650 = v2647 && v2455;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2654 = v2653 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2655 = v2654 + v2451;
+      const uint v2656 = v2650 ? v2655 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2720 + e] = v2904 ? b[v2910 + e] : bfloat(0);
+        shm1[v2466 + e] = v2650 ? b[v2656 + e] : bfloat(0);
       }
-      const bool v2928 = v2925 && v2733;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2932 = v2931 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2933 = v2932 + v2729;
-      const uint v2934 = v2928 ? v2933 : v9;
+      const bool v2674 = v2671 && v2479;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2678 = v2677 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2679 = v2678 + v2475;
+      const uint v2680 = v2674 ? v2679 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2744 + e] = v2928 ? b[v2934 + e] : bfloat(0);
+        shm1[v2490 + e] = v2674 ? b[v2680 + e] : bfloat(0);
       }
-      const bool v2952 = v2949 && v2757;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2956 = v2955 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2957 = v2956 + v2753;
-      const uint v2958 = v2952 ? v2957 : v9;
+      const bool v2698 = v2695 && v2503;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2702 = v2701 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2703 = v2702 + v2499;
+      const uint v2704 = v2698 ? v2703 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2768 + e] = v2952 ? b[v2958 + e] : bfloat(0);
+        shm1[v2514 + e] = v2698 ? b[v2704 + e] : bfloat(0);
       }
-      const bool v2976 = v2973 && v2781;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2980 = v2979 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2981 = v2980 + v2777;
-      const uint v2982 = v2976 ? v2981 : v9;
+      const bool v2722 = v2719 && v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2726 = v2725 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2727 = v2726 + v2523;
+      const uint v2728 = v2722 ? v2727 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2792 + e] = v2976 ? b[v2982 + e] : bfloat(0);
+        shm1[v2538 + e] = v2722 ? b[v2728 + e] : bfloat(0);
       }
-      const bool v3000 = v2997 && v2805;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3004 = v3003 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3005 = v3004 + v2801;
-      const uint v3006 = v3000 ? v3005 : v9;
+      const bool v2746 = v2743 && v2551;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2750 = v2749 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2751 = v2750 + v2547;
+      const uint v2752 = v2746 ? v2751 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2816 + e] = v3000 ? b[v3006 + e] : bfloat(0);
+        shm1[v2562 + e] = v2746 ? b[v2752 + e] : bfloat(0);
       }
-      const bool v3024 = v3021 && v2829;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3028 = v3027 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3029 = v3028 + v2825;
-      const uint v3030 = v3024 ? v3029 : v9;
+      const bool v2770 = v2767 && v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2774 = v2773 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2775 = v2774 + v2571;
+      const uint v2776 = v2770 ? v2775 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2840 + e] = v3024 ? b[v3030 + e] : bfloat(0);
+        shm1[v2586 + e] = v2770 ? b[v2776 + e] : bfloat(0);
       }
-      const bool v3048 = v3045 && v2853;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3052 = v3051 + v2666;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3053 = v3052 + v2849;
-      const uint v3054 = v3048 ? v3053 : v9;
+      const bool v2794 = v2791 && v2599;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2798 = v2797 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2799 = v2798 + v2595;
+      const uint v2800 = v2794 ? v2799 : v9;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2864 + e] = v3048 ? b[v3054 + e] : bfloat(0);
+        shm1[v2610 + e] = v2794 ? b[v2800 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3067 = v2672 + v3066;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v45, shm0, long(v3067), long(64u));
-      const uint v3073 = v2672 + v3072;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v47, shm1, long(v3073), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3080 = v3067 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v45, shm0, long(v3080), long(64u));
-      const uint v3086 = v3073 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v47, shm1, long(v3086), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3092 = v3067 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v45, shm0, long(v3092), long(64u));
-      const uint v3098 = v3073 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v47, shm1, long(v3098), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3104 = v3067 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v45, shm0, long(v3104), long(64u));
-      const uint v3110 = v3073 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v47, shm1, long(v3110), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2813 = v2418 + v2812;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v45, shm0, long(v2813), long(64u));
+      const uint v2819 = v2418 + v2818;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v47, shm1, long(v2819), long(64u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2826 = v2813 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v45, shm0, long(v2826), long(64u));
+      const uint v2832 = v2819 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v47, shm1, long(v2832), long(64u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2838 = v2813 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v45, shm0, long(v2838), long(64u));
+      const uint v2844 = v2819 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v47, shm1, long(v2844), long(64u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2850 = v2813 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v45, shm0, long(v2850), long(64u));
+      const uint v2856 = v2819 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v47, shm1, long(v2856), long(64u));
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v516 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v517 = iron_tid.x;
-    const uint v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -474,29 +474,29 @@ kernel void iron_gemm_batched_nk_bf16(
           shm1[v566] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v45, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v47, shm1, long(v579), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v47, shm1, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v45, shm0, long(v599), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v47, shm1, long(v605), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v45, shm0, long(v611), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v47, shm1, long(v617), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v45, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v47, shm1, long(v579), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v47, shm1, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v45, shm0, long(v599), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v47, shm1, long(v605), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v45, shm0, long(v611), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v47, shm1, long(v617), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v618 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v619 = v28 + v37;
-  const uint v620 = v619 + v618;
-  const uint v621 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v622 = v32 + v41;
-  const uint v623 = v622 + v621;
-  const bool v624 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v620 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v621 = v619 + v620;
+  const uint v622 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v623 = v618 + v622;
+  const bool v624 = v621 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v625 = v623 < v2;
   const bool v626 = v624 && v625;
   if (v626) {
@@ -504,2168 +504,2168 @@ kernel void iron_gemm_batched_nk_bf16(
     const float v628 = v627 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v629 = bfloat(v628);
     const uint v630 = v7 * v1;
-    const uint v631 = v630 + v620;
+    const uint v631 = v630 + v621;
     const uint v632 = v631 * v2;
     const uint v633 = v632 + v623;
     out[v633] = v629;
   }
-  const uint v634 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v636 = v619 + v634;
-  const uint v637 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v639 = v622 + v637;
-  const bool v640 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v641 = v639 < v2;
-  const bool v642 = v640 && v641;
-  if (v642) {
-    const float v643 = v43.m[0][0].thread_elements()[1];
-    const float v644 = v643 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v645 = bfloat(v644);
-    const uint v646 = v7 * v1;
-    const uint v647 = v646 + v636;
-    const uint v648 = v647 * v2;
-    const uint v649 = v648 + v639;
-    out[v649] = v645;
+  const uint v634 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v635 = v619 + v634;
+  const uint v636 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v637 = v618 + v636;
+  const bool v638 = v635 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v639 = v637 < v2;
+  const bool v640 = v638 && v639;
+  if (v640) {
+    const float v641 = v43.m[0][0].thread_elements()[1];
+    const float v642 = v641 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v643 = bfloat(v642);
+    const uint v644 = v7 * v1;
+    const uint v645 = v644 + v635;
+    const uint v646 = v645 * v2;
+    const uint v647 = v646 + v637;
+    out[v647] = v643;
   }
-  const uint v650 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v652 = v619 + v650;
-  const uint v653 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v655 = v622 + v653;
-  const bool v656 = v652 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v657 = v655 < v2;
-  const bool v658 = v656 && v657;
-  if (v658) {
-    const float v659 = v43.m[0][1].thread_elements()[0];
-    const float v660 = v659 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v661 = bfloat(v660);
-    const uint v662 = v7 * v1;
-    const uint v663 = v662 + v652;
-    const uint v664 = v663 * v2;
-    const uint v665 = v664 + v655;
-    out[v665] = v661;
+  const uint v648 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v649 = v619 + v648;
+  const uint v650 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v651 = v618 + v650;
+  const bool v652 = v649 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v653 = v651 < v2;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v43.m[0][1].thread_elements()[0];
+    const float v656 = v655 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v657 = bfloat(v656);
+    const uint v658 = v7 * v1;
+    const uint v659 = v658 + v649;
+    const uint v660 = v659 * v2;
+    const uint v661 = v660 + v651;
+    out[v661] = v657;
   }
-  const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v668 = v619 + v666;
-  const uint v669 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v671 = v622 + v669;
-  const bool v672 = v668 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v673 = v671 < v2;
-  const bool v674 = v672 && v673;
-  if (v674) {
-    const float v675 = v43.m[0][1].thread_elements()[1];
-    const float v676 = v675 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v677 = bfloat(v676);
-    const uint v678 = v7 * v1;
-    const uint v679 = v678 + v668;
-    const uint v680 = v679 * v2;
-    const uint v681 = v680 + v671;
-    out[v681] = v677;
+  const uint v662 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v663 = v619 + v662;
+  const uint v664 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v665 = v618 + v664;
+  const bool v666 = v663 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v667 = v665 < v2;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v43.m[0][1].thread_elements()[1];
+    const float v670 = v669 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v671 = bfloat(v670);
+    const uint v672 = v7 * v1;
+    const uint v673 = v672 + v663;
+    const uint v674 = v673 * v2;
+    const uint v675 = v674 + v665;
+    out[v675] = v671;
   }
-  const uint v682 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v684 = v619 + v682;
-  const uint v685 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v687 = v622 + v685;
-  const bool v688 = v684 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v689 = v687 < v2;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v43.m[0][2].thread_elements()[0];
-    const float v692 = v691 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v693 = bfloat(v692);
-    const uint v694 = v7 * v1;
-    const uint v695 = v694 + v684;
-    const uint v696 = v695 * v2;
-    const uint v697 = v696 + v687;
-    out[v697] = v693;
+  const uint v676 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v677 = v619 + v676;
+  const uint v678 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v679 = v618 + v678;
+  const bool v680 = v677 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v681 = v679 < v2;
+  const bool v682 = v680 && v681;
+  if (v682) {
+    const float v683 = v43.m[0][2].thread_elements()[0];
+    const float v684 = v683 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v685 = bfloat(v684);
+    const uint v686 = v7 * v1;
+    const uint v687 = v686 + v677;
+    const uint v688 = v687 * v2;
+    const uint v689 = v688 + v679;
+    out[v689] = v685;
   }
-  const uint v698 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v700 = v619 + v698;
-  const uint v701 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v703 = v622 + v701;
-  const bool v704 = v700 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v705 = v703 < v2;
-  const bool v706 = v704 && v705;
-  if (v706) {
-    const float v707 = v43.m[0][2].thread_elements()[1];
-    const float v708 = v707 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v709 = bfloat(v708);
-    const uint v710 = v7 * v1;
-    const uint v711 = v710 + v700;
-    const uint v712 = v711 * v2;
-    const uint v713 = v712 + v703;
-    out[v713] = v709;
+  const uint v690 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v691 = v619 + v690;
+  const uint v692 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v693 = v618 + v692;
+  const bool v694 = v691 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v695 = v693 < v2;
+  const bool v696 = v694 && v695;
+  if (v696) {
+    const float v697 = v43.m[0][2].thread_elements()[1];
+    const float v698 = v697 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v699 = bfloat(v698);
+    const uint v700 = v7 * v1;
+    const uint v701 = v700 + v691;
+    const uint v702 = v701 * v2;
+    const uint v703 = v702 + v693;
+    out[v703] = v699;
   }
-  const uint v714 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v716 = v619 + v714;
-  const uint v717 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v719 = v622 + v717;
-  const bool v720 = v716 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v721 = v719 < v2;
-  const bool v722 = v720 && v721;
-  if (v722) {
-    const float v723 = v43.m[0][3].thread_elements()[0];
-    const float v724 = v723 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v725 = bfloat(v724);
-    const uint v726 = v7 * v1;
-    const uint v727 = v726 + v716;
-    const uint v728 = v727 * v2;
+  const uint v704 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v705 = v619 + v704;
+  const uint v706 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v707 = v618 + v706;
+  const bool v708 = v705 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v709 = v707 < v2;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v43.m[0][3].thread_elements()[0];
+    const float v712 = v711 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v713 = bfloat(v712);
+    const uint v714 = v7 * v1;
+    const uint v715 = v714 + v705;
+    const uint v716 = v715 * v2;
+    const uint v717 = v716 + v707;
+    out[v717] = v713;
+  }
+  const uint v718 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v719 = v619 + v718;
+  const uint v720 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v721 = v618 + v720;
+  const bool v722 = v719 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v723 = v721 < v2;
+  const bool v724 = v722 && v723;
+  if (v724) {
+    const float v725 = v43.m[0][3].thread_elements()[1];
+    const float v726 = v725 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v727 = bfloat(v726);
+    const uint v728 = v7 * v1;
     const uint v729 = v728 + v719;
-    out[v729] = v725;
+    const uint v730 = v729 * v2;
+    const uint v731 = v730 + v721;
+    out[v731] = v727;
   }
-  const uint v730 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v732 = v619 + v730;
-  const uint v733 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v735 = v622 + v733;
-  const bool v736 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v732 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v733 = v619 + v732;
+  const uint v734 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v735 = v618 + v734;
+  const bool v736 = v733 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v737 = v735 < v2;
   const bool v738 = v736 && v737;
   if (v738) {
-    const float v739 = v43.m[0][3].thread_elements()[1];
+    const float v739 = v43.m[0][4].thread_elements()[0];
     const float v740 = v739 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v741 = bfloat(v740);
     const uint v742 = v7 * v1;
-    const uint v743 = v742 + v732;
+    const uint v743 = v742 + v733;
     const uint v744 = v743 * v2;
     const uint v745 = v744 + v735;
     out[v745] = v741;
   }
-  const uint v746 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v748 = v619 + v746;
-  const uint v749 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v751 = v622 + v749;
-  const bool v752 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v753 = v751 < v2;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v43.m[0][4].thread_elements()[0];
-    const float v756 = v755 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v757 = bfloat(v756);
-    const uint v758 = v7 * v1;
-    const uint v759 = v758 + v748;
-    const uint v760 = v759 * v2;
-    const uint v761 = v760 + v751;
-    out[v761] = v757;
+  const uint v746 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v747 = v619 + v746;
+  const uint v748 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v749 = v618 + v748;
+  const bool v750 = v747 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v751 = v749 < v2;
+  const bool v752 = v750 && v751;
+  if (v752) {
+    const float v753 = v43.m[0][4].thread_elements()[1];
+    const float v754 = v753 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v755 = bfloat(v754);
+    const uint v756 = v7 * v1;
+    const uint v757 = v756 + v747;
+    const uint v758 = v757 * v2;
+    const uint v759 = v758 + v749;
+    out[v759] = v755;
   }
-  const uint v762 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v764 = v619 + v762;
-  const uint v765 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v767 = v622 + v765;
-  const bool v768 = v764 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v769 = v767 < v2;
-  const bool v770 = v768 && v769;
-  if (v770) {
-    const float v771 = v43.m[0][4].thread_elements()[1];
-    const float v772 = v771 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v773 = bfloat(v772);
-    const uint v774 = v7 * v1;
-    const uint v775 = v774 + v764;
-    const uint v776 = v775 * v2;
-    const uint v777 = v776 + v767;
-    out[v777] = v773;
+  const uint v760 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v761 = v619 + v760;
+  const uint v762 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v763 = v618 + v762;
+  const bool v764 = v761 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v765 = v763 < v2;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v43.m[0][5].thread_elements()[0];
+    const float v768 = v767 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v769 = bfloat(v768);
+    const uint v770 = v7 * v1;
+    const uint v771 = v770 + v761;
+    const uint v772 = v771 * v2;
+    const uint v773 = v772 + v763;
+    out[v773] = v769;
   }
-  const uint v778 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v780 = v619 + v778;
-  const uint v781 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v783 = v622 + v781;
-  const bool v784 = v780 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v785 = v783 < v2;
-  const bool v786 = v784 && v785;
-  if (v786) {
-    const float v787 = v43.m[0][5].thread_elements()[0];
-    const float v788 = v787 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v789 = bfloat(v788);
-    const uint v790 = v7 * v1;
-    const uint v791 = v790 + v780;
-    const uint v792 = v791 * v2;
-    const uint v793 = v792 + v783;
-    out[v793] = v789;
+  const uint v774 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v775 = v619 + v774;
+  const uint v776 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v777 = v618 + v776;
+  const bool v778 = v775 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v779 = v777 < v2;
+  const bool v780 = v778 && v779;
+  if (v780) {
+    const float v781 = v43.m[0][5].thread_elements()[1];
+    const float v782 = v781 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v783 = bfloat(v782);
+    const uint v784 = v7 * v1;
+    const uint v785 = v784 + v775;
+    const uint v786 = v785 * v2;
+    const uint v787 = v786 + v777;
+    out[v787] = v783;
   }
-  const uint v794 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v796 = v619 + v794;
-  const uint v797 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v799 = v622 + v797;
-  const bool v800 = v796 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v801 = v799 < v2;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v43.m[0][5].thread_elements()[1];
-    const float v804 = v803 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v805 = bfloat(v804);
-    const uint v806 = v7 * v1;
-    const uint v807 = v806 + v796;
-    const uint v808 = v807 * v2;
-    const uint v809 = v808 + v799;
-    out[v809] = v805;
+  const uint v788 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v789 = v619 + v788;
+  const uint v790 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v791 = v618 + v790;
+  const bool v792 = v789 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v793 = v791 < v2;
+  const bool v794 = v792 && v793;
+  if (v794) {
+    const float v795 = v43.m[0][6].thread_elements()[0];
+    const float v796 = v795 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v797 = bfloat(v796);
+    const uint v798 = v7 * v1;
+    const uint v799 = v798 + v789;
+    const uint v800 = v799 * v2;
+    const uint v801 = v800 + v791;
+    out[v801] = v797;
   }
-  const uint v810 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v812 = v619 + v810;
-  const uint v813 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v815 = v622 + v813;
-  const bool v816 = v812 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v817 = v815 < v2;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v43.m[0][6].thread_elements()[0];
-    const float v820 = v819 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v821 = bfloat(v820);
-    const uint v822 = v7 * v1;
-    const uint v823 = v822 + v812;
-    const uint v824 = v823 * v2;
-    const uint v825 = v824 + v815;
-    out[v825] = v821;
+  const uint v802 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v803 = v619 + v802;
+  const uint v804 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v805 = v618 + v804;
+  const bool v806 = v803 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v807 = v805 < v2;
+  const bool v808 = v806 && v807;
+  if (v808) {
+    const float v809 = v43.m[0][6].thread_elements()[1];
+    const float v810 = v809 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v811 = bfloat(v810);
+    const uint v812 = v7 * v1;
+    const uint v813 = v812 + v803;
+    const uint v814 = v813 * v2;
+    const uint v815 = v814 + v805;
+    out[v815] = v811;
   }
-  const uint v826 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v828 = v619 + v826;
-  const uint v829 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v831 = v622 + v829;
-  const bool v832 = v828 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v833 = v831 < v2;
-  const bool v834 = v832 && v833;
-  if (v834) {
-    const float v835 = v43.m[0][6].thread_elements()[1];
-    const float v836 = v835 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v837 = bfloat(v836);
-    const uint v838 = v7 * v1;
-    const uint v839 = v838 + v828;
-    const uint v840 = v839 * v2;
+  const uint v816 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v817 = v619 + v816;
+  const uint v818 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v819 = v618 + v818;
+  const bool v820 = v817 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v821 = v819 < v2;
+  const bool v822 = v820 && v821;
+  if (v822) {
+    const float v823 = v43.m[0][7].thread_elements()[0];
+    const float v824 = v823 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v825 = bfloat(v824);
+    const uint v826 = v7 * v1;
+    const uint v827 = v826 + v817;
+    const uint v828 = v827 * v2;
+    const uint v829 = v828 + v819;
+    out[v829] = v825;
+  }
+  const uint v830 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v831 = v619 + v830;
+  const uint v832 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v833 = v618 + v832;
+  const bool v834 = v831 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v835 = v833 < v2;
+  const bool v836 = v834 && v835;
+  if (v836) {
+    const float v837 = v43.m[0][7].thread_elements()[1];
+    const float v838 = v837 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v839 = bfloat(v838);
+    const uint v840 = v7 * v1;
     const uint v841 = v840 + v831;
-    out[v841] = v837;
+    const uint v842 = v841 * v2;
+    const uint v843 = v842 + v833;
+    out[v843] = v839;
   }
-  const uint v842 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v844 = v619 + v842;
-  const uint v845 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v847 = v622 + v845;
-  const bool v848 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v844 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v845 = v619 + v844;
+  const uint v846 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v847 = v618 + v846;
+  const bool v848 = v845 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v849 = v847 < v2;
   const bool v850 = v848 && v849;
   if (v850) {
-    const float v851 = v43.m[0][7].thread_elements()[0];
+    const float v851 = v43.m[1][0].thread_elements()[0];
     const float v852 = v851 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v853 = bfloat(v852);
     const uint v854 = v7 * v1;
-    const uint v855 = v854 + v844;
+    const uint v855 = v854 + v845;
     const uint v856 = v855 * v2;
     const uint v857 = v856 + v847;
     out[v857] = v853;
   }
-  const uint v858 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v860 = v619 + v858;
-  const uint v861 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v863 = v622 + v861;
-  const bool v864 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v865 = v863 < v2;
-  const bool v866 = v864 && v865;
-  if (v866) {
-    const float v867 = v43.m[0][7].thread_elements()[1];
-    const float v868 = v867 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v869 = bfloat(v868);
-    const uint v870 = v7 * v1;
-    const uint v871 = v870 + v860;
-    const uint v872 = v871 * v2;
-    const uint v873 = v872 + v863;
-    out[v873] = v869;
+  const uint v858 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v859 = v619 + v858;
+  const uint v860 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v861 = v618 + v860;
+  const bool v862 = v859 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v863 = v861 < v2;
+  const bool v864 = v862 && v863;
+  if (v864) {
+    const float v865 = v43.m[1][0].thread_elements()[1];
+    const float v866 = v865 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v867 = bfloat(v866);
+    const uint v868 = v7 * v1;
+    const uint v869 = v868 + v859;
+    const uint v870 = v869 * v2;
+    const uint v871 = v870 + v861;
+    out[v871] = v867;
   }
-  const uint v874 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v876 = v619 + v874;
-  const uint v877 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v879 = v622 + v877;
-  const bool v880 = v876 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v881 = v879 < v2;
-  const bool v882 = v880 && v881;
-  if (v882) {
-    const float v883 = v43.m[1][0].thread_elements()[0];
-    const float v884 = v883 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v885 = bfloat(v884);
-    const uint v886 = v7 * v1;
-    const uint v887 = v886 + v876;
-    const uint v888 = v887 * v2;
-    const uint v889 = v888 + v879;
-    out[v889] = v885;
+  const uint v872 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v873 = v619 + v872;
+  const uint v874 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v875 = v618 + v874;
+  const bool v876 = v873 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v877 = v875 < v2;
+  const bool v878 = v876 && v877;
+  if (v878) {
+    const float v879 = v43.m[1][1].thread_elements()[0];
+    const float v880 = v879 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v881 = bfloat(v880);
+    const uint v882 = v7 * v1;
+    const uint v883 = v882 + v873;
+    const uint v884 = v883 * v2;
+    const uint v885 = v884 + v875;
+    out[v885] = v881;
   }
-  const uint v890 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v892 = v619 + v890;
-  const uint v893 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v895 = v622 + v893;
-  const bool v896 = v892 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v897 = v895 < v2;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v43.m[1][0].thread_elements()[1];
-    const float v900 = v899 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v901 = bfloat(v900);
-    const uint v902 = v7 * v1;
-    const uint v903 = v902 + v892;
-    const uint v904 = v903 * v2;
-    const uint v905 = v904 + v895;
-    out[v905] = v901;
+  const uint v886 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v887 = v619 + v886;
+  const uint v888 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v889 = v618 + v888;
+  const bool v890 = v887 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v891 = v889 < v2;
+  const bool v892 = v890 && v891;
+  if (v892) {
+    const float v893 = v43.m[1][1].thread_elements()[1];
+    const float v894 = v893 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v895 = bfloat(v894);
+    const uint v896 = v7 * v1;
+    const uint v897 = v896 + v887;
+    const uint v898 = v897 * v2;
+    const uint v899 = v898 + v889;
+    out[v899] = v895;
   }
-  const uint v906 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v908 = v619 + v906;
-  const uint v909 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v911 = v622 + v909;
-  const bool v912 = v908 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v913 = v911 < v2;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v43.m[1][1].thread_elements()[0];
-    const float v916 = v915 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v917 = bfloat(v916);
-    const uint v918 = v7 * v1;
-    const uint v919 = v918 + v908;
-    const uint v920 = v919 * v2;
-    const uint v921 = v920 + v911;
-    out[v921] = v917;
+  const uint v900 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v901 = v619 + v900;
+  const uint v902 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v903 = v618 + v902;
+  const bool v904 = v901 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v905 = v903 < v2;
+  const bool v906 = v904 && v905;
+  if (v906) {
+    const float v907 = v43.m[1][2].thread_elements()[0];
+    const float v908 = v907 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v909 = bfloat(v908);
+    const uint v910 = v7 * v1;
+    const uint v911 = v910 + v901;
+    const uint v912 = v911 * v2;
+    const uint v913 = v912 + v903;
+    out[v913] = v909;
   }
-  const uint v922 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v924 = v619 + v922;
-  const uint v925 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v927 = v622 + v925;
-  const bool v928 = v924 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v929 = v927 < v2;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v43.m[1][1].thread_elements()[1];
-    const float v932 = v931 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v933 = bfloat(v932);
-    const uint v934 = v7 * v1;
-    const uint v935 = v934 + v924;
-    const uint v936 = v935 * v2;
-    const uint v937 = v936 + v927;
-    out[v937] = v933;
+  const uint v914 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v915 = v619 + v914;
+  const uint v916 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v917 = v618 + v916;
+  const bool v918 = v915 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v919 = v917 < v2;
+  const bool v920 = v918 && v919;
+  if (v920) {
+    const float v921 = v43.m[1][2].thread_elements()[1];
+    const float v922 = v921 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v923 = bfloat(v922);
+    const uint v924 = v7 * v1;
+    const uint v925 = v924 + v915;
+    const uint v926 = v925 * v2;
+    const uint v927 = v926 + v917;
+    out[v927] = v923;
   }
-  const uint v938 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v940 = v619 + v938;
-  const uint v941 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v943 = v622 + v941;
-  const bool v944 = v940 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v945 = v943 < v2;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v43.m[1][2].thread_elements()[0];
-    const float v948 = v947 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v949 = bfloat(v948);
-    const uint v950 = v7 * v1;
-    const uint v951 = v950 + v940;
-    const uint v952 = v951 * v2;
+  const uint v928 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v929 = v619 + v928;
+  const uint v930 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v931 = v618 + v930;
+  const bool v932 = v929 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v933 = v931 < v2;
+  const bool v934 = v932 && v933;
+  if (v934) {
+    const float v935 = v43.m[1][3].thread_elements()[0];
+    const float v936 = v935 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v937 = bfloat(v936);
+    const uint v938 = v7 * v1;
+    const uint v939 = v938 + v929;
+    const uint v940 = v939 * v2;
+    const uint v941 = v940 + v931;
+    out[v941] = v937;
+  }
+  const uint v942 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v943 = v619 + v942;
+  const uint v944 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v945 = v618 + v944;
+  const bool v946 = v943 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v947 = v945 < v2;
+  const bool v948 = v946 && v947;
+  if (v948) {
+    const float v949 = v43.m[1][3].thread_elements()[1];
+    const float v950 = v949 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v951 = bfloat(v950);
+    const uint v952 = v7 * v1;
     const uint v953 = v952 + v943;
-    out[v953] = v949;
+    const uint v954 = v953 * v2;
+    const uint v955 = v954 + v945;
+    out[v955] = v951;
   }
-  const uint v954 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v956 = v619 + v954;
-  const uint v957 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v959 = v622 + v957;
-  const bool v960 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v956 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v957 = v619 + v956;
+  const uint v958 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v959 = v618 + v958;
+  const bool v960 = v957 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v961 = v959 < v2;
   const bool v962 = v960 && v961;
   if (v962) {
-    const float v963 = v43.m[1][2].thread_elements()[1];
+    const float v963 = v43.m[1][4].thread_elements()[0];
     const float v964 = v963 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v965 = bfloat(v964);
     const uint v966 = v7 * v1;
-    const uint v967 = v966 + v956;
+    const uint v967 = v966 + v957;
     const uint v968 = v967 * v2;
     const uint v969 = v968 + v959;
     out[v969] = v965;
   }
-  const uint v970 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v972 = v619 + v970;
-  const uint v973 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v975 = v622 + v973;
-  const bool v976 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v977 = v975 < v2;
-  const bool v978 = v976 && v977;
-  if (v978) {
-    const float v979 = v43.m[1][3].thread_elements()[0];
-    const float v980 = v979 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v981 = bfloat(v980);
-    const uint v982 = v7 * v1;
-    const uint v983 = v982 + v972;
-    const uint v984 = v983 * v2;
-    const uint v985 = v984 + v975;
-    out[v985] = v981;
+  const uint v970 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v971 = v619 + v970;
+  const uint v972 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v973 = v618 + v972;
+  const bool v974 = v971 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v975 = v973 < v2;
+  const bool v976 = v974 && v975;
+  if (v976) {
+    const float v977 = v43.m[1][4].thread_elements()[1];
+    const float v978 = v977 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v979 = bfloat(v978);
+    const uint v980 = v7 * v1;
+    const uint v981 = v980 + v971;
+    const uint v982 = v981 * v2;
+    const uint v983 = v982 + v973;
+    out[v983] = v979;
   }
-  const uint v986 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v988 = v619 + v986;
-  const uint v989 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v991 = v622 + v989;
-  const bool v992 = v988 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v993 = v991 < v2;
-  const bool v994 = v992 && v993;
-  if (v994) {
-    const float v995 = v43.m[1][3].thread_elements()[1];
-    const float v996 = v995 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v997 = bfloat(v996);
-    const uint v998 = v7 * v1;
-    const uint v999 = v998 + v988;
-    const uint v1000 = v999 * v2;
-    const uint v1001 = v1000 + v991;
-    out[v1001] = v997;
+  const uint v984 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v985 = v619 + v984;
+  const uint v986 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v987 = v618 + v986;
+  const bool v988 = v985 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v989 = v987 < v2;
+  const bool v990 = v988 && v989;
+  if (v990) {
+    const float v991 = v43.m[1][5].thread_elements()[0];
+    const float v992 = v991 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v993 = bfloat(v992);
+    const uint v994 = v7 * v1;
+    const uint v995 = v994 + v985;
+    const uint v996 = v995 * v2;
+    const uint v997 = v996 + v987;
+    out[v997] = v993;
   }
-  const uint v1002 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1004 = v619 + v1002;
-  const uint v1005 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1007 = v622 + v1005;
-  const bool v1008 = v1004 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1009 = v1007 < v2;
-  const bool v1010 = v1008 && v1009;
-  if (v1010) {
-    const float v1011 = v43.m[1][4].thread_elements()[0];
-    const float v1012 = v1011 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1013 = bfloat(v1012);
-    const uint v1014 = v7 * v1;
-    const uint v1015 = v1014 + v1004;
-    const uint v1016 = v1015 * v2;
-    const uint v1017 = v1016 + v1007;
-    out[v1017] = v1013;
+  const uint v998 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v999 = v619 + v998;
+  const uint v1000 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1001 = v618 + v1000;
+  const bool v1002 = v999 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1003 = v1001 < v2;
+  const bool v1004 = v1002 && v1003;
+  if (v1004) {
+    const float v1005 = v43.m[1][5].thread_elements()[1];
+    const float v1006 = v1005 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1007 = bfloat(v1006);
+    const uint v1008 = v7 * v1;
+    const uint v1009 = v1008 + v999;
+    const uint v1010 = v1009 * v2;
+    const uint v1011 = v1010 + v1001;
+    out[v1011] = v1007;
   }
-  const uint v1018 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1020 = v619 + v1018;
-  const uint v1021 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1023 = v622 + v1021;
-  const bool v1024 = v1020 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1025 = v1023 < v2;
-  const bool v1026 = v1024 && v1025;
-  if (v1026) {
-    const float v1027 = v43.m[1][4].thread_elements()[1];
-    const float v1028 = v1027 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1029 = bfloat(v1028);
-    const uint v1030 = v7 * v1;
-    const uint v1031 = v1030 + v1020;
-    const uint v1032 = v1031 * v2;
-    const uint v1033 = v1032 + v1023;
-    out[v1033] = v1029;
+  const uint v1012 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1013 = v619 + v1012;
+  const uint v1014 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1015 = v618 + v1014;
+  const bool v1016 = v1013 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1017 = v1015 < v2;
+  const bool v1018 = v1016 && v1017;
+  if (v1018) {
+    const float v1019 = v43.m[1][6].thread_elements()[0];
+    const float v1020 = v1019 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1021 = bfloat(v1020);
+    const uint v1022 = v7 * v1;
+    const uint v1023 = v1022 + v1013;
+    const uint v1024 = v1023 * v2;
+    const uint v1025 = v1024 + v1015;
+    out[v1025] = v1021;
   }
-  const uint v1034 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1036 = v619 + v1034;
-  const uint v1037 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1039 = v622 + v1037;
-  const bool v1040 = v1036 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1041 = v1039 < v2;
-  const bool v1042 = v1040 && v1041;
-  if (v1042) {
-    const float v1043 = v43.m[1][5].thread_elements()[0];
-    const float v1044 = v1043 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1045 = bfloat(v1044);
-    const uint v1046 = v7 * v1;
-    const uint v1047 = v1046 + v1036;
-    const uint v1048 = v1047 * v2;
-    const uint v1049 = v1048 + v1039;
-    out[v1049] = v1045;
+  const uint v1026 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1027 = v619 + v1026;
+  const uint v1028 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1029 = v618 + v1028;
+  const bool v1030 = v1027 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1031 = v1029 < v2;
+  const bool v1032 = v1030 && v1031;
+  if (v1032) {
+    const float v1033 = v43.m[1][6].thread_elements()[1];
+    const float v1034 = v1033 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1035 = bfloat(v1034);
+    const uint v1036 = v7 * v1;
+    const uint v1037 = v1036 + v1027;
+    const uint v1038 = v1037 * v2;
+    const uint v1039 = v1038 + v1029;
+    out[v1039] = v1035;
   }
-  const uint v1050 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1052 = v619 + v1050;
-  const uint v1053 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1055 = v622 + v1053;
-  const bool v1056 = v1052 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1057 = v1055 < v2;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v43.m[1][5].thread_elements()[1];
-    const float v1060 = v1059 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1061 = bfloat(v1060);
-    const uint v1062 = v7 * v1;
-    const uint v1063 = v1062 + v1052;
-    const uint v1064 = v1063 * v2;
+  const uint v1040 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1041 = v619 + v1040;
+  const uint v1042 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1043 = v618 + v1042;
+  const bool v1044 = v1041 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1045 = v1043 < v2;
+  const bool v1046 = v1044 && v1045;
+  if (v1046) {
+    const float v1047 = v43.m[1][7].thread_elements()[0];
+    const float v1048 = v1047 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1049 = bfloat(v1048);
+    const uint v1050 = v7 * v1;
+    const uint v1051 = v1050 + v1041;
+    const uint v1052 = v1051 * v2;
+    const uint v1053 = v1052 + v1043;
+    out[v1053] = v1049;
+  }
+  const uint v1054 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1055 = v619 + v1054;
+  const uint v1056 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1057 = v618 + v1056;
+  const bool v1058 = v1055 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1059 = v1057 < v2;
+  const bool v1060 = v1058 && v1059;
+  if (v1060) {
+    const float v1061 = v43.m[1][7].thread_elements()[1];
+    const float v1062 = v1061 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1063 = bfloat(v1062);
+    const uint v1064 = v7 * v1;
     const uint v1065 = v1064 + v1055;
-    out[v1065] = v1061;
+    const uint v1066 = v1065 * v2;
+    const uint v1067 = v1066 + v1057;
+    out[v1067] = v1063;
   }
-  const uint v1066 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1068 = v619 + v1066;
-  const uint v1069 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1071 = v622 + v1069;
-  const bool v1072 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1068 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1069 = v619 + v1068;
+  const uint v1070 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1071 = v618 + v1070;
+  const bool v1072 = v1069 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1073 = v1071 < v2;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
-    const float v1075 = v43.m[1][6].thread_elements()[0];
+    const float v1075 = v43.m[2][0].thread_elements()[0];
     const float v1076 = v1075 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1077 = bfloat(v1076);
     const uint v1078 = v7 * v1;
-    const uint v1079 = v1078 + v1068;
+    const uint v1079 = v1078 + v1069;
     const uint v1080 = v1079 * v2;
     const uint v1081 = v1080 + v1071;
     out[v1081] = v1077;
   }
-  const uint v1082 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1084 = v619 + v1082;
-  const uint v1085 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1087 = v622 + v1085;
-  const bool v1088 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1089 = v1087 < v2;
-  const bool v1090 = v1088 && v1089;
-  if (v1090) {
-    const float v1091 = v43.m[1][6].thread_elements()[1];
-    const float v1092 = v1091 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1093 = bfloat(v1092);
-    const uint v1094 = v7 * v1;
-    const uint v1095 = v1094 + v1084;
-    const uint v1096 = v1095 * v2;
-    const uint v1097 = v1096 + v1087;
-    out[v1097] = v1093;
+  const uint v1082 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1083 = v619 + v1082;
+  const uint v1084 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1085 = v618 + v1084;
+  const bool v1086 = v1083 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1087 = v1085 < v2;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v43.m[2][0].thread_elements()[1];
+    const float v1090 = v1089 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1091 = bfloat(v1090);
+    const uint v1092 = v7 * v1;
+    const uint v1093 = v1092 + v1083;
+    const uint v1094 = v1093 * v2;
+    const uint v1095 = v1094 + v1085;
+    out[v1095] = v1091;
   }
-  const uint v1098 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1100 = v619 + v1098;
-  const uint v1101 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1103 = v622 + v1101;
-  const bool v1104 = v1100 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1105 = v1103 < v2;
-  const bool v1106 = v1104 && v1105;
-  if (v1106) {
-    const float v1107 = v43.m[1][7].thread_elements()[0];
-    const float v1108 = v1107 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1109 = bfloat(v1108);
-    const uint v1110 = v7 * v1;
-    const uint v1111 = v1110 + v1100;
-    const uint v1112 = v1111 * v2;
-    const uint v1113 = v1112 + v1103;
-    out[v1113] = v1109;
+  const uint v1096 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1097 = v619 + v1096;
+  const uint v1098 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1099 = v618 + v1098;
+  const bool v1100 = v1097 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1101 = v1099 < v2;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v43.m[2][1].thread_elements()[0];
+    const float v1104 = v1103 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1105 = bfloat(v1104);
+    const uint v1106 = v7 * v1;
+    const uint v1107 = v1106 + v1097;
+    const uint v1108 = v1107 * v2;
+    const uint v1109 = v1108 + v1099;
+    out[v1109] = v1105;
   }
-  const uint v1114 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1116 = v619 + v1114;
-  const uint v1117 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1119 = v622 + v1117;
-  const bool v1120 = v1116 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1121 = v1119 < v2;
-  const bool v1122 = v1120 && v1121;
-  if (v1122) {
-    const float v1123 = v43.m[1][7].thread_elements()[1];
-    const float v1124 = v1123 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1125 = bfloat(v1124);
-    const uint v1126 = v7 * v1;
-    const uint v1127 = v1126 + v1116;
-    const uint v1128 = v1127 * v2;
-    const uint v1129 = v1128 + v1119;
-    out[v1129] = v1125;
+  const uint v1110 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1111 = v619 + v1110;
+  const uint v1112 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1113 = v618 + v1112;
+  const bool v1114 = v1111 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1115 = v1113 < v2;
+  const bool v1116 = v1114 && v1115;
+  if (v1116) {
+    const float v1117 = v43.m[2][1].thread_elements()[1];
+    const float v1118 = v1117 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1119 = bfloat(v1118);
+    const uint v1120 = v7 * v1;
+    const uint v1121 = v1120 + v1111;
+    const uint v1122 = v1121 * v2;
+    const uint v1123 = v1122 + v1113;
+    out[v1123] = v1119;
   }
-  const uint v1130 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1132 = v619 + v1130;
-  const uint v1133 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1135 = v622 + v1133;
-  const bool v1136 = v1132 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1137 = v1135 < v2;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v43.m[2][0].thread_elements()[0];
-    const float v1140 = v1139 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1141 = bfloat(v1140);
-    const uint v1142 = v7 * v1;
-    const uint v1143 = v1142 + v1132;
-    const uint v1144 = v1143 * v2;
-    const uint v1145 = v1144 + v1135;
-    out[v1145] = v1141;
+  const uint v1124 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1125 = v619 + v1124;
+  const uint v1126 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1127 = v618 + v1126;
+  const bool v1128 = v1125 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1129 = v1127 < v2;
+  const bool v1130 = v1128 && v1129;
+  if (v1130) {
+    const float v1131 = v43.m[2][2].thread_elements()[0];
+    const float v1132 = v1131 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1133 = bfloat(v1132);
+    const uint v1134 = v7 * v1;
+    const uint v1135 = v1134 + v1125;
+    const uint v1136 = v1135 * v2;
+    const uint v1137 = v1136 + v1127;
+    out[v1137] = v1133;
   }
-  const uint v1146 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1148 = v619 + v1146;
-  const uint v1149 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1151 = v622 + v1149;
-  const bool v1152 = v1148 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1153 = v1151 < v2;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v43.m[2][0].thread_elements()[1];
-    const float v1156 = v1155 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1157 = bfloat(v1156);
-    const uint v1158 = v7 * v1;
-    const uint v1159 = v1158 + v1148;
-    const uint v1160 = v1159 * v2;
-    const uint v1161 = v1160 + v1151;
-    out[v1161] = v1157;
+  const uint v1138 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1139 = v619 + v1138;
+  const uint v1140 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1141 = v618 + v1140;
+  const bool v1142 = v1139 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1143 = v1141 < v2;
+  const bool v1144 = v1142 && v1143;
+  if (v1144) {
+    const float v1145 = v43.m[2][2].thread_elements()[1];
+    const float v1146 = v1145 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1147 = bfloat(v1146);
+    const uint v1148 = v7 * v1;
+    const uint v1149 = v1148 + v1139;
+    const uint v1150 = v1149 * v2;
+    const uint v1151 = v1150 + v1141;
+    out[v1151] = v1147;
   }
-  const uint v1162 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1164 = v619 + v1162;
-  const uint v1165 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1167 = v622 + v1165;
-  const bool v1168 = v1164 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1169 = v1167 < v2;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v43.m[2][1].thread_elements()[0];
-    const float v1172 = v1171 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1173 = bfloat(v1172);
-    const uint v1174 = v7 * v1;
-    const uint v1175 = v1174 + v1164;
-    const uint v1176 = v1175 * v2;
+  const uint v1152 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1153 = v619 + v1152;
+  const uint v1154 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1155 = v618 + v1154;
+  const bool v1156 = v1153 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1157 = v1155 < v2;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v43.m[2][3].thread_elements()[0];
+    const float v1160 = v1159 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1161 = bfloat(v1160);
+    const uint v1162 = v7 * v1;
+    const uint v1163 = v1162 + v1153;
+    const uint v1164 = v1163 * v2;
+    const uint v1165 = v1164 + v1155;
+    out[v1165] = v1161;
+  }
+  const uint v1166 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1167 = v619 + v1166;
+  const uint v1168 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1169 = v618 + v1168;
+  const bool v1170 = v1167 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1171 = v1169 < v2;
+  const bool v1172 = v1170 && v1171;
+  if (v1172) {
+    const float v1173 = v43.m[2][3].thread_elements()[1];
+    const float v1174 = v1173 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1175 = bfloat(v1174);
+    const uint v1176 = v7 * v1;
     const uint v1177 = v1176 + v1167;
-    out[v1177] = v1173;
+    const uint v1178 = v1177 * v2;
+    const uint v1179 = v1178 + v1169;
+    out[v1179] = v1175;
   }
-  const uint v1178 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1180 = v619 + v1178;
-  const uint v1181 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1183 = v622 + v1181;
-  const bool v1184 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1180 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1181 = v619 + v1180;
+  const uint v1182 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1183 = v618 + v1182;
+  const bool v1184 = v1181 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1185 = v1183 < v2;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
-    const float v1187 = v43.m[2][1].thread_elements()[1];
+    const float v1187 = v43.m[2][4].thread_elements()[0];
     const float v1188 = v1187 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1189 = bfloat(v1188);
     const uint v1190 = v7 * v1;
-    const uint v1191 = v1190 + v1180;
+    const uint v1191 = v1190 + v1181;
     const uint v1192 = v1191 * v2;
     const uint v1193 = v1192 + v1183;
     out[v1193] = v1189;
   }
-  const uint v1194 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1196 = v619 + v1194;
-  const uint v1197 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1199 = v622 + v1197;
-  const bool v1200 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1201 = v1199 < v2;
-  const bool v1202 = v1200 && v1201;
-  if (v1202) {
-    const float v1203 = v43.m[2][2].thread_elements()[0];
-    const float v1204 = v1203 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1205 = bfloat(v1204);
-    const uint v1206 = v7 * v1;
-    const uint v1207 = v1206 + v1196;
-    const uint v1208 = v1207 * v2;
-    const uint v1209 = v1208 + v1199;
-    out[v1209] = v1205;
+  const uint v1194 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1195 = v619 + v1194;
+  const uint v1196 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1197 = v618 + v1196;
+  const bool v1198 = v1195 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1199 = v1197 < v2;
+  const bool v1200 = v1198 && v1199;
+  if (v1200) {
+    const float v1201 = v43.m[2][4].thread_elements()[1];
+    const float v1202 = v1201 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1203 = bfloat(v1202);
+    const uint v1204 = v7 * v1;
+    const uint v1205 = v1204 + v1195;
+    const uint v1206 = v1205 * v2;
+    const uint v1207 = v1206 + v1197;
+    out[v1207] = v1203;
   }
-  const uint v1210 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1212 = v619 + v1210;
-  const uint v1213 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1215 = v622 + v1213;
-  const bool v1216 = v1212 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1217 = v1215 < v2;
-  const bool v1218 = v1216 && v1217;
-  if (v1218) {
-    const float v1219 = v43.m[2][2].thread_elements()[1];
-    const float v1220 = v1219 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1221 = bfloat(v1220);
-    const uint v1222 = v7 * v1;
-    const uint v1223 = v1222 + v1212;
-    const uint v1224 = v1223 * v2;
-    const uint v1225 = v1224 + v1215;
-    out[v1225] = v1221;
+  const uint v1208 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1209 = v619 + v1208;
+  const uint v1210 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1211 = v618 + v1210;
+  const bool v1212 = v1209 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1213 = v1211 < v2;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v43.m[2][5].thread_elements()[0];
+    const float v1216 = v1215 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1217 = bfloat(v1216);
+    const uint v1218 = v7 * v1;
+    const uint v1219 = v1218 + v1209;
+    const uint v1220 = v1219 * v2;
+    const uint v1221 = v1220 + v1211;
+    out[v1221] = v1217;
   }
-  const uint v1226 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1228 = v619 + v1226;
-  const uint v1229 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1231 = v622 + v1229;
-  const bool v1232 = v1228 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1233 = v1231 < v2;
-  const bool v1234 = v1232 && v1233;
-  if (v1234) {
-    const float v1235 = v43.m[2][3].thread_elements()[0];
-    const float v1236 = v1235 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1237 = bfloat(v1236);
-    const uint v1238 = v7 * v1;
-    const uint v1239 = v1238 + v1228;
-    const uint v1240 = v1239 * v2;
-    const uint v1241 = v1240 + v1231;
-    out[v1241] = v1237;
+  const uint v1222 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1223 = v619 + v1222;
+  const uint v1224 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1225 = v618 + v1224;
+  const bool v1226 = v1223 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1227 = v1225 < v2;
+  const bool v1228 = v1226 && v1227;
+  if (v1228) {
+    const float v1229 = v43.m[2][5].thread_elements()[1];
+    const float v1230 = v1229 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1231 = bfloat(v1230);
+    const uint v1232 = v7 * v1;
+    const uint v1233 = v1232 + v1223;
+    const uint v1234 = v1233 * v2;
+    const uint v1235 = v1234 + v1225;
+    out[v1235] = v1231;
   }
-  const uint v1242 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1244 = v619 + v1242;
-  const uint v1245 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1247 = v622 + v1245;
-  const bool v1248 = v1244 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1249 = v1247 < v2;
-  const bool v1250 = v1248 && v1249;
-  if (v1250) {
-    const float v1251 = v43.m[2][3].thread_elements()[1];
-    const float v1252 = v1251 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1253 = bfloat(v1252);
-    const uint v1254 = v7 * v1;
-    const uint v1255 = v1254 + v1244;
-    const uint v1256 = v1255 * v2;
-    const uint v1257 = v1256 + v1247;
-    out[v1257] = v1253;
+  const uint v1236 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1237 = v619 + v1236;
+  const uint v1238 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1239 = v618 + v1238;
+  const bool v1240 = v1237 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1241 = v1239 < v2;
+  const bool v1242 = v1240 && v1241;
+  if (v1242) {
+    const float v1243 = v43.m[2][6].thread_elements()[0];
+    const float v1244 = v1243 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1245 = bfloat(v1244);
+    const uint v1246 = v7 * v1;
+    const uint v1247 = v1246 + v1237;
+    const uint v1248 = v1247 * v2;
+    const uint v1249 = v1248 + v1239;
+    out[v1249] = v1245;
   }
-  const uint v1258 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1260 = v619 + v1258;
-  const uint v1261 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1263 = v622 + v1261;
-  const bool v1264 = v1260 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1265 = v1263 < v2;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v43.m[2][4].thread_elements()[0];
-    const float v1268 = v1267 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1269 = bfloat(v1268);
-    const uint v1270 = v7 * v1;
-    const uint v1271 = v1270 + v1260;
-    const uint v1272 = v1271 * v2;
-    const uint v1273 = v1272 + v1263;
-    out[v1273] = v1269;
+  const uint v1250 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1251 = v619 + v1250;
+  const uint v1252 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1253 = v618 + v1252;
+  const bool v1254 = v1251 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1255 = v1253 < v2;
+  const bool v1256 = v1254 && v1255;
+  if (v1256) {
+    const float v1257 = v43.m[2][6].thread_elements()[1];
+    const float v1258 = v1257 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1259 = bfloat(v1258);
+    const uint v1260 = v7 * v1;
+    const uint v1261 = v1260 + v1251;
+    const uint v1262 = v1261 * v2;
+    const uint v1263 = v1262 + v1253;
+    out[v1263] = v1259;
   }
-  const uint v1274 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1276 = v619 + v1274;
-  const uint v1277 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1279 = v622 + v1277;
-  const bool v1280 = v1276 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1281 = v1279 < v2;
-  const bool v1282 = v1280 && v1281;
-  if (v1282) {
-    const float v1283 = v43.m[2][4].thread_elements()[1];
-    const float v1284 = v1283 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1285 = bfloat(v1284);
-    const uint v1286 = v7 * v1;
-    const uint v1287 = v1286 + v1276;
-    const uint v1288 = v1287 * v2;
+  const uint v1264 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1265 = v619 + v1264;
+  const uint v1266 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1267 = v618 + v1266;
+  const bool v1268 = v1265 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1269 = v1267 < v2;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v43.m[2][7].thread_elements()[0];
+    const float v1272 = v1271 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1273 = bfloat(v1272);
+    const uint v1274 = v7 * v1;
+    const uint v1275 = v1274 + v1265;
+    const uint v1276 = v1275 * v2;
+    const uint v1277 = v1276 + v1267;
+    out[v1277] = v1273;
+  }
+  const uint v1278 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1279 = v619 + v1278;
+  const uint v1280 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1281 = v618 + v1280;
+  const bool v1282 = v1279 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1283 = v1281 < v2;
+  const bool v1284 = v1282 && v1283;
+  if (v1284) {
+    const float v1285 = v43.m[2][7].thread_elements()[1];
+    const float v1286 = v1285 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1287 = bfloat(v1286);
+    const uint v1288 = v7 * v1;
     const uint v1289 = v1288 + v1279;
-    out[v1289] = v1285;
+    const uint v1290 = v1289 * v2;
+    const uint v1291 = v1290 + v1281;
+    out[v1291] = v1287;
   }
-  const uint v1290 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1292 = v619 + v1290;
-  const uint v1293 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1295 = v622 + v1293;
-  const bool v1296 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1292 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1293 = v619 + v1292;
+  const uint v1294 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1295 = v618 + v1294;
+  const bool v1296 = v1293 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1297 = v1295 < v2;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
-    const float v1299 = v43.m[2][5].thread_elements()[0];
+    const float v1299 = v43.m[3][0].thread_elements()[0];
     const float v1300 = v1299 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1301 = bfloat(v1300);
     const uint v1302 = v7 * v1;
-    const uint v1303 = v1302 + v1292;
+    const uint v1303 = v1302 + v1293;
     const uint v1304 = v1303 * v2;
     const uint v1305 = v1304 + v1295;
     out[v1305] = v1301;
   }
-  const uint v1306 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1308 = v619 + v1306;
-  const uint v1309 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1311 = v622 + v1309;
-  const bool v1312 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1313 = v1311 < v2;
-  const bool v1314 = v1312 && v1313;
-  if (v1314) {
-    const float v1315 = v43.m[2][5].thread_elements()[1];
-    const float v1316 = v1315 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1317 = bfloat(v1316);
-    const uint v1318 = v7 * v1;
-    const uint v1319 = v1318 + v1308;
-    const uint v1320 = v1319 * v2;
-    const uint v1321 = v1320 + v1311;
-    out[v1321] = v1317;
+  const uint v1306 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1307 = v619 + v1306;
+  const uint v1308 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1309 = v618 + v1308;
+  const bool v1310 = v1307 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1311 = v1309 < v2;
+  const bool v1312 = v1310 && v1311;
+  if (v1312) {
+    const float v1313 = v43.m[3][0].thread_elements()[1];
+    const float v1314 = v1313 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1315 = bfloat(v1314);
+    const uint v1316 = v7 * v1;
+    const uint v1317 = v1316 + v1307;
+    const uint v1318 = v1317 * v2;
+    const uint v1319 = v1318 + v1309;
+    out[v1319] = v1315;
   }
-  const uint v1322 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1324 = v619 + v1322;
-  const uint v1325 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1327 = v622 + v1325;
-  const bool v1328 = v1324 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1329 = v1327 < v2;
-  const bool v1330 = v1328 && v1329;
-  if (v1330) {
-    const float v1331 = v43.m[2][6].thread_elements()[0];
-    const float v1332 = v1331 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1333 = bfloat(v1332);
-    const uint v1334 = v7 * v1;
-    const uint v1335 = v1334 + v1324;
-    const uint v1336 = v1335 * v2;
-    const uint v1337 = v1336 + v1327;
-    out[v1337] = v1333;
+  const uint v1320 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1321 = v619 + v1320;
+  const uint v1322 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1323 = v618 + v1322;
+  const bool v1324 = v1321 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1325 = v1323 < v2;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v43.m[3][1].thread_elements()[0];
+    const float v1328 = v1327 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1329 = bfloat(v1328);
+    const uint v1330 = v7 * v1;
+    const uint v1331 = v1330 + v1321;
+    const uint v1332 = v1331 * v2;
+    const uint v1333 = v1332 + v1323;
+    out[v1333] = v1329;
   }
-  const uint v1338 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1340 = v619 + v1338;
-  const uint v1341 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1343 = v622 + v1341;
-  const bool v1344 = v1340 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1345 = v1343 < v2;
-  const bool v1346 = v1344 && v1345;
-  if (v1346) {
-    const float v1347 = v43.m[2][6].thread_elements()[1];
-    const float v1348 = v1347 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1349 = bfloat(v1348);
-    const uint v1350 = v7 * v1;
-    const uint v1351 = v1350 + v1340;
-    const uint v1352 = v1351 * v2;
-    const uint v1353 = v1352 + v1343;
-    out[v1353] = v1349;
+  const uint v1334 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1335 = v619 + v1334;
+  const uint v1336 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1337 = v618 + v1336;
+  const bool v1338 = v1335 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1339 = v1337 < v2;
+  const bool v1340 = v1338 && v1339;
+  if (v1340) {
+    const float v1341 = v43.m[3][1].thread_elements()[1];
+    const float v1342 = v1341 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1343 = bfloat(v1342);
+    const uint v1344 = v7 * v1;
+    const uint v1345 = v1344 + v1335;
+    const uint v1346 = v1345 * v2;
+    const uint v1347 = v1346 + v1337;
+    out[v1347] = v1343;
   }
-  const uint v1354 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1356 = v619 + v1354;
-  const uint v1357 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1359 = v622 + v1357;
-  const bool v1360 = v1356 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1361 = v1359 < v2;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v43.m[2][7].thread_elements()[0];
-    const float v1364 = v1363 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1365 = bfloat(v1364);
-    const uint v1366 = v7 * v1;
-    const uint v1367 = v1366 + v1356;
-    const uint v1368 = v1367 * v2;
-    const uint v1369 = v1368 + v1359;
-    out[v1369] = v1365;
+  const uint v1348 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1349 = v619 + v1348;
+  const uint v1350 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1351 = v618 + v1350;
+  const bool v1352 = v1349 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1353 = v1351 < v2;
+  const bool v1354 = v1352 && v1353;
+  if (v1354) {
+    const float v1355 = v43.m[3][2].thread_elements()[0];
+    const float v1356 = v1355 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1357 = bfloat(v1356);
+    const uint v1358 = v7 * v1;
+    const uint v1359 = v1358 + v1349;
+    const uint v1360 = v1359 * v2;
+    const uint v1361 = v1360 + v1351;
+    out[v1361] = v1357;
   }
-  const uint v1370 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1372 = v619 + v1370;
-  const uint v1373 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1375 = v622 + v1373;
-  const bool v1376 = v1372 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1377 = v1375 < v2;
-  const bool v1378 = v1376 && v1377;
-  if (v1378) {
-    const float v1379 = v43.m[2][7].thread_elements()[1];
-    const float v1380 = v1379 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1381 = bfloat(v1380);
-    const uint v1382 = v7 * v1;
-    const uint v1383 = v1382 + v1372;
-    const uint v1384 = v1383 * v2;
-    const uint v1385 = v1384 + v1375;
-    out[v1385] = v1381;
+  const uint v1362 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1363 = v619 + v1362;
+  const uint v1364 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1365 = v618 + v1364;
+  const bool v1366 = v1363 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1367 = v1365 < v2;
+  const bool v1368 = v1366 && v1367;
+  if (v1368) {
+    const float v1369 = v43.m[3][2].thread_elements()[1];
+    const float v1370 = v1369 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1371 = bfloat(v1370);
+    const uint v1372 = v7 * v1;
+    const uint v1373 = v1372 + v1363;
+    const uint v1374 = v1373 * v2;
+    const uint v1375 = v1374 + v1365;
+    out[v1375] = v1371;
   }
-  const uint v1386 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1388 = v619 + v1386;
-  const uint v1389 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1391 = v622 + v1389;
-  const bool v1392 = v1388 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1393 = v1391 < v2;
-  const bool v1394 = v1392 && v1393;
-  if (v1394) {
-    const float v1395 = v43.m[3][0].thread_elements()[0];
-    const float v1396 = v1395 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1397 = bfloat(v1396);
-    const uint v1398 = v7 * v1;
-    const uint v1399 = v1398 + v1388;
-    const uint v1400 = v1399 * v2;
+  const uint v1376 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1377 = v619 + v1376;
+  const uint v1378 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1379 = v618 + v1378;
+  const bool v1380 = v1377 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1381 = v1379 < v2;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v43.m[3][3].thread_elements()[0];
+    const float v1384 = v1383 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1385 = bfloat(v1384);
+    const uint v1386 = v7 * v1;
+    const uint v1387 = v1386 + v1377;
+    const uint v1388 = v1387 * v2;
+    const uint v1389 = v1388 + v1379;
+    out[v1389] = v1385;
+  }
+  const uint v1390 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1391 = v619 + v1390;
+  const uint v1392 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1393 = v618 + v1392;
+  const bool v1394 = v1391 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1395 = v1393 < v2;
+  const bool v1396 = v1394 && v1395;
+  if (v1396) {
+    const float v1397 = v43.m[3][3].thread_elements()[1];
+    const float v1398 = v1397 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1399 = bfloat(v1398);
+    const uint v1400 = v7 * v1;
     const uint v1401 = v1400 + v1391;
-    out[v1401] = v1397;
+    const uint v1402 = v1401 * v2;
+    const uint v1403 = v1402 + v1393;
+    out[v1403] = v1399;
   }
-  const uint v1402 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1404 = v619 + v1402;
-  const uint v1405 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1407 = v622 + v1405;
-  const bool v1408 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1404 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1405 = v619 + v1404;
+  const uint v1406 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1407 = v618 + v1406;
+  const bool v1408 = v1405 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1409 = v1407 < v2;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
-    const float v1411 = v43.m[3][0].thread_elements()[1];
+    const float v1411 = v43.m[3][4].thread_elements()[0];
     const float v1412 = v1411 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1413 = bfloat(v1412);
     const uint v1414 = v7 * v1;
-    const uint v1415 = v1414 + v1404;
+    const uint v1415 = v1414 + v1405;
     const uint v1416 = v1415 * v2;
     const uint v1417 = v1416 + v1407;
     out[v1417] = v1413;
   }
-  const uint v1418 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1420 = v619 + v1418;
-  const uint v1421 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1423 = v622 + v1421;
-  const bool v1424 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1425 = v1423 < v2;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v43.m[3][1].thread_elements()[0];
-    const float v1428 = v1427 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1429 = bfloat(v1428);
-    const uint v1430 = v7 * v1;
-    const uint v1431 = v1430 + v1420;
-    const uint v1432 = v1431 * v2;
-    const uint v1433 = v1432 + v1423;
-    out[v1433] = v1429;
+  const uint v1418 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1419 = v619 + v1418;
+  const uint v1420 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1421 = v618 + v1420;
+  const bool v1422 = v1419 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1423 = v1421 < v2;
+  const bool v1424 = v1422 && v1423;
+  if (v1424) {
+    const float v1425 = v43.m[3][4].thread_elements()[1];
+    const float v1426 = v1425 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1427 = bfloat(v1426);
+    const uint v1428 = v7 * v1;
+    const uint v1429 = v1428 + v1419;
+    const uint v1430 = v1429 * v2;
+    const uint v1431 = v1430 + v1421;
+    out[v1431] = v1427;
   }
-  const uint v1434 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1436 = v619 + v1434;
-  const uint v1437 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1439 = v622 + v1437;
-  const bool v1440 = v1436 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1441 = v1439 < v2;
-  const bool v1442 = v1440 && v1441;
-  if (v1442) {
-    const float v1443 = v43.m[3][1].thread_elements()[1];
-    const float v1444 = v1443 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1445 = bfloat(v1444);
-    const uint v1446 = v7 * v1;
-    const uint v1447 = v1446 + v1436;
-    const uint v1448 = v1447 * v2;
-    const uint v1449 = v1448 + v1439;
-    out[v1449] = v1445;
+  const uint v1432 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1433 = v619 + v1432;
+  const uint v1434 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1435 = v618 + v1434;
+  const bool v1436 = v1433 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1437 = v1435 < v2;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v43.m[3][5].thread_elements()[0];
+    const float v1440 = v1439 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1441 = bfloat(v1440);
+    const uint v1442 = v7 * v1;
+    const uint v1443 = v1442 + v1433;
+    const uint v1444 = v1443 * v2;
+    const uint v1445 = v1444 + v1435;
+    out[v1445] = v1441;
   }
-  const uint v1450 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1452 = v619 + v1450;
-  const uint v1453 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1455 = v622 + v1453;
-  const bool v1456 = v1452 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1457 = v1455 < v2;
-  const bool v1458 = v1456 && v1457;
-  if (v1458) {
-    const float v1459 = v43.m[3][2].thread_elements()[0];
-    const float v1460 = v1459 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1461 = bfloat(v1460);
-    const uint v1462 = v7 * v1;
-    const uint v1463 = v1462 + v1452;
-    const uint v1464 = v1463 * v2;
-    const uint v1465 = v1464 + v1455;
-    out[v1465] = v1461;
+  const uint v1446 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1447 = v619 + v1446;
+  const uint v1448 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1449 = v618 + v1448;
+  const bool v1450 = v1447 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1451 = v1449 < v2;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v43.m[3][5].thread_elements()[1];
+    const float v1454 = v1453 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1455 = bfloat(v1454);
+    const uint v1456 = v7 * v1;
+    const uint v1457 = v1456 + v1447;
+    const uint v1458 = v1457 * v2;
+    const uint v1459 = v1458 + v1449;
+    out[v1459] = v1455;
   }
-  const uint v1466 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1468 = v619 + v1466;
-  const uint v1469 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1471 = v622 + v1469;
-  const bool v1472 = v1468 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1473 = v1471 < v2;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v43.m[3][2].thread_elements()[1];
-    const float v1476 = v1475 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1477 = bfloat(v1476);
-    const uint v1478 = v7 * v1;
-    const uint v1479 = v1478 + v1468;
-    const uint v1480 = v1479 * v2;
-    const uint v1481 = v1480 + v1471;
-    out[v1481] = v1477;
+  const uint v1460 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1461 = v619 + v1460;
+  const uint v1462 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1463 = v618 + v1462;
+  const bool v1464 = v1461 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1465 = v1463 < v2;
+  const bool v1466 = v1464 && v1465;
+  if (v1466) {
+    const float v1467 = v43.m[3][6].thread_elements()[0];
+    const float v1468 = v1467 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1469 = bfloat(v1468);
+    const uint v1470 = v7 * v1;
+    const uint v1471 = v1470 + v1461;
+    const uint v1472 = v1471 * v2;
+    const uint v1473 = v1472 + v1463;
+    out[v1473] = v1469;
   }
-  const uint v1482 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1484 = v619 + v1482;
-  const uint v1485 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1487 = v622 + v1485;
-  const bool v1488 = v1484 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1489 = v1487 < v2;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v43.m[3][3].thread_elements()[0];
-    const float v1492 = v1491 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1493 = bfloat(v1492);
-    const uint v1494 = v7 * v1;
-    const uint v1495 = v1494 + v1484;
-    const uint v1496 = v1495 * v2;
-    const uint v1497 = v1496 + v1487;
-    out[v1497] = v1493;
+  const uint v1474 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1475 = v619 + v1474;
+  const uint v1476 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1477 = v618 + v1476;
+  const bool v1478 = v1475 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1479 = v1477 < v2;
+  const bool v1480 = v1478 && v1479;
+  if (v1480) {
+    const float v1481 = v43.m[3][6].thread_elements()[1];
+    const float v1482 = v1481 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1483 = bfloat(v1482);
+    const uint v1484 = v7 * v1;
+    const uint v1485 = v1484 + v1475;
+    const uint v1486 = v1485 * v2;
+    const uint v1487 = v1486 + v1477;
+    out[v1487] = v1483;
   }
-  const uint v1498 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1500 = v619 + v1498;
-  const uint v1501 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1503 = v622 + v1501;
-  const bool v1504 = v1500 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1505 = v1503 < v2;
-  const bool v1506 = v1504 && v1505;
-  if (v1506) {
-    const float v1507 = v43.m[3][3].thread_elements()[1];
-    const float v1508 = v1507 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1509 = bfloat(v1508);
-    const uint v1510 = v7 * v1;
-    const uint v1511 = v1510 + v1500;
-    const uint v1512 = v1511 * v2;
+  const uint v1488 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1489 = v619 + v1488;
+  const uint v1490 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1491 = v618 + v1490;
+  const bool v1492 = v1489 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1493 = v1491 < v2;
+  const bool v1494 = v1492 && v1493;
+  if (v1494) {
+    const float v1495 = v43.m[3][7].thread_elements()[0];
+    const float v1496 = v1495 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1497 = bfloat(v1496);
+    const uint v1498 = v7 * v1;
+    const uint v1499 = v1498 + v1489;
+    const uint v1500 = v1499 * v2;
+    const uint v1501 = v1500 + v1491;
+    out[v1501] = v1497;
+  }
+  const uint v1502 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1503 = v619 + v1502;
+  const uint v1504 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1505 = v618 + v1504;
+  const bool v1506 = v1503 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1507 = v1505 < v2;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v43.m[3][7].thread_elements()[1];
+    const float v1510 = v1509 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1511 = bfloat(v1510);
+    const uint v1512 = v7 * v1;
     const uint v1513 = v1512 + v1503;
-    out[v1513] = v1509;
+    const uint v1514 = v1513 * v2;
+    const uint v1515 = v1514 + v1505;
+    out[v1515] = v1511;
   }
-  const uint v1514 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1516 = v619 + v1514;
-  const uint v1517 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1519 = v622 + v1517;
-  const bool v1520 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1516 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1517 = v619 + v1516;
+  const uint v1518 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1519 = v618 + v1518;
+  const bool v1520 = v1517 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1521 = v1519 < v2;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
-    const float v1523 = v43.m[3][4].thread_elements()[0];
+    const float v1523 = v43.m[4][0].thread_elements()[0];
     const float v1524 = v1523 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1525 = bfloat(v1524);
     const uint v1526 = v7 * v1;
-    const uint v1527 = v1526 + v1516;
+    const uint v1527 = v1526 + v1517;
     const uint v1528 = v1527 * v2;
     const uint v1529 = v1528 + v1519;
     out[v1529] = v1525;
   }
-  const uint v1530 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1532 = v619 + v1530;
-  const uint v1533 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1535 = v622 + v1533;
-  const bool v1536 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1537 = v1535 < v2;
-  const bool v1538 = v1536 && v1537;
-  if (v1538) {
-    const float v1539 = v43.m[3][4].thread_elements()[1];
-    const float v1540 = v1539 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1541 = bfloat(v1540);
-    const uint v1542 = v7 * v1;
-    const uint v1543 = v1542 + v1532;
-    const uint v1544 = v1543 * v2;
-    const uint v1545 = v1544 + v1535;
-    out[v1545] = v1541;
+  const uint v1530 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1531 = v619 + v1530;
+  const uint v1532 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1533 = v618 + v1532;
+  const bool v1534 = v1531 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1535 = v1533 < v2;
+  const bool v1536 = v1534 && v1535;
+  if (v1536) {
+    const float v1537 = v43.m[4][0].thread_elements()[1];
+    const float v1538 = v1537 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1539 = bfloat(v1538);
+    const uint v1540 = v7 * v1;
+    const uint v1541 = v1540 + v1531;
+    const uint v1542 = v1541 * v2;
+    const uint v1543 = v1542 + v1533;
+    out[v1543] = v1539;
   }
-  const uint v1546 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1548 = v619 + v1546;
-  const uint v1549 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1551 = v622 + v1549;
-  const bool v1552 = v1548 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1553 = v1551 < v2;
-  const bool v1554 = v1552 && v1553;
-  if (v1554) {
-    const float v1555 = v43.m[3][5].thread_elements()[0];
-    const float v1556 = v1555 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1557 = bfloat(v1556);
-    const uint v1558 = v7 * v1;
-    const uint v1559 = v1558 + v1548;
-    const uint v1560 = v1559 * v2;
-    const uint v1561 = v1560 + v1551;
-    out[v1561] = v1557;
+  const uint v1544 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1545 = v619 + v1544;
+  const uint v1546 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1547 = v618 + v1546;
+  const bool v1548 = v1545 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1549 = v1547 < v2;
+  const bool v1550 = v1548 && v1549;
+  if (v1550) {
+    const float v1551 = v43.m[4][1].thread_elements()[0];
+    const float v1552 = v1551 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1553 = bfloat(v1552);
+    const uint v1554 = v7 * v1;
+    const uint v1555 = v1554 + v1545;
+    const uint v1556 = v1555 * v2;
+    const uint v1557 = v1556 + v1547;
+    out[v1557] = v1553;
   }
-  const uint v1562 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1564 = v619 + v1562;
-  const uint v1565 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1567 = v622 + v1565;
-  const bool v1568 = v1564 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1569 = v1567 < v2;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v43.m[3][5].thread_elements()[1];
-    const float v1572 = v1571 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1573 = bfloat(v1572);
-    const uint v1574 = v7 * v1;
-    const uint v1575 = v1574 + v1564;
-    const uint v1576 = v1575 * v2;
-    const uint v1577 = v1576 + v1567;
-    out[v1577] = v1573;
+  const uint v1558 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1559 = v619 + v1558;
+  const uint v1560 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1561 = v618 + v1560;
+  const bool v1562 = v1559 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1563 = v1561 < v2;
+  const bool v1564 = v1562 && v1563;
+  if (v1564) {
+    const float v1565 = v43.m[4][1].thread_elements()[1];
+    const float v1566 = v1565 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1567 = bfloat(v1566);
+    const uint v1568 = v7 * v1;
+    const uint v1569 = v1568 + v1559;
+    const uint v1570 = v1569 * v2;
+    const uint v1571 = v1570 + v1561;
+    out[v1571] = v1567;
   }
-  const uint v1578 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1580 = v619 + v1578;
-  const uint v1581 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1583 = v622 + v1581;
-  const bool v1584 = v1580 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1585 = v1583 < v2;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v43.m[3][6].thread_elements()[0];
-    const float v1588 = v1587 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1589 = bfloat(v1588);
-    const uint v1590 = v7 * v1;
-    const uint v1591 = v1590 + v1580;
-    const uint v1592 = v1591 * v2;
-    const uint v1593 = v1592 + v1583;
-    out[v1593] = v1589;
+  const uint v1572 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1573 = v619 + v1572;
+  const uint v1574 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1575 = v618 + v1574;
+  const bool v1576 = v1573 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1577 = v1575 < v2;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v43.m[4][2].thread_elements()[0];
+    const float v1580 = v1579 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1581 = bfloat(v1580);
+    const uint v1582 = v7 * v1;
+    const uint v1583 = v1582 + v1573;
+    const uint v1584 = v1583 * v2;
+    const uint v1585 = v1584 + v1575;
+    out[v1585] = v1581;
   }
-  const uint v1594 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1596 = v619 + v1594;
-  const uint v1597 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1599 = v622 + v1597;
-  const bool v1600 = v1596 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1601 = v1599 < v2;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v43.m[3][6].thread_elements()[1];
-    const float v1604 = v1603 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1605 = bfloat(v1604);
-    const uint v1606 = v7 * v1;
-    const uint v1607 = v1606 + v1596;
-    const uint v1608 = v1607 * v2;
-    const uint v1609 = v1608 + v1599;
-    out[v1609] = v1605;
+  const uint v1586 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1587 = v619 + v1586;
+  const uint v1588 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1589 = v618 + v1588;
+  const bool v1590 = v1587 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1591 = v1589 < v2;
+  const bool v1592 = v1590 && v1591;
+  if (v1592) {
+    const float v1593 = v43.m[4][2].thread_elements()[1];
+    const float v1594 = v1593 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1595 = bfloat(v1594);
+    const uint v1596 = v7 * v1;
+    const uint v1597 = v1596 + v1587;
+    const uint v1598 = v1597 * v2;
+    const uint v1599 = v1598 + v1589;
+    out[v1599] = v1595;
   }
-  const uint v1610 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1612 = v619 + v1610;
-  const uint v1613 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1615 = v622 + v1613;
-  const bool v1616 = v1612 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1617 = v1615 < v2;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v43.m[3][7].thread_elements()[0];
-    const float v1620 = v1619 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1621 = bfloat(v1620);
-    const uint v1622 = v7 * v1;
-    const uint v1623 = v1622 + v1612;
-    const uint v1624 = v1623 * v2;
+  const uint v1600 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1601 = v619 + v1600;
+  const uint v1602 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1603 = v618 + v1602;
+  const bool v1604 = v1601 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1605 = v1603 < v2;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v43.m[4][3].thread_elements()[0];
+    const float v1608 = v1607 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1609 = bfloat(v1608);
+    const uint v1610 = v7 * v1;
+    const uint v1611 = v1610 + v1601;
+    const uint v1612 = v1611 * v2;
+    const uint v1613 = v1612 + v1603;
+    out[v1613] = v1609;
+  }
+  const uint v1614 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1615 = v619 + v1614;
+  const uint v1616 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1617 = v618 + v1616;
+  const bool v1618 = v1615 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1619 = v1617 < v2;
+  const bool v1620 = v1618 && v1619;
+  if (v1620) {
+    const float v1621 = v43.m[4][3].thread_elements()[1];
+    const float v1622 = v1621 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1623 = bfloat(v1622);
+    const uint v1624 = v7 * v1;
     const uint v1625 = v1624 + v1615;
-    out[v1625] = v1621;
+    const uint v1626 = v1625 * v2;
+    const uint v1627 = v1626 + v1617;
+    out[v1627] = v1623;
   }
-  const uint v1626 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1628 = v619 + v1626;
-  const uint v1629 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1631 = v622 + v1629;
-  const bool v1632 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1628 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1629 = v619 + v1628;
+  const uint v1630 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1631 = v618 + v1630;
+  const bool v1632 = v1629 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1633 = v1631 < v2;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
-    const float v1635 = v43.m[3][7].thread_elements()[1];
+    const float v1635 = v43.m[4][4].thread_elements()[0];
     const float v1636 = v1635 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1637 = bfloat(v1636);
     const uint v1638 = v7 * v1;
-    const uint v1639 = v1638 + v1628;
+    const uint v1639 = v1638 + v1629;
     const uint v1640 = v1639 * v2;
     const uint v1641 = v1640 + v1631;
     out[v1641] = v1637;
   }
-  const uint v1642 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1644 = v619 + v1642;
-  const uint v1645 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1647 = v622 + v1645;
-  const bool v1648 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1649 = v1647 < v2;
-  const bool v1650 = v1648 && v1649;
-  if (v1650) {
-    const float v1651 = v43.m[4][0].thread_elements()[0];
-    const float v1652 = v1651 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1653 = bfloat(v1652);
-    const uint v1654 = v7 * v1;
-    const uint v1655 = v1654 + v1644;
-    const uint v1656 = v1655 * v2;
-    const uint v1657 = v1656 + v1647;
-    out[v1657] = v1653;
+  const uint v1642 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1643 = v619 + v1642;
+  const uint v1644 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1645 = v618 + v1644;
+  const bool v1646 = v1643 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1647 = v1645 < v2;
+  const bool v1648 = v1646 && v1647;
+  if (v1648) {
+    const float v1649 = v43.m[4][4].thread_elements()[1];
+    const float v1650 = v1649 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1651 = bfloat(v1650);
+    const uint v1652 = v7 * v1;
+    const uint v1653 = v1652 + v1643;
+    const uint v1654 = v1653 * v2;
+    const uint v1655 = v1654 + v1645;
+    out[v1655] = v1651;
   }
-  const uint v1658 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1660 = v619 + v1658;
-  const uint v1661 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1663 = v622 + v1661;
-  const bool v1664 = v1660 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1665 = v1663 < v2;
-  const bool v1666 = v1664 && v1665;
-  if (v1666) {
-    const float v1667 = v43.m[4][0].thread_elements()[1];
-    const float v1668 = v1667 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1669 = bfloat(v1668);
-    const uint v1670 = v7 * v1;
-    const uint v1671 = v1670 + v1660;
-    const uint v1672 = v1671 * v2;
-    const uint v1673 = v1672 + v1663;
-    out[v1673] = v1669;
+  const uint v1656 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1657 = v619 + v1656;
+  const uint v1658 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1659 = v618 + v1658;
+  const bool v1660 = v1657 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1661 = v1659 < v2;
+  const bool v1662 = v1660 && v1661;
+  if (v1662) {
+    const float v1663 = v43.m[4][5].thread_elements()[0];
+    const float v1664 = v1663 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1665 = bfloat(v1664);
+    const uint v1666 = v7 * v1;
+    const uint v1667 = v1666 + v1657;
+    const uint v1668 = v1667 * v2;
+    const uint v1669 = v1668 + v1659;
+    out[v1669] = v1665;
   }
-  const uint v1674 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1676 = v619 + v1674;
-  const uint v1677 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1679 = v622 + v1677;
-  const bool v1680 = v1676 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1681 = v1679 < v2;
-  const bool v1682 = v1680 && v1681;
-  if (v1682) {
-    const float v1683 = v43.m[4][1].thread_elements()[0];
-    const float v1684 = v1683 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1685 = bfloat(v1684);
-    const uint v1686 = v7 * v1;
-    const uint v1687 = v1686 + v1676;
-    const uint v1688 = v1687 * v2;
-    const uint v1689 = v1688 + v1679;
-    out[v1689] = v1685;
+  const uint v1670 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1671 = v619 + v1670;
+  const uint v1672 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1673 = v618 + v1672;
+  const bool v1674 = v1671 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1675 = v1673 < v2;
+  const bool v1676 = v1674 && v1675;
+  if (v1676) {
+    const float v1677 = v43.m[4][5].thread_elements()[1];
+    const float v1678 = v1677 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1679 = bfloat(v1678);
+    const uint v1680 = v7 * v1;
+    const uint v1681 = v1680 + v1671;
+    const uint v1682 = v1681 * v2;
+    const uint v1683 = v1682 + v1673;
+    out[v1683] = v1679;
   }
-  const uint v1690 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1692 = v619 + v1690;
-  const uint v1693 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1695 = v622 + v1693;
-  const bool v1696 = v1692 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1697 = v1695 < v2;
-  const bool v1698 = v1696 && v1697;
-  if (v1698) {
-    const float v1699 = v43.m[4][1].thread_elements()[1];
-    const float v1700 = v1699 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1701 = bfloat(v1700);
-    const uint v1702 = v7 * v1;
-    const uint v1703 = v1702 + v1692;
-    const uint v1704 = v1703 * v2;
-    const uint v1705 = v1704 + v1695;
-    out[v1705] = v1701;
+  const uint v1684 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1685 = v619 + v1684;
+  const uint v1686 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1687 = v618 + v1686;
+  const bool v1688 = v1685 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1689 = v1687 < v2;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v43.m[4][6].thread_elements()[0];
+    const float v1692 = v1691 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1693 = bfloat(v1692);
+    const uint v1694 = v7 * v1;
+    const uint v1695 = v1694 + v1685;
+    const uint v1696 = v1695 * v2;
+    const uint v1697 = v1696 + v1687;
+    out[v1697] = v1693;
   }
-  const uint v1706 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1708 = v619 + v1706;
-  const uint v1709 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1711 = v622 + v1709;
-  const bool v1712 = v1708 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1713 = v1711 < v2;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v43.m[4][2].thread_elements()[0];
-    const float v1716 = v1715 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1717 = bfloat(v1716);
-    const uint v1718 = v7 * v1;
-    const uint v1719 = v1718 + v1708;
-    const uint v1720 = v1719 * v2;
-    const uint v1721 = v1720 + v1711;
-    out[v1721] = v1717;
+  const uint v1698 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1699 = v619 + v1698;
+  const uint v1700 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1701 = v618 + v1700;
+  const bool v1702 = v1699 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1703 = v1701 < v2;
+  const bool v1704 = v1702 && v1703;
+  if (v1704) {
+    const float v1705 = v43.m[4][6].thread_elements()[1];
+    const float v1706 = v1705 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1707 = bfloat(v1706);
+    const uint v1708 = v7 * v1;
+    const uint v1709 = v1708 + v1699;
+    const uint v1710 = v1709 * v2;
+    const uint v1711 = v1710 + v1701;
+    out[v1711] = v1707;
   }
-  const uint v1722 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1724 = v619 + v1722;
-  const uint v1725 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1727 = v622 + v1725;
-  const bool v1728 = v1724 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1729 = v1727 < v2;
-  const bool v1730 = v1728 && v1729;
-  if (v1730) {
-    const float v1731 = v43.m[4][2].thread_elements()[1];
-    const float v1732 = v1731 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1733 = bfloat(v1732);
-    const uint v1734 = v7 * v1;
-    const uint v1735 = v1734 + v1724;
-    const uint v1736 = v1735 * v2;
+  const uint v1712 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1713 = v619 + v1712;
+  const uint v1714 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1715 = v618 + v1714;
+  const bool v1716 = v1713 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1717 = v1715 < v2;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v43.m[4][7].thread_elements()[0];
+    const float v1720 = v1719 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1721 = bfloat(v1720);
+    const uint v1722 = v7 * v1;
+    const uint v1723 = v1722 + v1713;
+    const uint v1724 = v1723 * v2;
+    const uint v1725 = v1724 + v1715;
+    out[v1725] = v1721;
+  }
+  const uint v1726 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1727 = v619 + v1726;
+  const uint v1728 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1729 = v618 + v1728;
+  const bool v1730 = v1727 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1731 = v1729 < v2;
+  const bool v1732 = v1730 && v1731;
+  if (v1732) {
+    const float v1733 = v43.m[4][7].thread_elements()[1];
+    const float v1734 = v1733 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1735 = bfloat(v1734);
+    const uint v1736 = v7 * v1;
     const uint v1737 = v1736 + v1727;
-    out[v1737] = v1733;
+    const uint v1738 = v1737 * v2;
+    const uint v1739 = v1738 + v1729;
+    out[v1739] = v1735;
   }
-  const uint v1738 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1740 = v619 + v1738;
-  const uint v1741 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1743 = v622 + v1741;
-  const bool v1744 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1740 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1741 = v619 + v1740;
+  const uint v1742 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1743 = v618 + v1742;
+  const bool v1744 = v1741 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1745 = v1743 < v2;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
-    const float v1747 = v43.m[4][3].thread_elements()[0];
+    const float v1747 = v43.m[5][0].thread_elements()[0];
     const float v1748 = v1747 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1749 = bfloat(v1748);
     const uint v1750 = v7 * v1;
-    const uint v1751 = v1750 + v1740;
+    const uint v1751 = v1750 + v1741;
     const uint v1752 = v1751 * v2;
     const uint v1753 = v1752 + v1743;
     out[v1753] = v1749;
   }
-  const uint v1754 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1756 = v619 + v1754;
-  const uint v1757 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1759 = v622 + v1757;
-  const bool v1760 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1761 = v1759 < v2;
-  const bool v1762 = v1760 && v1761;
-  if (v1762) {
-    const float v1763 = v43.m[4][3].thread_elements()[1];
-    const float v1764 = v1763 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1765 = bfloat(v1764);
-    const uint v1766 = v7 * v1;
-    const uint v1767 = v1766 + v1756;
-    const uint v1768 = v1767 * v2;
-    const uint v1769 = v1768 + v1759;
-    out[v1769] = v1765;
+  const uint v1754 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1755 = v619 + v1754;
+  const uint v1756 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1757 = v618 + v1756;
+  const bool v1758 = v1755 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1759 = v1757 < v2;
+  const bool v1760 = v1758 && v1759;
+  if (v1760) {
+    const float v1761 = v43.m[5][0].thread_elements()[1];
+    const float v1762 = v1761 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1763 = bfloat(v1762);
+    const uint v1764 = v7 * v1;
+    const uint v1765 = v1764 + v1755;
+    const uint v1766 = v1765 * v2;
+    const uint v1767 = v1766 + v1757;
+    out[v1767] = v1763;
   }
-  const uint v1770 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1772 = v619 + v1770;
-  const uint v1773 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1775 = v622 + v1773;
-  const bool v1776 = v1772 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1777 = v1775 < v2;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v43.m[4][4].thread_elements()[0];
-    const float v1780 = v1779 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1781 = bfloat(v1780);
-    const uint v1782 = v7 * v1;
-    const uint v1783 = v1782 + v1772;
-    const uint v1784 = v1783 * v2;
-    const uint v1785 = v1784 + v1775;
-    out[v1785] = v1781;
+  const uint v1768 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1769 = v619 + v1768;
+  const uint v1770 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1771 = v618 + v1770;
+  const bool v1772 = v1769 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1773 = v1771 < v2;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v43.m[5][1].thread_elements()[0];
+    const float v1776 = v1775 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1777 = bfloat(v1776);
+    const uint v1778 = v7 * v1;
+    const uint v1779 = v1778 + v1769;
+    const uint v1780 = v1779 * v2;
+    const uint v1781 = v1780 + v1771;
+    out[v1781] = v1777;
   }
-  const uint v1786 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1788 = v619 + v1786;
-  const uint v1789 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1791 = v622 + v1789;
-  const bool v1792 = v1788 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1793 = v1791 < v2;
-  const bool v1794 = v1792 && v1793;
-  if (v1794) {
-    const float v1795 = v43.m[4][4].thread_elements()[1];
-    const float v1796 = v1795 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1797 = bfloat(v1796);
-    const uint v1798 = v7 * v1;
-    const uint v1799 = v1798 + v1788;
-    const uint v1800 = v1799 * v2;
-    const uint v1801 = v1800 + v1791;
-    out[v1801] = v1797;
+  const uint v1782 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1783 = v619 + v1782;
+  const uint v1784 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1785 = v618 + v1784;
+  const bool v1786 = v1783 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1787 = v1785 < v2;
+  const bool v1788 = v1786 && v1787;
+  if (v1788) {
+    const float v1789 = v43.m[5][1].thread_elements()[1];
+    const float v1790 = v1789 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1791 = bfloat(v1790);
+    const uint v1792 = v7 * v1;
+    const uint v1793 = v1792 + v1783;
+    const uint v1794 = v1793 * v2;
+    const uint v1795 = v1794 + v1785;
+    out[v1795] = v1791;
   }
-  const uint v1802 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1804 = v619 + v1802;
-  const uint v1805 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1807 = v622 + v1805;
-  const bool v1808 = v1804 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1809 = v1807 < v2;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v43.m[4][5].thread_elements()[0];
-    const float v1812 = v1811 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1813 = bfloat(v1812);
-    const uint v1814 = v7 * v1;
-    const uint v1815 = v1814 + v1804;
-    const uint v1816 = v1815 * v2;
-    const uint v1817 = v1816 + v1807;
-    out[v1817] = v1813;
+  const uint v1796 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1797 = v619 + v1796;
+  const uint v1798 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1799 = v618 + v1798;
+  const bool v1800 = v1797 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1801 = v1799 < v2;
+  const bool v1802 = v1800 && v1801;
+  if (v1802) {
+    const float v1803 = v43.m[5][2].thread_elements()[0];
+    const float v1804 = v1803 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1805 = bfloat(v1804);
+    const uint v1806 = v7 * v1;
+    const uint v1807 = v1806 + v1797;
+    const uint v1808 = v1807 * v2;
+    const uint v1809 = v1808 + v1799;
+    out[v1809] = v1805;
   }
-  const uint v1818 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1820 = v619 + v1818;
-  const uint v1821 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1823 = v622 + v1821;
-  const bool v1824 = v1820 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1825 = v1823 < v2;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v43.m[4][5].thread_elements()[1];
-    const float v1828 = v1827 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1829 = bfloat(v1828);
-    const uint v1830 = v7 * v1;
-    const uint v1831 = v1830 + v1820;
-    const uint v1832 = v1831 * v2;
-    const uint v1833 = v1832 + v1823;
-    out[v1833] = v1829;
+  const uint v1810 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1811 = v619 + v1810;
+  const uint v1812 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1813 = v618 + v1812;
+  const bool v1814 = v1811 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1815 = v1813 < v2;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v43.m[5][2].thread_elements()[1];
+    const float v1818 = v1817 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1819 = bfloat(v1818);
+    const uint v1820 = v7 * v1;
+    const uint v1821 = v1820 + v1811;
+    const uint v1822 = v1821 * v2;
+    const uint v1823 = v1822 + v1813;
+    out[v1823] = v1819;
   }
-  const uint v1834 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1836 = v619 + v1834;
-  const uint v1837 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1839 = v622 + v1837;
-  const bool v1840 = v1836 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1841 = v1839 < v2;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v43.m[4][6].thread_elements()[0];
-    const float v1844 = v1843 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1845 = bfloat(v1844);
-    const uint v1846 = v7 * v1;
-    const uint v1847 = v1846 + v1836;
-    const uint v1848 = v1847 * v2;
+  const uint v1824 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1825 = v619 + v1824;
+  const uint v1826 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1827 = v618 + v1826;
+  const bool v1828 = v1825 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1829 = v1827 < v2;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v43.m[5][3].thread_elements()[0];
+    const float v1832 = v1831 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1833 = bfloat(v1832);
+    const uint v1834 = v7 * v1;
+    const uint v1835 = v1834 + v1825;
+    const uint v1836 = v1835 * v2;
+    const uint v1837 = v1836 + v1827;
+    out[v1837] = v1833;
+  }
+  const uint v1838 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1839 = v619 + v1838;
+  const uint v1840 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1841 = v618 + v1840;
+  const bool v1842 = v1839 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1843 = v1841 < v2;
+  const bool v1844 = v1842 && v1843;
+  if (v1844) {
+    const float v1845 = v43.m[5][3].thread_elements()[1];
+    const float v1846 = v1845 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1847 = bfloat(v1846);
+    const uint v1848 = v7 * v1;
     const uint v1849 = v1848 + v1839;
-    out[v1849] = v1845;
+    const uint v1850 = v1849 * v2;
+    const uint v1851 = v1850 + v1841;
+    out[v1851] = v1847;
   }
-  const uint v1850 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1852 = v619 + v1850;
-  const uint v1853 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1855 = v622 + v1853;
-  const bool v1856 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1852 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1853 = v619 + v1852;
+  const uint v1854 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1855 = v618 + v1854;
+  const bool v1856 = v1853 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1857 = v1855 < v2;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
-    const float v1859 = v43.m[4][6].thread_elements()[1];
+    const float v1859 = v43.m[5][4].thread_elements()[0];
     const float v1860 = v1859 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1861 = bfloat(v1860);
     const uint v1862 = v7 * v1;
-    const uint v1863 = v1862 + v1852;
+    const uint v1863 = v1862 + v1853;
     const uint v1864 = v1863 * v2;
     const uint v1865 = v1864 + v1855;
     out[v1865] = v1861;
   }
-  const uint v1866 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1868 = v619 + v1866;
-  const uint v1869 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1871 = v622 + v1869;
-  const bool v1872 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1873 = v1871 < v2;
-  const bool v1874 = v1872 && v1873;
-  if (v1874) {
-    const float v1875 = v43.m[4][7].thread_elements()[0];
-    const float v1876 = v1875 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1877 = bfloat(v1876);
-    const uint v1878 = v7 * v1;
-    const uint v1879 = v1878 + v1868;
-    const uint v1880 = v1879 * v2;
-    const uint v1881 = v1880 + v1871;
-    out[v1881] = v1877;
+  const uint v1866 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1867 = v619 + v1866;
+  const uint v1868 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1869 = v618 + v1868;
+  const bool v1870 = v1867 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1871 = v1869 < v2;
+  const bool v1872 = v1870 && v1871;
+  if (v1872) {
+    const float v1873 = v43.m[5][4].thread_elements()[1];
+    const float v1874 = v1873 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1875 = bfloat(v1874);
+    const uint v1876 = v7 * v1;
+    const uint v1877 = v1876 + v1867;
+    const uint v1878 = v1877 * v2;
+    const uint v1879 = v1878 + v1869;
+    out[v1879] = v1875;
   }
-  const uint v1882 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1884 = v619 + v1882;
-  const uint v1885 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1887 = v622 + v1885;
-  const bool v1888 = v1884 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1889 = v1887 < v2;
-  const bool v1890 = v1888 && v1889;
-  if (v1890) {
-    const float v1891 = v43.m[4][7].thread_elements()[1];
-    const float v1892 = v1891 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1893 = bfloat(v1892);
-    const uint v1894 = v7 * v1;
-    const uint v1895 = v1894 + v1884;
-    const uint v1896 = v1895 * v2;
-    const uint v1897 = v1896 + v1887;
-    out[v1897] = v1893;
+  const uint v1880 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1881 = v619 + v1880;
+  const uint v1882 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1883 = v618 + v1882;
+  const bool v1884 = v1881 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1885 = v1883 < v2;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v43.m[5][5].thread_elements()[0];
+    const float v1888 = v1887 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1889 = bfloat(v1888);
+    const uint v1890 = v7 * v1;
+    const uint v1891 = v1890 + v1881;
+    const uint v1892 = v1891 * v2;
+    const uint v1893 = v1892 + v1883;
+    out[v1893] = v1889;
   }
-  const uint v1898 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1900 = v619 + v1898;
-  const uint v1901 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1903 = v622 + v1901;
-  const bool v1904 = v1900 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1905 = v1903 < v2;
-  const bool v1906 = v1904 && v1905;
-  if (v1906) {
-    const float v1907 = v43.m[5][0].thread_elements()[0];
-    const float v1908 = v1907 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1909 = bfloat(v1908);
-    const uint v1910 = v7 * v1;
-    const uint v1911 = v1910 + v1900;
-    const uint v1912 = v1911 * v2;
-    const uint v1913 = v1912 + v1903;
-    out[v1913] = v1909;
+  const uint v1894 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1895 = v619 + v1894;
+  const uint v1896 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1897 = v618 + v1896;
+  const bool v1898 = v1895 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1899 = v1897 < v2;
+  const bool v1900 = v1898 && v1899;
+  if (v1900) {
+    const float v1901 = v43.m[5][5].thread_elements()[1];
+    const float v1902 = v1901 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1903 = bfloat(v1902);
+    const uint v1904 = v7 * v1;
+    const uint v1905 = v1904 + v1895;
+    const uint v1906 = v1905 * v2;
+    const uint v1907 = v1906 + v1897;
+    out[v1907] = v1903;
   }
-  const uint v1914 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1916 = v619 + v1914;
-  const uint v1917 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1919 = v622 + v1917;
-  const bool v1920 = v1916 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1921 = v1919 < v2;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v43.m[5][0].thread_elements()[1];
-    const float v1924 = v1923 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1925 = bfloat(v1924);
-    const uint v1926 = v7 * v1;
-    const uint v1927 = v1926 + v1916;
-    const uint v1928 = v1927 * v2;
-    const uint v1929 = v1928 + v1919;
-    out[v1929] = v1925;
+  const uint v1908 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1909 = v619 + v1908;
+  const uint v1910 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1911 = v618 + v1910;
+  const bool v1912 = v1909 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1913 = v1911 < v2;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v43.m[5][6].thread_elements()[0];
+    const float v1916 = v1915 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1917 = bfloat(v1916);
+    const uint v1918 = v7 * v1;
+    const uint v1919 = v1918 + v1909;
+    const uint v1920 = v1919 * v2;
+    const uint v1921 = v1920 + v1911;
+    out[v1921] = v1917;
   }
-  const uint v1930 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1932 = v619 + v1930;
-  const uint v1933 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1935 = v622 + v1933;
-  const bool v1936 = v1932 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1937 = v1935 < v2;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v43.m[5][1].thread_elements()[0];
-    const float v1940 = v1939 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1941 = bfloat(v1940);
-    const uint v1942 = v7 * v1;
-    const uint v1943 = v1942 + v1932;
-    const uint v1944 = v1943 * v2;
-    const uint v1945 = v1944 + v1935;
-    out[v1945] = v1941;
+  const uint v1922 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1923 = v619 + v1922;
+  const uint v1924 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1925 = v618 + v1924;
+  const bool v1926 = v1923 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1927 = v1925 < v2;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v43.m[5][6].thread_elements()[1];
+    const float v1930 = v1929 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1931 = bfloat(v1930);
+    const uint v1932 = v7 * v1;
+    const uint v1933 = v1932 + v1923;
+    const uint v1934 = v1933 * v2;
+    const uint v1935 = v1934 + v1925;
+    out[v1935] = v1931;
   }
-  const uint v1946 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1948 = v619 + v1946;
-  const uint v1949 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1951 = v622 + v1949;
-  const bool v1952 = v1948 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1953 = v1951 < v2;
-  const bool v1954 = v1952 && v1953;
-  if (v1954) {
-    const float v1955 = v43.m[5][1].thread_elements()[1];
-    const float v1956 = v1955 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1957 = bfloat(v1956);
-    const uint v1958 = v7 * v1;
-    const uint v1959 = v1958 + v1948;
-    const uint v1960 = v1959 * v2;
+  const uint v1936 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1937 = v619 + v1936;
+  const uint v1938 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1939 = v618 + v1938;
+  const bool v1940 = v1937 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1941 = v1939 < v2;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v43.m[5][7].thread_elements()[0];
+    const float v1944 = v1943 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1945 = bfloat(v1944);
+    const uint v1946 = v7 * v1;
+    const uint v1947 = v1946 + v1937;
+    const uint v1948 = v1947 * v2;
+    const uint v1949 = v1948 + v1939;
+    out[v1949] = v1945;
+  }
+  const uint v1950 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1951 = v619 + v1950;
+  const uint v1952 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1953 = v618 + v1952;
+  const bool v1954 = v1951 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1955 = v1953 < v2;
+  const bool v1956 = v1954 && v1955;
+  if (v1956) {
+    const float v1957 = v43.m[5][7].thread_elements()[1];
+    const float v1958 = v1957 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1959 = bfloat(v1958);
+    const uint v1960 = v7 * v1;
     const uint v1961 = v1960 + v1951;
-    out[v1961] = v1957;
+    const uint v1962 = v1961 * v2;
+    const uint v1963 = v1962 + v1953;
+    out[v1963] = v1959;
   }
-  const uint v1962 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1964 = v619 + v1962;
-  const uint v1965 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1967 = v622 + v1965;
-  const bool v1968 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1964 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1965 = v619 + v1964;
+  const uint v1966 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1967 = v618 + v1966;
+  const bool v1968 = v1965 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1969 = v1967 < v2;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
-    const float v1971 = v43.m[5][2].thread_elements()[0];
+    const float v1971 = v43.m[6][0].thread_elements()[0];
     const float v1972 = v1971 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v1973 = bfloat(v1972);
     const uint v1974 = v7 * v1;
-    const uint v1975 = v1974 + v1964;
+    const uint v1975 = v1974 + v1965;
     const uint v1976 = v1975 * v2;
     const uint v1977 = v1976 + v1967;
     out[v1977] = v1973;
   }
-  const uint v1978 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1980 = v619 + v1978;
-  const uint v1981 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1983 = v622 + v1981;
-  const bool v1984 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1985 = v1983 < v2;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v43.m[5][2].thread_elements()[1];
-    const float v1988 = v1987 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v1989 = bfloat(v1988);
-    const uint v1990 = v7 * v1;
-    const uint v1991 = v1990 + v1980;
-    const uint v1992 = v1991 * v2;
-    const uint v1993 = v1992 + v1983;
-    out[v1993] = v1989;
+  const uint v1978 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1979 = v619 + v1978;
+  const uint v1980 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1981 = v618 + v1980;
+  const bool v1982 = v1979 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1983 = v1981 < v2;
+  const bool v1984 = v1982 && v1983;
+  if (v1984) {
+    const float v1985 = v43.m[6][0].thread_elements()[1];
+    const float v1986 = v1985 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v1987 = bfloat(v1986);
+    const uint v1988 = v7 * v1;
+    const uint v1989 = v1988 + v1979;
+    const uint v1990 = v1989 * v2;
+    const uint v1991 = v1990 + v1981;
+    out[v1991] = v1987;
   }
-  const uint v1994 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1996 = v619 + v1994;
-  const uint v1997 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1999 = v622 + v1997;
-  const bool v2000 = v1996 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2001 = v1999 < v2;
-  const bool v2002 = v2000 && v2001;
-  if (v2002) {
-    const float v2003 = v43.m[5][3].thread_elements()[0];
-    const float v2004 = v2003 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2005 = bfloat(v2004);
-    const uint v2006 = v7 * v1;
-    const uint v2007 = v2006 + v1996;
-    const uint v2008 = v2007 * v2;
-    const uint v2009 = v2008 + v1999;
-    out[v2009] = v2005;
+  const uint v1992 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1993 = v619 + v1992;
+  const uint v1994 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1995 = v618 + v1994;
+  const bool v1996 = v1993 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1997 = v1995 < v2;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v43.m[6][1].thread_elements()[0];
+    const float v2000 = v1999 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2001 = bfloat(v2000);
+    const uint v2002 = v7 * v1;
+    const uint v2003 = v2002 + v1993;
+    const uint v2004 = v2003 * v2;
+    const uint v2005 = v2004 + v1995;
+    out[v2005] = v2001;
   }
-  const uint v2010 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2012 = v619 + v2010;
-  const uint v2013 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2015 = v622 + v2013;
-  const bool v2016 = v2012 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2017 = v2015 < v2;
-  const bool v2018 = v2016 && v2017;
-  if (v2018) {
-    const float v2019 = v43.m[5][3].thread_elements()[1];
-    const float v2020 = v2019 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2021 = bfloat(v2020);
-    const uint v2022 = v7 * v1;
-    const uint v2023 = v2022 + v2012;
-    const uint v2024 = v2023 * v2;
-    const uint v2025 = v2024 + v2015;
-    out[v2025] = v2021;
+  const uint v2006 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2007 = v619 + v2006;
+  const uint v2008 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2009 = v618 + v2008;
+  const bool v2010 = v2007 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2011 = v2009 < v2;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v43.m[6][1].thread_elements()[1];
+    const float v2014 = v2013 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2015 = bfloat(v2014);
+    const uint v2016 = v7 * v1;
+    const uint v2017 = v2016 + v2007;
+    const uint v2018 = v2017 * v2;
+    const uint v2019 = v2018 + v2009;
+    out[v2019] = v2015;
   }
-  const uint v2026 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2028 = v619 + v2026;
-  const uint v2029 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2031 = v622 + v2029;
-  const bool v2032 = v2028 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2033 = v2031 < v2;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v43.m[5][4].thread_elements()[0];
-    const float v2036 = v2035 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2037 = bfloat(v2036);
-    const uint v2038 = v7 * v1;
-    const uint v2039 = v2038 + v2028;
-    const uint v2040 = v2039 * v2;
-    const uint v2041 = v2040 + v2031;
-    out[v2041] = v2037;
+  const uint v2020 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2021 = v619 + v2020;
+  const uint v2022 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2023 = v618 + v2022;
+  const bool v2024 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2025 = v2023 < v2;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v43.m[6][2].thread_elements()[0];
+    const float v2028 = v2027 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2029 = bfloat(v2028);
+    const uint v2030 = v7 * v1;
+    const uint v2031 = v2030 + v2021;
+    const uint v2032 = v2031 * v2;
+    const uint v2033 = v2032 + v2023;
+    out[v2033] = v2029;
   }
-  const uint v2042 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2044 = v619 + v2042;
-  const uint v2045 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2047 = v622 + v2045;
-  const bool v2048 = v2044 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2049 = v2047 < v2;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v43.m[5][4].thread_elements()[1];
-    const float v2052 = v2051 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2053 = bfloat(v2052);
-    const uint v2054 = v7 * v1;
-    const uint v2055 = v2054 + v2044;
-    const uint v2056 = v2055 * v2;
-    const uint v2057 = v2056 + v2047;
-    out[v2057] = v2053;
+  const uint v2034 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2035 = v619 + v2034;
+  const uint v2036 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2037 = v618 + v2036;
+  const bool v2038 = v2035 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2039 = v2037 < v2;
+  const bool v2040 = v2038 && v2039;
+  if (v2040) {
+    const float v2041 = v43.m[6][2].thread_elements()[1];
+    const float v2042 = v2041 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2043 = bfloat(v2042);
+    const uint v2044 = v7 * v1;
+    const uint v2045 = v2044 + v2035;
+    const uint v2046 = v2045 * v2;
+    const uint v2047 = v2046 + v2037;
+    out[v2047] = v2043;
   }
-  const uint v2058 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2060 = v619 + v2058;
-  const uint v2061 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2063 = v622 + v2061;
-  const bool v2064 = v2060 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2065 = v2063 < v2;
-  const bool v2066 = v2064 && v2065;
-  if (v2066) {
-    const float v2067 = v43.m[5][5].thread_elements()[0];
-    const float v2068 = v2067 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2069 = bfloat(v2068);
-    const uint v2070 = v7 * v1;
-    const uint v2071 = v2070 + v2060;
-    const uint v2072 = v2071 * v2;
+  const uint v2048 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2049 = v619 + v2048;
+  const uint v2050 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2051 = v618 + v2050;
+  const bool v2052 = v2049 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2053 = v2051 < v2;
+  const bool v2054 = v2052 && v2053;
+  if (v2054) {
+    const float v2055 = v43.m[6][3].thread_elements()[0];
+    const float v2056 = v2055 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2057 = bfloat(v2056);
+    const uint v2058 = v7 * v1;
+    const uint v2059 = v2058 + v2049;
+    const uint v2060 = v2059 * v2;
+    const uint v2061 = v2060 + v2051;
+    out[v2061] = v2057;
+  }
+  const uint v2062 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2063 = v619 + v2062;
+  const uint v2064 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2065 = v618 + v2064;
+  const bool v2066 = v2063 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2067 = v2065 < v2;
+  const bool v2068 = v2066 && v2067;
+  if (v2068) {
+    const float v2069 = v43.m[6][3].thread_elements()[1];
+    const float v2070 = v2069 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2071 = bfloat(v2070);
+    const uint v2072 = v7 * v1;
     const uint v2073 = v2072 + v2063;
-    out[v2073] = v2069;
+    const uint v2074 = v2073 * v2;
+    const uint v2075 = v2074 + v2065;
+    out[v2075] = v2071;
   }
-  const uint v2074 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2076 = v619 + v2074;
-  const uint v2077 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2079 = v622 + v2077;
-  const bool v2080 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2076 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2077 = v619 + v2076;
+  const uint v2078 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2079 = v618 + v2078;
+  const bool v2080 = v2077 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2081 = v2079 < v2;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
-    const float v2083 = v43.m[5][5].thread_elements()[1];
+    const float v2083 = v43.m[6][4].thread_elements()[0];
     const float v2084 = v2083 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v2085 = bfloat(v2084);
     const uint v2086 = v7 * v1;
-    const uint v2087 = v2086 + v2076;
+    const uint v2087 = v2086 + v2077;
     const uint v2088 = v2087 * v2;
     const uint v2089 = v2088 + v2079;
     out[v2089] = v2085;
   }
-  const uint v2090 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2092 = v619 + v2090;
-  const uint v2093 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2095 = v622 + v2093;
-  const bool v2096 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2097 = v2095 < v2;
-  const bool v2098 = v2096 && v2097;
-  if (v2098) {
-    const float v2099 = v43.m[5][6].thread_elements()[0];
-    const float v2100 = v2099 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2101 = bfloat(v2100);
-    const uint v2102 = v7 * v1;
-    const uint v2103 = v2102 + v2092;
-    const uint v2104 = v2103 * v2;
-    const uint v2105 = v2104 + v2095;
-    out[v2105] = v2101;
+  const uint v2090 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2091 = v619 + v2090;
+  const uint v2092 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2093 = v618 + v2092;
+  const bool v2094 = v2091 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2095 = v2093 < v2;
+  const bool v2096 = v2094 && v2095;
+  if (v2096) {
+    const float v2097 = v43.m[6][4].thread_elements()[1];
+    const float v2098 = v2097 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2099 = bfloat(v2098);
+    const uint v2100 = v7 * v1;
+    const uint v2101 = v2100 + v2091;
+    const uint v2102 = v2101 * v2;
+    const uint v2103 = v2102 + v2093;
+    out[v2103] = v2099;
   }
-  const uint v2106 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2108 = v619 + v2106;
-  const uint v2109 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2111 = v622 + v2109;
-  const bool v2112 = v2108 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2113 = v2111 < v2;
-  const bool v2114 = v2112 && v2113;
-  if (v2114) {
-    const float v2115 = v43.m[5][6].thread_elements()[1];
-    const float v2116 = v2115 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2117 = bfloat(v2116);
-    const uint v2118 = v7 * v1;
-    const uint v2119 = v2118 + v2108;
-    const uint v2120 = v2119 * v2;
-    const uint v2121 = v2120 + v2111;
-    out[v2121] = v2117;
+  const uint v2104 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2105 = v619 + v2104;
+  const uint v2106 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2107 = v618 + v2106;
+  const bool v2108 = v2105 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2109 = v2107 < v2;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v43.m[6][5].thread_elements()[0];
+    const float v2112 = v2111 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2113 = bfloat(v2112);
+    const uint v2114 = v7 * v1;
+    const uint v2115 = v2114 + v2105;
+    const uint v2116 = v2115 * v2;
+    const uint v2117 = v2116 + v2107;
+    out[v2117] = v2113;
   }
-  const uint v2122 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2124 = v619 + v2122;
-  const uint v2125 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2127 = v622 + v2125;
-  const bool v2128 = v2124 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2129 = v2127 < v2;
-  const bool v2130 = v2128 && v2129;
-  if (v2130) {
-    const float v2131 = v43.m[5][7].thread_elements()[0];
-    const float v2132 = v2131 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2133 = bfloat(v2132);
-    const uint v2134 = v7 * v1;
-    const uint v2135 = v2134 + v2124;
-    const uint v2136 = v2135 * v2;
-    const uint v2137 = v2136 + v2127;
-    out[v2137] = v2133;
+  const uint v2118 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2119 = v619 + v2118;
+  const uint v2120 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2121 = v618 + v2120;
+  const bool v2122 = v2119 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2123 = v2121 < v2;
+  const bool v2124 = v2122 && v2123;
+  if (v2124) {
+    const float v2125 = v43.m[6][5].thread_elements()[1];
+    const float v2126 = v2125 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2127 = bfloat(v2126);
+    const uint v2128 = v7 * v1;
+    const uint v2129 = v2128 + v2119;
+    const uint v2130 = v2129 * v2;
+    const uint v2131 = v2130 + v2121;
+    out[v2131] = v2127;
   }
-  const uint v2138 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2140 = v619 + v2138;
-  const uint v2141 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2143 = v622 + v2141;
-  const bool v2144 = v2140 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2145 = v2143 < v2;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v43.m[5][7].thread_elements()[1];
-    const float v2148 = v2147 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2149 = bfloat(v2148);
-    const uint v2150 = v7 * v1;
-    const uint v2151 = v2150 + v2140;
-    const uint v2152 = v2151 * v2;
-    const uint v2153 = v2152 + v2143;
-    out[v2153] = v2149;
+  const uint v2132 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2133 = v619 + v2132;
+  const uint v2134 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2135 = v618 + v2134;
+  const bool v2136 = v2133 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2137 = v2135 < v2;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v43.m[6][6].thread_elements()[0];
+    const float v2140 = v2139 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2141 = bfloat(v2140);
+    const uint v2142 = v7 * v1;
+    const uint v2143 = v2142 + v2133;
+    const uint v2144 = v2143 * v2;
+    const uint v2145 = v2144 + v2135;
+    out[v2145] = v2141;
   }
-  const uint v2154 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2156 = v619 + v2154;
-  const uint v2157 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2159 = v622 + v2157;
-  const bool v2160 = v2156 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2161 = v2159 < v2;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v43.m[6][0].thread_elements()[0];
-    const float v2164 = v2163 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2165 = bfloat(v2164);
-    const uint v2166 = v7 * v1;
-    const uint v2167 = v2166 + v2156;
-    const uint v2168 = v2167 * v2;
-    const uint v2169 = v2168 + v2159;
-    out[v2169] = v2165;
+  const uint v2146 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2147 = v619 + v2146;
+  const uint v2148 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2149 = v618 + v2148;
+  const bool v2150 = v2147 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2151 = v2149 < v2;
+  const bool v2152 = v2150 && v2151;
+  if (v2152) {
+    const float v2153 = v43.m[6][6].thread_elements()[1];
+    const float v2154 = v2153 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2155 = bfloat(v2154);
+    const uint v2156 = v7 * v1;
+    const uint v2157 = v2156 + v2147;
+    const uint v2158 = v2157 * v2;
+    const uint v2159 = v2158 + v2149;
+    out[v2159] = v2155;
   }
-  const uint v2170 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2172 = v619 + v2170;
-  const uint v2173 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2175 = v622 + v2173;
-  const bool v2176 = v2172 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2177 = v2175 < v2;
-  const bool v2178 = v2176 && v2177;
-  if (v2178) {
-    const float v2179 = v43.m[6][0].thread_elements()[1];
-    const float v2180 = v2179 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2181 = bfloat(v2180);
-    const uint v2182 = v7 * v1;
-    const uint v2183 = v2182 + v2172;
-    const uint v2184 = v2183 * v2;
+  const uint v2160 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2161 = v619 + v2160;
+  const uint v2162 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2163 = v618 + v2162;
+  const bool v2164 = v2161 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2165 = v2163 < v2;
+  const bool v2166 = v2164 && v2165;
+  if (v2166) {
+    const float v2167 = v43.m[6][7].thread_elements()[0];
+    const float v2168 = v2167 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2169 = bfloat(v2168);
+    const uint v2170 = v7 * v1;
+    const uint v2171 = v2170 + v2161;
+    const uint v2172 = v2171 * v2;
+    const uint v2173 = v2172 + v2163;
+    out[v2173] = v2169;
+  }
+  const uint v2174 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2175 = v619 + v2174;
+  const uint v2176 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2177 = v618 + v2176;
+  const bool v2178 = v2175 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2179 = v2177 < v2;
+  const bool v2180 = v2178 && v2179;
+  if (v2180) {
+    const float v2181 = v43.m[6][7].thread_elements()[1];
+    const float v2182 = v2181 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2183 = bfloat(v2182);
+    const uint v2184 = v7 * v1;
     const uint v2185 = v2184 + v2175;
-    out[v2185] = v2181;
+    const uint v2186 = v2185 * v2;
+    const uint v2187 = v2186 + v2177;
+    out[v2187] = v2183;
   }
-  const uint v2186 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2188 = v619 + v2186;
-  const uint v2189 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2191 = v622 + v2189;
-  const bool v2192 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2188 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2189 = v619 + v2188;
+  const uint v2190 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2191 = v618 + v2190;
+  const bool v2192 = v2189 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2193 = v2191 < v2;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
-    const float v2195 = v43.m[6][1].thread_elements()[0];
+    const float v2195 = v43.m[7][0].thread_elements()[0];
     const float v2196 = v2195 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v2197 = bfloat(v2196);
     const uint v2198 = v7 * v1;
-    const uint v2199 = v2198 + v2188;
+    const uint v2199 = v2198 + v2189;
     const uint v2200 = v2199 * v2;
     const uint v2201 = v2200 + v2191;
     out[v2201] = v2197;
   }
-  const uint v2202 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2204 = v619 + v2202;
-  const uint v2205 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2207 = v622 + v2205;
-  const bool v2208 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2209 = v2207 < v2;
-  const bool v2210 = v2208 && v2209;
-  if (v2210) {
-    const float v2211 = v43.m[6][1].thread_elements()[1];
-    const float v2212 = v2211 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2213 = bfloat(v2212);
-    const uint v2214 = v7 * v1;
-    const uint v2215 = v2214 + v2204;
-    const uint v2216 = v2215 * v2;
-    const uint v2217 = v2216 + v2207;
-    out[v2217] = v2213;
+  const uint v2202 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2203 = v619 + v2202;
+  const uint v2204 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2205 = v618 + v2204;
+  const bool v2206 = v2203 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2207 = v2205 < v2;
+  const bool v2208 = v2206 && v2207;
+  if (v2208) {
+    const float v2209 = v43.m[7][0].thread_elements()[1];
+    const float v2210 = v2209 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2211 = bfloat(v2210);
+    const uint v2212 = v7 * v1;
+    const uint v2213 = v2212 + v2203;
+    const uint v2214 = v2213 * v2;
+    const uint v2215 = v2214 + v2205;
+    out[v2215] = v2211;
   }
-  const uint v2218 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2220 = v619 + v2218;
-  const uint v2221 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2223 = v622 + v2221;
-  const bool v2224 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2225 = v2223 < v2;
-  const bool v2226 = v2224 && v2225;
-  if (v2226) {
-    const float v2227 = v43.m[6][2].thread_elements()[0];
-    const float v2228 = v2227 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2229 = bfloat(v2228);
-    const uint v2230 = v7 * v1;
-    const uint v2231 = v2230 + v2220;
-    const uint v2232 = v2231 * v2;
-    const uint v2233 = v2232 + v2223;
-    out[v2233] = v2229;
+  const uint v2216 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2217 = v619 + v2216;
+  const uint v2218 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2219 = v618 + v2218;
+  const bool v2220 = v2217 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2221 = v2219 < v2;
+  const bool v2222 = v2220 && v2221;
+  if (v2222) {
+    const float v2223 = v43.m[7][1].thread_elements()[0];
+    const float v2224 = v2223 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2225 = bfloat(v2224);
+    const uint v2226 = v7 * v1;
+    const uint v2227 = v2226 + v2217;
+    const uint v2228 = v2227 * v2;
+    const uint v2229 = v2228 + v2219;
+    out[v2229] = v2225;
   }
-  const uint v2234 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2236 = v619 + v2234;
-  const uint v2237 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2239 = v622 + v2237;
-  const bool v2240 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2241 = v2239 < v2;
-  const bool v2242 = v2240 && v2241;
-  if (v2242) {
-    const float v2243 = v43.m[6][2].thread_elements()[1];
-    const float v2244 = v2243 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2245 = bfloat(v2244);
-    const uint v2246 = v7 * v1;
-    const uint v2247 = v2246 + v2236;
-    const uint v2248 = v2247 * v2;
-    const uint v2249 = v2248 + v2239;
-    out[v2249] = v2245;
+  const uint v2230 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2231 = v619 + v2230;
+  const uint v2232 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2233 = v618 + v2232;
+  const bool v2234 = v2231 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2235 = v2233 < v2;
+  const bool v2236 = v2234 && v2235;
+  if (v2236) {
+    const float v2237 = v43.m[7][1].thread_elements()[1];
+    const float v2238 = v2237 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2239 = bfloat(v2238);
+    const uint v2240 = v7 * v1;
+    const uint v2241 = v2240 + v2231;
+    const uint v2242 = v2241 * v2;
+    const uint v2243 = v2242 + v2233;
+    out[v2243] = v2239;
   }
-  const uint v2250 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2252 = v619 + v2250;
-  const uint v2253 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2255 = v622 + v2253;
-  const bool v2256 = v2252 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2257 = v2255 < v2;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v43.m[6][3].thread_elements()[0];
-    const float v2260 = v2259 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2261 = bfloat(v2260);
-    const uint v2262 = v7 * v1;
-    const uint v2263 = v2262 + v2252;
-    const uint v2264 = v2263 * v2;
-    const uint v2265 = v2264 + v2255;
-    out[v2265] = v2261;
+  const uint v2244 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2245 = v619 + v2244;
+  const uint v2246 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2247 = v618 + v2246;
+  const bool v2248 = v2245 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2249 = v2247 < v2;
+  const bool v2250 = v2248 && v2249;
+  if (v2250) {
+    const float v2251 = v43.m[7][2].thread_elements()[0];
+    const float v2252 = v2251 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2253 = bfloat(v2252);
+    const uint v2254 = v7 * v1;
+    const uint v2255 = v2254 + v2245;
+    const uint v2256 = v2255 * v2;
+    const uint v2257 = v2256 + v2247;
+    out[v2257] = v2253;
   }
-  const uint v2266 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2268 = v619 + v2266;
-  const uint v2269 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2271 = v622 + v2269;
-  const bool v2272 = v2268 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2273 = v2271 < v2;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v43.m[6][3].thread_elements()[1];
-    const float v2276 = v2275 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2277 = bfloat(v2276);
-    const uint v2278 = v7 * v1;
-    const uint v2279 = v2278 + v2268;
-    const uint v2280 = v2279 * v2;
-    const uint v2281 = v2280 + v2271;
-    out[v2281] = v2277;
+  const uint v2258 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2259 = v619 + v2258;
+  const uint v2260 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2261 = v618 + v2260;
+  const bool v2262 = v2259 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2263 = v2261 < v2;
+  const bool v2264 = v2262 && v2263;
+  if (v2264) {
+    const float v2265 = v43.m[7][2].thread_elements()[1];
+    const float v2266 = v2265 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2267 = bfloat(v2266);
+    const uint v2268 = v7 * v1;
+    const uint v2269 = v2268 + v2259;
+    const uint v2270 = v2269 * v2;
+    const uint v2271 = v2270 + v2261;
+    out[v2271] = v2267;
   }
-  const uint v2282 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2284 = v619 + v2282;
-  const uint v2285 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2287 = v622 + v2285;
-  const bool v2288 = v2284 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2289 = v2287 < v2;
-  const bool v2290 = v2288 && v2289;
-  if (v2290) {
-    const float v2291 = v43.m[6][4].thread_elements()[0];
-    const float v2292 = v2291 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2293 = bfloat(v2292);
-    const uint v2294 = v7 * v1;
-    const uint v2295 = v2294 + v2284;
-    const uint v2296 = v2295 * v2;
+  const uint v2272 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2273 = v619 + v2272;
+  const uint v2274 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2275 = v618 + v2274;
+  const bool v2276 = v2273 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2277 = v2275 < v2;
+  const bool v2278 = v2276 && v2277;
+  if (v2278) {
+    const float v2279 = v43.m[7][3].thread_elements()[0];
+    const float v2280 = v2279 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2281 = bfloat(v2280);
+    const uint v2282 = v7 * v1;
+    const uint v2283 = v2282 + v2273;
+    const uint v2284 = v2283 * v2;
+    const uint v2285 = v2284 + v2275;
+    out[v2285] = v2281;
+  }
+  const uint v2286 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2287 = v619 + v2286;
+  const uint v2288 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2289 = v618 + v2288;
+  const bool v2290 = v2287 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2291 = v2289 < v2;
+  const bool v2292 = v2290 && v2291;
+  if (v2292) {
+    const float v2293 = v43.m[7][3].thread_elements()[1];
+    const float v2294 = v2293 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2295 = bfloat(v2294);
+    const uint v2296 = v7 * v1;
     const uint v2297 = v2296 + v2287;
-    out[v2297] = v2293;
+    const uint v2298 = v2297 * v2;
+    const uint v2299 = v2298 + v2289;
+    out[v2299] = v2295;
   }
-  const uint v2298 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2300 = v619 + v2298;
-  const uint v2301 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2303 = v622 + v2301;
-  const bool v2304 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2300 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2301 = v619 + v2300;
+  const uint v2302 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2303 = v618 + v2302;
+  const bool v2304 = v2301 < v1;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2305 = v2303 < v2;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
-    const float v2307 = v43.m[6][4].thread_elements()[1];
+    const float v2307 = v43.m[7][4].thread_elements()[0];
     const float v2308 = v2307 * v6;  // kernels/gemm/gemm.cpp:94
     const bfloat v2309 = bfloat(v2308);
     const uint v2310 = v7 * v1;
-    const uint v2311 = v2310 + v2300;
+    const uint v2311 = v2310 + v2301;
     const uint v2312 = v2311 * v2;
     const uint v2313 = v2312 + v2303;
     out[v2313] = v2309;
   }
-  const uint v2314 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2316 = v619 + v2314;
-  const uint v2317 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2319 = v622 + v2317;
-  const bool v2320 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2321 = v2319 < v2;
-  const bool v2322 = v2320 && v2321;
-  if (v2322) {
-    const float v2323 = v43.m[6][5].thread_elements()[0];
-    const float v2324 = v2323 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2325 = bfloat(v2324);
-    const uint v2326 = v7 * v1;
-    const uint v2327 = v2326 + v2316;
-    const uint v2328 = v2327 * v2;
-    const uint v2329 = v2328 + v2319;
-    out[v2329] = v2325;
+  const uint v2314 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2315 = v619 + v2314;
+  const uint v2316 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2317 = v618 + v2316;
+  const bool v2318 = v2315 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2319 = v2317 < v2;
+  const bool v2320 = v2318 && v2319;
+  if (v2320) {
+    const float v2321 = v43.m[7][4].thread_elements()[1];
+    const float v2322 = v2321 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2323 = bfloat(v2322);
+    const uint v2324 = v7 * v1;
+    const uint v2325 = v2324 + v2315;
+    const uint v2326 = v2325 * v2;
+    const uint v2327 = v2326 + v2317;
+    out[v2327] = v2323;
   }
-  const uint v2330 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2332 = v619 + v2330;
-  const uint v2333 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2335 = v622 + v2333;
-  const bool v2336 = v2332 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2337 = v2335 < v2;
-  const bool v2338 = v2336 && v2337;
-  if (v2338) {
-    const float v2339 = v43.m[6][5].thread_elements()[1];
-    const float v2340 = v2339 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2341 = bfloat(v2340);
-    const uint v2342 = v7 * v1;
-    const uint v2343 = v2342 + v2332;
-    const uint v2344 = v2343 * v2;
-    const uint v2345 = v2344 + v2335;
-    out[v2345] = v2341;
+  const uint v2328 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2329 = v619 + v2328;
+  const uint v2330 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2331 = v618 + v2330;
+  const bool v2332 = v2329 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2333 = v2331 < v2;
+  const bool v2334 = v2332 && v2333;
+  if (v2334) {
+    const float v2335 = v43.m[7][5].thread_elements()[0];
+    const float v2336 = v2335 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2337 = bfloat(v2336);
+    const uint v2338 = v7 * v1;
+    const uint v2339 = v2338 + v2329;
+    const uint v2340 = v2339 * v2;
+    const uint v2341 = v2340 + v2331;
+    out[v2341] = v2337;
   }
-  const uint v2346 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2348 = v619 + v2346;
-  const uint v2349 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2351 = v622 + v2349;
-  const bool v2352 = v2348 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2353 = v2351 < v2;
-  const bool v2354 = v2352 && v2353;
-  if (v2354) {
-    const float v2355 = v43.m[6][6].thread_elements()[0];
-    const float v2356 = v2355 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2357 = bfloat(v2356);
-    const uint v2358 = v7 * v1;
-    const uint v2359 = v2358 + v2348;
-    const uint v2360 = v2359 * v2;
-    const uint v2361 = v2360 + v2351;
-    out[v2361] = v2357;
+  const uint v2342 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2343 = v619 + v2342;
+  const uint v2344 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2345 = v618 + v2344;
+  const bool v2346 = v2343 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2347 = v2345 < v2;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v43.m[7][5].thread_elements()[1];
+    const float v2350 = v2349 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2351 = bfloat(v2350);
+    const uint v2352 = v7 * v1;
+    const uint v2353 = v2352 + v2343;
+    const uint v2354 = v2353 * v2;
+    const uint v2355 = v2354 + v2345;
+    out[v2355] = v2351;
   }
-  const uint v2362 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2364 = v619 + v2362;
-  const uint v2365 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2367 = v622 + v2365;
-  const bool v2368 = v2364 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2369 = v2367 < v2;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v43.m[6][6].thread_elements()[1];
-    const float v2372 = v2371 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2373 = bfloat(v2372);
-    const uint v2374 = v7 * v1;
-    const uint v2375 = v2374 + v2364;
-    const uint v2376 = v2375 * v2;
-    const uint v2377 = v2376 + v2367;
-    out[v2377] = v2373;
+  const uint v2356 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2357 = v619 + v2356;
+  const uint v2358 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2359 = v618 + v2358;
+  const bool v2360 = v2357 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2361 = v2359 < v2;
+  const bool v2362 = v2360 && v2361;
+  if (v2362) {
+    const float v2363 = v43.m[7][6].thread_elements()[0];
+    const float v2364 = v2363 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2365 = bfloat(v2364);
+    const uint v2366 = v7 * v1;
+    const uint v2367 = v2366 + v2357;
+    const uint v2368 = v2367 * v2;
+    const uint v2369 = v2368 + v2359;
+    out[v2369] = v2365;
   }
-  const uint v2378 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2380 = v619 + v2378;
-  const uint v2381 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2383 = v622 + v2381;
-  const bool v2384 = v2380 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2385 = v2383 < v2;
-  const bool v2386 = v2384 && v2385;
-  if (v2386) {
-    const float v2387 = v43.m[6][7].thread_elements()[0];
-    const float v2388 = v2387 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2389 = bfloat(v2388);
-    const uint v2390 = v7 * v1;
-    const uint v2391 = v2390 + v2380;
-    const uint v2392 = v2391 * v2;
-    const uint v2393 = v2392 + v2383;
-    out[v2393] = v2389;
+  const uint v2370 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2371 = v619 + v2370;
+  const uint v2372 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2373 = v618 + v2372;
+  const bool v2374 = v2371 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2375 = v2373 < v2;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v43.m[7][6].thread_elements()[1];
+    const float v2378 = v2377 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2379 = bfloat(v2378);
+    const uint v2380 = v7 * v1;
+    const uint v2381 = v2380 + v2371;
+    const uint v2382 = v2381 * v2;
+    const uint v2383 = v2382 + v2373;
+    out[v2383] = v2379;
   }
-  const uint v2394 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2396 = v619 + v2394;
-  const uint v2397 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2399 = v622 + v2397;
-  const bool v2400 = v2396 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2401 = v2399 < v2;
-  const bool v2402 = v2400 && v2401;
-  if (v2402) {
-    const float v2403 = v43.m[6][7].thread_elements()[1];
-    const float v2404 = v2403 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2405 = bfloat(v2404);
-    const uint v2406 = v7 * v1;
-    const uint v2407 = v2406 + v2396;
-    const uint v2408 = v2407 * v2;
+  const uint v2384 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2385 = v619 + v2384;
+  const uint v2386 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2387 = v618 + v2386;
+  const bool v2388 = v2385 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2389 = v2387 < v2;
+  const bool v2390 = v2388 && v2389;
+  if (v2390) {
+    const float v2391 = v43.m[7][7].thread_elements()[0];
+    const float v2392 = v2391 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2393 = bfloat(v2392);
+    const uint v2394 = v7 * v1;
+    const uint v2395 = v2394 + v2385;
+    const uint v2396 = v2395 * v2;
+    const uint v2397 = v2396 + v2387;
+    out[v2397] = v2393;
+  }
+  const uint v2398 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2399 = v619 + v2398;
+  const uint v2400 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2401 = v618 + v2400;
+  const bool v2402 = v2399 < v1;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2403 = v2401 < v2;
+  const bool v2404 = v2402 && v2403;
+  if (v2404) {
+    const float v2405 = v43.m[7][7].thread_elements()[1];
+    const float v2406 = v2405 * v6;  // kernels/gemm/gemm.cpp:94
+    const bfloat v2407 = bfloat(v2406);
+    const uint v2408 = v7 * v1;
     const uint v2409 = v2408 + v2399;
-    out[v2409] = v2405;
-  }
-  const uint v2410 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2412 = v619 + v2410;
-  const uint v2413 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2415 = v622 + v2413;
-  const bool v2416 = v2412 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2417 = v2415 < v2;
-  const bool v2418 = v2416 && v2417;
-  if (v2418) {
-    const float v2419 = v43.m[7][0].thread_elements()[0];
-    const float v2420 = v2419 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2421 = bfloat(v2420);
-    const uint v2422 = v7 * v1;
-    const uint v2423 = v2422 + v2412;
-    const uint v2424 = v2423 * v2;
-    const uint v2425 = v2424 + v2415;
-    out[v2425] = v2421;
-  }
-  const uint v2426 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2428 = v619 + v2426;
-  const uint v2429 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2431 = v622 + v2429;
-  const bool v2432 = v2428 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2433 = v2431 < v2;
-  const bool v2434 = v2432 && v2433;
-  if (v2434) {
-    const float v2435 = v43.m[7][0].thread_elements()[1];
-    const float v2436 = v2435 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2437 = bfloat(v2436);
-    const uint v2438 = v7 * v1;
-    const uint v2439 = v2438 + v2428;
-    const uint v2440 = v2439 * v2;
-    const uint v2441 = v2440 + v2431;
-    out[v2441] = v2437;
-  }
-  const uint v2442 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2444 = v619 + v2442;
-  const uint v2445 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2447 = v622 + v2445;
-  const bool v2448 = v2444 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2449 = v2447 < v2;
-  const bool v2450 = v2448 && v2449;
-  if (v2450) {
-    const float v2451 = v43.m[7][1].thread_elements()[0];
-    const float v2452 = v2451 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2453 = bfloat(v2452);
-    const uint v2454 = v7 * v1;
-    const uint v2455 = v2454 + v2444;
-    const uint v2456 = v2455 * v2;
-    const uint v2457 = v2456 + v2447;
-    out[v2457] = v2453;
-  }
-  const uint v2458 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2460 = v619 + v2458;
-  const uint v2461 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2463 = v622 + v2461;
-  const bool v2464 = v2460 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2465 = v2463 < v2;
-  const bool v2466 = v2464 && v2465;
-  if (v2466) {
-    const float v2467 = v43.m[7][1].thread_elements()[1];
-    const float v2468 = v2467 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2469 = bfloat(v2468);
-    const uint v2470 = v7 * v1;
-    const uint v2471 = v2470 + v2460;
-    const uint v2472 = v2471 * v2;
-    const uint v2473 = v2472 + v2463;
-    out[v2473] = v2469;
-  }
-  const uint v2474 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2476 = v619 + v2474;
-  const uint v2477 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2479 = v622 + v2477;
-  const bool v2480 = v2476 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2481 = v2479 < v2;
-  const bool v2482 = v2480 && v2481;
-  if (v2482) {
-    const float v2483 = v43.m[7][2].thread_elements()[0];
-    const float v2484 = v2483 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2485 = bfloat(v2484);
-    const uint v2486 = v7 * v1;
-    const uint v2487 = v2486 + v2476;
-    const uint v2488 = v2487 * v2;
-    const uint v2489 = v2488 + v2479;
-    out[v2489] = v2485;
-  }
-  const uint v2490 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2492 = v619 + v2490;
-  const uint v2493 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2495 = v622 + v2493;
-  const bool v2496 = v2492 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2497 = v2495 < v2;
-  const bool v2498 = v2496 && v2497;
-  if (v2498) {
-    const float v2499 = v43.m[7][2].thread_elements()[1];
-    const float v2500 = v2499 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2501 = bfloat(v2500);
-    const uint v2502 = v7 * v1;
-    const uint v2503 = v2502 + v2492;
-    const uint v2504 = v2503 * v2;
-    const uint v2505 = v2504 + v2495;
-    out[v2505] = v2501;
-  }
-  const uint v2506 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2508 = v619 + v2506;
-  const uint v2509 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2511 = v622 + v2509;
-  const bool v2512 = v2508 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2513 = v2511 < v2;
-  const bool v2514 = v2512 && v2513;
-  if (v2514) {
-    const float v2515 = v43.m[7][3].thread_elements()[0];
-    const float v2516 = v2515 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2517 = bfloat(v2516);
-    const uint v2518 = v7 * v1;
-    const uint v2519 = v2518 + v2508;
-    const uint v2520 = v2519 * v2;
-    const uint v2521 = v2520 + v2511;
-    out[v2521] = v2517;
-  }
-  const uint v2522 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2524 = v619 + v2522;
-  const uint v2525 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2527 = v622 + v2525;
-  const bool v2528 = v2524 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2529 = v2527 < v2;
-  const bool v2530 = v2528 && v2529;
-  if (v2530) {
-    const float v2531 = v43.m[7][3].thread_elements()[1];
-    const float v2532 = v2531 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2533 = bfloat(v2532);
-    const uint v2534 = v7 * v1;
-    const uint v2535 = v2534 + v2524;
-    const uint v2536 = v2535 * v2;
-    const uint v2537 = v2536 + v2527;
-    out[v2537] = v2533;
-  }
-  const uint v2538 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2540 = v619 + v2538;
-  const uint v2541 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2543 = v622 + v2541;
-  const bool v2544 = v2540 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2545 = v2543 < v2;
-  const bool v2546 = v2544 && v2545;
-  if (v2546) {
-    const float v2547 = v43.m[7][4].thread_elements()[0];
-    const float v2548 = v2547 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2549 = bfloat(v2548);
-    const uint v2550 = v7 * v1;
-    const uint v2551 = v2550 + v2540;
-    const uint v2552 = v2551 * v2;
-    const uint v2553 = v2552 + v2543;
-    out[v2553] = v2549;
-  }
-  const uint v2554 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2556 = v619 + v2554;
-  const uint v2557 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2559 = v622 + v2557;
-  const bool v2560 = v2556 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2561 = v2559 < v2;
-  const bool v2562 = v2560 && v2561;
-  if (v2562) {
-    const float v2563 = v43.m[7][4].thread_elements()[1];
-    const float v2564 = v2563 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2565 = bfloat(v2564);
-    const uint v2566 = v7 * v1;
-    const uint v2567 = v2566 + v2556;
-    const uint v2568 = v2567 * v2;
-    const uint v2569 = v2568 + v2559;
-    out[v2569] = v2565;
-  }
-  const uint v2570 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2572 = v619 + v2570;
-  const uint v2573 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2575 = v622 + v2573;
-  const bool v2576 = v2572 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2577 = v2575 < v2;
-  const bool v2578 = v2576 && v2577;
-  if (v2578) {
-    const float v2579 = v43.m[7][5].thread_elements()[0];
-    const float v2580 = v2579 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2581 = bfloat(v2580);
-    const uint v2582 = v7 * v1;
-    const uint v2583 = v2582 + v2572;
-    const uint v2584 = v2583 * v2;
-    const uint v2585 = v2584 + v2575;
-    out[v2585] = v2581;
-  }
-  const uint v2586 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2588 = v619 + v2586;
-  const uint v2589 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2591 = v622 + v2589;
-  const bool v2592 = v2588 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2593 = v2591 < v2;
-  const bool v2594 = v2592 && v2593;
-  if (v2594) {
-    const float v2595 = v43.m[7][5].thread_elements()[1];
-    const float v2596 = v2595 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2597 = bfloat(v2596);
-    const uint v2598 = v7 * v1;
-    const uint v2599 = v2598 + v2588;
-    const uint v2600 = v2599 * v2;
-    const uint v2601 = v2600 + v2591;
-    out[v2601] = v2597;
-  }
-  const uint v2602 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2604 = v619 + v2602;
-  const uint v2605 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2607 = v622 + v2605;
-  const bool v2608 = v2604 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2609 = v2607 < v2;
-  const bool v2610 = v2608 && v2609;
-  if (v2610) {
-    const float v2611 = v43.m[7][6].thread_elements()[0];
-    const float v2612 = v2611 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2613 = bfloat(v2612);
-    const uint v2614 = v7 * v1;
-    const uint v2615 = v2614 + v2604;
-    const uint v2616 = v2615 * v2;
-    const uint v2617 = v2616 + v2607;
-    out[v2617] = v2613;
-  }
-  const uint v2618 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2620 = v619 + v2618;
-  const uint v2621 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2623 = v622 + v2621;
-  const bool v2624 = v2620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2625 = v2623 < v2;
-  const bool v2626 = v2624 && v2625;
-  if (v2626) {
-    const float v2627 = v43.m[7][6].thread_elements()[1];
-    const float v2628 = v2627 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2629 = bfloat(v2628);
-    const uint v2630 = v7 * v1;
-    const uint v2631 = v2630 + v2620;
-    const uint v2632 = v2631 * v2;
-    const uint v2633 = v2632 + v2623;
-    out[v2633] = v2629;
-  }
-  const uint v2634 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2636 = v619 + v2634;
-  const uint v2637 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2639 = v622 + v2637;
-  const bool v2640 = v2636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2641 = v2639 < v2;
-  const bool v2642 = v2640 && v2641;
-  if (v2642) {
-    const float v2643 = v43.m[7][7].thread_elements()[0];
-    const float v2644 = v2643 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2645 = bfloat(v2644);
-    const uint v2646 = v7 * v1;
-    const uint v2647 = v2646 + v2636;
-    const uint v2648 = v2647 * v2;
-    const uint v2649 = v2648 + v2639;
-    out[v2649] = v2645;
-  }
-  const uint v2650 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2652 = v619 + v2650;
-  const uint v2653 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2655 = v622 + v2653;
-  const bool v2656 = v2652 < v1;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2657 = v2655 < v2;
-  const bool v2658 = v2656 && v2657;
-  if (v2658) {
-    const float v2659 = v43.m[7][7].thread_elements()[1];
-    const float v2660 = v2659 * v6;  // kernels/gemm/gemm.cpp:94
-    const bfloat v2661 = bfloat(v2660);
-    const uint v2662 = v7 * v1;
-    const uint v2663 = v2662 + v2652;
-    const uint v2664 = v2663 * v2;
-    const uint v2665 = v2664 + v2655;
-    out[v2665] = v2661;
+    const uint v2410 = v2409 * v2;
+    const uint v2411 = v2410 + v2401;
+    out[v2411] = v2407;
   }
 }

@@ -104,299 +104,299 @@ kernel void iron_gemm_beta_nk_bf16(
   const uint v25 = v24 << 7u;
   const uint v28 = v22 / v20;
   const uint v29 = v28 << 7u;
-  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v34 = v33 << 6u;
-  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v38 = v37 << 6u;
-  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v40, float(0.0f));
-  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v42, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v44, bfloat(bfloat(0.0f)));
   const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:248
   if (v63) {
-    const uint v2799 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2802 = v2799 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2805 = v2799 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2806 = v2805 << 3u;
-    const uint v2807 = v25 + v2802;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2808 = v2807 < v0;
-    const uint v2813 = v2807 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2819 = v2802 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2824 = v2799 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2826 = v2824 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2829 = v2824 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2830 = v2829 << 3u;
-    const uint v2831 = v25 + v2826;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2832 = v2831 < v0;
-    const uint v2837 = v2831 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2843 = v2826 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2848 = v2799 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2850 = v2848 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2853 = v2848 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2854 = v2853 << 3u;
-    const uint v2855 = v25 + v2850;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2856 = v2855 < v0;
-    const uint v2861 = v2855 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2867 = v2850 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2872 = v2799 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2874 = v2872 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2877 = v2872 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2878 = v2877 << 3u;
-    const uint v2879 = v25 + v2874;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2880 = v2879 < v0;
-    const uint v2885 = v2879 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2891 = v2874 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2896 = v2799 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2898 = v2896 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2901 = v2896 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2902 = v2901 << 3u;
-    const uint v2903 = v25 + v2898;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2904 = v2903 < v0;
-    const uint v2909 = v2903 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2915 = v2898 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2920 = v2799 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2922 = v2920 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2925 = v2920 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2926 = v2925 << 3u;
-    const uint v2927 = v25 + v2922;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2928 = v2927 < v0;
-    const uint v2933 = v2927 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2939 = v2922 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2944 = v2799 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2946 = v2944 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2949 = v2944 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2950 = v2949 << 3u;
-    const uint v2951 = v25 + v2946;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2952 = v2951 < v0;
-    const uint v2957 = v2951 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2963 = v2946 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2968 = v2799 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2970 = v2968 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2973 = v2968 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2974 = v2973 << 3u;
-    const uint v2975 = v25 + v2970;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2976 = v2975 < v0;
-    const uint v2981 = v2975 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2987 = v2970 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3001 = v29 + v2802;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3002 = v3001 < v1;
-    const uint v3007 = v3001 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3025 = v29 + v2826;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3026 = v3025 < v1;
-    const uint v3031 = v3025 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3049 = v29 + v2850;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3050 = v3049 < v1;
-    const uint v3055 = v3049 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3073 = v29 + v2874;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3074 = v3073 < v1;
-    const uint v3079 = v3073 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3097 = v29 + v2898;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3098 = v3097 < v1;
-    const uint v3103 = v3097 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3121 = v29 + v2922;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3122 = v3121 < v1;
-    const uint v3127 = v3121 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3145 = v29 + v2946;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3146 = v3145 < v1;
-    const uint v3151 = v3145 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3169 = v29 + v2970;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3170 = v3169 < v1;
-    const uint v3175 = v3169 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3191 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3197 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v2545 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2548 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2551 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2552 = v2551 << 3u;
+    const uint v2553 = v25 + v2548;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2554 = v2553 < v0;
+    const uint v2559 = v2553 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2565 = v2548 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2570 = v2545 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2572 = v2570 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2575 = v2570 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2576 = v2575 << 3u;
+    const uint v2577 = v25 + v2572;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2578 = v2577 < v0;
+    const uint v2583 = v2577 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2589 = v2572 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2594 = v2545 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2596 = v2594 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2599 = v2594 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2600 = v2599 << 3u;
+    const uint v2601 = v25 + v2596;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2602 = v2601 < v0;
+    const uint v2607 = v2601 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2613 = v2596 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2618 = v2545 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2620 = v2618 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2623 = v2618 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2624 = v2623 << 3u;
+    const uint v2625 = v25 + v2620;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2626 = v2625 < v0;
+    const uint v2631 = v2625 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2637 = v2620 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2642 = v2545 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2644 = v2642 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2647 = v2642 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2648 = v2647 << 3u;
+    const uint v2649 = v25 + v2644;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2650 = v2649 < v0;
+    const uint v2655 = v2649 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2661 = v2644 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2666 = v2545 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2668 = v2666 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2671 = v2666 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2672 = v2671 << 3u;
+    const uint v2673 = v25 + v2668;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2674 = v2673 < v0;
+    const uint v2679 = v2673 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2685 = v2668 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2690 = v2545 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2692 = v2690 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2695 = v2690 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2696 = v2695 << 3u;
+    const uint v2697 = v25 + v2692;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2698 = v2697 < v0;
+    const uint v2703 = v2697 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2709 = v2692 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2714 = v2545 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2716 = v2714 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2719 = v2714 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2720 = v2719 << 3u;
+    const uint v2721 = v25 + v2716;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2722 = v2721 < v0;
+    const uint v2727 = v2721 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2733 = v2716 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2747 = v29 + v2548;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2748 = v2747 < v1;
+    const uint v2753 = v2747 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2771 = v29 + v2572;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2772 = v2771 < v1;
+    const uint v2777 = v2771 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2795 = v29 + v2596;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2796 = v2795 < v1;
+    const uint v2801 = v2795 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2819 = v29 + v2620;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2820 = v2819 < v1;
+    const uint v2825 = v2819 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2843 = v29 + v2644;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2844 = v2843 < v1;
+    const uint v2849 = v2843 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2867 = v29 + v2668;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2868 = v2867 < v1;
+    const uint v2873 = v2867 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2891 = v29 + v2692;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2892 = v2891 < v1;
+    const uint v2897 = v2891 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2915 = v29 + v2716;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2916 = v2915 < v1;
+    const uint v2921 = v2915 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2937 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v2943 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v2791 = 0u; v2791 < v2; v2791 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2793 = v2791 >> 6u;
-      const uint v2795 = v2793 % 1u;
+    for (uint v2537 = 0u; v2537 < v2; v2537 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2539 = v2537 >> 6u;
+      const uint v2541 = v2539 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2797 = v2795 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2809 = v2791 + v2806;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2810 = v2809 < v2;
-      const bool v2811 = v2808 && v2810;
-      const uint v2815 = v2813 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2816 = v2815 + v2806;
-      const uint v2817 = v2811 ? v2816 : 0u;
-      const uint v2820 = v2797 + v2819;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2821 = v2820 + v2806;
+      const uint v2543 = v2541 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2555 = v2537 + v2552;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2556 = v2555 < v2;
+      const bool v2557 = v2554 && v2556;
+      const uint v2561 = v2559 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2562 = v2561 + v2552;
+      const uint v2563 = v2557 ? v2562 : 0u;
+      const uint v2566 = v2543 + v2565;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2567 = v2566 + v2552;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2821 + e] = v2811 ? a[v2817 + e] : bfloat(0);
+        shm0[v2567 + e] = v2557 ? a[v2563 + e] : bfloat(0);
       }
-      const uint v2833 = v2791 + v2830;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2834 = v2833 < v2;
-      const bool v2835 = v2832 && v2834;
-      const uint v2839 = v2837 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2840 = v2839 + v2830;
-      const uint v2841 = v2835 ? v2840 : 0u;
-      const uint v2844 = v2797 + v2843;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2845 = v2844 + v2830;
+      const uint v2579 = v2537 + v2576;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2580 = v2579 < v2;
+      const bool v2581 = v2578 && v2580;
+      const uint v2585 = v2583 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2586 = v2585 + v2576;
+      const uint v2587 = v2581 ? v2586 : 0u;
+      const uint v2590 = v2543 + v2589;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2591 = v2590 + v2576;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2845 + e] = v2835 ? a[v2841 + e] : bfloat(0);
+        shm0[v2591 + e] = v2581 ? a[v2587 + e] : bfloat(0);
       }
-      const uint v2857 = v2791 + v2854;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2858 = v2857 < v2;
-      const bool v2859 = v2856 && v2858;
-      const uint v2863 = v2861 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2864 = v2863 + v2854;
-      const uint v2865 = v2859 ? v2864 : 0u;
-      const uint v2868 = v2797 + v2867;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2869 = v2868 + v2854;
+      const uint v2603 = v2537 + v2600;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2604 = v2603 < v2;
+      const bool v2605 = v2602 && v2604;
+      const uint v2609 = v2607 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2610 = v2609 + v2600;
+      const uint v2611 = v2605 ? v2610 : 0u;
+      const uint v2614 = v2543 + v2613;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2615 = v2614 + v2600;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2869 + e] = v2859 ? a[v2865 + e] : bfloat(0);
+        shm0[v2615 + e] = v2605 ? a[v2611 + e] : bfloat(0);
       }
-      const uint v2881 = v2791 + v2878;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2882 = v2881 < v2;
-      const bool v2883 = v2880 && v2882;
-      const uint v2887 = v2885 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2888 = v2887 + v2878;
-      const uint v2889 = v2883 ? v2888 : 0u;
-      const uint v2892 = v2797 + v2891;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2893 = v2892 + v2878;
+      const uint v2627 = v2537 + v2624;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2628 = v2627 < v2;
+      const bool v2629 = v2626 && v2628;
+      const uint v2633 = v2631 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2634 = v2633 + v2624;
+      const uint v2635 = v2629 ? v2634 : 0u;
+      const uint v2638 = v2543 + v2637;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2639 = v2638 + v2624;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2893 + e] = v2883 ? a[v2889 + e] : bfloat(0);
+        shm0[v2639 + e] = v2629 ? a[v2635 + e] : bfloat(0);
       }
-      const uint v2905 = v2791 + v2902;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2906 = v2905 < v2;
-      const bool v2907 = v2904 && v2906;
-      const uint v2911 = v2909 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2912 = v2911 + v2902;
-      const uint v2913 = v2907 ? v2912 : 0u;
-      const uint v2916 = v2797 + v2915;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2917 = v2916 + v2902;
+      const uint v2651 = v2537 + v2648;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2652 = v2651 < v2;
+      const bool v2653 = v2650 && v2652;
+      const uint v2657 = v2655 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2658 = v2657 + v2648;
+      const uint v2659 = v2653 ? v2658 : 0u;
+      const uint v2662 = v2543 + v2661;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2663 = v2662 + v2648;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2917 + e] = v2907 ? a[v2913 + e] : bfloat(0);
+        shm0[v2663 + e] = v2653 ? a[v2659 + e] : bfloat(0);
       }
-      const uint v2929 = v2791 + v2926;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2930 = v2929 < v2;
-      const bool v2931 = v2928 && v2930;
-      const uint v2935 = v2933 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2936 = v2935 + v2926;
-      const uint v2937 = v2931 ? v2936 : 0u;
-      const uint v2940 = v2797 + v2939;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2941 = v2940 + v2926;
+      const uint v2675 = v2537 + v2672;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2676 = v2675 < v2;
+      const bool v2677 = v2674 && v2676;
+      const uint v2681 = v2679 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2682 = v2681 + v2672;
+      const uint v2683 = v2677 ? v2682 : 0u;
+      const uint v2686 = v2543 + v2685;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2687 = v2686 + v2672;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2941 + e] = v2931 ? a[v2937 + e] : bfloat(0);
+        shm0[v2687 + e] = v2677 ? a[v2683 + e] : bfloat(0);
       }
-      const uint v2953 = v2791 + v2950;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2954 = v2953 < v2;
-      const bool v2955 = v2952 && v2954;
-      const uint v2959 = v2957 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2960 = v2959 + v2950;
-      const uint v2961 = v2955 ? v2960 : 0u;
-      const uint v2964 = v2797 + v2963;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2965 = v2964 + v2950;
+      const uint v2699 = v2537 + v2696;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2700 = v2699 < v2;
+      const bool v2701 = v2698 && v2700;
+      const uint v2705 = v2703 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2706 = v2705 + v2696;
+      const uint v2707 = v2701 ? v2706 : 0u;
+      const uint v2710 = v2543 + v2709;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2711 = v2710 + v2696;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2965 + e] = v2955 ? a[v2961 + e] : bfloat(0);
+        shm0[v2711 + e] = v2701 ? a[v2707 + e] : bfloat(0);
       }
-      const uint v2977 = v2791 + v2974;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2978 = v2977 < v2;
-      const bool v2979 = v2976 && v2978;
-      const uint v2983 = v2981 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2984 = v2983 + v2974;
-      const uint v2985 = v2979 ? v2984 : 0u;
-      const uint v2988 = v2797 + v2987;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2989 = v2988 + v2974;
+      const uint v2723 = v2537 + v2720;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2724 = v2723 < v2;
+      const bool v2725 = v2722 && v2724;
+      const uint v2729 = v2727 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2730 = v2729 + v2720;
+      const uint v2731 = v2725 ? v2730 : 0u;
+      const uint v2734 = v2543 + v2733;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2735 = v2734 + v2720;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2989 + e] = v2979 ? a[v2985 + e] : bfloat(0);
+        shm0[v2735 + e] = v2725 ? a[v2731 + e] : bfloat(0);
       }
-      const bool v3005 = v3002 && v2810;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3009 = v3007 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3010 = v3009 + v2806;
-      const uint v3011 = v3005 ? v3010 : 0u;
+      const bool v2751 = v2748 && v2556;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2755 = v2753 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2756 = v2755 + v2552;
+      const uint v2757 = v2751 ? v2756 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2821 + e] = v3005 ? b[v3011 + e] : bfloat(0);
+        shm1[v2567 + e] = v2751 ? b[v2757 + e] : bfloat(0);
       }
-      const bool v3029 = v3026 && v2834;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3033 = v3031 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3034 = v3033 + v2830;
-      const uint v3035 = v3029 ? v3034 : 0u;
+      const bool v2775 = v2772 && v2580;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2779 = v2777 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2780 = v2779 + v2576;
+      const uint v2781 = v2775 ? v2780 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2845 + e] = v3029 ? b[v3035 + e] : bfloat(0);
+        shm1[v2591 + e] = v2775 ? b[v2781 + e] : bfloat(0);
       }
-      const bool v3053 = v3050 && v2858;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3057 = v3055 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3058 = v3057 + v2854;
-      const uint v3059 = v3053 ? v3058 : 0u;
+      const bool v2799 = v2796 && v2604;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2803 = v2801 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2804 = v2803 + v2600;
+      const uint v2805 = v2799 ? v2804 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2869 + e] = v3053 ? b[v3059 + e] : bfloat(0);
+        shm1[v2615 + e] = v2799 ? b[v2805 + e] : bfloat(0);
       }
-      const bool v3077 = v3074 && v2882;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3081 = v3079 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3082 = v3081 + v2878;
-      const uint v3083 = v3077 ? v3082 : 0u;
+      const bool v2823 = v2820 && v2628;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2827 = v2825 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2828 = v2827 + v2624;
+      const uint v2829 = v2823 ? v2828 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2893 + e] = v3077 ? b[v3083 + e] : bfloat(0);
+        shm1[v2639 + e] = v2823 ? b[v2829 + e] : bfloat(0);
       }
-      const bool v3101 = v3098 && v2906;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3105 = v3103 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3106 = v3105 + v2902;
-      const uint v3107 = v3101 ? v3106 : 0u;
+      const bool v2847 = v2844 && v2652;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2851 = v2849 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2852 = v2851 + v2648;
+      const uint v2853 = v2847 ? v2852 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2917 + e] = v3101 ? b[v3107 + e] : bfloat(0);
+        shm1[v2663 + e] = v2847 ? b[v2853 + e] : bfloat(0);
       }
-      const bool v3125 = v3122 && v2930;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3129 = v3127 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3130 = v3129 + v2926;
-      const uint v3131 = v3125 ? v3130 : 0u;
+      const bool v2871 = v2868 && v2676;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2875 = v2873 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2876 = v2875 + v2672;
+      const uint v2877 = v2871 ? v2876 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2941 + e] = v3125 ? b[v3131 + e] : bfloat(0);
+        shm1[v2687 + e] = v2871 ? b[v2877 + e] : bfloat(0);
       }
-      const bool v3149 = v3146 && v2954;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3153 = v3151 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3154 = v3153 + v2950;
-      const uint v3155 = v3149 ? v3154 : 0u;
+      const bool v2895 = v2892 && v2700;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2899 = v2897 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2900 = v2899 + v2696;
+      const uint v2901 = v2895 ? v2900 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2965 + e] = v3149 ? b[v3155 + e] : bfloat(0);
+        shm1[v2711 + e] = v2895 ? b[v2901 + e] : bfloat(0);
       }
-      const bool v3173 = v3170 && v2978;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3177 = v3175 + v2791;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3178 = v3177 + v2974;
-      const uint v3179 = v3173 ? v3178 : 0u;
+      const bool v2919 = v2916 && v2724;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2923 = v2921 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2924 = v2923 + v2720;
+      const uint v2925 = v2919 ? v2924 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2989 + e] = v3173 ? b[v3179 + e] : bfloat(0);
+        shm1[v2735 + e] = v2919 ? b[v2925 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3192 = v2797 + v3191;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v42, shm0, long(v3192), long(64u));
-      const uint v3198 = v2797 + v3197;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v44, shm1, long(v3198), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3205 = v3192 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v42, shm0, long(v3205), long(64u));
-      const uint v3211 = v3198 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v44, shm1, long(v3211), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3217 = v3192 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v42, shm0, long(v3217), long(64u));
-      const uint v3223 = v3198 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v44, shm1, long(v3223), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3229 = v3192 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v42, shm0, long(v3229), long(64u));
-      const uint v3235 = v3198 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v44, shm1, long(v3235), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2938 = v2543 + v2937;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v42, shm0, long(v2938), long(64u));
+      const uint v2944 = v2543 + v2943;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v44, shm1, long(v2944), long(64u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2951 = v2938 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v42, shm0, long(v2951), long(64u));
+      const uint v2957 = v2944 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v44, shm1, long(v2957), long(64u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2963 = v2938 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v42, shm0, long(v2963), long(64u));
+      const uint v2969 = v2944 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v44, shm1, long(v2969), long(64u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2975 = v2938 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v42, shm0, long(v2975), long(64u));
+      const uint v2981 = v2944 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v44, shm1, long(v2981), long(64u));
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v514 = iron_tid.x;
-    const uint v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -442,34 +442,34 @@ kernel void iron_gemm_beta_nk_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v42, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v44, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v44, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v42, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v44, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v42, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v44, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v42, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v44, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v44, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v42, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v44, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v42, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v44, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v615 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v615 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v616 = v25 + v34;
-  const uint v617 = v616 + v615;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v619 = v29 + v38;
-  const uint v620 = v619 + v618;
-  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v618 = v616 + v617;
+  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v620 = v615 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
     const float v624 = v40.m[0][0].thread_elements()[0];
-    const uint v625 = v617 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v625 = v618 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v626 = v625 + v620;
     const bfloat v627 = c[v626];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v628 = float(v627);
@@ -478,268 +478,304 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v631 = bfloat(v630);
     c[v626] = v631;
   }
-  const uint v632 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v634 = v616 + v632;
-  const uint v635 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v637 = v619 + v635;
-  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v639 = v637 < v1;
-  const bool v640 = v638 && v639;
-  if (v640) {
-    const float v641 = v40.m[0][0].thread_elements()[1];
-    const uint v642 = v634 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v643 = v642 + v637;
-    const bfloat v644 = c[v643];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v645 = float(v644);
-    const float v646 = v645 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v647 = fma(v641, v3, v646);
-    const bfloat v648 = bfloat(v647);
-    c[v643] = v648;
+  const uint v632 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v633 = v616 + v632;
+  const uint v634 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v635 = v615 + v634;
+  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v637 = v635 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v40.m[0][0].thread_elements()[1];
+    const uint v640 = v633 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v641 = v640 + v635;
+    const bfloat v642 = c[v641];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v643 = float(v642);
+    const float v644 = v643 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v645 = fma(v639, v3, v644);
+    const bfloat v646 = bfloat(v645);
+    c[v641] = v646;
   }
-  const uint v649 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v651 = v616 + v649;
-  const uint v652 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v654 = v619 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v656 = v654 < v1;
-  const bool v657 = v655 && v656;
-  if (v657) {
-    const float v658 = v40.m[0][1].thread_elements()[0];
-    const uint v659 = v651 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v660 = v659 + v654;
-    const bfloat v661 = c[v660];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v662 = float(v661);
-    const float v663 = v662 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v664 = fma(v658, v3, v663);
-    const bfloat v665 = bfloat(v664);
-    c[v660] = v665;
+  const uint v647 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v648 = v616 + v647;
+  const uint v649 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v650 = v615 + v649;
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v652 = v650 < v1;
+  const bool v653 = v651 && v652;
+  if (v653) {
+    const float v654 = v40.m[0][1].thread_elements()[0];
+    const uint v655 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v656 = v655 + v650;
+    const bfloat v657 = c[v656];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v658 = float(v657);
+    const float v659 = v658 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v660 = fma(v654, v3, v659);
+    const bfloat v661 = bfloat(v660);
+    c[v656] = v661;
   }
-  const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v668 = v616 + v666;
-  const uint v669 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v671 = v619 + v669;
-  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v673 = v671 < v1;
-  const bool v674 = v672 && v673;
-  if (v674) {
-    const float v675 = v40.m[0][1].thread_elements()[1];
-    const uint v676 = v668 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v677 = v676 + v671;
-    const bfloat v678 = c[v677];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v679 = float(v678);
-    const float v680 = v679 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v681 = fma(v675, v3, v680);
-    const bfloat v682 = bfloat(v681);
-    c[v677] = v682;
+  const uint v662 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v663 = v616 + v662;
+  const uint v664 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v665 = v615 + v664;
+  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v667 = v665 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v40.m[0][1].thread_elements()[1];
+    const uint v670 = v663 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v671 = v670 + v665;
+    const bfloat v672 = c[v671];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v673 = float(v672);
+    const float v674 = v673 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v675 = fma(v669, v3, v674);
+    const bfloat v676 = bfloat(v675);
+    c[v671] = v676;
   }
-  const uint v683 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v685 = v616 + v683;
-  const uint v686 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v688 = v619 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v690 = v688 < v1;
-  const bool v691 = v689 && v690;
-  if (v691) {
-    const float v692 = v40.m[0][2].thread_elements()[0];
-    const uint v693 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v694 = v693 + v688;
-    const bfloat v695 = c[v694];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v696 = float(v695);
-    const float v697 = v696 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v698 = fma(v692, v3, v697);
-    const bfloat v699 = bfloat(v698);
-    c[v694] = v699;
+  const uint v677 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v678 = v616 + v677;
+  const uint v679 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v680 = v615 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v682 = v680 < v1;
+  const bool v683 = v681 && v682;
+  if (v683) {
+    const float v684 = v40.m[0][2].thread_elements()[0];
+    const uint v685 = v678 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v686 = v685 + v680;
+    const bfloat v687 = c[v686];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v688 = float(v687);
+    const float v689 = v688 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v690 = fma(v684, v3, v689);
+    const bfloat v691 = bfloat(v690);
+    c[v686] = v691;
   }
-  const uint v700 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v702 = v616 + v700;
-  const uint v703 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v705 = v619 + v703;
-  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v707 = v705 < v1;
-  const bool v708 = v706 && v707;
-  if (v708) {
-    const float v709 = v40.m[0][2].thread_elements()[1];
-    const uint v710 = v702 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v711 = v710 + v705;
-    const bfloat v712 = c[v711];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v713 = float(v712);
-    const float v714 = v713 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v715 = fma(v709, v3, v714);
-    const bfloat v716 = bfloat(v715);
-    c[v711] = v716;
+  const uint v692 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v693 = v616 + v692;
+  const uint v694 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v695 = v615 + v694;
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v697 = v695 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v40.m[0][2].thread_elements()[1];
+    const uint v700 = v693 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v701 = v700 + v695;
+    const bfloat v702 = c[v701];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v703 = float(v702);
+    const float v704 = v703 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v705 = fma(v699, v3, v704);
+    const bfloat v706 = bfloat(v705);
+    c[v701] = v706;
   }
-  const uint v717 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v719 = v616 + v717;
-  const uint v720 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v722 = v619 + v720;
-  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v724 = v722 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v40.m[0][3].thread_elements()[0];
-    const uint v727 = v719 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v728 = v727 + v722;
-    const bfloat v729 = c[v728];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v730 = float(v729);
-    const float v731 = v730 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v732 = fma(v726, v3, v731);
-    const bfloat v733 = bfloat(v732);
-    c[v728] = v733;
+  const uint v707 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v708 = v616 + v707;
+  const uint v709 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v710 = v615 + v709;
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v712 = v710 < v1;
+  const bool v713 = v711 && v712;
+  if (v713) {
+    const float v714 = v40.m[0][3].thread_elements()[0];
+    const uint v715 = v708 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v716 = v715 + v710;
+    const bfloat v717 = c[v716];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v718 = float(v717);
+    const float v719 = v718 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v720 = fma(v714, v3, v719);
+    const bfloat v721 = bfloat(v720);
+    c[v716] = v721;
   }
-  const uint v734 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v736 = v616 + v734;
-  const uint v737 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v739 = v619 + v737;
-  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v741 = v739 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v40.m[0][3].thread_elements()[1];
-    const uint v744 = v736 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v745 = v744 + v739;
-    const bfloat v746 = c[v745];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v747 = float(v746);
-    const float v748 = v747 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v749 = fma(v743, v3, v748);
-    const bfloat v750 = bfloat(v749);
-    c[v745] = v750;
+  const uint v722 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v723 = v616 + v722;
+  const uint v724 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v725 = v615 + v724;
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v727 = v725 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v40.m[0][3].thread_elements()[1];
+    const uint v730 = v723 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v731 = v730 + v725;
+    const bfloat v732 = c[v731];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v733 = float(v732);
+    const float v734 = v733 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v735 = fma(v729, v3, v734);
+    const bfloat v736 = bfloat(v735);
+    c[v731] = v736;
   }
-  const uint v751 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v753 = v616 + v751;
-  const uint v754 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v756 = v619 + v754;
-  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v758 = v756 < v1;
-  const bool v759 = v757 && v758;
-  if (v759) {
-    const float v760 = v40.m[0][4].thread_elements()[0];
-    const uint v761 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v762 = v761 + v756;
-    const bfloat v763 = c[v762];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v764 = float(v763);
-    const float v765 = v764 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v766 = fma(v760, v3, v765);
-    const bfloat v767 = bfloat(v766);
-    c[v762] = v767;
+  const uint v737 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v738 = v616 + v737;
+  const uint v739 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v740 = v615 + v739;
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v742 = v740 < v1;
+  const bool v743 = v741 && v742;
+  if (v743) {
+    const float v744 = v40.m[0][4].thread_elements()[0];
+    const uint v745 = v738 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v746 = v745 + v740;
+    const bfloat v747 = c[v746];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v748 = float(v747);
+    const float v749 = v748 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v750 = fma(v744, v3, v749);
+    const bfloat v751 = bfloat(v750);
+    c[v746] = v751;
   }
-  const uint v768 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v770 = v616 + v768;
-  const uint v771 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v773 = v619 + v771;
-  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v775 = v773 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v40.m[0][4].thread_elements()[1];
-    const uint v778 = v770 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v779 = v778 + v773;
-    const bfloat v780 = c[v779];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v781 = float(v780);
-    const float v782 = v781 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v783 = fma(v777, v3, v782);
-    const bfloat v784 = bfloat(v783);
-    c[v779] = v784;
+  const uint v752 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v753 = v616 + v752;
+  const uint v754 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v755 = v615 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v757 = v755 < v1;
+  const bool v758 = v756 && v757;
+  if (v758) {
+    const float v759 = v40.m[0][4].thread_elements()[1];
+    const uint v760 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v761 = v760 + v755;
+    const bfloat v762 = c[v761];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v763 = float(v762);
+    const float v764 = v763 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v765 = fma(v759, v3, v764);
+    const bfloat v766 = bfloat(v765);
+    c[v761] = v766;
   }
-  const uint v785 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v787 = v616 + v785;
-  const uint v788 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v790 = v619 + v788;
-  const bool v791 = v787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v792 = v790 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v40.m[0][5].thread_elements()[0];
-    const uint v795 = v787 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v796 = v795 + v790;
-    const bfloat v797 = c[v796];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v798 = float(v797);
-    const float v799 = v798 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v800 = fma(v794, v3, v799);
-    const bfloat v801 = bfloat(v800);
-    c[v796] = v801;
+  const uint v767 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v768 = v616 + v767;
+  const uint v769 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v770 = v615 + v769;
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v772 = v770 < v1;
+  const bool v773 = v771 && v772;
+  if (v773) {
+    const float v774 = v40.m[0][5].thread_elements()[0];
+    const uint v775 = v768 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v776 = v775 + v770;
+    const bfloat v777 = c[v776];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v778 = float(v777);
+    const float v779 = v778 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v780 = fma(v774, v3, v779);
+    const bfloat v781 = bfloat(v780);
+    c[v776] = v781;
   }
-  const uint v802 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v804 = v616 + v802;
-  const uint v805 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v807 = v619 + v805;
-  const bool v808 = v804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v809 = v807 < v1;
-  const bool v810 = v808 && v809;
-  if (v810) {
-    const float v811 = v40.m[0][5].thread_elements()[1];
-    const uint v812 = v804 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v813 = v812 + v807;
-    const bfloat v814 = c[v813];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v815 = float(v814);
-    const float v816 = v815 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v817 = fma(v811, v3, v816);
-    const bfloat v818 = bfloat(v817);
-    c[v813] = v818;
+  const uint v782 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v783 = v616 + v782;
+  const uint v784 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v785 = v615 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v787 = v785 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v40.m[0][5].thread_elements()[1];
+    const uint v790 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v791 = v790 + v785;
+    const bfloat v792 = c[v791];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v793 = float(v792);
+    const float v794 = v793 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v795 = fma(v789, v3, v794);
+    const bfloat v796 = bfloat(v795);
+    c[v791] = v796;
   }
-  const uint v819 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v821 = v616 + v819;
-  const uint v822 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v824 = v619 + v822;
-  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v826 = v824 < v1;
-  const bool v827 = v825 && v826;
-  if (v827) {
-    const float v828 = v40.m[0][6].thread_elements()[0];
-    const uint v829 = v821 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v830 = v829 + v824;
-    const bfloat v831 = c[v830];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v832 = float(v831);
-    const float v833 = v832 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v834 = fma(v828, v3, v833);
-    const bfloat v835 = bfloat(v834);
-    c[v830] = v835;
+  const uint v797 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v798 = v616 + v797;
+  const uint v799 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v800 = v615 + v799;
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v802 = v800 < v1;
+  const bool v803 = v801 && v802;
+  if (v803) {
+    const float v804 = v40.m[0][6].thread_elements()[0];
+    const uint v805 = v798 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v806 = v805 + v800;
+    const bfloat v807 = c[v806];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v808 = float(v807);
+    const float v809 = v808 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v810 = fma(v804, v3, v809);
+    const bfloat v811 = bfloat(v810);
+    c[v806] = v811;
   }
-  const uint v836 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v838 = v616 + v836;
-  const uint v839 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v841 = v619 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v843 = v841 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v40.m[0][6].thread_elements()[1];
-    const uint v846 = v838 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v847 = v846 + v841;
-    const bfloat v848 = c[v847];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v849 = float(v848);
-    const float v850 = v849 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v851 = fma(v845, v3, v850);
-    const bfloat v852 = bfloat(v851);
-    c[v847] = v852;
+  const uint v812 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v813 = v616 + v812;
+  const uint v814 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v815 = v615 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v817 = v815 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v40.m[0][6].thread_elements()[1];
+    const uint v820 = v813 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v821 = v820 + v815;
+    const bfloat v822 = c[v821];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v823 = float(v822);
+    const float v824 = v823 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v825 = fma(v819, v3, v824);
+    const bfloat v826 = bfloat(v825);
+    c[v821] = v826;
   }
-  const uint v853 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v855 = v616 + v853;
-  const uint v856 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v858 = v619 + v856;
-  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v860 = v858 < v1;
-  const bool v861 = v859 && v860;
-  if (v861) {
-    const float v862 = v40.m[0][7].thread_elements()[0];
-    const uint v863 = v855 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v864 = v863 + v858;
-    const bfloat v865 = c[v864];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v866 = float(v865);
-    const float v867 = v866 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v868 = fma(v862, v3, v867);
-    const bfloat v869 = bfloat(v868);
-    c[v864] = v869;
+  const uint v827 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v828 = v616 + v827;
+  const uint v829 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v830 = v615 + v829;
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v832 = v830 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v40.m[0][7].thread_elements()[0];
+    const uint v835 = v828 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v836 = v835 + v830;
+    const bfloat v837 = c[v836];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v838 = float(v837);
+    const float v839 = v838 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v840 = fma(v834, v3, v839);
+    const bfloat v841 = bfloat(v840);
+    c[v836] = v841;
   }
-  const uint v870 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v872 = v616 + v870;
-  const uint v873 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v875 = v619 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v842 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v843 = v616 + v842;
+  const uint v844 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v845 = v615 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v847 = v845 < v1;
+  const bool v848 = v846 && v847;
+  if (v848) {
+    const float v849 = v40.m[0][7].thread_elements()[1];
+    const uint v850 = v843 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v851 = v850 + v845;
+    const bfloat v852 = c[v851];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v853 = float(v852);
+    const float v854 = v853 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v855 = fma(v849, v3, v854);
+    const bfloat v856 = bfloat(v855);
+    c[v851] = v856;
+  }
+  const uint v857 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v858 = v616 + v857;
+  const uint v859 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v860 = v615 + v859;
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v862 = v860 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v40.m[1][0].thread_elements()[0];
+    const uint v865 = v858 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v866 = v865 + v860;
+    const bfloat v867 = c[v866];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v868 = float(v867);
+    const float v869 = v868 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v870 = fma(v864, v3, v869);
+    const bfloat v871 = bfloat(v870);
+    c[v866] = v871;
+  }
+  const uint v872 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v873 = v616 + v872;
+  const uint v874 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v875 = v615 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
-    const float v879 = v40.m[0][7].thread_elements()[1];
-    const uint v880 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v879 = v40.m[1][0].thread_elements()[1];
+    const uint v880 = v873 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v881 = v880 + v875;
     const bfloat v882 = c[v881];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v883 = float(v882);
@@ -748,268 +784,304 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v886 = bfloat(v885);
     c[v881] = v886;
   }
-  const uint v887 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v889 = v616 + v887;
-  const uint v890 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v892 = v619 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v894 = v892 < v1;
-  const bool v895 = v893 && v894;
-  if (v895) {
-    const float v896 = v40.m[1][0].thread_elements()[0];
-    const uint v897 = v889 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v898 = v897 + v892;
-    const bfloat v899 = c[v898];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v900 = float(v899);
-    const float v901 = v900 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v902 = fma(v896, v3, v901);
-    const bfloat v903 = bfloat(v902);
-    c[v898] = v903;
+  const uint v887 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v888 = v616 + v887;
+  const uint v889 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v890 = v615 + v889;
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v892 = v890 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v40.m[1][1].thread_elements()[0];
+    const uint v895 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v896 = v895 + v890;
+    const bfloat v897 = c[v896];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v898 = float(v897);
+    const float v899 = v898 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v900 = fma(v894, v3, v899);
+    const bfloat v901 = bfloat(v900);
+    c[v896] = v901;
   }
-  const uint v904 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v906 = v616 + v904;
-  const uint v907 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v909 = v619 + v907;
-  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v911 = v909 < v1;
-  const bool v912 = v910 && v911;
-  if (v912) {
-    const float v913 = v40.m[1][0].thread_elements()[1];
-    const uint v914 = v906 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v915 = v914 + v909;
-    const bfloat v916 = c[v915];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v917 = float(v916);
-    const float v918 = v917 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v919 = fma(v913, v3, v918);
-    const bfloat v920 = bfloat(v919);
-    c[v915] = v920;
+  const uint v902 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v903 = v616 + v902;
+  const uint v904 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v905 = v615 + v904;
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v907 = v905 < v1;
+  const bool v908 = v906 && v907;
+  if (v908) {
+    const float v909 = v40.m[1][1].thread_elements()[1];
+    const uint v910 = v903 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v911 = v910 + v905;
+    const bfloat v912 = c[v911];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v913 = float(v912);
+    const float v914 = v913 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v915 = fma(v909, v3, v914);
+    const bfloat v916 = bfloat(v915);
+    c[v911] = v916;
   }
-  const uint v921 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v923 = v616 + v921;
-  const uint v924 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v926 = v619 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v928 = v926 < v1;
-  const bool v929 = v927 && v928;
-  if (v929) {
-    const float v930 = v40.m[1][1].thread_elements()[0];
-    const uint v931 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v932 = v931 + v926;
-    const bfloat v933 = c[v932];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v934 = float(v933);
-    const float v935 = v934 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v936 = fma(v930, v3, v935);
-    const bfloat v937 = bfloat(v936);
-    c[v932] = v937;
+  const uint v917 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v918 = v616 + v917;
+  const uint v919 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v920 = v615 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v922 = v920 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v40.m[1][2].thread_elements()[0];
+    const uint v925 = v918 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v926 = v925 + v920;
+    const bfloat v927 = c[v926];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v928 = float(v927);
+    const float v929 = v928 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v930 = fma(v924, v3, v929);
+    const bfloat v931 = bfloat(v930);
+    c[v926] = v931;
   }
-  const uint v938 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v940 = v616 + v938;
-  const uint v941 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v943 = v619 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v945 = v943 < v1;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v40.m[1][1].thread_elements()[1];
-    const uint v948 = v940 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v949 = v948 + v943;
-    const bfloat v950 = c[v949];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v951 = float(v950);
-    const float v952 = v951 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v953 = fma(v947, v3, v952);
-    const bfloat v954 = bfloat(v953);
-    c[v949] = v954;
+  const uint v932 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v933 = v616 + v932;
+  const uint v934 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v935 = v615 + v934;
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v937 = v935 < v1;
+  const bool v938 = v936 && v937;
+  if (v938) {
+    const float v939 = v40.m[1][2].thread_elements()[1];
+    const uint v940 = v933 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v941 = v940 + v935;
+    const bfloat v942 = c[v941];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v943 = float(v942);
+    const float v944 = v943 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v945 = fma(v939, v3, v944);
+    const bfloat v946 = bfloat(v945);
+    c[v941] = v946;
   }
-  const uint v955 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v957 = v616 + v955;
-  const uint v958 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v960 = v619 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v962 = v960 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v40.m[1][2].thread_elements()[0];
-    const uint v965 = v957 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v966 = v965 + v960;
-    const bfloat v967 = c[v966];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v968 = float(v967);
-    const float v969 = v968 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v970 = fma(v964, v3, v969);
-    const bfloat v971 = bfloat(v970);
-    c[v966] = v971;
+  const uint v947 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v948 = v616 + v947;
+  const uint v949 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v950 = v615 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v952 = v950 < v1;
+  const bool v953 = v951 && v952;
+  if (v953) {
+    const float v954 = v40.m[1][3].thread_elements()[0];
+    const uint v955 = v948 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v956 = v955 + v950;
+    const bfloat v957 = c[v956];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v958 = float(v957);
+    const float v959 = v958 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v960 = fma(v954, v3, v959);
+    const bfloat v961 = bfloat(v960);
+    c[v956] = v961;
   }
-  const uint v972 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v974 = v616 + v972;
-  const uint v975 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v977 = v619 + v975;
-  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v979 = v977 < v1;
-  const bool v980 = v978 && v979;
-  if (v980) {
-    const float v981 = v40.m[1][2].thread_elements()[1];
-    const uint v982 = v974 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v983 = v982 + v977;
-    const bfloat v984 = c[v983];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v985 = float(v984);
-    const float v986 = v985 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v987 = fma(v981, v3, v986);
-    const bfloat v988 = bfloat(v987);
-    c[v983] = v988;
+  const uint v962 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v963 = v616 + v962;
+  const uint v964 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v965 = v615 + v964;
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v967 = v965 < v1;
+  const bool v968 = v966 && v967;
+  if (v968) {
+    const float v969 = v40.m[1][3].thread_elements()[1];
+    const uint v970 = v963 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v971 = v970 + v965;
+    const bfloat v972 = c[v971];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v973 = float(v972);
+    const float v974 = v973 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v975 = fma(v969, v3, v974);
+    const bfloat v976 = bfloat(v975);
+    c[v971] = v976;
   }
-  const uint v989 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v991 = v616 + v989;
-  const uint v992 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v994 = v619 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v996 = v994 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v40.m[1][3].thread_elements()[0];
-    const uint v999 = v991 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1000 = v999 + v994;
-    const bfloat v1001 = c[v1000];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1002 = float(v1001);
-    const float v1003 = v1002 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1004 = fma(v998, v3, v1003);
-    const bfloat v1005 = bfloat(v1004);
-    c[v1000] = v1005;
+  const uint v977 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v978 = v616 + v977;
+  const uint v979 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v980 = v615 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v982 = v980 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v40.m[1][4].thread_elements()[0];
+    const uint v985 = v978 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v986 = v985 + v980;
+    const bfloat v987 = c[v986];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v988 = float(v987);
+    const float v989 = v988 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v990 = fma(v984, v3, v989);
+    const bfloat v991 = bfloat(v990);
+    c[v986] = v991;
   }
-  const uint v1006 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1008 = v616 + v1006;
-  const uint v1009 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1011 = v619 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1013 = v1011 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v40.m[1][3].thread_elements()[1];
-    const uint v1016 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1017 = v1016 + v1011;
-    const bfloat v1018 = c[v1017];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1019 = float(v1018);
-    const float v1020 = v1019 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1021 = fma(v1015, v3, v1020);
-    const bfloat v1022 = bfloat(v1021);
-    c[v1017] = v1022;
+  const uint v992 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v993 = v616 + v992;
+  const uint v994 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v995 = v615 + v994;
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v40.m[1][4].thread_elements()[1];
+    const uint v1000 = v993 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1001 = v1000 + v995;
+    const bfloat v1002 = c[v1001];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1003 = float(v1002);
+    const float v1004 = v1003 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1005 = fma(v999, v3, v1004);
+    const bfloat v1006 = bfloat(v1005);
+    c[v1001] = v1006;
   }
-  const uint v1023 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1025 = v616 + v1023;
-  const uint v1026 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1028 = v619 + v1026;
-  const bool v1029 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1030 = v1028 < v1;
-  const bool v1031 = v1029 && v1030;
-  if (v1031) {
-    const float v1032 = v40.m[1][4].thread_elements()[0];
-    const uint v1033 = v1025 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1034 = v1033 + v1028;
-    const bfloat v1035 = c[v1034];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1036 = float(v1035);
-    const float v1037 = v1036 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1038 = fma(v1032, v3, v1037);
-    const bfloat v1039 = bfloat(v1038);
-    c[v1034] = v1039;
+  const uint v1007 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1008 = v616 + v1007;
+  const uint v1009 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1010 = v615 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1012 = v1010 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v40.m[1][5].thread_elements()[0];
+    const uint v1015 = v1008 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1016 = v1015 + v1010;
+    const bfloat v1017 = c[v1016];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1018 = float(v1017);
+    const float v1019 = v1018 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1020 = fma(v1014, v3, v1019);
+    const bfloat v1021 = bfloat(v1020);
+    c[v1016] = v1021;
   }
-  const uint v1040 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1042 = v616 + v1040;
-  const uint v1043 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1045 = v619 + v1043;
-  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1047 = v1045 < v1;
-  const bool v1048 = v1046 && v1047;
-  if (v1048) {
-    const float v1049 = v40.m[1][4].thread_elements()[1];
-    const uint v1050 = v1042 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1051 = v1050 + v1045;
-    const bfloat v1052 = c[v1051];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1053 = float(v1052);
-    const float v1054 = v1053 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1055 = fma(v1049, v3, v1054);
-    const bfloat v1056 = bfloat(v1055);
-    c[v1051] = v1056;
+  const uint v1022 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1023 = v616 + v1022;
+  const uint v1024 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1025 = v615 + v1024;
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1027 = v1025 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v40.m[1][5].thread_elements()[1];
+    const uint v1030 = v1023 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1031 = v1030 + v1025;
+    const bfloat v1032 = c[v1031];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1033 = float(v1032);
+    const float v1034 = v1033 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1035 = fma(v1029, v3, v1034);
+    const bfloat v1036 = bfloat(v1035);
+    c[v1031] = v1036;
   }
-  const uint v1057 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1059 = v616 + v1057;
-  const uint v1060 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1062 = v619 + v1060;
-  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1064 = v1062 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v40.m[1][5].thread_elements()[0];
-    const uint v1067 = v1059 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1068 = v1067 + v1062;
-    const bfloat v1069 = c[v1068];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1070 = float(v1069);
-    const float v1071 = v1070 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1072 = fma(v1066, v3, v1071);
-    const bfloat v1073 = bfloat(v1072);
-    c[v1068] = v1073;
+  const uint v1037 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1038 = v616 + v1037;
+  const uint v1039 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1040 = v615 + v1039;
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1042 = v1040 < v1;
+  const bool v1043 = v1041 && v1042;
+  if (v1043) {
+    const float v1044 = v40.m[1][6].thread_elements()[0];
+    const uint v1045 = v1038 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1046 = v1045 + v1040;
+    const bfloat v1047 = c[v1046];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1048 = float(v1047);
+    const float v1049 = v1048 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1050 = fma(v1044, v3, v1049);
+    const bfloat v1051 = bfloat(v1050);
+    c[v1046] = v1051;
   }
-  const uint v1074 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1076 = v616 + v1074;
-  const uint v1077 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1079 = v619 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1081 = v1079 < v1;
-  const bool v1082 = v1080 && v1081;
-  if (v1082) {
-    const float v1083 = v40.m[1][5].thread_elements()[1];
-    const uint v1084 = v1076 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1085 = v1084 + v1079;
-    const bfloat v1086 = c[v1085];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1087 = float(v1086);
-    const float v1088 = v1087 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1089 = fma(v1083, v3, v1088);
-    const bfloat v1090 = bfloat(v1089);
-    c[v1085] = v1090;
+  const uint v1052 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1053 = v616 + v1052;
+  const uint v1054 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1055 = v615 + v1054;
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1057 = v1055 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v40.m[1][6].thread_elements()[1];
+    const uint v1060 = v1053 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1061 = v1060 + v1055;
+    const bfloat v1062 = c[v1061];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1063 = float(v1062);
+    const float v1064 = v1063 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1065 = fma(v1059, v3, v1064);
+    const bfloat v1066 = bfloat(v1065);
+    c[v1061] = v1066;
   }
-  const uint v1091 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1093 = v616 + v1091;
-  const uint v1094 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1096 = v619 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1098 = v1096 < v1;
-  const bool v1099 = v1097 && v1098;
-  if (v1099) {
-    const float v1100 = v40.m[1][6].thread_elements()[0];
-    const uint v1101 = v1093 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1102 = v1101 + v1096;
-    const bfloat v1103 = c[v1102];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1104 = float(v1103);
-    const float v1105 = v1104 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1106 = fma(v1100, v3, v1105);
-    const bfloat v1107 = bfloat(v1106);
-    c[v1102] = v1107;
+  const uint v1067 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1068 = v616 + v1067;
+  const uint v1069 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1070 = v615 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1072 = v1070 < v1;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v40.m[1][7].thread_elements()[0];
+    const uint v1075 = v1068 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1076 = v1075 + v1070;
+    const bfloat v1077 = c[v1076];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1078 = float(v1077);
+    const float v1079 = v1078 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1080 = fma(v1074, v3, v1079);
+    const bfloat v1081 = bfloat(v1080);
+    c[v1076] = v1081;
   }
-  const uint v1108 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1110 = v616 + v1108;
-  const uint v1111 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1113 = v619 + v1111;
-  const bool v1114 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1115 = v1113 < v1;
-  const bool v1116 = v1114 && v1115;
-  if (v1116) {
-    const float v1117 = v40.m[1][6].thread_elements()[1];
-    const uint v1118 = v1110 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1119 = v1118 + v1113;
-    const bfloat v1120 = c[v1119];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1121 = float(v1120);
-    const float v1122 = v1121 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1123 = fma(v1117, v3, v1122);
-    const bfloat v1124 = bfloat(v1123);
-    c[v1119] = v1124;
+  const uint v1082 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1083 = v616 + v1082;
+  const uint v1084 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1085 = v615 + v1084;
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1087 = v1085 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v40.m[1][7].thread_elements()[1];
+    const uint v1090 = v1083 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1091 = v1090 + v1085;
+    const bfloat v1092 = c[v1091];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1093 = float(v1092);
+    const float v1094 = v1093 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1095 = fma(v1089, v3, v1094);
+    const bfloat v1096 = bfloat(v1095);
+    c[v1091] = v1096;
   }
-  const uint v1125 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1127 = v616 + v1125;
-  const uint v1128 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1130 = v619 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1097 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1098 = v616 + v1097;
+  const uint v1099 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1100 = v615 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1102 = v1100 < v1;
+  const bool v1103 = v1101 && v1102;
+  if (v1103) {
+    const float v1104 = v40.m[2][0].thread_elements()[0];
+    const uint v1105 = v1098 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1106 = v1105 + v1100;
+    const bfloat v1107 = c[v1106];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1108 = float(v1107);
+    const float v1109 = v1108 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1110 = fma(v1104, v3, v1109);
+    const bfloat v1111 = bfloat(v1110);
+    c[v1106] = v1111;
+  }
+  const uint v1112 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1113 = v616 + v1112;
+  const uint v1114 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1115 = v615 + v1114;
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1117 = v1115 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v40.m[2][0].thread_elements()[1];
+    const uint v1120 = v1113 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1121 = v1120 + v1115;
+    const bfloat v1122 = c[v1121];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1123 = float(v1122);
+    const float v1124 = v1123 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1125 = fma(v1119, v3, v1124);
+    const bfloat v1126 = bfloat(v1125);
+    c[v1121] = v1126;
+  }
+  const uint v1127 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1128 = v616 + v1127;
+  const uint v1129 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1130 = v615 + v1129;
+  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
-    const float v1134 = v40.m[1][7].thread_elements()[0];
-    const uint v1135 = v1127 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v1134 = v40.m[2][1].thread_elements()[0];
+    const uint v1135 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1136 = v1135 + v1130;
     const bfloat v1137 = c[v1136];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v1138 = float(v1137);
@@ -1018,268 +1090,304 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1141 = bfloat(v1140);
     c[v1136] = v1141;
   }
-  const uint v1142 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1144 = v616 + v1142;
-  const uint v1145 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1147 = v619 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v40.m[1][7].thread_elements()[1];
-    const uint v1152 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1153 = v1152 + v1147;
-    const bfloat v1154 = c[v1153];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1155 = float(v1154);
-    const float v1156 = v1155 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1157 = fma(v1151, v3, v1156);
-    const bfloat v1158 = bfloat(v1157);
-    c[v1153] = v1158;
+  const uint v1142 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1143 = v616 + v1142;
+  const uint v1144 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1145 = v615 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1147 = v1145 < v1;
+  const bool v1148 = v1146 && v1147;
+  if (v1148) {
+    const float v1149 = v40.m[2][1].thread_elements()[1];
+    const uint v1150 = v1143 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1151 = v1150 + v1145;
+    const bfloat v1152 = c[v1151];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1153 = float(v1152);
+    const float v1154 = v1153 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1155 = fma(v1149, v3, v1154);
+    const bfloat v1156 = bfloat(v1155);
+    c[v1151] = v1156;
   }
-  const uint v1159 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1161 = v616 + v1159;
-  const uint v1162 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1164 = v619 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1166 = v1164 < v1;
-  const bool v1167 = v1165 && v1166;
-  if (v1167) {
-    const float v1168 = v40.m[2][0].thread_elements()[0];
-    const uint v1169 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1170 = v1169 + v1164;
-    const bfloat v1171 = c[v1170];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1172 = float(v1171);
-    const float v1173 = v1172 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1174 = fma(v1168, v3, v1173);
-    const bfloat v1175 = bfloat(v1174);
-    c[v1170] = v1175;
+  const uint v1157 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1158 = v616 + v1157;
+  const uint v1159 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1160 = v615 + v1159;
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1162 = v1160 < v1;
+  const bool v1163 = v1161 && v1162;
+  if (v1163) {
+    const float v1164 = v40.m[2][2].thread_elements()[0];
+    const uint v1165 = v1158 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1166 = v1165 + v1160;
+    const bfloat v1167 = c[v1166];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1168 = float(v1167);
+    const float v1169 = v1168 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1170 = fma(v1164, v3, v1169);
+    const bfloat v1171 = bfloat(v1170);
+    c[v1166] = v1171;
   }
-  const uint v1176 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1178 = v616 + v1176;
-  const uint v1179 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1181 = v619 + v1179;
-  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1183 = v1181 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v40.m[2][0].thread_elements()[1];
-    const uint v1186 = v1178 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1187 = v1186 + v1181;
-    const bfloat v1188 = c[v1187];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1189 = float(v1188);
-    const float v1190 = v1189 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1191 = fma(v1185, v3, v1190);
-    const bfloat v1192 = bfloat(v1191);
-    c[v1187] = v1192;
+  const uint v1172 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1173 = v616 + v1172;
+  const uint v1174 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1175 = v615 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1177 = v1175 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v40.m[2][2].thread_elements()[1];
+    const uint v1180 = v1173 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1181 = v1180 + v1175;
+    const bfloat v1182 = c[v1181];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1183 = float(v1182);
+    const float v1184 = v1183 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1185 = fma(v1179, v3, v1184);
+    const bfloat v1186 = bfloat(v1185);
+    c[v1181] = v1186;
   }
-  const uint v1193 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1195 = v616 + v1193;
-  const uint v1196 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1198 = v619 + v1196;
-  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1200 = v1198 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v40.m[2][1].thread_elements()[0];
-    const uint v1203 = v1195 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1204 = v1203 + v1198;
-    const bfloat v1205 = c[v1204];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1206 = float(v1205);
-    const float v1207 = v1206 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1208 = fma(v1202, v3, v1207);
-    const bfloat v1209 = bfloat(v1208);
-    c[v1204] = v1209;
+  const uint v1187 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1188 = v616 + v1187;
+  const uint v1189 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1190 = v615 + v1189;
+  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1192 = v1190 < v1;
+  const bool v1193 = v1191 && v1192;
+  if (v1193) {
+    const float v1194 = v40.m[2][3].thread_elements()[0];
+    const uint v1195 = v1188 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1196 = v1195 + v1190;
+    const bfloat v1197 = c[v1196];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1198 = float(v1197);
+    const float v1199 = v1198 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1200 = fma(v1194, v3, v1199);
+    const bfloat v1201 = bfloat(v1200);
+    c[v1196] = v1201;
   }
-  const uint v1210 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1212 = v616 + v1210;
-  const uint v1213 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1215 = v619 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1217 = v1215 < v1;
-  const bool v1218 = v1216 && v1217;
-  if (v1218) {
-    const float v1219 = v40.m[2][1].thread_elements()[1];
-    const uint v1220 = v1212 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1221 = v1220 + v1215;
-    const bfloat v1222 = c[v1221];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1223 = float(v1222);
-    const float v1224 = v1223 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1225 = fma(v1219, v3, v1224);
-    const bfloat v1226 = bfloat(v1225);
-    c[v1221] = v1226;
+  const uint v1202 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1203 = v616 + v1202;
+  const uint v1204 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1205 = v615 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1207 = v1205 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v40.m[2][3].thread_elements()[1];
+    const uint v1210 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1211 = v1210 + v1205;
+    const bfloat v1212 = c[v1211];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1213 = float(v1212);
+    const float v1214 = v1213 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1215 = fma(v1209, v3, v1214);
+    const bfloat v1216 = bfloat(v1215);
+    c[v1211] = v1216;
   }
-  const uint v1227 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1229 = v616 + v1227;
-  const uint v1230 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1232 = v619 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1234 = v1232 < v1;
-  const bool v1235 = v1233 && v1234;
-  if (v1235) {
-    const float v1236 = v40.m[2][2].thread_elements()[0];
-    const uint v1237 = v1229 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1238 = v1237 + v1232;
-    const bfloat v1239 = c[v1238];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1240 = float(v1239);
-    const float v1241 = v1240 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1242 = fma(v1236, v3, v1241);
-    const bfloat v1243 = bfloat(v1242);
-    c[v1238] = v1243;
+  const uint v1217 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1218 = v616 + v1217;
+  const uint v1219 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1220 = v615 + v1219;
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1222 = v1220 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v40.m[2][4].thread_elements()[0];
+    const uint v1225 = v1218 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1226 = v1225 + v1220;
+    const bfloat v1227 = c[v1226];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1228 = float(v1227);
+    const float v1229 = v1228 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1230 = fma(v1224, v3, v1229);
+    const bfloat v1231 = bfloat(v1230);
+    c[v1226] = v1231;
   }
-  const uint v1244 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1246 = v616 + v1244;
-  const uint v1247 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1249 = v619 + v1247;
-  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v40.m[2][2].thread_elements()[1];
-    const uint v1254 = v1246 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1255 = v1254 + v1249;
-    const bfloat v1256 = c[v1255];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1257 = float(v1256);
-    const float v1258 = v1257 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1259 = fma(v1253, v3, v1258);
-    const bfloat v1260 = bfloat(v1259);
-    c[v1255] = v1260;
+  const uint v1232 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1233 = v616 + v1232;
+  const uint v1234 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1235 = v615 + v1234;
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v40.m[2][4].thread_elements()[1];
+    const uint v1240 = v1233 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1241 = v1240 + v1235;
+    const bfloat v1242 = c[v1241];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1243 = float(v1242);
+    const float v1244 = v1243 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1245 = fma(v1239, v3, v1244);
+    const bfloat v1246 = bfloat(v1245);
+    c[v1241] = v1246;
   }
-  const uint v1261 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1263 = v616 + v1261;
-  const uint v1264 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1266 = v619 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1268 = v1266 < v1;
-  const bool v1269 = v1267 && v1268;
-  if (v1269) {
-    const float v1270 = v40.m[2][3].thread_elements()[0];
-    const uint v1271 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1272 = v1271 + v1266;
-    const bfloat v1273 = c[v1272];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1274 = float(v1273);
-    const float v1275 = v1274 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1276 = fma(v1270, v3, v1275);
-    const bfloat v1277 = bfloat(v1276);
-    c[v1272] = v1277;
+  const uint v1247 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1248 = v616 + v1247;
+  const uint v1249 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1250 = v615 + v1249;
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1252 = v1250 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v40.m[2][5].thread_elements()[0];
+    const uint v1255 = v1248 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1256 = v1255 + v1250;
+    const bfloat v1257 = c[v1256];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1258 = float(v1257);
+    const float v1259 = v1258 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1260 = fma(v1254, v3, v1259);
+    const bfloat v1261 = bfloat(v1260);
+    c[v1256] = v1261;
   }
-  const uint v1278 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1280 = v616 + v1278;
-  const uint v1281 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1283 = v619 + v1281;
-  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1285 = v1283 < v1;
-  const bool v1286 = v1284 && v1285;
-  if (v1286) {
-    const float v1287 = v40.m[2][3].thread_elements()[1];
-    const uint v1288 = v1280 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1289 = v1288 + v1283;
-    const bfloat v1290 = c[v1289];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1291 = float(v1290);
-    const float v1292 = v1291 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1293 = fma(v1287, v3, v1292);
-    const bfloat v1294 = bfloat(v1293);
-    c[v1289] = v1294;
+  const uint v1262 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1263 = v616 + v1262;
+  const uint v1264 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1265 = v615 + v1264;
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1267 = v1265 < v1;
+  const bool v1268 = v1266 && v1267;
+  if (v1268) {
+    const float v1269 = v40.m[2][5].thread_elements()[1];
+    const uint v1270 = v1263 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1271 = v1270 + v1265;
+    const bfloat v1272 = c[v1271];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1273 = float(v1272);
+    const float v1274 = v1273 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1275 = fma(v1269, v3, v1274);
+    const bfloat v1276 = bfloat(v1275);
+    c[v1271] = v1276;
   }
-  const uint v1295 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1297 = v616 + v1295;
-  const uint v1298 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1300 = v619 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1302 = v1300 < v1;
-  const bool v1303 = v1301 && v1302;
-  if (v1303) {
-    const float v1304 = v40.m[2][4].thread_elements()[0];
-    const uint v1305 = v1297 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1306 = v1305 + v1300;
-    const bfloat v1307 = c[v1306];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1308 = float(v1307);
-    const float v1309 = v1308 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1310 = fma(v1304, v3, v1309);
-    const bfloat v1311 = bfloat(v1310);
-    c[v1306] = v1311;
+  const uint v1277 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1278 = v616 + v1277;
+  const uint v1279 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1280 = v615 + v1279;
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1282 = v1280 < v1;
+  const bool v1283 = v1281 && v1282;
+  if (v1283) {
+    const float v1284 = v40.m[2][6].thread_elements()[0];
+    const uint v1285 = v1278 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1286 = v1285 + v1280;
+    const bfloat v1287 = c[v1286];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1288 = float(v1287);
+    const float v1289 = v1288 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1290 = fma(v1284, v3, v1289);
+    const bfloat v1291 = bfloat(v1290);
+    c[v1286] = v1291;
   }
-  const uint v1312 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1314 = v616 + v1312;
-  const uint v1315 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1317 = v619 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1319 = v1317 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v40.m[2][4].thread_elements()[1];
-    const uint v1322 = v1314 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1323 = v1322 + v1317;
-    const bfloat v1324 = c[v1323];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1325 = float(v1324);
-    const float v1326 = v1325 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1327 = fma(v1321, v3, v1326);
-    const bfloat v1328 = bfloat(v1327);
-    c[v1323] = v1328;
+  const uint v1292 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1293 = v616 + v1292;
+  const uint v1294 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1295 = v615 + v1294;
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1297 = v1295 < v1;
+  const bool v1298 = v1296 && v1297;
+  if (v1298) {
+    const float v1299 = v40.m[2][6].thread_elements()[1];
+    const uint v1300 = v1293 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1301 = v1300 + v1295;
+    const bfloat v1302 = c[v1301];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1303 = float(v1302);
+    const float v1304 = v1303 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1305 = fma(v1299, v3, v1304);
+    const bfloat v1306 = bfloat(v1305);
+    c[v1301] = v1306;
   }
-  const uint v1329 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1331 = v616 + v1329;
-  const uint v1332 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1334 = v619 + v1332;
-  const bool v1335 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1336 = v1334 < v1;
-  const bool v1337 = v1335 && v1336;
-  if (v1337) {
-    const float v1338 = v40.m[2][5].thread_elements()[0];
-    const uint v1339 = v1331 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1340 = v1339 + v1334;
-    const bfloat v1341 = c[v1340];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1342 = float(v1341);
-    const float v1343 = v1342 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1344 = fma(v1338, v3, v1343);
-    const bfloat v1345 = bfloat(v1344);
-    c[v1340] = v1345;
+  const uint v1307 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1308 = v616 + v1307;
+  const uint v1309 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1310 = v615 + v1309;
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1312 = v1310 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v40.m[2][7].thread_elements()[0];
+    const uint v1315 = v1308 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1316 = v1315 + v1310;
+    const bfloat v1317 = c[v1316];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1318 = float(v1317);
+    const float v1319 = v1318 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1320 = fma(v1314, v3, v1319);
+    const bfloat v1321 = bfloat(v1320);
+    c[v1316] = v1321;
   }
-  const uint v1346 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1348 = v616 + v1346;
-  const uint v1349 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1351 = v619 + v1349;
-  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1353 = v1351 < v1;
-  const bool v1354 = v1352 && v1353;
-  if (v1354) {
-    const float v1355 = v40.m[2][5].thread_elements()[1];
-    const uint v1356 = v1348 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1357 = v1356 + v1351;
-    const bfloat v1358 = c[v1357];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1359 = float(v1358);
-    const float v1360 = v1359 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1361 = fma(v1355, v3, v1360);
-    const bfloat v1362 = bfloat(v1361);
-    c[v1357] = v1362;
+  const uint v1322 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1323 = v616 + v1322;
+  const uint v1324 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1325 = v615 + v1324;
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1327 = v1325 < v1;
+  const bool v1328 = v1326 && v1327;
+  if (v1328) {
+    const float v1329 = v40.m[2][7].thread_elements()[1];
+    const uint v1330 = v1323 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1331 = v1330 + v1325;
+    const bfloat v1332 = c[v1331];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1333 = float(v1332);
+    const float v1334 = v1333 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1335 = fma(v1329, v3, v1334);
+    const bfloat v1336 = bfloat(v1335);
+    c[v1331] = v1336;
   }
-  const uint v1363 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1365 = v616 + v1363;
-  const uint v1366 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1368 = v619 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1370 = v1368 < v1;
-  const bool v1371 = v1369 && v1370;
-  if (v1371) {
-    const float v1372 = v40.m[2][6].thread_elements()[0];
-    const uint v1373 = v1365 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1374 = v1373 + v1368;
-    const bfloat v1375 = c[v1374];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1376 = float(v1375);
-    const float v1377 = v1376 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1378 = fma(v1372, v3, v1377);
-    const bfloat v1379 = bfloat(v1378);
-    c[v1374] = v1379;
+  const uint v1337 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1338 = v616 + v1337;
+  const uint v1339 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1340 = v615 + v1339;
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1342 = v1340 < v1;
+  const bool v1343 = v1341 && v1342;
+  if (v1343) {
+    const float v1344 = v40.m[3][0].thread_elements()[0];
+    const uint v1345 = v1338 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1346 = v1345 + v1340;
+    const bfloat v1347 = c[v1346];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1348 = float(v1347);
+    const float v1349 = v1348 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1350 = fma(v1344, v3, v1349);
+    const bfloat v1351 = bfloat(v1350);
+    c[v1346] = v1351;
   }
-  const uint v1380 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1382 = v616 + v1380;
-  const uint v1383 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1385 = v619 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1352 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1353 = v616 + v1352;
+  const uint v1354 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1355 = v615 + v1354;
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1357 = v1355 < v1;
+  const bool v1358 = v1356 && v1357;
+  if (v1358) {
+    const float v1359 = v40.m[3][0].thread_elements()[1];
+    const uint v1360 = v1353 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1361 = v1360 + v1355;
+    const bfloat v1362 = c[v1361];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1363 = float(v1362);
+    const float v1364 = v1363 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1365 = fma(v1359, v3, v1364);
+    const bfloat v1366 = bfloat(v1365);
+    c[v1361] = v1366;
+  }
+  const uint v1367 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1368 = v616 + v1367;
+  const uint v1369 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1370 = v615 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1372 = v1370 < v1;
+  const bool v1373 = v1371 && v1372;
+  if (v1373) {
+    const float v1374 = v40.m[3][1].thread_elements()[0];
+    const uint v1375 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1376 = v1375 + v1370;
+    const bfloat v1377 = c[v1376];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1378 = float(v1377);
+    const float v1379 = v1378 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1380 = fma(v1374, v3, v1379);
+    const bfloat v1381 = bfloat(v1380);
+    c[v1376] = v1381;
+  }
+  const uint v1382 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1383 = v616 + v1382;
+  const uint v1384 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1385 = v615 + v1384;
+  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
-    const float v1389 = v40.m[2][6].thread_elements()[1];
-    const uint v1390 = v1382 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v1389 = v40.m[3][1].thread_elements()[1];
+    const uint v1390 = v1383 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1391 = v1390 + v1385;
     const bfloat v1392 = c[v1391];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v1393 = float(v1392);
@@ -1288,268 +1396,304 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1396 = bfloat(v1395);
     c[v1391] = v1396;
   }
-  const uint v1397 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1399 = v616 + v1397;
-  const uint v1400 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1402 = v619 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1404 = v1402 < v1;
-  const bool v1405 = v1403 && v1404;
-  if (v1405) {
-    const float v1406 = v40.m[2][7].thread_elements()[0];
-    const uint v1407 = v1399 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1408 = v1407 + v1402;
-    const bfloat v1409 = c[v1408];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1410 = float(v1409);
-    const float v1411 = v1410 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1412 = fma(v1406, v3, v1411);
-    const bfloat v1413 = bfloat(v1412);
-    c[v1408] = v1413;
+  const uint v1397 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1398 = v616 + v1397;
+  const uint v1399 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1400 = v615 + v1399;
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1402 = v1400 < v1;
+  const bool v1403 = v1401 && v1402;
+  if (v1403) {
+    const float v1404 = v40.m[3][2].thread_elements()[0];
+    const uint v1405 = v1398 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1406 = v1405 + v1400;
+    const bfloat v1407 = c[v1406];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1408 = float(v1407);
+    const float v1409 = v1408 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1410 = fma(v1404, v3, v1409);
+    const bfloat v1411 = bfloat(v1410);
+    c[v1406] = v1411;
   }
-  const uint v1414 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1416 = v616 + v1414;
-  const uint v1417 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1419 = v619 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v40.m[2][7].thread_elements()[1];
-    const uint v1424 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1425 = v1424 + v1419;
-    const bfloat v1426 = c[v1425];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1427 = float(v1426);
-    const float v1428 = v1427 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1429 = fma(v1423, v3, v1428);
-    const bfloat v1430 = bfloat(v1429);
-    c[v1425] = v1430;
+  const uint v1412 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1413 = v616 + v1412;
+  const uint v1414 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1415 = v615 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1417 = v1415 < v1;
+  const bool v1418 = v1416 && v1417;
+  if (v1418) {
+    const float v1419 = v40.m[3][2].thread_elements()[1];
+    const uint v1420 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1421 = v1420 + v1415;
+    const bfloat v1422 = c[v1421];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1423 = float(v1422);
+    const float v1424 = v1423 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1425 = fma(v1419, v3, v1424);
+    const bfloat v1426 = bfloat(v1425);
+    c[v1421] = v1426;
   }
-  const uint v1431 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1433 = v616 + v1431;
-  const uint v1434 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1436 = v619 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1438 = v1436 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v40.m[3][0].thread_elements()[0];
-    const uint v1441 = v1433 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1442 = v1441 + v1436;
-    const bfloat v1443 = c[v1442];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1444 = float(v1443);
-    const float v1445 = v1444 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1446 = fma(v1440, v3, v1445);
-    const bfloat v1447 = bfloat(v1446);
-    c[v1442] = v1447;
+  const uint v1427 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1428 = v616 + v1427;
+  const uint v1429 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1430 = v615 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1432 = v1430 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v40.m[3][3].thread_elements()[0];
+    const uint v1435 = v1428 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1436 = v1435 + v1430;
+    const bfloat v1437 = c[v1436];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1438 = float(v1437);
+    const float v1439 = v1438 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1440 = fma(v1434, v3, v1439);
+    const bfloat v1441 = bfloat(v1440);
+    c[v1436] = v1441;
   }
-  const uint v1448 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1450 = v616 + v1448;
-  const uint v1451 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1453 = v619 + v1451;
-  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1455 = v1453 < v1;
-  const bool v1456 = v1454 && v1455;
-  if (v1456) {
-    const float v1457 = v40.m[3][0].thread_elements()[1];
-    const uint v1458 = v1450 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1459 = v1458 + v1453;
-    const bfloat v1460 = c[v1459];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1461 = float(v1460);
-    const float v1462 = v1461 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1463 = fma(v1457, v3, v1462);
-    const bfloat v1464 = bfloat(v1463);
-    c[v1459] = v1464;
+  const uint v1442 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1443 = v616 + v1442;
+  const uint v1444 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1445 = v615 + v1444;
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1447 = v1445 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v40.m[3][3].thread_elements()[1];
+    const uint v1450 = v1443 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1451 = v1450 + v1445;
+    const bfloat v1452 = c[v1451];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1453 = float(v1452);
+    const float v1454 = v1453 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1455 = fma(v1449, v3, v1454);
+    const bfloat v1456 = bfloat(v1455);
+    c[v1451] = v1456;
   }
-  const uint v1465 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1467 = v616 + v1465;
-  const uint v1468 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1470 = v619 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1472 = v1470 < v1;
-  const bool v1473 = v1471 && v1472;
-  if (v1473) {
-    const float v1474 = v40.m[3][1].thread_elements()[0];
-    const uint v1475 = v1467 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1476 = v1475 + v1470;
-    const bfloat v1477 = c[v1476];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1478 = float(v1477);
-    const float v1479 = v1478 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1480 = fma(v1474, v3, v1479);
-    const bfloat v1481 = bfloat(v1480);
-    c[v1476] = v1481;
+  const uint v1457 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1458 = v616 + v1457;
+  const uint v1459 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1460 = v615 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1462 = v1460 < v1;
+  const bool v1463 = v1461 && v1462;
+  if (v1463) {
+    const float v1464 = v40.m[3][4].thread_elements()[0];
+    const uint v1465 = v1458 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1466 = v1465 + v1460;
+    const bfloat v1467 = c[v1466];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1468 = float(v1467);
+    const float v1469 = v1468 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1470 = fma(v1464, v3, v1469);
+    const bfloat v1471 = bfloat(v1470);
+    c[v1466] = v1471;
   }
-  const uint v1482 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1484 = v616 + v1482;
-  const uint v1485 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1487 = v619 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v40.m[3][1].thread_elements()[1];
-    const uint v1492 = v1484 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1493 = v1492 + v1487;
-    const bfloat v1494 = c[v1493];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1495 = float(v1494);
-    const float v1496 = v1495 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1497 = fma(v1491, v3, v1496);
-    const bfloat v1498 = bfloat(v1497);
-    c[v1493] = v1498;
+  const uint v1472 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1473 = v616 + v1472;
+  const uint v1474 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1475 = v615 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1477 = v1475 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v40.m[3][4].thread_elements()[1];
+    const uint v1480 = v1473 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1481 = v1480 + v1475;
+    const bfloat v1482 = c[v1481];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1483 = float(v1482);
+    const float v1484 = v1483 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1485 = fma(v1479, v3, v1484);
+    const bfloat v1486 = bfloat(v1485);
+    c[v1481] = v1486;
   }
-  const uint v1499 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1501 = v616 + v1499;
-  const uint v1502 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1504 = v619 + v1502;
-  const bool v1505 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1506 = v1504 < v1;
-  const bool v1507 = v1505 && v1506;
-  if (v1507) {
-    const float v1508 = v40.m[3][2].thread_elements()[0];
-    const uint v1509 = v1501 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1510 = v1509 + v1504;
-    const bfloat v1511 = c[v1510];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1512 = float(v1511);
-    const float v1513 = v1512 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1514 = fma(v1508, v3, v1513);
-    const bfloat v1515 = bfloat(v1514);
-    c[v1510] = v1515;
+  const uint v1487 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1488 = v616 + v1487;
+  const uint v1489 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1490 = v615 + v1489;
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1492 = v1490 < v1;
+  const bool v1493 = v1491 && v1492;
+  if (v1493) {
+    const float v1494 = v40.m[3][5].thread_elements()[0];
+    const uint v1495 = v1488 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1496 = v1495 + v1490;
+    const bfloat v1497 = c[v1496];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1498 = float(v1497);
+    const float v1499 = v1498 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1500 = fma(v1494, v3, v1499);
+    const bfloat v1501 = bfloat(v1500);
+    c[v1496] = v1501;
   }
-  const uint v1516 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1518 = v616 + v1516;
-  const uint v1519 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1521 = v619 + v1519;
-  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1523 = v1521 < v1;
-  const bool v1524 = v1522 && v1523;
-  if (v1524) {
-    const float v1525 = v40.m[3][2].thread_elements()[1];
-    const uint v1526 = v1518 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1527 = v1526 + v1521;
-    const bfloat v1528 = c[v1527];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1529 = float(v1528);
-    const float v1530 = v1529 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1531 = fma(v1525, v3, v1530);
-    const bfloat v1532 = bfloat(v1531);
-    c[v1527] = v1532;
+  const uint v1502 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1503 = v616 + v1502;
+  const uint v1504 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1505 = v615 + v1504;
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1507 = v1505 < v1;
+  const bool v1508 = v1506 && v1507;
+  if (v1508) {
+    const float v1509 = v40.m[3][5].thread_elements()[1];
+    const uint v1510 = v1503 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1511 = v1510 + v1505;
+    const bfloat v1512 = c[v1511];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1513 = float(v1512);
+    const float v1514 = v1513 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1515 = fma(v1509, v3, v1514);
+    const bfloat v1516 = bfloat(v1515);
+    c[v1511] = v1516;
   }
-  const uint v1533 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1535 = v616 + v1533;
-  const uint v1536 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1538 = v619 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1540 = v1538 < v1;
-  const bool v1541 = v1539 && v1540;
-  if (v1541) {
-    const float v1542 = v40.m[3][3].thread_elements()[0];
-    const uint v1543 = v1535 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1544 = v1543 + v1538;
-    const bfloat v1545 = c[v1544];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1546 = float(v1545);
-    const float v1547 = v1546 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1548 = fma(v1542, v3, v1547);
-    const bfloat v1549 = bfloat(v1548);
-    c[v1544] = v1549;
+  const uint v1517 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1518 = v616 + v1517;
+  const uint v1519 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1520 = v615 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1522 = v1520 < v1;
+  const bool v1523 = v1521 && v1522;
+  if (v1523) {
+    const float v1524 = v40.m[3][6].thread_elements()[0];
+    const uint v1525 = v1518 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1526 = v1525 + v1520;
+    const bfloat v1527 = c[v1526];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1528 = float(v1527);
+    const float v1529 = v1528 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1530 = fma(v1524, v3, v1529);
+    const bfloat v1531 = bfloat(v1530);
+    c[v1526] = v1531;
   }
-  const uint v1550 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1552 = v616 + v1550;
-  const uint v1553 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1555 = v619 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v40.m[3][3].thread_elements()[1];
-    const uint v1560 = v1552 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1561 = v1560 + v1555;
-    const bfloat v1562 = c[v1561];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1563 = float(v1562);
-    const float v1564 = v1563 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1565 = fma(v1559, v3, v1564);
-    const bfloat v1566 = bfloat(v1565);
-    c[v1561] = v1566;
+  const uint v1532 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1533 = v616 + v1532;
+  const uint v1534 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1535 = v615 + v1534;
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1537 = v1535 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v40.m[3][6].thread_elements()[1];
+    const uint v1540 = v1533 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1541 = v1540 + v1535;
+    const bfloat v1542 = c[v1541];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1543 = float(v1542);
+    const float v1544 = v1543 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1545 = fma(v1539, v3, v1544);
+    const bfloat v1546 = bfloat(v1545);
+    c[v1541] = v1546;
   }
-  const uint v1567 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1569 = v616 + v1567;
-  const uint v1570 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1572 = v619 + v1570;
-  const bool v1573 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1574 = v1572 < v1;
-  const bool v1575 = v1573 && v1574;
-  if (v1575) {
-    const float v1576 = v40.m[3][4].thread_elements()[0];
-    const uint v1577 = v1569 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1578 = v1577 + v1572;
-    const bfloat v1579 = c[v1578];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1580 = float(v1579);
-    const float v1581 = v1580 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1582 = fma(v1576, v3, v1581);
-    const bfloat v1583 = bfloat(v1582);
-    c[v1578] = v1583;
+  const uint v1547 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1548 = v616 + v1547;
+  const uint v1549 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1550 = v615 + v1549;
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1552 = v1550 < v1;
+  const bool v1553 = v1551 && v1552;
+  if (v1553) {
+    const float v1554 = v40.m[3][7].thread_elements()[0];
+    const uint v1555 = v1548 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1556 = v1555 + v1550;
+    const bfloat v1557 = c[v1556];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1558 = float(v1557);
+    const float v1559 = v1558 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1560 = fma(v1554, v3, v1559);
+    const bfloat v1561 = bfloat(v1560);
+    c[v1556] = v1561;
   }
-  const uint v1584 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1586 = v616 + v1584;
-  const uint v1587 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1589 = v619 + v1587;
-  const bool v1590 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1591 = v1589 < v1;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v40.m[3][4].thread_elements()[1];
-    const uint v1594 = v1586 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1595 = v1594 + v1589;
-    const bfloat v1596 = c[v1595];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1597 = float(v1596);
-    const float v1598 = v1597 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1599 = fma(v1593, v3, v1598);
-    const bfloat v1600 = bfloat(v1599);
-    c[v1595] = v1600;
+  const uint v1562 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1563 = v616 + v1562;
+  const uint v1564 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1565 = v615 + v1564;
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1567 = v1565 < v1;
+  const bool v1568 = v1566 && v1567;
+  if (v1568) {
+    const float v1569 = v40.m[3][7].thread_elements()[1];
+    const uint v1570 = v1563 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1571 = v1570 + v1565;
+    const bfloat v1572 = c[v1571];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1573 = float(v1572);
+    const float v1574 = v1573 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1575 = fma(v1569, v3, v1574);
+    const bfloat v1576 = bfloat(v1575);
+    c[v1571] = v1576;
   }
-  const uint v1601 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1603 = v616 + v1601;
-  const uint v1604 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1606 = v619 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1608 = v1606 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v40.m[3][5].thread_elements()[0];
-    const uint v1611 = v1603 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1612 = v1611 + v1606;
-    const bfloat v1613 = c[v1612];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1614 = float(v1613);
-    const float v1615 = v1614 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1616 = fma(v1610, v3, v1615);
-    const bfloat v1617 = bfloat(v1616);
-    c[v1612] = v1617;
+  const uint v1577 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1578 = v616 + v1577;
+  const uint v1579 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1580 = v615 + v1579;
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1582 = v1580 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v40.m[4][0].thread_elements()[0];
+    const uint v1585 = v1578 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1586 = v1585 + v1580;
+    const bfloat v1587 = c[v1586];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1588 = float(v1587);
+    const float v1589 = v1588 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1590 = fma(v1584, v3, v1589);
+    const bfloat v1591 = bfloat(v1590);
+    c[v1586] = v1591;
   }
-  const uint v1618 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1620 = v616 + v1618;
-  const uint v1621 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1623 = v619 + v1621;
-  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1625 = v1623 < v1;
-  const bool v1626 = v1624 && v1625;
-  if (v1626) {
-    const float v1627 = v40.m[3][5].thread_elements()[1];
-    const uint v1628 = v1620 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1629 = v1628 + v1623;
-    const bfloat v1630 = c[v1629];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1631 = float(v1630);
-    const float v1632 = v1631 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1633 = fma(v1627, v3, v1632);
-    const bfloat v1634 = bfloat(v1633);
-    c[v1629] = v1634;
+  const uint v1592 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1593 = v616 + v1592;
+  const uint v1594 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1595 = v615 + v1594;
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1597 = v1595 < v1;
+  const bool v1598 = v1596 && v1597;
+  if (v1598) {
+    const float v1599 = v40.m[4][0].thread_elements()[1];
+    const uint v1600 = v1593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1601 = v1600 + v1595;
+    const bfloat v1602 = c[v1601];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1603 = float(v1602);
+    const float v1604 = v1603 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1605 = fma(v1599, v3, v1604);
+    const bfloat v1606 = bfloat(v1605);
+    c[v1601] = v1606;
   }
-  const uint v1635 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1637 = v616 + v1635;
-  const uint v1638 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1640 = v619 + v1638;
-  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1607 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1608 = v616 + v1607;
+  const uint v1609 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1610 = v615 + v1609;
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1612 = v1610 < v1;
+  const bool v1613 = v1611 && v1612;
+  if (v1613) {
+    const float v1614 = v40.m[4][1].thread_elements()[0];
+    const uint v1615 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1616 = v1615 + v1610;
+    const bfloat v1617 = c[v1616];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1618 = float(v1617);
+    const float v1619 = v1618 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1620 = fma(v1614, v3, v1619);
+    const bfloat v1621 = bfloat(v1620);
+    c[v1616] = v1621;
+  }
+  const uint v1622 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1623 = v616 + v1622;
+  const uint v1624 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1625 = v615 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1627 = v1625 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v40.m[4][1].thread_elements()[1];
+    const uint v1630 = v1623 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1631 = v1630 + v1625;
+    const bfloat v1632 = c[v1631];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1633 = float(v1632);
+    const float v1634 = v1633 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1635 = fma(v1629, v3, v1634);
+    const bfloat v1636 = bfloat(v1635);
+    c[v1631] = v1636;
+  }
+  const uint v1637 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1638 = v616 + v1637;
+  const uint v1639 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1640 = v615 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
-    const float v1644 = v40.m[3][6].thread_elements()[0];
-    const uint v1645 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v1644 = v40.m[4][2].thread_elements()[0];
+    const uint v1645 = v1638 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1646 = v1645 + v1640;
     const bfloat v1647 = c[v1646];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v1648 = float(v1647);
@@ -1558,268 +1702,304 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1651 = bfloat(v1650);
     c[v1646] = v1651;
   }
-  const uint v1652 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1654 = v616 + v1652;
-  const uint v1655 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1657 = v619 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1659 = v1657 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v40.m[3][6].thread_elements()[1];
-    const uint v1662 = v1654 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1663 = v1662 + v1657;
-    const bfloat v1664 = c[v1663];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1665 = float(v1664);
-    const float v1666 = v1665 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1667 = fma(v1661, v3, v1666);
-    const bfloat v1668 = bfloat(v1667);
-    c[v1663] = v1668;
+  const uint v1652 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1653 = v616 + v1652;
+  const uint v1654 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1655 = v615 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1657 = v1655 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v40.m[4][2].thread_elements()[1];
+    const uint v1660 = v1653 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1661 = v1660 + v1655;
+    const bfloat v1662 = c[v1661];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1663 = float(v1662);
+    const float v1664 = v1663 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1665 = fma(v1659, v3, v1664);
+    const bfloat v1666 = bfloat(v1665);
+    c[v1661] = v1666;
   }
-  const uint v1669 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1671 = v616 + v1669;
-  const uint v1672 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1674 = v619 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1676 = v1674 < v1;
-  const bool v1677 = v1675 && v1676;
-  if (v1677) {
-    const float v1678 = v40.m[3][7].thread_elements()[0];
-    const uint v1679 = v1671 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1680 = v1679 + v1674;
-    const bfloat v1681 = c[v1680];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1682 = float(v1681);
-    const float v1683 = v1682 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1684 = fma(v1678, v3, v1683);
-    const bfloat v1685 = bfloat(v1684);
-    c[v1680] = v1685;
+  const uint v1667 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1668 = v616 + v1667;
+  const uint v1669 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1670 = v615 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1672 = v1670 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v40.m[4][3].thread_elements()[0];
+    const uint v1675 = v1668 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1676 = v1675 + v1670;
+    const bfloat v1677 = c[v1676];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1678 = float(v1677);
+    const float v1679 = v1678 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1680 = fma(v1674, v3, v1679);
+    const bfloat v1681 = bfloat(v1680);
+    c[v1676] = v1681;
   }
-  const uint v1686 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1688 = v616 + v1686;
-  const uint v1689 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1691 = v619 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1693 = v1691 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v40.m[3][7].thread_elements()[1];
-    const uint v1696 = v1688 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1697 = v1696 + v1691;
-    const bfloat v1698 = c[v1697];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1699 = float(v1698);
-    const float v1700 = v1699 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1701 = fma(v1695, v3, v1700);
-    const bfloat v1702 = bfloat(v1701);
-    c[v1697] = v1702;
+  const uint v1682 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1683 = v616 + v1682;
+  const uint v1684 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1685 = v615 + v1684;
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1687 = v1685 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v40.m[4][3].thread_elements()[1];
+    const uint v1690 = v1683 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1691 = v1690 + v1685;
+    const bfloat v1692 = c[v1691];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1693 = float(v1692);
+    const float v1694 = v1693 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1695 = fma(v1689, v3, v1694);
+    const bfloat v1696 = bfloat(v1695);
+    c[v1691] = v1696;
   }
-  const uint v1703 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1705 = v616 + v1703;
-  const uint v1706 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1708 = v619 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1710 = v1708 < v1;
-  const bool v1711 = v1709 && v1710;
-  if (v1711) {
-    const float v1712 = v40.m[4][0].thread_elements()[0];
-    const uint v1713 = v1705 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1714 = v1713 + v1708;
-    const bfloat v1715 = c[v1714];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1716 = float(v1715);
-    const float v1717 = v1716 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1718 = fma(v1712, v3, v1717);
-    const bfloat v1719 = bfloat(v1718);
-    c[v1714] = v1719;
+  const uint v1697 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1698 = v616 + v1697;
+  const uint v1699 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1700 = v615 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1702 = v1700 < v1;
+  const bool v1703 = v1701 && v1702;
+  if (v1703) {
+    const float v1704 = v40.m[4][4].thread_elements()[0];
+    const uint v1705 = v1698 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1706 = v1705 + v1700;
+    const bfloat v1707 = c[v1706];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1708 = float(v1707);
+    const float v1709 = v1708 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1710 = fma(v1704, v3, v1709);
+    const bfloat v1711 = bfloat(v1710);
+    c[v1706] = v1711;
   }
-  const uint v1720 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1722 = v616 + v1720;
-  const uint v1723 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1725 = v619 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1727 = v1725 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v40.m[4][0].thread_elements()[1];
-    const uint v1730 = v1722 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1731 = v1730 + v1725;
-    const bfloat v1732 = c[v1731];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1733 = float(v1732);
-    const float v1734 = v1733 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1735 = fma(v1729, v3, v1734);
-    const bfloat v1736 = bfloat(v1735);
-    c[v1731] = v1736;
+  const uint v1712 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1713 = v616 + v1712;
+  const uint v1714 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1715 = v615 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1717 = v1715 < v1;
+  const bool v1718 = v1716 && v1717;
+  if (v1718) {
+    const float v1719 = v40.m[4][4].thread_elements()[1];
+    const uint v1720 = v1713 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1721 = v1720 + v1715;
+    const bfloat v1722 = c[v1721];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1723 = float(v1722);
+    const float v1724 = v1723 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1725 = fma(v1719, v3, v1724);
+    const bfloat v1726 = bfloat(v1725);
+    c[v1721] = v1726;
   }
-  const uint v1737 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1739 = v616 + v1737;
-  const uint v1740 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1742 = v619 + v1740;
-  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1744 = v1742 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v40.m[4][1].thread_elements()[0];
-    const uint v1747 = v1739 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1748 = v1747 + v1742;
-    const bfloat v1749 = c[v1748];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1750 = float(v1749);
-    const float v1751 = v1750 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1752 = fma(v1746, v3, v1751);
-    const bfloat v1753 = bfloat(v1752);
-    c[v1748] = v1753;
+  const uint v1727 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1728 = v616 + v1727;
+  const uint v1729 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1730 = v615 + v1729;
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1732 = v1730 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v40.m[4][5].thread_elements()[0];
+    const uint v1735 = v1728 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1736 = v1735 + v1730;
+    const bfloat v1737 = c[v1736];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1738 = float(v1737);
+    const float v1739 = v1738 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1740 = fma(v1734, v3, v1739);
+    const bfloat v1741 = bfloat(v1740);
+    c[v1736] = v1741;
   }
-  const uint v1754 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1756 = v616 + v1754;
-  const uint v1757 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1759 = v619 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1761 = v1759 < v1;
-  const bool v1762 = v1760 && v1761;
-  if (v1762) {
-    const float v1763 = v40.m[4][1].thread_elements()[1];
-    const uint v1764 = v1756 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1765 = v1764 + v1759;
-    const bfloat v1766 = c[v1765];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1767 = float(v1766);
-    const float v1768 = v1767 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1769 = fma(v1763, v3, v1768);
-    const bfloat v1770 = bfloat(v1769);
-    c[v1765] = v1770;
+  const uint v1742 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1743 = v616 + v1742;
+  const uint v1744 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1745 = v615 + v1744;
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1747 = v1745 < v1;
+  const bool v1748 = v1746 && v1747;
+  if (v1748) {
+    const float v1749 = v40.m[4][5].thread_elements()[1];
+    const uint v1750 = v1743 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1751 = v1750 + v1745;
+    const bfloat v1752 = c[v1751];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1753 = float(v1752);
+    const float v1754 = v1753 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1755 = fma(v1749, v3, v1754);
+    const bfloat v1756 = bfloat(v1755);
+    c[v1751] = v1756;
   }
-  const uint v1771 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1773 = v616 + v1771;
-  const uint v1774 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1776 = v619 + v1774;
-  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1778 = v1776 < v1;
-  const bool v1779 = v1777 && v1778;
-  if (v1779) {
-    const float v1780 = v40.m[4][2].thread_elements()[0];
-    const uint v1781 = v1773 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1782 = v1781 + v1776;
-    const bfloat v1783 = c[v1782];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1784 = float(v1783);
-    const float v1785 = v1784 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1786 = fma(v1780, v3, v1785);
-    const bfloat v1787 = bfloat(v1786);
-    c[v1782] = v1787;
+  const uint v1757 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1758 = v616 + v1757;
+  const uint v1759 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1760 = v615 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1762 = v1760 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v40.m[4][6].thread_elements()[0];
+    const uint v1765 = v1758 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1766 = v1765 + v1760;
+    const bfloat v1767 = c[v1766];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1768 = float(v1767);
+    const float v1769 = v1768 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1770 = fma(v1764, v3, v1769);
+    const bfloat v1771 = bfloat(v1770);
+    c[v1766] = v1771;
   }
-  const uint v1788 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1790 = v616 + v1788;
-  const uint v1791 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1793 = v619 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1795 = v1793 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v40.m[4][2].thread_elements()[1];
-    const uint v1798 = v1790 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1799 = v1798 + v1793;
-    const bfloat v1800 = c[v1799];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1801 = float(v1800);
-    const float v1802 = v1801 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1803 = fma(v1797, v3, v1802);
-    const bfloat v1804 = bfloat(v1803);
-    c[v1799] = v1804;
+  const uint v1772 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1773 = v616 + v1772;
+  const uint v1774 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1775 = v615 + v1774;
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1777 = v1775 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v40.m[4][6].thread_elements()[1];
+    const uint v1780 = v1773 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1781 = v1780 + v1775;
+    const bfloat v1782 = c[v1781];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1783 = float(v1782);
+    const float v1784 = v1783 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1785 = fma(v1779, v3, v1784);
+    const bfloat v1786 = bfloat(v1785);
+    c[v1781] = v1786;
   }
-  const uint v1805 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1807 = v616 + v1805;
-  const uint v1808 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1810 = v619 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1812 = v1810 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v40.m[4][3].thread_elements()[0];
-    const uint v1815 = v1807 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1816 = v1815 + v1810;
-    const bfloat v1817 = c[v1816];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1818 = float(v1817);
-    const float v1819 = v1818 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1820 = fma(v1814, v3, v1819);
-    const bfloat v1821 = bfloat(v1820);
-    c[v1816] = v1821;
+  const uint v1787 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1788 = v616 + v1787;
+  const uint v1789 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1790 = v615 + v1789;
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1792 = v1790 < v1;
+  const bool v1793 = v1791 && v1792;
+  if (v1793) {
+    const float v1794 = v40.m[4][7].thread_elements()[0];
+    const uint v1795 = v1788 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1796 = v1795 + v1790;
+    const bfloat v1797 = c[v1796];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1798 = float(v1797);
+    const float v1799 = v1798 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1800 = fma(v1794, v3, v1799);
+    const bfloat v1801 = bfloat(v1800);
+    c[v1796] = v1801;
   }
-  const uint v1822 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1824 = v616 + v1822;
-  const uint v1825 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1827 = v619 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1829 = v1827 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v40.m[4][3].thread_elements()[1];
-    const uint v1832 = v1824 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1833 = v1832 + v1827;
-    const bfloat v1834 = c[v1833];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1835 = float(v1834);
-    const float v1836 = v1835 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1837 = fma(v1831, v3, v1836);
-    const bfloat v1838 = bfloat(v1837);
-    c[v1833] = v1838;
+  const uint v1802 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1803 = v616 + v1802;
+  const uint v1804 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1805 = v615 + v1804;
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1807 = v1805 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v40.m[4][7].thread_elements()[1];
+    const uint v1810 = v1803 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1811 = v1810 + v1805;
+    const bfloat v1812 = c[v1811];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1813 = float(v1812);
+    const float v1814 = v1813 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1815 = fma(v1809, v3, v1814);
+    const bfloat v1816 = bfloat(v1815);
+    c[v1811] = v1816;
   }
-  const uint v1839 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1841 = v616 + v1839;
-  const uint v1842 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1844 = v619 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1846 = v1844 < v1;
-  const bool v1847 = v1845 && v1846;
-  if (v1847) {
-    const float v1848 = v40.m[4][4].thread_elements()[0];
-    const uint v1849 = v1841 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1850 = v1849 + v1844;
-    const bfloat v1851 = c[v1850];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1852 = float(v1851);
-    const float v1853 = v1852 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1854 = fma(v1848, v3, v1853);
-    const bfloat v1855 = bfloat(v1854);
-    c[v1850] = v1855;
+  const uint v1817 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1818 = v616 + v1817;
+  const uint v1819 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1820 = v615 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1822 = v1820 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v40.m[5][0].thread_elements()[0];
+    const uint v1825 = v1818 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1826 = v1825 + v1820;
+    const bfloat v1827 = c[v1826];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1828 = float(v1827);
+    const float v1829 = v1828 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1830 = fma(v1824, v3, v1829);
+    const bfloat v1831 = bfloat(v1830);
+    c[v1826] = v1831;
   }
-  const uint v1856 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1858 = v616 + v1856;
-  const uint v1859 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1861 = v619 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1863 = v1861 < v1;
-  const bool v1864 = v1862 && v1863;
-  if (v1864) {
-    const float v1865 = v40.m[4][4].thread_elements()[1];
-    const uint v1866 = v1858 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1867 = v1866 + v1861;
-    const bfloat v1868 = c[v1867];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1869 = float(v1868);
-    const float v1870 = v1869 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1871 = fma(v1865, v3, v1870);
-    const bfloat v1872 = bfloat(v1871);
-    c[v1867] = v1872;
+  const uint v1832 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1833 = v616 + v1832;
+  const uint v1834 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1835 = v615 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1837 = v1835 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v40.m[5][0].thread_elements()[1];
+    const uint v1840 = v1833 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1841 = v1840 + v1835;
+    const bfloat v1842 = c[v1841];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1843 = float(v1842);
+    const float v1844 = v1843 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1845 = fma(v1839, v3, v1844);
+    const bfloat v1846 = bfloat(v1845);
+    c[v1841] = v1846;
   }
-  const uint v1873 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1875 = v616 + v1873;
-  const uint v1876 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1878 = v619 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1880 = v1878 < v1;
-  const bool v1881 = v1879 && v1880;
-  if (v1881) {
-    const float v1882 = v40.m[4][5].thread_elements()[0];
-    const uint v1883 = v1875 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1884 = v1883 + v1878;
-    const bfloat v1885 = c[v1884];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1886 = float(v1885);
-    const float v1887 = v1886 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1888 = fma(v1882, v3, v1887);
-    const bfloat v1889 = bfloat(v1888);
-    c[v1884] = v1889;
+  const uint v1847 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1848 = v616 + v1847;
+  const uint v1849 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1850 = v615 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1852 = v1850 < v1;
+  const bool v1853 = v1851 && v1852;
+  if (v1853) {
+    const float v1854 = v40.m[5][1].thread_elements()[0];
+    const uint v1855 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1856 = v1855 + v1850;
+    const bfloat v1857 = c[v1856];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1858 = float(v1857);
+    const float v1859 = v1858 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1860 = fma(v1854, v3, v1859);
+    const bfloat v1861 = bfloat(v1860);
+    c[v1856] = v1861;
   }
-  const uint v1890 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1892 = v616 + v1890;
-  const uint v1893 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1895 = v619 + v1893;
-  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1862 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1863 = v616 + v1862;
+  const uint v1864 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1865 = v615 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v40.m[5][1].thread_elements()[1];
+    const uint v1870 = v1863 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1871 = v1870 + v1865;
+    const bfloat v1872 = c[v1871];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1873 = float(v1872);
+    const float v1874 = v1873 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1875 = fma(v1869, v3, v1874);
+    const bfloat v1876 = bfloat(v1875);
+    c[v1871] = v1876;
+  }
+  const uint v1877 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1878 = v616 + v1877;
+  const uint v1879 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1880 = v615 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1882 = v1880 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v40.m[5][2].thread_elements()[0];
+    const uint v1885 = v1878 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1886 = v1885 + v1880;
+    const bfloat v1887 = c[v1886];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1888 = float(v1887);
+    const float v1889 = v1888 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1890 = fma(v1884, v3, v1889);
+    const bfloat v1891 = bfloat(v1890);
+    c[v1886] = v1891;
+  }
+  const uint v1892 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1893 = v616 + v1892;
+  const uint v1894 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1895 = v615 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
-    const float v1899 = v40.m[4][5].thread_elements()[1];
-    const uint v1900 = v1892 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v1899 = v40.m[5][2].thread_elements()[1];
+    const uint v1900 = v1893 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v1901 = v1900 + v1895;
     const bfloat v1902 = c[v1901];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v1903 = float(v1902);
@@ -1828,268 +2008,304 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1906 = bfloat(v1905);
     c[v1901] = v1906;
   }
-  const uint v1907 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1909 = v616 + v1907;
-  const uint v1910 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1912 = v619 + v1910;
-  const bool v1913 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1914 = v1912 < v1;
-  const bool v1915 = v1913 && v1914;
-  if (v1915) {
-    const float v1916 = v40.m[4][6].thread_elements()[0];
-    const uint v1917 = v1909 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1918 = v1917 + v1912;
-    const bfloat v1919 = c[v1918];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1920 = float(v1919);
-    const float v1921 = v1920 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1922 = fma(v1916, v3, v1921);
-    const bfloat v1923 = bfloat(v1922);
-    c[v1918] = v1923;
+  const uint v1907 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1908 = v616 + v1907;
+  const uint v1909 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1910 = v615 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1912 = v1910 < v1;
+  const bool v1913 = v1911 && v1912;
+  if (v1913) {
+    const float v1914 = v40.m[5][3].thread_elements()[0];
+    const uint v1915 = v1908 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1916 = v1915 + v1910;
+    const bfloat v1917 = c[v1916];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1918 = float(v1917);
+    const float v1919 = v1918 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1920 = fma(v1914, v3, v1919);
+    const bfloat v1921 = bfloat(v1920);
+    c[v1916] = v1921;
   }
-  const uint v1924 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1926 = v616 + v1924;
-  const uint v1927 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1929 = v619 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1931 = v1929 < v1;
-  const bool v1932 = v1930 && v1931;
-  if (v1932) {
-    const float v1933 = v40.m[4][6].thread_elements()[1];
-    const uint v1934 = v1926 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1935 = v1934 + v1929;
-    const bfloat v1936 = c[v1935];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1937 = float(v1936);
-    const float v1938 = v1937 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1939 = fma(v1933, v3, v1938);
-    const bfloat v1940 = bfloat(v1939);
-    c[v1935] = v1940;
+  const uint v1922 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1923 = v616 + v1922;
+  const uint v1924 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1925 = v615 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1927 = v1925 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v40.m[5][3].thread_elements()[1];
+    const uint v1930 = v1923 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1931 = v1930 + v1925;
+    const bfloat v1932 = c[v1931];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1933 = float(v1932);
+    const float v1934 = v1933 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1935 = fma(v1929, v3, v1934);
+    const bfloat v1936 = bfloat(v1935);
+    c[v1931] = v1936;
   }
-  const uint v1941 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1943 = v616 + v1941;
-  const uint v1944 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1946 = v619 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1948 = v1946 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v40.m[4][7].thread_elements()[0];
-    const uint v1951 = v1943 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1952 = v1951 + v1946;
-    const bfloat v1953 = c[v1952];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1954 = float(v1953);
-    const float v1955 = v1954 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1956 = fma(v1950, v3, v1955);
-    const bfloat v1957 = bfloat(v1956);
-    c[v1952] = v1957;
+  const uint v1937 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1938 = v616 + v1937;
+  const uint v1939 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1940 = v615 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1942 = v1940 < v1;
+  const bool v1943 = v1941 && v1942;
+  if (v1943) {
+    const float v1944 = v40.m[5][4].thread_elements()[0];
+    const uint v1945 = v1938 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1946 = v1945 + v1940;
+    const bfloat v1947 = c[v1946];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1948 = float(v1947);
+    const float v1949 = v1948 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1950 = fma(v1944, v3, v1949);
+    const bfloat v1951 = bfloat(v1950);
+    c[v1946] = v1951;
   }
-  const uint v1958 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1960 = v616 + v1958;
-  const uint v1961 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1963 = v619 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v40.m[4][7].thread_elements()[1];
-    const uint v1968 = v1960 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1969 = v1968 + v1963;
-    const bfloat v1970 = c[v1969];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1971 = float(v1970);
-    const float v1972 = v1971 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1973 = fma(v1967, v3, v1972);
-    const bfloat v1974 = bfloat(v1973);
-    c[v1969] = v1974;
+  const uint v1952 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1953 = v616 + v1952;
+  const uint v1954 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1955 = v615 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1957 = v1955 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v40.m[5][4].thread_elements()[1];
+    const uint v1960 = v1953 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1961 = v1960 + v1955;
+    const bfloat v1962 = c[v1961];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1963 = float(v1962);
+    const float v1964 = v1963 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1965 = fma(v1959, v3, v1964);
+    const bfloat v1966 = bfloat(v1965);
+    c[v1961] = v1966;
   }
-  const uint v1975 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1977 = v616 + v1975;
-  const uint v1978 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1980 = v619 + v1978;
-  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1982 = v1980 < v1;
-  const bool v1983 = v1981 && v1982;
-  if (v1983) {
-    const float v1984 = v40.m[5][0].thread_elements()[0];
-    const uint v1985 = v1977 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v1986 = v1985 + v1980;
-    const bfloat v1987 = c[v1986];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v1988 = float(v1987);
-    const float v1989 = v1988 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v1990 = fma(v1984, v3, v1989);
-    const bfloat v1991 = bfloat(v1990);
-    c[v1986] = v1991;
+  const uint v1967 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1968 = v616 + v1967;
+  const uint v1969 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1970 = v615 + v1969;
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1972 = v1970 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v40.m[5][5].thread_elements()[0];
+    const uint v1975 = v1968 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1976 = v1975 + v1970;
+    const bfloat v1977 = c[v1976];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1978 = float(v1977);
+    const float v1979 = v1978 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1980 = fma(v1974, v3, v1979);
+    const bfloat v1981 = bfloat(v1980);
+    c[v1976] = v1981;
   }
-  const uint v1992 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1994 = v616 + v1992;
-  const uint v1995 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1997 = v619 + v1995;
-  const bool v1998 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1999 = v1997 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v40.m[5][0].thread_elements()[1];
-    const uint v2002 = v1994 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2003 = v2002 + v1997;
-    const bfloat v2004 = c[v2003];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2005 = float(v2004);
-    const float v2006 = v2005 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2007 = fma(v2001, v3, v2006);
-    const bfloat v2008 = bfloat(v2007);
-    c[v2003] = v2008;
+  const uint v1982 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1983 = v616 + v1982;
+  const uint v1984 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1985 = v615 + v1984;
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1987 = v1985 < v1;
+  const bool v1988 = v1986 && v1987;
+  if (v1988) {
+    const float v1989 = v40.m[5][5].thread_elements()[1];
+    const uint v1990 = v1983 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v1991 = v1990 + v1985;
+    const bfloat v1992 = c[v1991];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v1993 = float(v1992);
+    const float v1994 = v1993 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v1995 = fma(v1989, v3, v1994);
+    const bfloat v1996 = bfloat(v1995);
+    c[v1991] = v1996;
   }
-  const uint v2009 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2011 = v616 + v2009;
-  const uint v2012 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2014 = v619 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2016 = v2014 < v1;
-  const bool v2017 = v2015 && v2016;
-  if (v2017) {
-    const float v2018 = v40.m[5][1].thread_elements()[0];
-    const uint v2019 = v2011 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2020 = v2019 + v2014;
-    const bfloat v2021 = c[v2020];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2022 = float(v2021);
-    const float v2023 = v2022 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2024 = fma(v2018, v3, v2023);
-    const bfloat v2025 = bfloat(v2024);
-    c[v2020] = v2025;
+  const uint v1997 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1998 = v616 + v1997;
+  const uint v1999 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2000 = v615 + v1999;
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2002 = v2000 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v40.m[5][6].thread_elements()[0];
+    const uint v2005 = v1998 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2006 = v2005 + v2000;
+    const bfloat v2007 = c[v2006];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2008 = float(v2007);
+    const float v2009 = v2008 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2010 = fma(v2004, v3, v2009);
+    const bfloat v2011 = bfloat(v2010);
+    c[v2006] = v2011;
   }
-  const uint v2026 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2028 = v616 + v2026;
-  const uint v2029 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2031 = v619 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2033 = v2031 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v40.m[5][1].thread_elements()[1];
-    const uint v2036 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2037 = v2036 + v2031;
-    const bfloat v2038 = c[v2037];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2039 = float(v2038);
-    const float v2040 = v2039 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2041 = fma(v2035, v3, v2040);
-    const bfloat v2042 = bfloat(v2041);
-    c[v2037] = v2042;
+  const uint v2012 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2013 = v616 + v2012;
+  const uint v2014 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2015 = v615 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2017 = v2015 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v40.m[5][6].thread_elements()[1];
+    const uint v2020 = v2013 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2021 = v2020 + v2015;
+    const bfloat v2022 = c[v2021];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2023 = float(v2022);
+    const float v2024 = v2023 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2025 = fma(v2019, v3, v2024);
+    const bfloat v2026 = bfloat(v2025);
+    c[v2021] = v2026;
   }
-  const uint v2043 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2045 = v616 + v2043;
-  const uint v2046 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2048 = v619 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2050 = v2048 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v40.m[5][2].thread_elements()[0];
-    const uint v2053 = v2045 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2054 = v2053 + v2048;
-    const bfloat v2055 = c[v2054];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2056 = float(v2055);
-    const float v2057 = v2056 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2058 = fma(v2052, v3, v2057);
-    const bfloat v2059 = bfloat(v2058);
-    c[v2054] = v2059;
+  const uint v2027 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2028 = v616 + v2027;
+  const uint v2029 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2030 = v615 + v2029;
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2032 = v2030 < v1;
+  const bool v2033 = v2031 && v2032;
+  if (v2033) {
+    const float v2034 = v40.m[5][7].thread_elements()[0];
+    const uint v2035 = v2028 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2036 = v2035 + v2030;
+    const bfloat v2037 = c[v2036];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2038 = float(v2037);
+    const float v2039 = v2038 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2040 = fma(v2034, v3, v2039);
+    const bfloat v2041 = bfloat(v2040);
+    c[v2036] = v2041;
   }
-  const uint v2060 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2062 = v616 + v2060;
-  const uint v2063 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2065 = v619 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2067 = v2065 < v1;
-  const bool v2068 = v2066 && v2067;
-  if (v2068) {
-    const float v2069 = v40.m[5][2].thread_elements()[1];
-    const uint v2070 = v2062 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2071 = v2070 + v2065;
-    const bfloat v2072 = c[v2071];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2073 = float(v2072);
-    const float v2074 = v2073 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2075 = fma(v2069, v3, v2074);
-    const bfloat v2076 = bfloat(v2075);
-    c[v2071] = v2076;
+  const uint v2042 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2043 = v616 + v2042;
+  const uint v2044 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2045 = v615 + v2044;
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v40.m[5][7].thread_elements()[1];
+    const uint v2050 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2051 = v2050 + v2045;
+    const bfloat v2052 = c[v2051];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2053 = float(v2052);
+    const float v2054 = v2053 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2055 = fma(v2049, v3, v2054);
+    const bfloat v2056 = bfloat(v2055);
+    c[v2051] = v2056;
   }
-  const uint v2077 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2079 = v616 + v2077;
-  const uint v2080 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2082 = v619 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2084 = v2082 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v40.m[5][3].thread_elements()[0];
-    const uint v2087 = v2079 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2088 = v2087 + v2082;
-    const bfloat v2089 = c[v2088];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2090 = float(v2089);
-    const float v2091 = v2090 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2092 = fma(v2086, v3, v2091);
-    const bfloat v2093 = bfloat(v2092);
-    c[v2088] = v2093;
+  const uint v2057 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2058 = v616 + v2057;
+  const uint v2059 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2060 = v615 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2062 = v2060 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v40.m[6][0].thread_elements()[0];
+    const uint v2065 = v2058 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2066 = v2065 + v2060;
+    const bfloat v2067 = c[v2066];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2068 = float(v2067);
+    const float v2069 = v2068 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2070 = fma(v2064, v3, v2069);
+    const bfloat v2071 = bfloat(v2070);
+    c[v2066] = v2071;
   }
-  const uint v2094 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2096 = v616 + v2094;
-  const uint v2097 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2099 = v619 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2101 = v2099 < v1;
-  const bool v2102 = v2100 && v2101;
-  if (v2102) {
-    const float v2103 = v40.m[5][3].thread_elements()[1];
-    const uint v2104 = v2096 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2105 = v2104 + v2099;
-    const bfloat v2106 = c[v2105];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2107 = float(v2106);
-    const float v2108 = v2107 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2109 = fma(v2103, v3, v2108);
-    const bfloat v2110 = bfloat(v2109);
-    c[v2105] = v2110;
+  const uint v2072 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2073 = v616 + v2072;
+  const uint v2074 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2075 = v615 + v2074;
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2077 = v2075 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v40.m[6][0].thread_elements()[1];
+    const uint v2080 = v2073 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2081 = v2080 + v2075;
+    const bfloat v2082 = c[v2081];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2083 = float(v2082);
+    const float v2084 = v2083 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2085 = fma(v2079, v3, v2084);
+    const bfloat v2086 = bfloat(v2085);
+    c[v2081] = v2086;
   }
-  const uint v2111 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2113 = v616 + v2111;
-  const uint v2114 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2116 = v619 + v2114;
-  const bool v2117 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2118 = v2116 < v1;
-  const bool v2119 = v2117 && v2118;
-  if (v2119) {
-    const float v2120 = v40.m[5][4].thread_elements()[0];
-    const uint v2121 = v2113 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2122 = v2121 + v2116;
-    const bfloat v2123 = c[v2122];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2124 = float(v2123);
-    const float v2125 = v2124 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2126 = fma(v2120, v3, v2125);
-    const bfloat v2127 = bfloat(v2126);
-    c[v2122] = v2127;
+  const uint v2087 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2088 = v616 + v2087;
+  const uint v2089 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2090 = v615 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2092 = v2090 < v1;
+  const bool v2093 = v2091 && v2092;
+  if (v2093) {
+    const float v2094 = v40.m[6][1].thread_elements()[0];
+    const uint v2095 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2096 = v2095 + v2090;
+    const bfloat v2097 = c[v2096];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2098 = float(v2097);
+    const float v2099 = v2098 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2100 = fma(v2094, v3, v2099);
+    const bfloat v2101 = bfloat(v2100);
+    c[v2096] = v2101;
   }
-  const uint v2128 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2130 = v616 + v2128;
-  const uint v2131 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2133 = v619 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2135 = v2133 < v1;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v40.m[5][4].thread_elements()[1];
-    const uint v2138 = v2130 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2139 = v2138 + v2133;
-    const bfloat v2140 = c[v2139];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2141 = float(v2140);
-    const float v2142 = v2141 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2143 = fma(v2137, v3, v2142);
-    const bfloat v2144 = bfloat(v2143);
-    c[v2139] = v2144;
+  const uint v2102 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2103 = v616 + v2102;
+  const uint v2104 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2105 = v615 + v2104;
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2107 = v2105 < v1;
+  const bool v2108 = v2106 && v2107;
+  if (v2108) {
+    const float v2109 = v40.m[6][1].thread_elements()[1];
+    const uint v2110 = v2103 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2111 = v2110 + v2105;
+    const bfloat v2112 = c[v2111];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2113 = float(v2112);
+    const float v2114 = v2113 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2115 = fma(v2109, v3, v2114);
+    const bfloat v2116 = bfloat(v2115);
+    c[v2111] = v2116;
   }
-  const uint v2145 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2147 = v616 + v2145;
-  const uint v2148 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2150 = v619 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2117 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2118 = v616 + v2117;
+  const uint v2119 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2120 = v615 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2122 = v2120 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v40.m[6][2].thread_elements()[0];
+    const uint v2125 = v2118 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2126 = v2125 + v2120;
+    const bfloat v2127 = c[v2126];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2128 = float(v2127);
+    const float v2129 = v2128 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2130 = fma(v2124, v3, v2129);
+    const bfloat v2131 = bfloat(v2130);
+    c[v2126] = v2131;
+  }
+  const uint v2132 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2133 = v616 + v2132;
+  const uint v2134 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2135 = v615 + v2134;
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2137 = v2135 < v1;
+  const bool v2138 = v2136 && v2137;
+  if (v2138) {
+    const float v2139 = v40.m[6][2].thread_elements()[1];
+    const uint v2140 = v2133 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2141 = v2140 + v2135;
+    const bfloat v2142 = c[v2141];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2143 = float(v2142);
+    const float v2144 = v2143 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2145 = fma(v2139, v3, v2144);
+    const bfloat v2146 = bfloat(v2145);
+    c[v2141] = v2146;
+  }
+  const uint v2147 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2148 = v616 + v2147;
+  const uint v2149 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2150 = v615 + v2149;
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
-    const float v2154 = v40.m[5][5].thread_elements()[0];
-    const uint v2155 = v2147 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v2154 = v40.m[6][3].thread_elements()[0];
+    const uint v2155 = v2148 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2156 = v2155 + v2150;
     const bfloat v2157 = c[v2156];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v2158 = float(v2157);
@@ -2098,268 +2314,304 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2161 = bfloat(v2160);
     c[v2156] = v2161;
   }
-  const uint v2162 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2164 = v616 + v2162;
-  const uint v2165 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2167 = v619 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2169 = v2167 < v1;
-  const bool v2170 = v2168 && v2169;
-  if (v2170) {
-    const float v2171 = v40.m[5][5].thread_elements()[1];
-    const uint v2172 = v2164 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2173 = v2172 + v2167;
-    const bfloat v2174 = c[v2173];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2175 = float(v2174);
-    const float v2176 = v2175 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2177 = fma(v2171, v3, v2176);
-    const bfloat v2178 = bfloat(v2177);
-    c[v2173] = v2178;
+  const uint v2162 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2163 = v616 + v2162;
+  const uint v2164 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2165 = v615 + v2164;
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2167 = v2165 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v40.m[6][3].thread_elements()[1];
+    const uint v2170 = v2163 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2171 = v2170 + v2165;
+    const bfloat v2172 = c[v2171];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2173 = float(v2172);
+    const float v2174 = v2173 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2175 = fma(v2169, v3, v2174);
+    const bfloat v2176 = bfloat(v2175);
+    c[v2171] = v2176;
   }
-  const uint v2179 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2181 = v616 + v2179;
-  const uint v2182 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2184 = v619 + v2182;
-  const bool v2185 = v2181 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2186 = v2184 < v1;
-  const bool v2187 = v2185 && v2186;
-  if (v2187) {
-    const float v2188 = v40.m[5][6].thread_elements()[0];
-    const uint v2189 = v2181 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2190 = v2189 + v2184;
-    const bfloat v2191 = c[v2190];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2192 = float(v2191);
-    const float v2193 = v2192 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2194 = fma(v2188, v3, v2193);
-    const bfloat v2195 = bfloat(v2194);
-    c[v2190] = v2195;
+  const uint v2177 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2178 = v616 + v2177;
+  const uint v2179 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2180 = v615 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2182 = v2180 < v1;
+  const bool v2183 = v2181 && v2182;
+  if (v2183) {
+    const float v2184 = v40.m[6][4].thread_elements()[0];
+    const uint v2185 = v2178 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2186 = v2185 + v2180;
+    const bfloat v2187 = c[v2186];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2188 = float(v2187);
+    const float v2189 = v2188 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2190 = fma(v2184, v3, v2189);
+    const bfloat v2191 = bfloat(v2190);
+    c[v2186] = v2191;
   }
-  const uint v2196 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2198 = v616 + v2196;
-  const uint v2199 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2201 = v619 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2203 = v2201 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v40.m[5][6].thread_elements()[1];
-    const uint v2206 = v2198 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2207 = v2206 + v2201;
-    const bfloat v2208 = c[v2207];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2209 = float(v2208);
-    const float v2210 = v2209 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2211 = fma(v2205, v3, v2210);
-    const bfloat v2212 = bfloat(v2211);
-    c[v2207] = v2212;
+  const uint v2192 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2193 = v616 + v2192;
+  const uint v2194 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2195 = v615 + v2194;
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2197 = v2195 < v1;
+  const bool v2198 = v2196 && v2197;
+  if (v2198) {
+    const float v2199 = v40.m[6][4].thread_elements()[1];
+    const uint v2200 = v2193 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2201 = v2200 + v2195;
+    const bfloat v2202 = c[v2201];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2203 = float(v2202);
+    const float v2204 = v2203 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2205 = fma(v2199, v3, v2204);
+    const bfloat v2206 = bfloat(v2205);
+    c[v2201] = v2206;
   }
-  const uint v2213 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2215 = v616 + v2213;
-  const uint v2216 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2218 = v619 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2220 = v2218 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v40.m[5][7].thread_elements()[0];
-    const uint v2223 = v2215 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2224 = v2223 + v2218;
-    const bfloat v2225 = c[v2224];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2226 = float(v2225);
-    const float v2227 = v2226 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2228 = fma(v2222, v3, v2227);
-    const bfloat v2229 = bfloat(v2228);
-    c[v2224] = v2229;
+  const uint v2207 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2208 = v616 + v2207;
+  const uint v2209 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2210 = v615 + v2209;
+  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2212 = v2210 < v1;
+  const bool v2213 = v2211 && v2212;
+  if (v2213) {
+    const float v2214 = v40.m[6][5].thread_elements()[0];
+    const uint v2215 = v2208 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2216 = v2215 + v2210;
+    const bfloat v2217 = c[v2216];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2218 = float(v2217);
+    const float v2219 = v2218 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2220 = fma(v2214, v3, v2219);
+    const bfloat v2221 = bfloat(v2220);
+    c[v2216] = v2221;
   }
-  const uint v2230 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2232 = v616 + v2230;
-  const uint v2233 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2235 = v619 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2237 = v2235 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v40.m[5][7].thread_elements()[1];
-    const uint v2240 = v2232 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2241 = v2240 + v2235;
-    const bfloat v2242 = c[v2241];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2243 = float(v2242);
-    const float v2244 = v2243 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2245 = fma(v2239, v3, v2244);
-    const bfloat v2246 = bfloat(v2245);
-    c[v2241] = v2246;
+  const uint v2222 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2223 = v616 + v2222;
+  const uint v2224 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2225 = v615 + v2224;
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2227 = v2225 < v1;
+  const bool v2228 = v2226 && v2227;
+  if (v2228) {
+    const float v2229 = v40.m[6][5].thread_elements()[1];
+    const uint v2230 = v2223 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2231 = v2230 + v2225;
+    const bfloat v2232 = c[v2231];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2233 = float(v2232);
+    const float v2234 = v2233 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2235 = fma(v2229, v3, v2234);
+    const bfloat v2236 = bfloat(v2235);
+    c[v2231] = v2236;
   }
-  const uint v2247 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2249 = v616 + v2247;
-  const uint v2250 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2252 = v619 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2254 = v2252 < v1;
-  const bool v2255 = v2253 && v2254;
-  if (v2255) {
-    const float v2256 = v40.m[6][0].thread_elements()[0];
-    const uint v2257 = v2249 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2258 = v2257 + v2252;
-    const bfloat v2259 = c[v2258];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2260 = float(v2259);
-    const float v2261 = v2260 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2262 = fma(v2256, v3, v2261);
-    const bfloat v2263 = bfloat(v2262);
-    c[v2258] = v2263;
+  const uint v2237 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2238 = v616 + v2237;
+  const uint v2239 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2240 = v615 + v2239;
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2242 = v2240 < v1;
+  const bool v2243 = v2241 && v2242;
+  if (v2243) {
+    const float v2244 = v40.m[6][6].thread_elements()[0];
+    const uint v2245 = v2238 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2246 = v2245 + v2240;
+    const bfloat v2247 = c[v2246];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2248 = float(v2247);
+    const float v2249 = v2248 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2250 = fma(v2244, v3, v2249);
+    const bfloat v2251 = bfloat(v2250);
+    c[v2246] = v2251;
   }
-  const uint v2264 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2266 = v616 + v2264;
-  const uint v2267 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2269 = v619 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v40.m[6][0].thread_elements()[1];
-    const uint v2274 = v2266 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2275 = v2274 + v2269;
-    const bfloat v2276 = c[v2275];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2277 = float(v2276);
-    const float v2278 = v2277 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2279 = fma(v2273, v3, v2278);
-    const bfloat v2280 = bfloat(v2279);
-    c[v2275] = v2280;
+  const uint v2252 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2253 = v616 + v2252;
+  const uint v2254 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2255 = v615 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v40.m[6][6].thread_elements()[1];
+    const uint v2260 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2261 = v2260 + v2255;
+    const bfloat v2262 = c[v2261];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2263 = float(v2262);
+    const float v2264 = v2263 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2265 = fma(v2259, v3, v2264);
+    const bfloat v2266 = bfloat(v2265);
+    c[v2261] = v2266;
   }
-  const uint v2281 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2283 = v616 + v2281;
-  const uint v2284 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2286 = v619 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2288 = v2286 < v1;
-  const bool v2289 = v2287 && v2288;
-  if (v2289) {
-    const float v2290 = v40.m[6][1].thread_elements()[0];
-    const uint v2291 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2292 = v2291 + v2286;
-    const bfloat v2293 = c[v2292];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2294 = float(v2293);
-    const float v2295 = v2294 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2296 = fma(v2290, v3, v2295);
-    const bfloat v2297 = bfloat(v2296);
-    c[v2292] = v2297;
+  const uint v2267 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2268 = v616 + v2267;
+  const uint v2269 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2270 = v615 + v2269;
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2272 = v2270 < v1;
+  const bool v2273 = v2271 && v2272;
+  if (v2273) {
+    const float v2274 = v40.m[6][7].thread_elements()[0];
+    const uint v2275 = v2268 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2276 = v2275 + v2270;
+    const bfloat v2277 = c[v2276];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2278 = float(v2277);
+    const float v2279 = v2278 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2280 = fma(v2274, v3, v2279);
+    const bfloat v2281 = bfloat(v2280);
+    c[v2276] = v2281;
   }
-  const uint v2298 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2300 = v616 + v2298;
-  const uint v2301 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2303 = v619 + v2301;
-  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2305 = v2303 < v1;
-  const bool v2306 = v2304 && v2305;
-  if (v2306) {
-    const float v2307 = v40.m[6][1].thread_elements()[1];
-    const uint v2308 = v2300 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2309 = v2308 + v2303;
-    const bfloat v2310 = c[v2309];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2311 = float(v2310);
-    const float v2312 = v2311 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2313 = fma(v2307, v3, v2312);
-    const bfloat v2314 = bfloat(v2313);
-    c[v2309] = v2314;
+  const uint v2282 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2283 = v616 + v2282;
+  const uint v2284 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2285 = v615 + v2284;
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2287 = v2285 < v1;
+  const bool v2288 = v2286 && v2287;
+  if (v2288) {
+    const float v2289 = v40.m[6][7].thread_elements()[1];
+    const uint v2290 = v2283 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2291 = v2290 + v2285;
+    const bfloat v2292 = c[v2291];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2293 = float(v2292);
+    const float v2294 = v2293 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2295 = fma(v2289, v3, v2294);
+    const bfloat v2296 = bfloat(v2295);
+    c[v2291] = v2296;
   }
-  const uint v2315 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2317 = v616 + v2315;
-  const uint v2318 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2320 = v619 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2322 = v2320 < v1;
-  const bool v2323 = v2321 && v2322;
-  if (v2323) {
-    const float v2324 = v40.m[6][2].thread_elements()[0];
-    const uint v2325 = v2317 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2326 = v2325 + v2320;
-    const bfloat v2327 = c[v2326];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2328 = float(v2327);
-    const float v2329 = v2328 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2330 = fma(v2324, v3, v2329);
-    const bfloat v2331 = bfloat(v2330);
-    c[v2326] = v2331;
+  const uint v2297 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2298 = v616 + v2297;
+  const uint v2299 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2300 = v615 + v2299;
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2302 = v2300 < v1;
+  const bool v2303 = v2301 && v2302;
+  if (v2303) {
+    const float v2304 = v40.m[7][0].thread_elements()[0];
+    const uint v2305 = v2298 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2306 = v2305 + v2300;
+    const bfloat v2307 = c[v2306];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2308 = float(v2307);
+    const float v2309 = v2308 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2310 = fma(v2304, v3, v2309);
+    const bfloat v2311 = bfloat(v2310);
+    c[v2306] = v2311;
   }
-  const uint v2332 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2334 = v616 + v2332;
-  const uint v2335 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2337 = v619 + v2335;
-  const bool v2338 = v2334 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2339 = v2337 < v1;
-  const bool v2340 = v2338 && v2339;
-  if (v2340) {
-    const float v2341 = v40.m[6][2].thread_elements()[1];
-    const uint v2342 = v2334 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2343 = v2342 + v2337;
-    const bfloat v2344 = c[v2343];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2345 = float(v2344);
-    const float v2346 = v2345 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2347 = fma(v2341, v3, v2346);
-    const bfloat v2348 = bfloat(v2347);
-    c[v2343] = v2348;
+  const uint v2312 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2313 = v616 + v2312;
+  const uint v2314 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2315 = v615 + v2314;
+  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2317 = v2315 < v1;
+  const bool v2318 = v2316 && v2317;
+  if (v2318) {
+    const float v2319 = v40.m[7][0].thread_elements()[1];
+    const uint v2320 = v2313 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2321 = v2320 + v2315;
+    const bfloat v2322 = c[v2321];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2323 = float(v2322);
+    const float v2324 = v2323 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2325 = fma(v2319, v3, v2324);
+    const bfloat v2326 = bfloat(v2325);
+    c[v2321] = v2326;
   }
-  const uint v2349 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2351 = v616 + v2349;
-  const uint v2352 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2354 = v619 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2356 = v2354 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v40.m[6][3].thread_elements()[0];
-    const uint v2359 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2360 = v2359 + v2354;
-    const bfloat v2361 = c[v2360];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2362 = float(v2361);
-    const float v2363 = v2362 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2364 = fma(v2358, v3, v2363);
-    const bfloat v2365 = bfloat(v2364);
-    c[v2360] = v2365;
+  const uint v2327 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2328 = v616 + v2327;
+  const uint v2329 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2330 = v615 + v2329;
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2332 = v2330 < v1;
+  const bool v2333 = v2331 && v2332;
+  if (v2333) {
+    const float v2334 = v40.m[7][1].thread_elements()[0];
+    const uint v2335 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2336 = v2335 + v2330;
+    const bfloat v2337 = c[v2336];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2338 = float(v2337);
+    const float v2339 = v2338 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2340 = fma(v2334, v3, v2339);
+    const bfloat v2341 = bfloat(v2340);
+    c[v2336] = v2341;
   }
-  const uint v2366 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2368 = v616 + v2366;
-  const uint v2369 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2371 = v619 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2373 = v2371 < v1;
-  const bool v2374 = v2372 && v2373;
-  if (v2374) {
-    const float v2375 = v40.m[6][3].thread_elements()[1];
-    const uint v2376 = v2368 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2377 = v2376 + v2371;
-    const bfloat v2378 = c[v2377];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2379 = float(v2378);
-    const float v2380 = v2379 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2381 = fma(v2375, v3, v2380);
-    const bfloat v2382 = bfloat(v2381);
-    c[v2377] = v2382;
+  const uint v2342 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2343 = v616 + v2342;
+  const uint v2344 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2345 = v615 + v2344;
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2347 = v2345 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v40.m[7][1].thread_elements()[1];
+    const uint v2350 = v2343 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2351 = v2350 + v2345;
+    const bfloat v2352 = c[v2351];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2353 = float(v2352);
+    const float v2354 = v2353 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2355 = fma(v2349, v3, v2354);
+    const bfloat v2356 = bfloat(v2355);
+    c[v2351] = v2356;
   }
-  const uint v2383 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2385 = v616 + v2383;
-  const uint v2386 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2388 = v619 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2390 = v2388 < v1;
-  const bool v2391 = v2389 && v2390;
-  if (v2391) {
-    const float v2392 = v40.m[6][4].thread_elements()[0];
-    const uint v2393 = v2385 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2394 = v2393 + v2388;
-    const bfloat v2395 = c[v2394];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2396 = float(v2395);
-    const float v2397 = v2396 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2398 = fma(v2392, v3, v2397);
-    const bfloat v2399 = bfloat(v2398);
-    c[v2394] = v2399;
+  const uint v2357 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2358 = v616 + v2357;
+  const uint v2359 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2360 = v615 + v2359;
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2362 = v2360 < v1;
+  const bool v2363 = v2361 && v2362;
+  if (v2363) {
+    const float v2364 = v40.m[7][2].thread_elements()[0];
+    const uint v2365 = v2358 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2366 = v2365 + v2360;
+    const bfloat v2367 = c[v2366];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2368 = float(v2367);
+    const float v2369 = v2368 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2370 = fma(v2364, v3, v2369);
+    const bfloat v2371 = bfloat(v2370);
+    c[v2366] = v2371;
   }
-  const uint v2400 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2402 = v616 + v2400;
-  const uint v2403 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2405 = v619 + v2403;
-  const bool v2406 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2372 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2373 = v616 + v2372;
+  const uint v2374 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2375 = v615 + v2374;
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2377 = v2375 < v1;
+  const bool v2378 = v2376 && v2377;
+  if (v2378) {
+    const float v2379 = v40.m[7][2].thread_elements()[1];
+    const uint v2380 = v2373 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2381 = v2380 + v2375;
+    const bfloat v2382 = c[v2381];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2383 = float(v2382);
+    const float v2384 = v2383 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2385 = fma(v2379, v3, v2384);
+    const bfloat v2386 = bfloat(v2385);
+    c[v2381] = v2386;
+  }
+  const uint v2387 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2388 = v616 + v2387;
+  const uint v2389 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2390 = v615 + v2389;
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2392 = v2390 < v1;
+  const bool v2393 = v2391 && v2392;
+  if (v2393) {
+    const float v2394 = v40.m[7][3].thread_elements()[0];
+    const uint v2395 = v2388 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2396 = v2395 + v2390;
+    const bfloat v2397 = c[v2396];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2398 = float(v2397);
+    const float v2399 = v2398 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2400 = fma(v2394, v3, v2399);
+    const bfloat v2401 = bfloat(v2400);
+    c[v2396] = v2401;
+  }
+  const uint v2402 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2403 = v616 + v2402;
+  const uint v2404 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2405 = v615 + v2404;
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
-    const float v2409 = v40.m[6][4].thread_elements()[1];
-    const uint v2410 = v2402 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const float v2409 = v40.m[7][3].thread_elements()[1];
+    const uint v2410 = v2403 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
     const uint v2411 = v2410 + v2405;
     const bfloat v2412 = c[v2411];  // kernels/gemm/gemm_epilogue.cpp:101
     const float v2413 = float(v2412);
@@ -2368,400 +2620,148 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2416 = bfloat(v2415);
     c[v2411] = v2416;
   }
-  const uint v2417 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2419 = v616 + v2417;
-  const uint v2420 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2422 = v619 + v2420;
-  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2424 = v2422 < v1;
-  const bool v2425 = v2423 && v2424;
-  if (v2425) {
-    const float v2426 = v40.m[6][5].thread_elements()[0];
-    const uint v2427 = v2419 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2428 = v2427 + v2422;
-    const bfloat v2429 = c[v2428];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2430 = float(v2429);
-    const float v2431 = v2430 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2432 = fma(v2426, v3, v2431);
-    const bfloat v2433 = bfloat(v2432);
-    c[v2428] = v2433;
+  const uint v2417 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2418 = v616 + v2417;
+  const uint v2419 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2420 = v615 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2422 = v2420 < v1;
+  const bool v2423 = v2421 && v2422;
+  if (v2423) {
+    const float v2424 = v40.m[7][4].thread_elements()[0];
+    const uint v2425 = v2418 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2426 = v2425 + v2420;
+    const bfloat v2427 = c[v2426];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2428 = float(v2427);
+    const float v2429 = v2428 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2430 = fma(v2424, v3, v2429);
+    const bfloat v2431 = bfloat(v2430);
+    c[v2426] = v2431;
   }
-  const uint v2434 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2436 = v616 + v2434;
-  const uint v2437 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2439 = v619 + v2437;
-  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2441 = v2439 < v1;
-  const bool v2442 = v2440 && v2441;
-  if (v2442) {
-    const float v2443 = v40.m[6][5].thread_elements()[1];
-    const uint v2444 = v2436 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2445 = v2444 + v2439;
-    const bfloat v2446 = c[v2445];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2447 = float(v2446);
-    const float v2448 = v2447 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2449 = fma(v2443, v3, v2448);
-    const bfloat v2450 = bfloat(v2449);
-    c[v2445] = v2450;
+  const uint v2432 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2433 = v616 + v2432;
+  const uint v2434 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2435 = v615 + v2434;
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2437 = v2435 < v1;
+  const bool v2438 = v2436 && v2437;
+  if (v2438) {
+    const float v2439 = v40.m[7][4].thread_elements()[1];
+    const uint v2440 = v2433 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2441 = v2440 + v2435;
+    const bfloat v2442 = c[v2441];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2443 = float(v2442);
+    const float v2444 = v2443 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2445 = fma(v2439, v3, v2444);
+    const bfloat v2446 = bfloat(v2445);
+    c[v2441] = v2446;
   }
-  const uint v2451 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2453 = v616 + v2451;
-  const uint v2454 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2456 = v619 + v2454;
-  const bool v2457 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2458 = v2456 < v1;
-  const bool v2459 = v2457 && v2458;
-  if (v2459) {
-    const float v2460 = v40.m[6][6].thread_elements()[0];
-    const uint v2461 = v2453 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2462 = v2461 + v2456;
-    const bfloat v2463 = c[v2462];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2464 = float(v2463);
-    const float v2465 = v2464 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2466 = fma(v2460, v3, v2465);
-    const bfloat v2467 = bfloat(v2466);
-    c[v2462] = v2467;
+  const uint v2447 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2448 = v616 + v2447;
+  const uint v2449 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2450 = v615 + v2449;
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2452 = v2450 < v1;
+  const bool v2453 = v2451 && v2452;
+  if (v2453) {
+    const float v2454 = v40.m[7][5].thread_elements()[0];
+    const uint v2455 = v2448 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2456 = v2455 + v2450;
+    const bfloat v2457 = c[v2456];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2458 = float(v2457);
+    const float v2459 = v2458 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2460 = fma(v2454, v3, v2459);
+    const bfloat v2461 = bfloat(v2460);
+    c[v2456] = v2461;
   }
-  const uint v2468 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2470 = v616 + v2468;
-  const uint v2471 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2473 = v619 + v2471;
-  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2475 = v2473 < v1;
-  const bool v2476 = v2474 && v2475;
-  if (v2476) {
-    const float v2477 = v40.m[6][6].thread_elements()[1];
-    const uint v2478 = v2470 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2479 = v2478 + v2473;
-    const bfloat v2480 = c[v2479];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2481 = float(v2480);
-    const float v2482 = v2481 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2483 = fma(v2477, v3, v2482);
-    const bfloat v2484 = bfloat(v2483);
-    c[v2479] = v2484;
+  const uint v2462 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2463 = v616 + v2462;
+  const uint v2464 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2465 = v615 + v2464;
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2467 = v2465 < v1;
+  const bool v2468 = v2466 && v2467;
+  if (v2468) {
+    const float v2469 = v40.m[7][5].thread_elements()[1];
+    const uint v2470 = v2463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2471 = v2470 + v2465;
+    const bfloat v2472 = c[v2471];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2473 = float(v2472);
+    const float v2474 = v2473 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2475 = fma(v2469, v3, v2474);
+    const bfloat v2476 = bfloat(v2475);
+    c[v2471] = v2476;
   }
-  const uint v2485 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2487 = v616 + v2485;
-  const uint v2488 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2490 = v619 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2492 = v2490 < v1;
-  const bool v2493 = v2491 && v2492;
-  if (v2493) {
-    const float v2494 = v40.m[6][7].thread_elements()[0];
-    const uint v2495 = v2487 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2496 = v2495 + v2490;
-    const bfloat v2497 = c[v2496];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2498 = float(v2497);
-    const float v2499 = v2498 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2500 = fma(v2494, v3, v2499);
-    const bfloat v2501 = bfloat(v2500);
-    c[v2496] = v2501;
+  const uint v2477 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2478 = v616 + v2477;
+  const uint v2479 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2480 = v615 + v2479;
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2482 = v2480 < v1;
+  const bool v2483 = v2481 && v2482;
+  if (v2483) {
+    const float v2484 = v40.m[7][6].thread_elements()[0];
+    const uint v2485 = v2478 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2486 = v2485 + v2480;
+    const bfloat v2487 = c[v2486];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2488 = float(v2487);
+    const float v2489 = v2488 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2490 = fma(v2484, v3, v2489);
+    const bfloat v2491 = bfloat(v2490);
+    c[v2486] = v2491;
   }
-  const uint v2502 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2504 = v616 + v2502;
-  const uint v2505 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2507 = v619 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2509 = v2507 < v1;
-  const bool v2510 = v2508 && v2509;
-  if (v2510) {
-    const float v2511 = v40.m[6][7].thread_elements()[1];
-    const uint v2512 = v2504 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2513 = v2512 + v2507;
-    const bfloat v2514 = c[v2513];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2515 = float(v2514);
-    const float v2516 = v2515 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2517 = fma(v2511, v3, v2516);
-    const bfloat v2518 = bfloat(v2517);
-    c[v2513] = v2518;
+  const uint v2492 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2493 = v616 + v2492;
+  const uint v2494 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2495 = v615 + v2494;
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2497 = v2495 < v1;
+  const bool v2498 = v2496 && v2497;
+  if (v2498) {
+    const float v2499 = v40.m[7][6].thread_elements()[1];
+    const uint v2500 = v2493 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2501 = v2500 + v2495;
+    const bfloat v2502 = c[v2501];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2503 = float(v2502);
+    const float v2504 = v2503 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2505 = fma(v2499, v3, v2504);
+    const bfloat v2506 = bfloat(v2505);
+    c[v2501] = v2506;
   }
-  const uint v2519 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2521 = v616 + v2519;
-  const uint v2522 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2524 = v619 + v2522;
-  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2526 = v2524 < v1;
-  const bool v2527 = v2525 && v2526;
-  if (v2527) {
-    const float v2528 = v40.m[7][0].thread_elements()[0];
-    const uint v2529 = v2521 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2530 = v2529 + v2524;
-    const bfloat v2531 = c[v2530];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2532 = float(v2531);
-    const float v2533 = v2532 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2534 = fma(v2528, v3, v2533);
-    const bfloat v2535 = bfloat(v2534);
-    c[v2530] = v2535;
+  const uint v2507 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2508 = v616 + v2507;
+  const uint v2509 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2510 = v615 + v2509;
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2512 = v2510 < v1;
+  const bool v2513 = v2511 && v2512;
+  if (v2513) {
+    const float v2514 = v40.m[7][7].thread_elements()[0];
+    const uint v2515 = v2508 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2516 = v2515 + v2510;
+    const bfloat v2517 = c[v2516];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2518 = float(v2517);
+    const float v2519 = v2518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2520 = fma(v2514, v3, v2519);
+    const bfloat v2521 = bfloat(v2520);
+    c[v2516] = v2521;
   }
-  const uint v2536 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2538 = v616 + v2536;
-  const uint v2539 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2541 = v619 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2543 = v2541 < v1;
-  const bool v2544 = v2542 && v2543;
-  if (v2544) {
-    const float v2545 = v40.m[7][0].thread_elements()[1];
-    const uint v2546 = v2538 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2547 = v2546 + v2541;
-    const bfloat v2548 = c[v2547];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2549 = float(v2548);
-    const float v2550 = v2549 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2551 = fma(v2545, v3, v2550);
-    const bfloat v2552 = bfloat(v2551);
-    c[v2547] = v2552;
-  }
-  const uint v2553 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2555 = v616 + v2553;
-  const uint v2556 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2558 = v619 + v2556;
-  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2560 = v2558 < v1;
-  const bool v2561 = v2559 && v2560;
-  if (v2561) {
-    const float v2562 = v40.m[7][1].thread_elements()[0];
-    const uint v2563 = v2555 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2564 = v2563 + v2558;
-    const bfloat v2565 = c[v2564];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2566 = float(v2565);
-    const float v2567 = v2566 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2568 = fma(v2562, v3, v2567);
-    const bfloat v2569 = bfloat(v2568);
-    c[v2564] = v2569;
-  }
-  const uint v2570 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2572 = v616 + v2570;
-  const uint v2573 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2575 = v619 + v2573;
-  const bool v2576 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2577 = v2575 < v1;
-  const bool v2578 = v2576 && v2577;
-  if (v2578) {
-    const float v2579 = v40.m[7][1].thread_elements()[1];
-    const uint v2580 = v2572 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2581 = v2580 + v2575;
-    const bfloat v2582 = c[v2581];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2583 = float(v2582);
-    const float v2584 = v2583 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2585 = fma(v2579, v3, v2584);
-    const bfloat v2586 = bfloat(v2585);
-    c[v2581] = v2586;
-  }
-  const uint v2587 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2589 = v616 + v2587;
-  const uint v2590 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2592 = v619 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2594 = v2592 < v1;
-  const bool v2595 = v2593 && v2594;
-  if (v2595) {
-    const float v2596 = v40.m[7][2].thread_elements()[0];
-    const uint v2597 = v2589 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2598 = v2597 + v2592;
-    const bfloat v2599 = c[v2598];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2600 = float(v2599);
-    const float v2601 = v2600 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2602 = fma(v2596, v3, v2601);
-    const bfloat v2603 = bfloat(v2602);
-    c[v2598] = v2603;
-  }
-  const uint v2604 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2606 = v616 + v2604;
-  const uint v2607 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2609 = v619 + v2607;
-  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2611 = v2609 < v1;
-  const bool v2612 = v2610 && v2611;
-  if (v2612) {
-    const float v2613 = v40.m[7][2].thread_elements()[1];
-    const uint v2614 = v2606 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2615 = v2614 + v2609;
-    const bfloat v2616 = c[v2615];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2617 = float(v2616);
-    const float v2618 = v2617 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2619 = fma(v2613, v3, v2618);
-    const bfloat v2620 = bfloat(v2619);
-    c[v2615] = v2620;
-  }
-  const uint v2621 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2623 = v616 + v2621;
-  const uint v2624 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2626 = v619 + v2624;
-  const bool v2627 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2628 = v2626 < v1;
-  const bool v2629 = v2627 && v2628;
-  if (v2629) {
-    const float v2630 = v40.m[7][3].thread_elements()[0];
-    const uint v2631 = v2623 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2632 = v2631 + v2626;
-    const bfloat v2633 = c[v2632];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2634 = float(v2633);
-    const float v2635 = v2634 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2636 = fma(v2630, v3, v2635);
-    const bfloat v2637 = bfloat(v2636);
-    c[v2632] = v2637;
-  }
-  const uint v2638 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2640 = v616 + v2638;
-  const uint v2641 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2643 = v619 + v2641;
-  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2645 = v2643 < v1;
-  const bool v2646 = v2644 && v2645;
-  if (v2646) {
-    const float v2647 = v40.m[7][3].thread_elements()[1];
-    const uint v2648 = v2640 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2649 = v2648 + v2643;
-    const bfloat v2650 = c[v2649];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2651 = float(v2650);
-    const float v2652 = v2651 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2653 = fma(v2647, v3, v2652);
-    const bfloat v2654 = bfloat(v2653);
-    c[v2649] = v2654;
-  }
-  const uint v2655 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2657 = v616 + v2655;
-  const uint v2658 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2660 = v619 + v2658;
-  const bool v2661 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2662 = v2660 < v1;
-  const bool v2663 = v2661 && v2662;
-  if (v2663) {
-    const float v2664 = v40.m[7][4].thread_elements()[0];
-    const uint v2665 = v2657 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2666 = v2665 + v2660;
-    const bfloat v2667 = c[v2666];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2668 = float(v2667);
-    const float v2669 = v2668 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2670 = fma(v2664, v3, v2669);
-    const bfloat v2671 = bfloat(v2670);
-    c[v2666] = v2671;
-  }
-  const uint v2672 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2674 = v616 + v2672;
-  const uint v2675 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2677 = v619 + v2675;
-  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2679 = v2677 < v1;
-  const bool v2680 = v2678 && v2679;
-  if (v2680) {
-    const float v2681 = v40.m[7][4].thread_elements()[1];
-    const uint v2682 = v2674 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2683 = v2682 + v2677;
-    const bfloat v2684 = c[v2683];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2685 = float(v2684);
-    const float v2686 = v2685 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2687 = fma(v2681, v3, v2686);
-    const bfloat v2688 = bfloat(v2687);
-    c[v2683] = v2688;
-  }
-  const uint v2689 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2691 = v616 + v2689;
-  const uint v2692 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2694 = v619 + v2692;
-  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2696 = v2694 < v1;
-  const bool v2697 = v2695 && v2696;
-  if (v2697) {
-    const float v2698 = v40.m[7][5].thread_elements()[0];
-    const uint v2699 = v2691 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2700 = v2699 + v2694;
-    const bfloat v2701 = c[v2700];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2702 = float(v2701);
-    const float v2703 = v2702 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2704 = fma(v2698, v3, v2703);
-    const bfloat v2705 = bfloat(v2704);
-    c[v2700] = v2705;
-  }
-  const uint v2706 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2708 = v616 + v2706;
-  const uint v2709 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2711 = v619 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2713 = v2711 < v1;
-  const bool v2714 = v2712 && v2713;
-  if (v2714) {
-    const float v2715 = v40.m[7][5].thread_elements()[1];
-    const uint v2716 = v2708 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2717 = v2716 + v2711;
-    const bfloat v2718 = c[v2717];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2719 = float(v2718);
-    const float v2720 = v2719 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2721 = fma(v2715, v3, v2720);
-    const bfloat v2722 = bfloat(v2721);
-    c[v2717] = v2722;
-  }
-  const uint v2723 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2725 = v616 + v2723;
-  const uint v2726 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2728 = v619 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2730 = v2728 < v1;
-  const bool v2731 = v2729 && v2730;
-  if (v2731) {
-    const float v2732 = v40.m[7][6].thread_elements()[0];
-    const uint v2733 = v2725 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2734 = v2733 + v2728;
-    const bfloat v2735 = c[v2734];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2736 = float(v2735);
-    const float v2737 = v2736 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2738 = fma(v2732, v3, v2737);
-    const bfloat v2739 = bfloat(v2738);
-    c[v2734] = v2739;
-  }
-  const uint v2740 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2742 = v616 + v2740;
-  const uint v2743 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2745 = v619 + v2743;
-  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2747 = v2745 < v1;
-  const bool v2748 = v2746 && v2747;
-  if (v2748) {
-    const float v2749 = v40.m[7][6].thread_elements()[1];
-    const uint v2750 = v2742 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2751 = v2750 + v2745;
-    const bfloat v2752 = c[v2751];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2753 = float(v2752);
-    const float v2754 = v2753 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2755 = fma(v2749, v3, v2754);
-    const bfloat v2756 = bfloat(v2755);
-    c[v2751] = v2756;
-  }
-  const uint v2757 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2759 = v616 + v2757;
-  const uint v2760 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2762 = v619 + v2760;
-  const bool v2763 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2764 = v2762 < v1;
-  const bool v2765 = v2763 && v2764;
-  if (v2765) {
-    const float v2766 = v40.m[7][7].thread_elements()[0];
-    const uint v2767 = v2759 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2768 = v2767 + v2762;
-    const bfloat v2769 = c[v2768];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2770 = float(v2769);
-    const float v2771 = v2770 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2772 = fma(v2766, v3, v2771);
-    const bfloat v2773 = bfloat(v2772);
-    c[v2768] = v2773;
-  }
-  const uint v2774 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2776 = v616 + v2774;
-  const uint v2777 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2779 = v619 + v2777;
-  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2781 = v2779 < v1;
-  const bool v2782 = v2780 && v2781;
-  if (v2782) {
-    const float v2783 = v40.m[7][7].thread_elements()[1];
-    const uint v2784 = v2776 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-    const uint v2785 = v2784 + v2779;
-    const bfloat v2786 = c[v2785];  // kernels/gemm/gemm_epilogue.cpp:101
-    const float v2787 = float(v2786);
-    const float v2788 = v2787 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-    const float v2789 = fma(v2783, v3, v2788);
-    const bfloat v2790 = bfloat(v2789);
-    c[v2785] = v2790;
+  const uint v2522 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2523 = v616 + v2522;
+  const uint v2524 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2525 = v615 + v2524;
+  const bool v2526 = v2523 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2527 = v2525 < v1;
+  const bool v2528 = v2526 && v2527;
+  if (v2528) {
+    const float v2529 = v40.m[7][7].thread_elements()[1];
+    const uint v2530 = v2523 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+    const uint v2531 = v2530 + v2525;
+    const bfloat v2532 = c[v2531];  // kernels/gemm/gemm_epilogue.cpp:101
+    const float v2533 = float(v2532);
+    const float v2534 = v2533 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+    const float v2535 = fma(v2529, v3, v2534);
+    const bfloat v2536 = bfloat(v2535);
+    c[v2531] = v2536;
   }
 }

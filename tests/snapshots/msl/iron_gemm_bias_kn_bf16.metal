@@ -103,366 +103,366 @@ kernel void iron_gemm_bias_kn_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    const uint v2654 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2657 = v2654 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2660 = v2654 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2661 = v2660 << 3u;
-    const uint v2662 = v24 + v2657;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2663 = v2662 < v0;
-    const uint v2668 = v2662 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2674 = v2657 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2679 = v2654 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2681 = v2679 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2684 = v2679 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2685 = v2684 << 3u;
-    const uint v2686 = v24 + v2681;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2687 = v2686 < v0;
-    const uint v2692 = v2686 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2698 = v2681 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2703 = v2654 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2705 = v2703 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2708 = v2703 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2709 = v2708 << 3u;
-    const uint v2710 = v24 + v2705;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2711 = v2710 < v0;
-    const uint v2716 = v2710 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2722 = v2705 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2727 = v2654 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2729 = v2727 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2732 = v2727 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2733 = v2732 << 3u;
-    const uint v2734 = v24 + v2729;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2735 = v2734 < v0;
-    const uint v2740 = v2734 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2746 = v2729 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2751 = v2654 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2753 = v2751 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2756 = v2751 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2757 = v2756 << 3u;
-    const uint v2758 = v24 + v2753;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2759 = v2758 < v0;
-    const uint v2764 = v2758 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2770 = v2753 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2775 = v2654 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2777 = v2775 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2780 = v2775 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2781 = v2780 << 3u;
-    const uint v2782 = v24 + v2777;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2783 = v2782 < v0;
-    const uint v2788 = v2782 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2794 = v2777 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2799 = v2654 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2801 = v2799 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2804 = v2799 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2805 = v2804 << 3u;
-    const uint v2806 = v24 + v2801;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2807 = v2806 < v0;
-    const uint v2812 = v2806 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2818 = v2801 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2823 = v2654 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2825 = v2823 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2828 = v2823 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2829 = v2828 << 3u;
-    const uint v2830 = v24 + v2825;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2831 = v2830 < v0;
-    const uint v2836 = v2830 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2842 = v2825 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2851 = v2654 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2854 = v2654 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2855 = v2854 << 3u;
-    const uint v2858 = v28 + v2855;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2859 = v2858 < v1;
-    const uint v2868 = v2851 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2875 = v2679 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2878 = v2679 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2879 = v2878 << 3u;
-    const uint v2882 = v28 + v2879;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2883 = v2882 < v1;
-    const uint v2892 = v2875 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2899 = v2703 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2902 = v2703 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2903 = v2902 << 3u;
-    const uint v2906 = v28 + v2903;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2907 = v2906 < v1;
-    const uint v2916 = v2899 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2923 = v2727 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2926 = v2727 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2927 = v2926 << 3u;
-    const uint v2930 = v28 + v2927;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2931 = v2930 < v1;
-    const uint v2940 = v2923 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2947 = v2751 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2950 = v2751 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2951 = v2950 << 3u;
-    const uint v2954 = v28 + v2951;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2955 = v2954 < v1;
-    const uint v2964 = v2947 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2971 = v2775 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2974 = v2775 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2975 = v2974 << 3u;
-    const uint v2978 = v28 + v2975;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2979 = v2978 < v1;
-    const uint v2988 = v2971 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2995 = v2799 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2998 = v2799 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2999 = v2998 << 3u;
-    const uint v3002 = v28 + v2999;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3003 = v3002 < v1;
-    const uint v3012 = v2995 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3019 = v2823 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3022 = v2823 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3023 = v3022 << 3u;
-    const uint v3026 = v28 + v3023;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3027 = v3026 < v1;
-    const uint v3036 = v3019 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3046 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2400 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2407 = v2406 << 3u;
+    const uint v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2409 = v2408 < v0;
+    const uint v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2431 = v2430 << 3u;
+    const uint v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2433 = v2432 < v0;
+    const uint v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2455 = v2454 << 3u;
+    const uint v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2457 = v2456 < v0;
+    const uint v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2479 = v2478 << 3u;
+    const uint v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2481 = v2480 < v0;
+    const uint v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2503 = v2502 << 3u;
+    const uint v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2505 = v2504 < v0;
+    const uint v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2527 = v2526 << 3u;
+    const uint v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2529 = v2528 < v0;
+    const uint v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2551 = v2550 << 3u;
+    const uint v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2553 = v2552 < v0;
+    const uint v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2575 = v2574 << 3u;
+    const uint v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2577 = v2576 < v0;
+    const uint v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2601 = v2600 << 3u;
+    const uint v2604 = v28 + v2601;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2605 = v2604 < v1;
+    const uint v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2625 = v2624 << 3u;
+    const uint v2628 = v28 + v2625;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2629 = v2628 < v1;
+    const uint v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2649 = v2648 << 3u;
+    const uint v2652 = v28 + v2649;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2653 = v2652 < v1;
+    const uint v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2673 = v2672 << 3u;
+    const uint v2676 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2677 = v2676 < v1;
+    const uint v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2697 = v2696 << 3u;
+    const uint v2700 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2701 = v2700 < v1;
+    const uint v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2721 = v2720 << 3u;
+    const uint v2724 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2725 = v2724 < v1;
+    const uint v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2745 = v2744 << 3u;
+    const uint v2748 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2749 = v2748 < v1;
+    const uint v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2769 = v2768 << 3u;
+    const uint v2772 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2773 = v2772 < v1;
+    const uint v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2792 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v2646 = 0u; v2646 < v2; v2646 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2648 = v2646 >> 6u;
-      const uint v2650 = v2648 % 1u;
+    for (uint v2392 = 0u; v2392 < v2; v2392 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2394 = v2392 >> 6u;
+      const uint v2396 = v2394 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2652 = v2650 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2664 = v2646 + v2661;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2665 = v2664 < v2;
-      const bool v2666 = v2663 && v2665;
-      const uint v2670 = v2668 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2671 = v2670 + v2661;
-      const uint v2672 = v2666 ? v2671 : 0u;
-      const uint v2675 = v2652 + v2674;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2676 = v2675 + v2661;
+      const uint v2398 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2410 = v2392 + v2407;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2411 = v2410 < v2;
+      const bool v2412 = v2409 && v2411;
+      const uint v2416 = v2414 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2417 = v2416 + v2407;
+      const uint v2418 = v2412 ? v2417 : 0u;
+      const uint v2421 = v2398 + v2420;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2422 = v2421 + v2407;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2676 + e] = v2666 ? a[v2672 + e] : bfloat(0);
+        shm0[v2422 + e] = v2412 ? a[v2418 + e] : bfloat(0);
       }
-      const uint v2688 = v2646 + v2685;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2689 = v2688 < v2;
-      const bool v2690 = v2687 && v2689;
-      const uint v2694 = v2692 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2695 = v2694 + v2685;
-      const uint v2696 = v2690 ? v2695 : 0u;
-      const uint v2699 = v2652 + v2698;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2700 = v2699 + v2685;
+      const uint v2434 = v2392 + v2431;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2435 = v2434 < v2;
+      const bool v2436 = v2433 && v2435;
+      const uint v2440 = v2438 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2441 = v2440 + v2431;
+      const uint v2442 = v2436 ? v2441 : 0u;
+      const uint v2445 = v2398 + v2444;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2446 = v2445 + v2431;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2700 + e] = v2690 ? a[v2696 + e] : bfloat(0);
+        shm0[v2446 + e] = v2436 ? a[v2442 + e] : bfloat(0);
       }
-      const uint v2712 = v2646 + v2709;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2713 = v2712 < v2;
-      const bool v2714 = v2711 && v2713;
-      const uint v2718 = v2716 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2719 = v2718 + v2709;
-      const uint v2720 = v2714 ? v2719 : 0u;
-      const uint v2723 = v2652 + v2722;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2724 = v2723 + v2709;
+      const uint v2458 = v2392 + v2455;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2459 = v2458 < v2;
+      const bool v2460 = v2457 && v2459;
+      const uint v2464 = v2462 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2465 = v2464 + v2455;
+      const uint v2466 = v2460 ? v2465 : 0u;
+      const uint v2469 = v2398 + v2468;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2470 = v2469 + v2455;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2724 + e] = v2714 ? a[v2720 + e] : bfloat(0);
+        shm0[v2470 + e] = v2460 ? a[v2466 + e] : bfloat(0);
       }
-      const uint v2736 = v2646 + v2733;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2737 = v2736 < v2;
-      const bool v2738 = v2735 && v2737;
-      const uint v2742 = v2740 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2743 = v2742 + v2733;
-      const uint v2744 = v2738 ? v2743 : 0u;
-      const uint v2747 = v2652 + v2746;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2748 = v2747 + v2733;
+      const uint v2482 = v2392 + v2479;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2483 = v2482 < v2;
+      const bool v2484 = v2481 && v2483;
+      const uint v2488 = v2486 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2489 = v2488 + v2479;
+      const uint v2490 = v2484 ? v2489 : 0u;
+      const uint v2493 = v2398 + v2492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2494 = v2493 + v2479;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2748 + e] = v2738 ? a[v2744 + e] : bfloat(0);
+        shm0[v2494 + e] = v2484 ? a[v2490 + e] : bfloat(0);
       }
-      const uint v2760 = v2646 + v2757;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2761 = v2760 < v2;
-      const bool v2762 = v2759 && v2761;
-      const uint v2766 = v2764 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2767 = v2766 + v2757;
-      const uint v2768 = v2762 ? v2767 : 0u;
-      const uint v2771 = v2652 + v2770;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2772 = v2771 + v2757;
+      const uint v2506 = v2392 + v2503;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2507 = v2506 < v2;
+      const bool v2508 = v2505 && v2507;
+      const uint v2512 = v2510 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2513 = v2512 + v2503;
+      const uint v2514 = v2508 ? v2513 : 0u;
+      const uint v2517 = v2398 + v2516;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2518 = v2517 + v2503;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2772 + e] = v2762 ? a[v2768 + e] : bfloat(0);
+        shm0[v2518 + e] = v2508 ? a[v2514 + e] : bfloat(0);
       }
-      const uint v2784 = v2646 + v2781;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2785 = v2784 < v2;
-      const bool v2786 = v2783 && v2785;
-      const uint v2790 = v2788 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2791 = v2790 + v2781;
-      const uint v2792 = v2786 ? v2791 : 0u;
-      const uint v2795 = v2652 + v2794;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2796 = v2795 + v2781;
+      const uint v2530 = v2392 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2531 = v2530 < v2;
+      const bool v2532 = v2529 && v2531;
+      const uint v2536 = v2534 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2537 = v2536 + v2527;
+      const uint v2538 = v2532 ? v2537 : 0u;
+      const uint v2541 = v2398 + v2540;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2542 = v2541 + v2527;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2796 + e] = v2786 ? a[v2792 + e] : bfloat(0);
+        shm0[v2542 + e] = v2532 ? a[v2538 + e] : bfloat(0);
       }
-      const uint v2808 = v2646 + v2805;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2809 = v2808 < v2;
-      const bool v2810 = v2807 && v2809;
-      const uint v2814 = v2812 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2815 = v2814 + v2805;
-      const uint v2816 = v2810 ? v2815 : 0u;
-      const uint v2819 = v2652 + v2818;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2820 = v2819 + v2805;
+      const uint v2554 = v2392 + v2551;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2555 = v2554 < v2;
+      const bool v2556 = v2553 && v2555;
+      const uint v2560 = v2558 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2561 = v2560 + v2551;
+      const uint v2562 = v2556 ? v2561 : 0u;
+      const uint v2565 = v2398 + v2564;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2566 = v2565 + v2551;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2820 + e] = v2810 ? a[v2816 + e] : bfloat(0);
+        shm0[v2566 + e] = v2556 ? a[v2562 + e] : bfloat(0);
       }
-      const uint v2832 = v2646 + v2829;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2833 = v2832 < v2;
-      const bool v2834 = v2831 && v2833;
-      const uint v2838 = v2836 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2839 = v2838 + v2829;
-      const uint v2840 = v2834 ? v2839 : 0u;
-      const uint v2843 = v2652 + v2842;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2844 = v2843 + v2829;
+      const uint v2578 = v2392 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2579 = v2578 < v2;
+      const bool v2580 = v2577 && v2579;
+      const uint v2584 = v2582 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2585 = v2584 + v2575;
+      const uint v2586 = v2580 ? v2585 : 0u;
+      const uint v2589 = v2398 + v2588;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2590 = v2589 + v2575;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2844 + e] = v2834 ? a[v2840 + e] : bfloat(0);
+        shm0[v2590 + e] = v2580 ? a[v2586 + e] : bfloat(0);
       }
-      const uint v2856 = v2646 + v2851;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2857 = v2856 < v2;
-      const bool v2860 = v2857 && v2859;
-      const uint v2862 = v2856 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2864 = v2862 + v28;
-      const uint v2865 = v2864 + v2855;
-      const uint v2866 = v2860 ? v2865 : 0u;
-      const uint v2869 = v2652 + v2868;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2870 = v2869 + v2855;
+      const uint v2602 = v2392 + v2597;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2603 = v2602 < v2;
+      const bool v2606 = v2603 && v2605;
+      const uint v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2610 = v2608 + v28;
+      const uint v2611 = v2610 + v2601;
+      const uint v2612 = v2606 ? v2611 : 0u;
+      const uint v2615 = v2398 + v2614;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2616 = v2615 + v2601;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2870 + e] = v2860 ? b[v2866 + e] : bfloat(0);
+        shm1[v2616 + e] = v2606 ? b[v2612 + e] : bfloat(0);
       }
-      const uint v2880 = v2646 + v2875;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2881 = v2880 < v2;
-      const bool v2884 = v2881 && v2883;
-      const uint v2886 = v2880 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2888 = v2886 + v28;
-      const uint v2889 = v2888 + v2879;
-      const uint v2890 = v2884 ? v2889 : 0u;
-      const uint v2893 = v2652 + v2892;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2894 = v2893 + v2879;
+      const uint v2626 = v2392 + v2621;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2627 = v2626 < v2;
+      const bool v2630 = v2627 && v2629;
+      const uint v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2634 = v2632 + v28;
+      const uint v2635 = v2634 + v2625;
+      const uint v2636 = v2630 ? v2635 : 0u;
+      const uint v2639 = v2398 + v2638;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2640 = v2639 + v2625;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2894 + e] = v2884 ? b[v2890 + e] : bfloat(0);
+        shm1[v2640 + e] = v2630 ? b[v2636 + e] : bfloat(0);
       }
-      const uint v2904 = v2646 + v2899;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2905 = v2904 < v2;
-      const bool v2908 = v2905 && v2907;
-      const uint v2910 = v2904 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2912 = v2910 + v28;
-      const uint v2913 = v2912 + v2903;
-      const uint v2914 = v2908 ? v2913 : 0u;
-      const uint v2917 = v2652 + v2916;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2918 = v2917 + v2903;
+      const uint v2650 = v2392 + v2645;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2651 = v2650 < v2;
+      const bool v2654 = v2651 && v2653;
+      const uint v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2658 = v2656 + v28;
+      const uint v2659 = v2658 + v2649;
+      const uint v2660 = v2654 ? v2659 : 0u;
+      const uint v2663 = v2398 + v2662;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2664 = v2663 + v2649;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2918 + e] = v2908 ? b[v2914 + e] : bfloat(0);
+        shm1[v2664 + e] = v2654 ? b[v2660 + e] : bfloat(0);
       }
-      const uint v2928 = v2646 + v2923;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2929 = v2928 < v2;
-      const bool v2932 = v2929 && v2931;
-      const uint v2934 = v2928 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2936 = v2934 + v28;
-      const uint v2937 = v2936 + v2927;
-      const uint v2938 = v2932 ? v2937 : 0u;
-      const uint v2941 = v2652 + v2940;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2942 = v2941 + v2927;
+      const uint v2674 = v2392 + v2669;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2675 = v2674 < v2;
+      const bool v2678 = v2675 && v2677;
+      const uint v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2682 = v2680 + v28;
+      const uint v2683 = v2682 + v2673;
+      const uint v2684 = v2678 ? v2683 : 0u;
+      const uint v2687 = v2398 + v2686;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2688 = v2687 + v2673;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2942 + e] = v2932 ? b[v2938 + e] : bfloat(0);
+        shm1[v2688 + e] = v2678 ? b[v2684 + e] : bfloat(0);
       }
-      const uint v2952 = v2646 + v2947;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2953 = v2952 < v2;
-      const bool v2956 = v2953 && v2955;
-      const uint v2958 = v2952 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2960 = v2958 + v28;
-      const uint v2961 = v2960 + v2951;
-      const uint v2962 = v2956 ? v2961 : 0u;
-      const uint v2965 = v2652 + v2964;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2966 = v2965 + v2951;
+      const uint v2698 = v2392 + v2693;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2699 = v2698 < v2;
+      const bool v2702 = v2699 && v2701;
+      const uint v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2706 = v2704 + v28;
+      const uint v2707 = v2706 + v2697;
+      const uint v2708 = v2702 ? v2707 : 0u;
+      const uint v2711 = v2398 + v2710;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2712 = v2711 + v2697;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2966 + e] = v2956 ? b[v2962 + e] : bfloat(0);
+        shm1[v2712 + e] = v2702 ? b[v2708 + e] : bfloat(0);
       }
-      const uint v2976 = v2646 + v2971;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2977 = v2976 < v2;
-      const bool v2980 = v2977 && v2979;
-      const uint v2982 = v2976 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2984 = v2982 + v28;
-      const uint v2985 = v2984 + v2975;
-      const uint v2986 = v2980 ? v2985 : 0u;
-      const uint v2989 = v2652 + v2988;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2990 = v2989 + v2975;
+      const uint v2722 = v2392 + v2717;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2723 = v2722 < v2;
+      const bool v2726 = v2723 && v2725;
+      const uint v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2730 = v2728 + v28;
+      const uint v2731 = v2730 + v2721;
+      const uint v2732 = v2726 ? v2731 : 0u;
+      const uint v2735 = v2398 + v2734;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2736 = v2735 + v2721;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2990 + e] = v2980 ? b[v2986 + e] : bfloat(0);
+        shm1[v2736 + e] = v2726 ? b[v2732 + e] : bfloat(0);
       }
-      const uint v3000 = v2646 + v2995;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3001 = v3000 < v2;
-      const bool v3004 = v3001 && v3003;
-      const uint v3006 = v3000 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3008 = v3006 + v28;
-      const uint v3009 = v3008 + v2999;
-      const uint v3010 = v3004 ? v3009 : 0u;
-      const uint v3013 = v2652 + v3012;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3014 = v3013 + v2999;
+      const uint v2746 = v2392 + v2741;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2747 = v2746 < v2;
+      const bool v2750 = v2747 && v2749;
+      const uint v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2754 = v2752 + v28;
+      const uint v2755 = v2754 + v2745;
+      const uint v2756 = v2750 ? v2755 : 0u;
+      const uint v2759 = v2398 + v2758;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2760 = v2759 + v2745;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v3014 + e] = v3004 ? b[v3010 + e] : bfloat(0);
+        shm1[v2760 + e] = v2750 ? b[v2756 + e] : bfloat(0);
       }
-      const uint v3024 = v2646 + v3019;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3025 = v3024 < v2;
-      const bool v3028 = v3025 && v3027;
-      const uint v3030 = v3024 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3032 = v3030 + v28;
-      const uint v3033 = v3032 + v3023;
-      const uint v3034 = v3028 ? v3033 : 0u;
-      const uint v3037 = v2652 + v3036;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3038 = v3037 + v3023;
+      const uint v2770 = v2392 + v2765;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2771 = v2770 < v2;
+      const bool v2774 = v2771 && v2773;
+      const uint v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2778 = v2776 + v28;
+      const uint v2779 = v2778 + v2769;
+      const uint v2780 = v2774 ? v2779 : 0u;
+      const uint v2783 = v2398 + v2782;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2784 = v2783 + v2769;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v3038 + e] = v3028 ? b[v3034 + e] : bfloat(0);
+        shm1[v2784 + e] = v2774 ? b[v2780 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3047 = v2652 + v3046;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3047), long(64u));
-      const uint v3052 = v2652 + v37;  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<false>(v43, shm1, long(v3052), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3058 = v3047 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3058), long(64u));
-      const uint v3061 = v2652 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3062 = v3061 + v37;
-      iron_frag_load<false>(v43, shm1, long(v3062), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3068 = v3047 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3068), long(64u));
-      const uint v3071 = v2652 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3072 = v3071 + v37;
-      iron_frag_load<false>(v43, shm1, long(v3072), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3078 = v3047 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3078), long(64u));
-      const uint v3081 = v2652 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3082 = v3081 + v37;
-      iron_frag_load<false>(v43, shm1, long(v3082), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2793 = v2398 + v2792;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2793), long(64u));
+      const uint v2798 = v2398 + v37;  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_load<false>(v43, shm1, long(v2798), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2804 = v2793 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2804), long(64u));
+      const uint v2807 = v2398 + 2048u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2808 = v2807 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2808), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2814 = v2793 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2814), long(64u));
+      const uint v2817 = v2398 + 4096u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2818 = v2817 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2818), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2824 = v2793 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2824), long(64u));
+      const uint v2827 = v2398 + 6144u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2828 = v2827 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2828), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -508,29 +508,29 @@ kernel void iron_gemm_bias_kn_bf16(
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v599 = v24 + v33;
-  const uint v600 = v599 + v598;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v602 = v28 + v37;
-  const uint v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v601 = v599 + v600;
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v603 = v598 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -539,2167 +539,2167 @@ kernel void iron_gemm_bias_kn_bf16(
     const float v609 = float(v608);
     const float v610 = fma(v607, v3, v609);
     const bfloat v611 = bfloat(v610);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v612 = v600 * v1;
+    const uint v612 = v601 * v1;
     const uint v613 = v612 + v603;
     out[v613] = v611;
   }
-  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v616 = v599 + v614;
-  const uint v617 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v619 = v602 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v39.m[0][0].thread_elements()[1];
-    const bfloat v624 = bias[v619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v625 = float(v624);
-    const float v626 = fma(v623, v3, v625);
-    const bfloat v627 = bfloat(v626);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v628 = v616 * v1;
-    const uint v629 = v628 + v619;
-    out[v629] = v627;
+  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v615 = v599 + v614;
+  const uint v616 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v617 = v598 + v616;
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v619 = v617 < v1;
+  const bool v620 = v618 && v619;
+  if (v620) {
+    const float v621 = v39.m[0][0].thread_elements()[1];
+    const bfloat v622 = bias[v617];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v623 = float(v622);
+    const float v624 = fma(v621, v3, v623);
+    const bfloat v625 = bfloat(v624);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v626 = v615 * v1;
+    const uint v627 = v626 + v617;
+    out[v627] = v625;
   }
-  const uint v630 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v632 = v599 + v630;
-  const uint v633 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v635 = v602 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v637 = v635 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v39.m[0][1].thread_elements()[0];
-    const bfloat v640 = bias[v635];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v641 = float(v640);
-    const float v642 = fma(v639, v3, v641);
-    const bfloat v643 = bfloat(v642);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v644 = v632 * v1;
-    const uint v645 = v644 + v635;
-    out[v645] = v643;
+  const uint v628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v629 = v599 + v628;
+  const uint v630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v631 = v598 + v630;
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v633 = v631 < v1;
+  const bool v634 = v632 && v633;
+  if (v634) {
+    const float v635 = v39.m[0][1].thread_elements()[0];
+    const bfloat v636 = bias[v631];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v637 = float(v636);
+    const float v638 = fma(v635, v3, v637);
+    const bfloat v639 = bfloat(v638);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v640 = v629 * v1;
+    const uint v641 = v640 + v631;
+    out[v641] = v639;
   }
-  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v648 = v599 + v646;
-  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v651 = v602 + v649;
-  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v653 = v651 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v39.m[0][1].thread_elements()[1];
-    const bfloat v656 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v657 = float(v656);
-    const float v658 = fma(v655, v3, v657);
-    const bfloat v659 = bfloat(v658);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v660 = v648 * v1;
-    const uint v661 = v660 + v651;
-    out[v661] = v659;
+  const uint v642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v643 = v599 + v642;
+  const uint v644 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v645 = v598 + v644;
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v647 = v645 < v1;
+  const bool v648 = v646 && v647;
+  if (v648) {
+    const float v649 = v39.m[0][1].thread_elements()[1];
+    const bfloat v650 = bias[v645];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v651 = float(v650);
+    const float v652 = fma(v649, v3, v651);
+    const bfloat v653 = bfloat(v652);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v654 = v643 * v1;
+    const uint v655 = v654 + v645;
+    out[v655] = v653;
   }
-  const uint v662 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v664 = v599 + v662;
-  const uint v665 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v667 = v602 + v665;
-  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v669 = v667 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v39.m[0][2].thread_elements()[0];
-    const bfloat v672 = bias[v667];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v673 = float(v672);
-    const float v674 = fma(v671, v3, v673);
-    const bfloat v675 = bfloat(v674);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v676 = v664 * v1;
-    const uint v677 = v676 + v667;
-    out[v677] = v675;
+  const uint v656 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v657 = v599 + v656;
+  const uint v658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v659 = v598 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v661 = v659 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v39.m[0][2].thread_elements()[0];
+    const bfloat v664 = bias[v659];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v665 = float(v664);
+    const float v666 = fma(v663, v3, v665);
+    const bfloat v667 = bfloat(v666);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v668 = v657 * v1;
+    const uint v669 = v668 + v659;
+    out[v669] = v667;
   }
-  const uint v678 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v680 = v599 + v678;
-  const uint v681 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v683 = v602 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v685 = v683 < v1;
-  const bool v686 = v684 && v685;
-  if (v686) {
-    const float v687 = v39.m[0][2].thread_elements()[1];
-    const bfloat v688 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v689 = float(v688);
-    const float v690 = fma(v687, v3, v689);
-    const bfloat v691 = bfloat(v690);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v692 = v680 * v1;
-    const uint v693 = v692 + v683;
-    out[v693] = v691;
+  const uint v670 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v671 = v599 + v670;
+  const uint v672 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v673 = v598 + v672;
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v675 = v673 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v39.m[0][2].thread_elements()[1];
+    const bfloat v678 = bias[v673];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v679 = float(v678);
+    const float v680 = fma(v677, v3, v679);
+    const bfloat v681 = bfloat(v680);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v682 = v671 * v1;
+    const uint v683 = v682 + v673;
+    out[v683] = v681;
   }
-  const uint v694 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v696 = v599 + v694;
-  const uint v697 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v699 = v602 + v697;
-  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v701 = v699 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v39.m[0][3].thread_elements()[0];
-    const bfloat v704 = bias[v699];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v705 = float(v704);
-    const float v706 = fma(v703, v3, v705);
-    const bfloat v707 = bfloat(v706);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v708 = v696 * v1;
-    const uint v709 = v708 + v699;
-    out[v709] = v707;
+  const uint v684 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v685 = v599 + v684;
+  const uint v686 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v687 = v598 + v686;
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v689 = v687 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v39.m[0][3].thread_elements()[0];
+    const bfloat v692 = bias[v687];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v693 = float(v692);
+    const float v694 = fma(v691, v3, v693);
+    const bfloat v695 = bfloat(v694);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v696 = v685 * v1;
+    const uint v697 = v696 + v687;
+    out[v697] = v695;
   }
-  const uint v710 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v712 = v599 + v710;
-  const uint v713 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v698 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v699 = v599 + v698;
+  const uint v700 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v701 = v598 + v700;
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v703 = v701 < v1;
+  const bool v704 = v702 && v703;
+  if (v704) {
+    const float v705 = v39.m[0][3].thread_elements()[1];
+    const bfloat v706 = bias[v701];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v707 = float(v706);
+    const float v708 = fma(v705, v3, v707);
+    const bfloat v709 = bfloat(v708);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v710 = v699 * v1;
+    const uint v711 = v710 + v701;
+    out[v711] = v709;
+  }
+  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v713 = v599 + v712;
+  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v715 = v598 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
-    const float v719 = v39.m[0][3].thread_elements()[1];
+    const float v719 = v39.m[0][4].thread_elements()[0];
     const bfloat v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v721 = float(v720);
     const float v722 = fma(v719, v3, v721);
     const bfloat v723 = bfloat(v722);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v724 = v712 * v1;
+    const uint v724 = v713 * v1;
     const uint v725 = v724 + v715;
     out[v725] = v723;
   }
-  const uint v726 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v728 = v599 + v726;
-  const uint v729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v731 = v602 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v733 = v731 < v1;
-  const bool v734 = v732 && v733;
-  if (v734) {
-    const float v735 = v39.m[0][4].thread_elements()[0];
-    const bfloat v736 = bias[v731];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v737 = float(v736);
-    const float v738 = fma(v735, v3, v737);
-    const bfloat v739 = bfloat(v738);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v740 = v728 * v1;
-    const uint v741 = v740 + v731;
-    out[v741] = v739;
+  const uint v726 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v727 = v599 + v726;
+  const uint v728 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v729 = v598 + v728;
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v731 = v729 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v39.m[0][4].thread_elements()[1];
+    const bfloat v734 = bias[v729];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v735 = float(v734);
+    const float v736 = fma(v733, v3, v735);
+    const bfloat v737 = bfloat(v736);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v738 = v727 * v1;
+    const uint v739 = v738 + v729;
+    out[v739] = v737;
   }
-  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v744 = v599 + v742;
-  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v747 = v602 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v749 = v747 < v1;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v39.m[0][4].thread_elements()[1];
-    const bfloat v752 = bias[v747];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v753 = float(v752);
-    const float v754 = fma(v751, v3, v753);
-    const bfloat v755 = bfloat(v754);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v756 = v744 * v1;
-    const uint v757 = v756 + v747;
-    out[v757] = v755;
+  const uint v740 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v741 = v599 + v740;
+  const uint v742 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v743 = v598 + v742;
+  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v745 = v743 < v1;
+  const bool v746 = v744 && v745;
+  if (v746) {
+    const float v747 = v39.m[0][5].thread_elements()[0];
+    const bfloat v748 = bias[v743];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v749 = float(v748);
+    const float v750 = fma(v747, v3, v749);
+    const bfloat v751 = bfloat(v750);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v752 = v741 * v1;
+    const uint v753 = v752 + v743;
+    out[v753] = v751;
   }
-  const uint v758 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v760 = v599 + v758;
-  const uint v761 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v763 = v602 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v765 = v763 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v39.m[0][5].thread_elements()[0];
-    const bfloat v768 = bias[v763];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v769 = float(v768);
-    const float v770 = fma(v767, v3, v769);
-    const bfloat v771 = bfloat(v770);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v772 = v760 * v1;
-    const uint v773 = v772 + v763;
-    out[v773] = v771;
+  const uint v754 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v755 = v599 + v754;
+  const uint v756 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v757 = v598 + v756;
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v759 = v757 < v1;
+  const bool v760 = v758 && v759;
+  if (v760) {
+    const float v761 = v39.m[0][5].thread_elements()[1];
+    const bfloat v762 = bias[v757];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v763 = float(v762);
+    const float v764 = fma(v761, v3, v763);
+    const bfloat v765 = bfloat(v764);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v766 = v755 * v1;
+    const uint v767 = v766 + v757;
+    out[v767] = v765;
   }
-  const uint v774 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v776 = v599 + v774;
-  const uint v777 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v779 = v602 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v781 = v779 < v1;
-  const bool v782 = v780 && v781;
-  if (v782) {
-    const float v783 = v39.m[0][5].thread_elements()[1];
-    const bfloat v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v785 = float(v784);
-    const float v786 = fma(v783, v3, v785);
-    const bfloat v787 = bfloat(v786);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v788 = v776 * v1;
-    const uint v789 = v788 + v779;
-    out[v789] = v787;
+  const uint v768 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v769 = v599 + v768;
+  const uint v770 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v771 = v598 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.m[0][6].thread_elements()[0];
+    const bfloat v776 = bias[v771];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v777 = float(v776);
+    const float v778 = fma(v775, v3, v777);
+    const bfloat v779 = bfloat(v778);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v780 = v769 * v1;
+    const uint v781 = v780 + v771;
+    out[v781] = v779;
   }
-  const uint v790 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v792 = v599 + v790;
-  const uint v793 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v795 = v602 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v797 = v795 < v1;
-  const bool v798 = v796 && v797;
-  if (v798) {
-    const float v799 = v39.m[0][6].thread_elements()[0];
-    const bfloat v800 = bias[v795];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v801 = float(v800);
-    const float v802 = fma(v799, v3, v801);
-    const bfloat v803 = bfloat(v802);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v804 = v792 * v1;
-    const uint v805 = v804 + v795;
-    out[v805] = v803;
+  const uint v782 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v783 = v599 + v782;
+  const uint v784 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v785 = v598 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v787 = v785 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v39.m[0][6].thread_elements()[1];
+    const bfloat v790 = bias[v785];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v791 = float(v790);
+    const float v792 = fma(v789, v3, v791);
+    const bfloat v793 = bfloat(v792);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v794 = v783 * v1;
+    const uint v795 = v794 + v785;
+    out[v795] = v793;
   }
-  const uint v806 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v808 = v599 + v806;
-  const uint v809 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v811 = v602 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v813 = v811 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v39.m[0][6].thread_elements()[1];
-    const bfloat v816 = bias[v811];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v817 = float(v816);
-    const float v818 = fma(v815, v3, v817);
-    const bfloat v819 = bfloat(v818);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v820 = v808 * v1;
-    const uint v821 = v820 + v811;
-    out[v821] = v819;
+  const uint v796 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v797 = v599 + v796;
+  const uint v798 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v799 = v598 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v801 = v799 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v39.m[0][7].thread_elements()[0];
+    const bfloat v804 = bias[v799];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v805 = float(v804);
+    const float v806 = fma(v803, v3, v805);
+    const bfloat v807 = bfloat(v806);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v808 = v797 * v1;
+    const uint v809 = v808 + v799;
+    out[v809] = v807;
   }
-  const uint v822 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v824 = v599 + v822;
-  const uint v825 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v810 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v811 = v599 + v810;
+  const uint v812 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v813 = v598 + v812;
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v815 = v813 < v1;
+  const bool v816 = v814 && v815;
+  if (v816) {
+    const float v817 = v39.m[0][7].thread_elements()[1];
+    const bfloat v818 = bias[v813];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v819 = float(v818);
+    const float v820 = fma(v817, v3, v819);
+    const bfloat v821 = bfloat(v820);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v822 = v811 * v1;
+    const uint v823 = v822 + v813;
+    out[v823] = v821;
+  }
+  const uint v824 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v825 = v599 + v824;
+  const uint v826 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v827 = v598 + v826;
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
-    const float v831 = v39.m[0][7].thread_elements()[0];
+    const float v831 = v39.m[1][0].thread_elements()[0];
     const bfloat v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v833 = float(v832);
     const float v834 = fma(v831, v3, v833);
     const bfloat v835 = bfloat(v834);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v836 = v824 * v1;
+    const uint v836 = v825 * v1;
     const uint v837 = v836 + v827;
     out[v837] = v835;
   }
-  const uint v838 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v840 = v599 + v838;
-  const uint v841 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v843 = v602 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v845 = v843 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v39.m[0][7].thread_elements()[1];
-    const bfloat v848 = bias[v843];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v849 = float(v848);
-    const float v850 = fma(v847, v3, v849);
-    const bfloat v851 = bfloat(v850);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v852 = v840 * v1;
-    const uint v853 = v852 + v843;
-    out[v853] = v851;
+  const uint v838 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v839 = v599 + v838;
+  const uint v840 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v841 = v598 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v843 = v841 < v1;
+  const bool v844 = v842 && v843;
+  if (v844) {
+    const float v845 = v39.m[1][0].thread_elements()[1];
+    const bfloat v846 = bias[v841];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v847 = float(v846);
+    const float v848 = fma(v845, v3, v847);
+    const bfloat v849 = bfloat(v848);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v850 = v839 * v1;
+    const uint v851 = v850 + v841;
+    out[v851] = v849;
   }
-  const uint v854 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v856 = v599 + v854;
-  const uint v857 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v859 = v602 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v39.m[1][0].thread_elements()[0];
-    const bfloat v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v865 = float(v864);
-    const float v866 = fma(v863, v3, v865);
-    const bfloat v867 = bfloat(v866);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v868 = v856 * v1;
-    const uint v869 = v868 + v859;
-    out[v869] = v867;
+  const uint v852 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v853 = v599 + v852;
+  const uint v854 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v855 = v598 + v854;
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v857 = v855 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v39.m[1][1].thread_elements()[0];
+    const bfloat v860 = bias[v855];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v861 = float(v860);
+    const float v862 = fma(v859, v3, v861);
+    const bfloat v863 = bfloat(v862);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v864 = v853 * v1;
+    const uint v865 = v864 + v855;
+    out[v865] = v863;
   }
-  const uint v870 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v872 = v599 + v870;
-  const uint v873 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v875 = v602 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v877 = v875 < v1;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v39.m[1][0].thread_elements()[1];
-    const bfloat v880 = bias[v875];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v881 = float(v880);
-    const float v882 = fma(v879, v3, v881);
-    const bfloat v883 = bfloat(v882);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v884 = v872 * v1;
-    const uint v885 = v884 + v875;
-    out[v885] = v883;
+  const uint v866 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v867 = v599 + v866;
+  const uint v868 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v869 = v598 + v868;
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v871 = v869 < v1;
+  const bool v872 = v870 && v871;
+  if (v872) {
+    const float v873 = v39.m[1][1].thread_elements()[1];
+    const bfloat v874 = bias[v869];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v875 = float(v874);
+    const float v876 = fma(v873, v3, v875);
+    const bfloat v877 = bfloat(v876);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v878 = v867 * v1;
+    const uint v879 = v878 + v869;
+    out[v879] = v877;
   }
-  const uint v886 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v888 = v599 + v886;
-  const uint v889 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v891 = v602 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v893 = v891 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v39.m[1][1].thread_elements()[0];
-    const bfloat v896 = bias[v891];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v897 = float(v896);
-    const float v898 = fma(v895, v3, v897);
-    const bfloat v899 = bfloat(v898);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v900 = v888 * v1;
-    const uint v901 = v900 + v891;
-    out[v901] = v899;
+  const uint v880 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v881 = v599 + v880;
+  const uint v882 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v883 = v598 + v882;
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.m[1][2].thread_elements()[0];
+    const bfloat v888 = bias[v883];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v889 = float(v888);
+    const float v890 = fma(v887, v3, v889);
+    const bfloat v891 = bfloat(v890);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v892 = v881 * v1;
+    const uint v893 = v892 + v883;
+    out[v893] = v891;
   }
-  const uint v902 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v904 = v599 + v902;
-  const uint v905 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v907 = v602 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v909 = v907 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v39.m[1][1].thread_elements()[1];
-    const bfloat v912 = bias[v907];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v913 = float(v912);
-    const float v914 = fma(v911, v3, v913);
-    const bfloat v915 = bfloat(v914);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v916 = v904 * v1;
-    const uint v917 = v916 + v907;
-    out[v917] = v915;
+  const uint v894 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v895 = v599 + v894;
+  const uint v896 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v897 = v598 + v896;
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v899 = v897 < v1;
+  const bool v900 = v898 && v899;
+  if (v900) {
+    const float v901 = v39.m[1][2].thread_elements()[1];
+    const bfloat v902 = bias[v897];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v903 = float(v902);
+    const float v904 = fma(v901, v3, v903);
+    const bfloat v905 = bfloat(v904);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v906 = v895 * v1;
+    const uint v907 = v906 + v897;
+    out[v907] = v905;
   }
-  const uint v918 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v920 = v599 + v918;
-  const uint v921 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v923 = v602 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v925 = v923 < v1;
-  const bool v926 = v924 && v925;
-  if (v926) {
-    const float v927 = v39.m[1][2].thread_elements()[0];
-    const bfloat v928 = bias[v923];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v929 = float(v928);
-    const float v930 = fma(v927, v3, v929);
-    const bfloat v931 = bfloat(v930);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v932 = v920 * v1;
-    const uint v933 = v932 + v923;
-    out[v933] = v931;
+  const uint v908 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v909 = v599 + v908;
+  const uint v910 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v911 = v598 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v913 = v911 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v39.m[1][3].thread_elements()[0];
+    const bfloat v916 = bias[v911];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v917 = float(v916);
+    const float v918 = fma(v915, v3, v917);
+    const bfloat v919 = bfloat(v918);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v920 = v909 * v1;
+    const uint v921 = v920 + v911;
+    out[v921] = v919;
   }
-  const uint v934 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v936 = v599 + v934;
-  const uint v937 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v922 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v923 = v599 + v922;
+  const uint v924 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v925 = v598 + v924;
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v927 = v925 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v39.m[1][3].thread_elements()[1];
+    const bfloat v930 = bias[v925];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v931 = float(v930);
+    const float v932 = fma(v929, v3, v931);
+    const bfloat v933 = bfloat(v932);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v934 = v923 * v1;
+    const uint v935 = v934 + v925;
+    out[v935] = v933;
+  }
+  const uint v936 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v937 = v599 + v936;
+  const uint v938 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v939 = v598 + v938;
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
-    const float v943 = v39.m[1][2].thread_elements()[1];
+    const float v943 = v39.m[1][4].thread_elements()[0];
     const bfloat v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v945 = float(v944);
     const float v946 = fma(v943, v3, v945);
     const bfloat v947 = bfloat(v946);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v948 = v936 * v1;
+    const uint v948 = v937 * v1;
     const uint v949 = v948 + v939;
     out[v949] = v947;
   }
-  const uint v950 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v952 = v599 + v950;
-  const uint v953 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v955 = v602 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v957 = v955 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v39.m[1][3].thread_elements()[0];
-    const bfloat v960 = bias[v955];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v961 = float(v960);
-    const float v962 = fma(v959, v3, v961);
-    const bfloat v963 = bfloat(v962);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v964 = v952 * v1;
-    const uint v965 = v964 + v955;
-    out[v965] = v963;
+  const uint v950 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v951 = v599 + v950;
+  const uint v952 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v953 = v598 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v955 = v953 < v1;
+  const bool v956 = v954 && v955;
+  if (v956) {
+    const float v957 = v39.m[1][4].thread_elements()[1];
+    const bfloat v958 = bias[v953];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v959 = float(v958);
+    const float v960 = fma(v957, v3, v959);
+    const bfloat v961 = bfloat(v960);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v962 = v951 * v1;
+    const uint v963 = v962 + v953;
+    out[v963] = v961;
   }
-  const uint v966 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v968 = v599 + v966;
-  const uint v969 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v971 = v602 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v973 = v971 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v39.m[1][3].thread_elements()[1];
-    const bfloat v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v977 = float(v976);
-    const float v978 = fma(v975, v3, v977);
-    const bfloat v979 = bfloat(v978);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v980 = v968 * v1;
-    const uint v981 = v980 + v971;
-    out[v981] = v979;
+  const uint v964 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v965 = v599 + v964;
+  const uint v966 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v967 = v598 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v969 = v967 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v39.m[1][5].thread_elements()[0];
+    const bfloat v972 = bias[v967];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v973 = float(v972);
+    const float v974 = fma(v971, v3, v973);
+    const bfloat v975 = bfloat(v974);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v976 = v965 * v1;
+    const uint v977 = v976 + v967;
+    out[v977] = v975;
   }
-  const uint v982 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v984 = v599 + v982;
-  const uint v985 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v987 = v602 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v989 = v987 < v1;
-  const bool v990 = v988 && v989;
-  if (v990) {
-    const float v991 = v39.m[1][4].thread_elements()[0];
-    const bfloat v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v993 = float(v992);
-    const float v994 = fma(v991, v3, v993);
-    const bfloat v995 = bfloat(v994);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v996 = v984 * v1;
-    const uint v997 = v996 + v987;
-    out[v997] = v995;
+  const uint v978 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v979 = v599 + v978;
+  const uint v980 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v981 = v598 + v980;
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v983 = v981 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v39.m[1][5].thread_elements()[1];
+    const bfloat v986 = bias[v981];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v987 = float(v986);
+    const float v988 = fma(v985, v3, v987);
+    const bfloat v989 = bfloat(v988);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v990 = v979 * v1;
+    const uint v991 = v990 + v981;
+    out[v991] = v989;
   }
-  const uint v998 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1000 = v599 + v998;
-  const uint v1001 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1003 = v602 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1005 = v1003 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v39.m[1][4].thread_elements()[1];
-    const bfloat v1008 = bias[v1003];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1009 = float(v1008);
-    const float v1010 = fma(v1007, v3, v1009);
-    const bfloat v1011 = bfloat(v1010);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1012 = v1000 * v1;
-    const uint v1013 = v1012 + v1003;
-    out[v1013] = v1011;
+  const uint v992 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v993 = v599 + v992;
+  const uint v994 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v995 = v598 + v994;
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v39.m[1][6].thread_elements()[0];
+    const bfloat v1000 = bias[v995];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1001 = float(v1000);
+    const float v1002 = fma(v999, v3, v1001);
+    const bfloat v1003 = bfloat(v1002);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1004 = v993 * v1;
+    const uint v1005 = v1004 + v995;
+    out[v1005] = v1003;
   }
-  const uint v1014 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1016 = v599 + v1014;
-  const uint v1017 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1019 = v602 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1021 = v1019 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v39.m[1][5].thread_elements()[0];
-    const bfloat v1024 = bias[v1019];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1025 = float(v1024);
-    const float v1026 = fma(v1023, v3, v1025);
-    const bfloat v1027 = bfloat(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1028 = v1016 * v1;
-    const uint v1029 = v1028 + v1019;
-    out[v1029] = v1027;
+  const uint v1006 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1007 = v599 + v1006;
+  const uint v1008 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1009 = v598 + v1008;
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1011 = v1009 < v1;
+  const bool v1012 = v1010 && v1011;
+  if (v1012) {
+    const float v1013 = v39.m[1][6].thread_elements()[1];
+    const bfloat v1014 = bias[v1009];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1015 = float(v1014);
+    const float v1016 = fma(v1013, v3, v1015);
+    const bfloat v1017 = bfloat(v1016);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1018 = v1007 * v1;
+    const uint v1019 = v1018 + v1009;
+    out[v1019] = v1017;
   }
-  const uint v1030 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1032 = v599 + v1030;
-  const uint v1033 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1035 = v602 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1037 = v1035 < v1;
-  const bool v1038 = v1036 && v1037;
-  if (v1038) {
-    const float v1039 = v39.m[1][5].thread_elements()[1];
-    const bfloat v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1041 = float(v1040);
-    const float v1042 = fma(v1039, v3, v1041);
-    const bfloat v1043 = bfloat(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1044 = v1032 * v1;
-    const uint v1045 = v1044 + v1035;
-    out[v1045] = v1043;
+  const uint v1020 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1021 = v599 + v1020;
+  const uint v1022 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1023 = v598 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1025 = v1023 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v39.m[1][7].thread_elements()[0];
+    const bfloat v1028 = bias[v1023];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1029 = float(v1028);
+    const float v1030 = fma(v1027, v3, v1029);
+    const bfloat v1031 = bfloat(v1030);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1032 = v1021 * v1;
+    const uint v1033 = v1032 + v1023;
+    out[v1033] = v1031;
   }
-  const uint v1046 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1048 = v599 + v1046;
-  const uint v1049 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1034 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1035 = v599 + v1034;
+  const uint v1036 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1037 = v598 + v1036;
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1039 = v1037 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v39.m[1][7].thread_elements()[1];
+    const bfloat v1042 = bias[v1037];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1043 = float(v1042);
+    const float v1044 = fma(v1041, v3, v1043);
+    const bfloat v1045 = bfloat(v1044);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1046 = v1035 * v1;
+    const uint v1047 = v1046 + v1037;
+    out[v1047] = v1045;
+  }
+  const uint v1048 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1049 = v599 + v1048;
+  const uint v1050 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1051 = v598 + v1050;
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
-    const float v1055 = v39.m[1][6].thread_elements()[0];
+    const float v1055 = v39.m[2][0].thread_elements()[0];
     const bfloat v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1057 = float(v1056);
     const float v1058 = fma(v1055, v3, v1057);
     const bfloat v1059 = bfloat(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1060 = v1048 * v1;
+    const uint v1060 = v1049 * v1;
     const uint v1061 = v1060 + v1051;
     out[v1061] = v1059;
   }
-  const uint v1062 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1064 = v599 + v1062;
-  const uint v1065 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1067 = v602 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1069 = v1067 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v39.m[1][6].thread_elements()[1];
-    const bfloat v1072 = bias[v1067];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1073 = float(v1072);
-    const float v1074 = fma(v1071, v3, v1073);
-    const bfloat v1075 = bfloat(v1074);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1076 = v1064 * v1;
-    const uint v1077 = v1076 + v1067;
-    out[v1077] = v1075;
+  const uint v1062 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1063 = v599 + v1062;
+  const uint v1064 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1065 = v598 + v1064;
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1067 = v1065 < v1;
+  const bool v1068 = v1066 && v1067;
+  if (v1068) {
+    const float v1069 = v39.m[2][0].thread_elements()[1];
+    const bfloat v1070 = bias[v1065];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1071 = float(v1070);
+    const float v1072 = fma(v1069, v3, v1071);
+    const bfloat v1073 = bfloat(v1072);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1074 = v1063 * v1;
+    const uint v1075 = v1074 + v1065;
+    out[v1075] = v1073;
   }
-  const uint v1078 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1080 = v599 + v1078;
-  const uint v1081 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1083 = v602 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1085 = v1083 < v1;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v39.m[1][7].thread_elements()[0];
-    const bfloat v1088 = bias[v1083];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1089 = float(v1088);
-    const float v1090 = fma(v1087, v3, v1089);
-    const bfloat v1091 = bfloat(v1090);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1092 = v1080 * v1;
-    const uint v1093 = v1092 + v1083;
-    out[v1093] = v1091;
+  const uint v1076 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1077 = v599 + v1076;
+  const uint v1078 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1079 = v598 + v1078;
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1081 = v1079 < v1;
+  const bool v1082 = v1080 && v1081;
+  if (v1082) {
+    const float v1083 = v39.m[2][1].thread_elements()[0];
+    const bfloat v1084 = bias[v1079];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1085 = float(v1084);
+    const float v1086 = fma(v1083, v3, v1085);
+    const bfloat v1087 = bfloat(v1086);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1088 = v1077 * v1;
+    const uint v1089 = v1088 + v1079;
+    out[v1089] = v1087;
   }
-  const uint v1094 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1096 = v599 + v1094;
-  const uint v1097 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1099 = v602 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v39.m[1][7].thread_elements()[1];
-    const bfloat v1104 = bias[v1099];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1105 = float(v1104);
-    const float v1106 = fma(v1103, v3, v1105);
-    const bfloat v1107 = bfloat(v1106);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1108 = v1096 * v1;
-    const uint v1109 = v1108 + v1099;
-    out[v1109] = v1107;
+  const uint v1090 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1091 = v599 + v1090;
+  const uint v1092 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1093 = v598 + v1092;
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1095 = v1093 < v1;
+  const bool v1096 = v1094 && v1095;
+  if (v1096) {
+    const float v1097 = v39.m[2][1].thread_elements()[1];
+    const bfloat v1098 = bias[v1093];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1099 = float(v1098);
+    const float v1100 = fma(v1097, v3, v1099);
+    const bfloat v1101 = bfloat(v1100);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1102 = v1091 * v1;
+    const uint v1103 = v1102 + v1093;
+    out[v1103] = v1101;
   }
-  const uint v1110 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1112 = v599 + v1110;
-  const uint v1113 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1115 = v602 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1117 = v1115 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v39.m[2][0].thread_elements()[0];
-    const bfloat v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1121 = float(v1120);
-    const float v1122 = fma(v1119, v3, v1121);
-    const bfloat v1123 = bfloat(v1122);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1124 = v1112 * v1;
-    const uint v1125 = v1124 + v1115;
-    out[v1125] = v1123;
+  const uint v1104 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1105 = v599 + v1104;
+  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1107 = v598 + v1106;
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.m[2][2].thread_elements()[0];
+    const bfloat v1112 = bias[v1107];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1113 = float(v1112);
+    const float v1114 = fma(v1111, v3, v1113);
+    const bfloat v1115 = bfloat(v1114);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1116 = v1105 * v1;
+    const uint v1117 = v1116 + v1107;
+    out[v1117] = v1115;
   }
-  const uint v1126 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1128 = v599 + v1126;
-  const uint v1129 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1131 = v602 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1133 = v1131 < v1;
-  const bool v1134 = v1132 && v1133;
-  if (v1134) {
-    const float v1135 = v39.m[2][0].thread_elements()[1];
-    const bfloat v1136 = bias[v1131];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1137 = float(v1136);
-    const float v1138 = fma(v1135, v3, v1137);
-    const bfloat v1139 = bfloat(v1138);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1140 = v1128 * v1;
-    const uint v1141 = v1140 + v1131;
-    out[v1141] = v1139;
+  const uint v1118 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1119 = v599 + v1118;
+  const uint v1120 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1121 = v598 + v1120;
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1123 = v1121 < v1;
+  const bool v1124 = v1122 && v1123;
+  if (v1124) {
+    const float v1125 = v39.m[2][2].thread_elements()[1];
+    const bfloat v1126 = bias[v1121];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1127 = float(v1126);
+    const float v1128 = fma(v1125, v3, v1127);
+    const bfloat v1129 = bfloat(v1128);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1130 = v1119 * v1;
+    const uint v1131 = v1130 + v1121;
+    out[v1131] = v1129;
   }
-  const uint v1142 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1144 = v599 + v1142;
-  const uint v1145 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1147 = v602 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v39.m[2][1].thread_elements()[0];
-    const bfloat v1152 = bias[v1147];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1153 = float(v1152);
-    const float v1154 = fma(v1151, v3, v1153);
-    const bfloat v1155 = bfloat(v1154);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1156 = v1144 * v1;
-    const uint v1157 = v1156 + v1147;
-    out[v1157] = v1155;
+  const uint v1132 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1133 = v599 + v1132;
+  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1135 = v598 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1137 = v1135 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v39.m[2][3].thread_elements()[0];
+    const bfloat v1140 = bias[v1135];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1141 = float(v1140);
+    const float v1142 = fma(v1139, v3, v1141);
+    const bfloat v1143 = bfloat(v1142);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1144 = v1133 * v1;
+    const uint v1145 = v1144 + v1135;
+    out[v1145] = v1143;
   }
-  const uint v1158 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1160 = v599 + v1158;
-  const uint v1161 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1146 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1147 = v599 + v1146;
+  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1149 = v598 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1151 = v1149 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v39.m[2][3].thread_elements()[1];
+    const bfloat v1154 = bias[v1149];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1155 = float(v1154);
+    const float v1156 = fma(v1153, v3, v1155);
+    const bfloat v1157 = bfloat(v1156);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1158 = v1147 * v1;
+    const uint v1159 = v1158 + v1149;
+    out[v1159] = v1157;
+  }
+  const uint v1160 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1161 = v599 + v1160;
+  const uint v1162 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1163 = v598 + v1162;
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
-    const float v1167 = v39.m[2][1].thread_elements()[1];
+    const float v1167 = v39.m[2][4].thread_elements()[0];
     const bfloat v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1169 = float(v1168);
     const float v1170 = fma(v1167, v3, v1169);
     const bfloat v1171 = bfloat(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1172 = v1160 * v1;
+    const uint v1172 = v1161 * v1;
     const uint v1173 = v1172 + v1163;
     out[v1173] = v1171;
   }
-  const uint v1174 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1176 = v599 + v1174;
-  const uint v1177 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1179 = v602 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1181 = v1179 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v39.m[2][2].thread_elements()[0];
-    const bfloat v1184 = bias[v1179];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1185 = float(v1184);
-    const float v1186 = fma(v1183, v3, v1185);
-    const bfloat v1187 = bfloat(v1186);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1188 = v1176 * v1;
-    const uint v1189 = v1188 + v1179;
-    out[v1189] = v1187;
+  const uint v1174 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1175 = v599 + v1174;
+  const uint v1176 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1177 = v598 + v1176;
+  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1179 = v1177 < v1;
+  const bool v1180 = v1178 && v1179;
+  if (v1180) {
+    const float v1181 = v39.m[2][4].thread_elements()[1];
+    const bfloat v1182 = bias[v1177];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1183 = float(v1182);
+    const float v1184 = fma(v1181, v3, v1183);
+    const bfloat v1185 = bfloat(v1184);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1186 = v1175 * v1;
+    const uint v1187 = v1186 + v1177;
+    out[v1187] = v1185;
   }
-  const uint v1190 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1192 = v599 + v1190;
-  const uint v1193 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1195 = v602 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v39.m[2][2].thread_elements()[1];
-    const bfloat v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1201 = float(v1200);
-    const float v1202 = fma(v1199, v3, v1201);
-    const bfloat v1203 = bfloat(v1202);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1204 = v1192 * v1;
-    const uint v1205 = v1204 + v1195;
-    out[v1205] = v1203;
+  const uint v1188 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1189 = v599 + v1188;
+  const uint v1190 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1191 = v598 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1193 = v1191 < v1;
+  const bool v1194 = v1192 && v1193;
+  if (v1194) {
+    const float v1195 = v39.m[2][5].thread_elements()[0];
+    const bfloat v1196 = bias[v1191];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1197 = float(v1196);
+    const float v1198 = fma(v1195, v3, v1197);
+    const bfloat v1199 = bfloat(v1198);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1200 = v1189 * v1;
+    const uint v1201 = v1200 + v1191;
+    out[v1201] = v1199;
   }
-  const uint v1206 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1208 = v599 + v1206;
-  const uint v1209 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1211 = v602 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1213 = v1211 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v39.m[2][3].thread_elements()[0];
-    const bfloat v1216 = bias[v1211];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1217 = float(v1216);
-    const float v1218 = fma(v1215, v3, v1217);
-    const bfloat v1219 = bfloat(v1218);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1220 = v1208 * v1;
-    const uint v1221 = v1220 + v1211;
-    out[v1221] = v1219;
+  const uint v1202 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1203 = v599 + v1202;
+  const uint v1204 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1205 = v598 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1207 = v1205 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v39.m[2][5].thread_elements()[1];
+    const bfloat v1210 = bias[v1205];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1211 = float(v1210);
+    const float v1212 = fma(v1209, v3, v1211);
+    const bfloat v1213 = bfloat(v1212);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1214 = v1203 * v1;
+    const uint v1215 = v1214 + v1205;
+    out[v1215] = v1213;
   }
-  const uint v1222 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1224 = v599 + v1222;
-  const uint v1225 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1227 = v602 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1229 = v1227 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v39.m[2][3].thread_elements()[1];
-    const bfloat v1232 = bias[v1227];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1233 = float(v1232);
-    const float v1234 = fma(v1231, v3, v1233);
-    const bfloat v1235 = bfloat(v1234);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1236 = v1224 * v1;
-    const uint v1237 = v1236 + v1227;
-    out[v1237] = v1235;
+  const uint v1216 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1217 = v599 + v1216;
+  const uint v1218 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1219 = v598 + v1218;
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.m[2][6].thread_elements()[0];
+    const bfloat v1224 = bias[v1219];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1225 = float(v1224);
+    const float v1226 = fma(v1223, v3, v1225);
+    const bfloat v1227 = bfloat(v1226);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1228 = v1217 * v1;
+    const uint v1229 = v1228 + v1219;
+    out[v1229] = v1227;
   }
-  const uint v1238 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1240 = v599 + v1238;
-  const uint v1241 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1243 = v602 + v1241;
-  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1245 = v1243 < v1;
-  const bool v1246 = v1244 && v1245;
-  if (v1246) {
-    const float v1247 = v39.m[2][4].thread_elements()[0];
-    const bfloat v1248 = bias[v1243];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1249 = float(v1248);
-    const float v1250 = fma(v1247, v3, v1249);
-    const bfloat v1251 = bfloat(v1250);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1252 = v1240 * v1;
-    const uint v1253 = v1252 + v1243;
-    out[v1253] = v1251;
+  const uint v1230 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1231 = v599 + v1230;
+  const uint v1232 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1233 = v598 + v1232;
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1235 = v1233 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v39.m[2][6].thread_elements()[1];
+    const bfloat v1238 = bias[v1233];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1239 = float(v1238);
+    const float v1240 = fma(v1237, v3, v1239);
+    const bfloat v1241 = bfloat(v1240);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1242 = v1231 * v1;
+    const uint v1243 = v1242 + v1233;
+    out[v1243] = v1241;
   }
-  const uint v1254 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1256 = v599 + v1254;
-  const uint v1257 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1259 = v602 + v1257;
-  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1261 = v1259 < v1;
-  const bool v1262 = v1260 && v1261;
-  if (v1262) {
-    const float v1263 = v39.m[2][4].thread_elements()[1];
-    const bfloat v1264 = bias[v1259];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1265 = float(v1264);
-    const float v1266 = fma(v1263, v3, v1265);
-    const bfloat v1267 = bfloat(v1266);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1268 = v1256 * v1;
-    const uint v1269 = v1268 + v1259;
-    out[v1269] = v1267;
+  const uint v1244 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1245 = v599 + v1244;
+  const uint v1246 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1247 = v598 + v1246;
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1249 = v1247 < v1;
+  const bool v1250 = v1248 && v1249;
+  if (v1250) {
+    const float v1251 = v39.m[2][7].thread_elements()[0];
+    const bfloat v1252 = bias[v1247];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1253 = float(v1252);
+    const float v1254 = fma(v1251, v3, v1253);
+    const bfloat v1255 = bfloat(v1254);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1256 = v1245 * v1;
+    const uint v1257 = v1256 + v1247;
+    out[v1257] = v1255;
   }
-  const uint v1270 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1272 = v599 + v1270;
-  const uint v1273 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1258 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1259 = v599 + v1258;
+  const uint v1260 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1261 = v598 + v1260;
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1263 = v1261 < v1;
+  const bool v1264 = v1262 && v1263;
+  if (v1264) {
+    const float v1265 = v39.m[2][7].thread_elements()[1];
+    const bfloat v1266 = bias[v1261];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1267 = float(v1266);
+    const float v1268 = fma(v1265, v3, v1267);
+    const bfloat v1269 = bfloat(v1268);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1270 = v1259 * v1;
+    const uint v1271 = v1270 + v1261;
+    out[v1271] = v1269;
+  }
+  const uint v1272 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1273 = v599 + v1272;
+  const uint v1274 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1275 = v598 + v1274;
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
-    const float v1279 = v39.m[2][5].thread_elements()[0];
+    const float v1279 = v39.m[3][0].thread_elements()[0];
     const bfloat v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1281 = float(v1280);
     const float v1282 = fma(v1279, v3, v1281);
     const bfloat v1283 = bfloat(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1284 = v1272 * v1;
+    const uint v1284 = v1273 * v1;
     const uint v1285 = v1284 + v1275;
     out[v1285] = v1283;
   }
-  const uint v1286 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1288 = v599 + v1286;
-  const uint v1289 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1291 = v602 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1293 = v1291 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v39.m[2][5].thread_elements()[1];
-    const bfloat v1296 = bias[v1291];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1297 = float(v1296);
-    const float v1298 = fma(v1295, v3, v1297);
-    const bfloat v1299 = bfloat(v1298);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1300 = v1288 * v1;
-    const uint v1301 = v1300 + v1291;
-    out[v1301] = v1299;
+  const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1287 = v599 + v1286;
+  const uint v1288 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1289 = v598 + v1288;
+  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1291 = v1289 < v1;
+  const bool v1292 = v1290 && v1291;
+  if (v1292) {
+    const float v1293 = v39.m[3][0].thread_elements()[1];
+    const bfloat v1294 = bias[v1289];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1295 = float(v1294);
+    const float v1296 = fma(v1293, v3, v1295);
+    const bfloat v1297 = bfloat(v1296);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1298 = v1287 * v1;
+    const uint v1299 = v1298 + v1289;
+    out[v1299] = v1297;
   }
-  const uint v1302 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1304 = v599 + v1302;
-  const uint v1305 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1307 = v602 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1309 = v1307 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v39.m[2][6].thread_elements()[0];
-    const bfloat v1312 = bias[v1307];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1313 = float(v1312);
-    const float v1314 = fma(v1311, v3, v1313);
-    const bfloat v1315 = bfloat(v1314);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1316 = v1304 * v1;
-    const uint v1317 = v1316 + v1307;
-    out[v1317] = v1315;
+  const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1301 = v599 + v1300;
+  const uint v1302 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1303 = v598 + v1302;
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1305 = v1303 < v1;
+  const bool v1306 = v1304 && v1305;
+  if (v1306) {
+    const float v1307 = v39.m[3][1].thread_elements()[0];
+    const bfloat v1308 = bias[v1303];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1309 = float(v1308);
+    const float v1310 = fma(v1307, v3, v1309);
+    const bfloat v1311 = bfloat(v1310);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1312 = v1301 * v1;
+    const uint v1313 = v1312 + v1303;
+    out[v1313] = v1311;
   }
-  const uint v1318 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1320 = v599 + v1318;
-  const uint v1321 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1323 = v602 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1325 = v1323 < v1;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v39.m[2][6].thread_elements()[1];
-    const bfloat v1328 = bias[v1323];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1329 = float(v1328);
-    const float v1330 = fma(v1327, v3, v1329);
-    const bfloat v1331 = bfloat(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1332 = v1320 * v1;
-    const uint v1333 = v1332 + v1323;
-    out[v1333] = v1331;
+  const uint v1314 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1315 = v599 + v1314;
+  const uint v1316 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1317 = v598 + v1316;
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1319 = v1317 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v39.m[3][1].thread_elements()[1];
+    const bfloat v1322 = bias[v1317];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1323 = float(v1322);
+    const float v1324 = fma(v1321, v3, v1323);
+    const bfloat v1325 = bfloat(v1324);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1326 = v1315 * v1;
+    const uint v1327 = v1326 + v1317;
+    out[v1327] = v1325;
   }
-  const uint v1334 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1336 = v599 + v1334;
-  const uint v1337 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1339 = v602 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v39.m[2][7].thread_elements()[0];
-    const bfloat v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1345 = float(v1344);
-    const float v1346 = fma(v1343, v3, v1345);
-    const bfloat v1347 = bfloat(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1348 = v1336 * v1;
-    const uint v1349 = v1348 + v1339;
-    out[v1349] = v1347;
+  const uint v1328 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1329 = v599 + v1328;
+  const uint v1330 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1331 = v598 + v1330;
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v39.m[3][2].thread_elements()[0];
+    const bfloat v1336 = bias[v1331];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1337 = float(v1336);
+    const float v1338 = fma(v1335, v3, v1337);
+    const bfloat v1339 = bfloat(v1338);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1340 = v1329 * v1;
+    const uint v1341 = v1340 + v1331;
+    out[v1341] = v1339;
   }
-  const uint v1350 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1352 = v599 + v1350;
-  const uint v1353 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1355 = v602 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1357 = v1355 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v39.m[2][7].thread_elements()[1];
-    const bfloat v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1361 = float(v1360);
-    const float v1362 = fma(v1359, v3, v1361);
-    const bfloat v1363 = bfloat(v1362);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1364 = v1352 * v1;
-    const uint v1365 = v1364 + v1355;
-    out[v1365] = v1363;
+  const uint v1342 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1343 = v599 + v1342;
+  const uint v1344 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1345 = v598 + v1344;
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1347 = v1345 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v39.m[3][2].thread_elements()[1];
+    const bfloat v1350 = bias[v1345];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1351 = float(v1350);
+    const float v1352 = fma(v1349, v3, v1351);
+    const bfloat v1353 = bfloat(v1352);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1354 = v1343 * v1;
+    const uint v1355 = v1354 + v1345;
+    out[v1355] = v1353;
   }
-  const uint v1366 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1368 = v599 + v1366;
-  const uint v1369 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1371 = v602 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1373 = v1371 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v39.m[3][0].thread_elements()[0];
-    const bfloat v1376 = bias[v1371];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1377 = float(v1376);
-    const float v1378 = fma(v1375, v3, v1377);
-    const bfloat v1379 = bfloat(v1378);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1380 = v1368 * v1;
-    const uint v1381 = v1380 + v1371;
-    out[v1381] = v1379;
+  const uint v1356 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1357 = v599 + v1356;
+  const uint v1358 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1359 = v598 + v1358;
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v39.m[3][3].thread_elements()[0];
+    const bfloat v1364 = bias[v1359];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1365 = float(v1364);
+    const float v1366 = fma(v1363, v3, v1365);
+    const bfloat v1367 = bfloat(v1366);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1368 = v1357 * v1;
+    const uint v1369 = v1368 + v1359;
+    out[v1369] = v1367;
   }
-  const uint v1382 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1384 = v599 + v1382;
-  const uint v1385 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1371 = v599 + v1370;
+  const uint v1372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1373 = v598 + v1372;
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1375 = v1373 < v1;
+  const bool v1376 = v1374 && v1375;
+  if (v1376) {
+    const float v1377 = v39.m[3][3].thread_elements()[1];
+    const bfloat v1378 = bias[v1373];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1379 = float(v1378);
+    const float v1380 = fma(v1377, v3, v1379);
+    const bfloat v1381 = bfloat(v1380);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1382 = v1371 * v1;
+    const uint v1383 = v1382 + v1373;
+    out[v1383] = v1381;
+  }
+  const uint v1384 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1385 = v599 + v1384;
+  const uint v1386 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1387 = v598 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
-    const float v1391 = v39.m[3][0].thread_elements()[1];
+    const float v1391 = v39.m[3][4].thread_elements()[0];
     const bfloat v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1393 = float(v1392);
     const float v1394 = fma(v1391, v3, v1393);
     const bfloat v1395 = bfloat(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1396 = v1384 * v1;
+    const uint v1396 = v1385 * v1;
     const uint v1397 = v1396 + v1387;
     out[v1397] = v1395;
   }
-  const uint v1398 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1400 = v599 + v1398;
-  const uint v1401 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1403 = v602 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1405 = v1403 < v1;
-  const bool v1406 = v1404 && v1405;
-  if (v1406) {
-    const float v1407 = v39.m[3][1].thread_elements()[0];
-    const bfloat v1408 = bias[v1403];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1409 = float(v1408);
-    const float v1410 = fma(v1407, v3, v1409);
-    const bfloat v1411 = bfloat(v1410);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1412 = v1400 * v1;
-    const uint v1413 = v1412 + v1403;
-    out[v1413] = v1411;
+  const uint v1398 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1399 = v599 + v1398;
+  const uint v1400 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1401 = v598 + v1400;
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1403 = v1401 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v39.m[3][4].thread_elements()[1];
+    const bfloat v1406 = bias[v1401];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1407 = float(v1406);
+    const float v1408 = fma(v1405, v3, v1407);
+    const bfloat v1409 = bfloat(v1408);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1410 = v1399 * v1;
+    const uint v1411 = v1410 + v1401;
+    out[v1411] = v1409;
   }
-  const uint v1414 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1416 = v599 + v1414;
-  const uint v1417 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1419 = v602 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v39.m[3][1].thread_elements()[1];
-    const bfloat v1424 = bias[v1419];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1425 = float(v1424);
-    const float v1426 = fma(v1423, v3, v1425);
-    const bfloat v1427 = bfloat(v1426);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1428 = v1416 * v1;
-    const uint v1429 = v1428 + v1419;
-    out[v1429] = v1427;
+  const uint v1412 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1413 = v599 + v1412;
+  const uint v1414 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1415 = v598 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1417 = v1415 < v1;
+  const bool v1418 = v1416 && v1417;
+  if (v1418) {
+    const float v1419 = v39.m[3][5].thread_elements()[0];
+    const bfloat v1420 = bias[v1415];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1421 = float(v1420);
+    const float v1422 = fma(v1419, v3, v1421);
+    const bfloat v1423 = bfloat(v1422);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1424 = v1413 * v1;
+    const uint v1425 = v1424 + v1415;
+    out[v1425] = v1423;
   }
-  const uint v1430 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1432 = v599 + v1430;
-  const uint v1433 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1435 = v602 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v39.m[3][2].thread_elements()[0];
-    const bfloat v1440 = bias[v1435];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1441 = float(v1440);
-    const float v1442 = fma(v1439, v3, v1441);
-    const bfloat v1443 = bfloat(v1442);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1444 = v1432 * v1;
-    const uint v1445 = v1444 + v1435;
-    out[v1445] = v1443;
+  const uint v1426 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1427 = v599 + v1426;
+  const uint v1428 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1429 = v598 + v1428;
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1431 = v1429 < v1;
+  const bool v1432 = v1430 && v1431;
+  if (v1432) {
+    const float v1433 = v39.m[3][5].thread_elements()[1];
+    const bfloat v1434 = bias[v1429];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1435 = float(v1434);
+    const float v1436 = fma(v1433, v3, v1435);
+    const bfloat v1437 = bfloat(v1436);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1438 = v1427 * v1;
+    const uint v1439 = v1438 + v1429;
+    out[v1439] = v1437;
   }
-  const uint v1446 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1448 = v599 + v1446;
-  const uint v1449 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1451 = v602 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1453 = v1451 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v39.m[3][2].thread_elements()[1];
-    const bfloat v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1457 = float(v1456);
-    const float v1458 = fma(v1455, v3, v1457);
-    const bfloat v1459 = bfloat(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1460 = v1448 * v1;
-    const uint v1461 = v1460 + v1451;
-    out[v1461] = v1459;
+  const uint v1440 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1441 = v599 + v1440;
+  const uint v1442 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1443 = v598 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.m[3][6].thread_elements()[0];
+    const bfloat v1448 = bias[v1443];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1449 = float(v1448);
+    const float v1450 = fma(v1447, v3, v1449);
+    const bfloat v1451 = bfloat(v1450);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1452 = v1441 * v1;
+    const uint v1453 = v1452 + v1443;
+    out[v1453] = v1451;
   }
-  const uint v1462 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1464 = v599 + v1462;
-  const uint v1465 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1467 = v602 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1469 = v1467 < v1;
-  const bool v1470 = v1468 && v1469;
-  if (v1470) {
-    const float v1471 = v39.m[3][3].thread_elements()[0];
-    const bfloat v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1473 = float(v1472);
-    const float v1474 = fma(v1471, v3, v1473);
-    const bfloat v1475 = bfloat(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1476 = v1464 * v1;
-    const uint v1477 = v1476 + v1467;
-    out[v1477] = v1475;
+  const uint v1454 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1455 = v599 + v1454;
+  const uint v1456 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1457 = v598 + v1456;
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1459 = v1457 < v1;
+  const bool v1460 = v1458 && v1459;
+  if (v1460) {
+    const float v1461 = v39.m[3][6].thread_elements()[1];
+    const bfloat v1462 = bias[v1457];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1463 = float(v1462);
+    const float v1464 = fma(v1461, v3, v1463);
+    const bfloat v1465 = bfloat(v1464);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1466 = v1455 * v1;
+    const uint v1467 = v1466 + v1457;
+    out[v1467] = v1465;
   }
-  const uint v1478 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1480 = v599 + v1478;
-  const uint v1481 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1483 = v602 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1485 = v1483 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v39.m[3][3].thread_elements()[1];
-    const bfloat v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1489 = float(v1488);
-    const float v1490 = fma(v1487, v3, v1489);
-    const bfloat v1491 = bfloat(v1490);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1492 = v1480 * v1;
-    const uint v1493 = v1492 + v1483;
-    out[v1493] = v1491;
+  const uint v1468 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1469 = v599 + v1468;
+  const uint v1470 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1471 = v598 + v1470;
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1473 = v1471 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v39.m[3][7].thread_elements()[0];
+    const bfloat v1476 = bias[v1471];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1477 = float(v1476);
+    const float v1478 = fma(v1475, v3, v1477);
+    const bfloat v1479 = bfloat(v1478);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1480 = v1469 * v1;
+    const uint v1481 = v1480 + v1471;
+    out[v1481] = v1479;
   }
-  const uint v1494 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1496 = v599 + v1494;
-  const uint v1497 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1482 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1483 = v599 + v1482;
+  const uint v1484 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1485 = v598 + v1484;
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1487 = v1485 < v1;
+  const bool v1488 = v1486 && v1487;
+  if (v1488) {
+    const float v1489 = v39.m[3][7].thread_elements()[1];
+    const bfloat v1490 = bias[v1485];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1491 = float(v1490);
+    const float v1492 = fma(v1489, v3, v1491);
+    const bfloat v1493 = bfloat(v1492);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1494 = v1483 * v1;
+    const uint v1495 = v1494 + v1485;
+    out[v1495] = v1493;
+  }
+  const uint v1496 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1497 = v599 + v1496;
+  const uint v1498 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1499 = v598 + v1498;
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
-    const float v1503 = v39.m[3][4].thread_elements()[0];
+    const float v1503 = v39.m[4][0].thread_elements()[0];
     const bfloat v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1505 = float(v1504);
     const float v1506 = fma(v1503, v3, v1505);
     const bfloat v1507 = bfloat(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1508 = v1496 * v1;
+    const uint v1508 = v1497 * v1;
     const uint v1509 = v1508 + v1499;
     out[v1509] = v1507;
   }
-  const uint v1510 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1512 = v599 + v1510;
-  const uint v1513 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1515 = v602 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v39.m[3][4].thread_elements()[1];
-    const bfloat v1520 = bias[v1515];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1521 = float(v1520);
-    const float v1522 = fma(v1519, v3, v1521);
-    const bfloat v1523 = bfloat(v1522);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1524 = v1512 * v1;
-    const uint v1525 = v1524 + v1515;
-    out[v1525] = v1523;
+  const uint v1510 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1511 = v599 + v1510;
+  const uint v1512 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1513 = v598 + v1512;
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1515 = v1513 < v1;
+  const bool v1516 = v1514 && v1515;
+  if (v1516) {
+    const float v1517 = v39.m[4][0].thread_elements()[1];
+    const bfloat v1518 = bias[v1513];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1519 = float(v1518);
+    const float v1520 = fma(v1517, v3, v1519);
+    const bfloat v1521 = bfloat(v1520);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1522 = v1511 * v1;
+    const uint v1523 = v1522 + v1513;
+    out[v1523] = v1521;
   }
-  const uint v1526 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1528 = v599 + v1526;
-  const uint v1529 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1531 = v602 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v39.m[3][5].thread_elements()[0];
-    const bfloat v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1537 = float(v1536);
-    const float v1538 = fma(v1535, v3, v1537);
-    const bfloat v1539 = bfloat(v1538);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1540 = v1528 * v1;
-    const uint v1541 = v1540 + v1531;
-    out[v1541] = v1539;
+  const uint v1524 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1525 = v599 + v1524;
+  const uint v1526 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1527 = v598 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v39.m[4][1].thread_elements()[0];
+    const bfloat v1532 = bias[v1527];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1533 = float(v1532);
+    const float v1534 = fma(v1531, v3, v1533);
+    const bfloat v1535 = bfloat(v1534);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1536 = v1525 * v1;
+    const uint v1537 = v1536 + v1527;
+    out[v1537] = v1535;
   }
-  const uint v1542 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1544 = v599 + v1542;
-  const uint v1545 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1547 = v602 + v1545;
-  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1549 = v1547 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v39.m[3][5].thread_elements()[1];
-    const bfloat v1552 = bias[v1547];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1553 = float(v1552);
-    const float v1554 = fma(v1551, v3, v1553);
-    const bfloat v1555 = bfloat(v1554);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1556 = v1544 * v1;
-    const uint v1557 = v1556 + v1547;
-    out[v1557] = v1555;
+  const uint v1538 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1539 = v599 + v1538;
+  const uint v1540 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1541 = v598 + v1540;
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1543 = v1541 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v39.m[4][1].thread_elements()[1];
+    const bfloat v1546 = bias[v1541];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1547 = float(v1546);
+    const float v1548 = fma(v1545, v3, v1547);
+    const bfloat v1549 = bfloat(v1548);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1550 = v1539 * v1;
+    const uint v1551 = v1550 + v1541;
+    out[v1551] = v1549;
   }
-  const uint v1558 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1560 = v599 + v1558;
-  const uint v1561 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1563 = v602 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1565 = v1563 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v39.m[3][6].thread_elements()[0];
-    const bfloat v1568 = bias[v1563];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1569 = float(v1568);
-    const float v1570 = fma(v1567, v3, v1569);
-    const bfloat v1571 = bfloat(v1570);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1572 = v1560 * v1;
-    const uint v1573 = v1572 + v1563;
-    out[v1573] = v1571;
+  const uint v1552 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1553 = v599 + v1552;
+  const uint v1554 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1555 = v598 + v1554;
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.m[4][2].thread_elements()[0];
+    const bfloat v1560 = bias[v1555];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1561 = float(v1560);
+    const float v1562 = fma(v1559, v3, v1561);
+    const bfloat v1563 = bfloat(v1562);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1564 = v1553 * v1;
+    const uint v1565 = v1564 + v1555;
+    out[v1565] = v1563;
   }
-  const uint v1574 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1576 = v599 + v1574;
-  const uint v1577 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1579 = v602 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v39.m[3][6].thread_elements()[1];
-    const bfloat v1584 = bias[v1579];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1585 = float(v1584);
-    const float v1586 = fma(v1583, v3, v1585);
-    const bfloat v1587 = bfloat(v1586);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1588 = v1576 * v1;
-    const uint v1589 = v1588 + v1579;
-    out[v1589] = v1587;
+  const uint v1566 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1567 = v599 + v1566;
+  const uint v1568 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1569 = v598 + v1568;
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1571 = v1569 < v1;
+  const bool v1572 = v1570 && v1571;
+  if (v1572) {
+    const float v1573 = v39.m[4][2].thread_elements()[1];
+    const bfloat v1574 = bias[v1569];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1575 = float(v1574);
+    const float v1576 = fma(v1573, v3, v1575);
+    const bfloat v1577 = bfloat(v1576);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1578 = v1567 * v1;
+    const uint v1579 = v1578 + v1569;
+    out[v1579] = v1577;
   }
-  const uint v1590 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1592 = v599 + v1590;
-  const uint v1593 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1595 = v602 + v1593;
-  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1597 = v1595 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v39.m[3][7].thread_elements()[0];
-    const bfloat v1600 = bias[v1595];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1601 = float(v1600);
-    const float v1602 = fma(v1599, v3, v1601);
-    const bfloat v1603 = bfloat(v1602);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1604 = v1592 * v1;
-    const uint v1605 = v1604 + v1595;
-    out[v1605] = v1603;
+  const uint v1580 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1581 = v599 + v1580;
+  const uint v1582 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1583 = v598 + v1582;
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1585 = v1583 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v39.m[4][3].thread_elements()[0];
+    const bfloat v1588 = bias[v1583];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1589 = float(v1588);
+    const float v1590 = fma(v1587, v3, v1589);
+    const bfloat v1591 = bfloat(v1590);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1592 = v1581 * v1;
+    const uint v1593 = v1592 + v1583;
+    out[v1593] = v1591;
   }
-  const uint v1606 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1608 = v599 + v1606;
-  const uint v1609 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1594 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1595 = v599 + v1594;
+  const uint v1596 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1597 = v598 + v1596;
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1599 = v1597 < v1;
+  const bool v1600 = v1598 && v1599;
+  if (v1600) {
+    const float v1601 = v39.m[4][3].thread_elements()[1];
+    const bfloat v1602 = bias[v1597];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1603 = float(v1602);
+    const float v1604 = fma(v1601, v3, v1603);
+    const bfloat v1605 = bfloat(v1604);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1606 = v1595 * v1;
+    const uint v1607 = v1606 + v1597;
+    out[v1607] = v1605;
+  }
+  const uint v1608 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1609 = v599 + v1608;
+  const uint v1610 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1611 = v598 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
-    const float v1615 = v39.m[3][7].thread_elements()[1];
+    const float v1615 = v39.m[4][4].thread_elements()[0];
     const bfloat v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1617 = float(v1616);
     const float v1618 = fma(v1615, v3, v1617);
     const bfloat v1619 = bfloat(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1620 = v1608 * v1;
+    const uint v1620 = v1609 * v1;
     const uint v1621 = v1620 + v1611;
     out[v1621] = v1619;
   }
-  const uint v1622 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1624 = v599 + v1622;
-  const uint v1625 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1627 = v602 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v39.m[4][0].thread_elements()[0];
-    const bfloat v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1633 = float(v1632);
-    const float v1634 = fma(v1631, v3, v1633);
-    const bfloat v1635 = bfloat(v1634);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1636 = v1624 * v1;
-    const uint v1637 = v1636 + v1627;
-    out[v1637] = v1635;
+  const uint v1622 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1623 = v599 + v1622;
+  const uint v1624 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1625 = v598 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1627 = v1625 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v39.m[4][4].thread_elements()[1];
+    const bfloat v1630 = bias[v1625];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1631 = float(v1630);
+    const float v1632 = fma(v1629, v3, v1631);
+    const bfloat v1633 = bfloat(v1632);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1634 = v1623 * v1;
+    const uint v1635 = v1634 + v1625;
+    out[v1635] = v1633;
   }
-  const uint v1638 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1640 = v599 + v1638;
-  const uint v1641 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1643 = v602 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1645 = v1643 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v39.m[4][0].thread_elements()[1];
-    const bfloat v1648 = bias[v1643];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1649 = float(v1648);
-    const float v1650 = fma(v1647, v3, v1649);
-    const bfloat v1651 = bfloat(v1650);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1652 = v1640 * v1;
-    const uint v1653 = v1652 + v1643;
-    out[v1653] = v1651;
+  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1637 = v599 + v1636;
+  const uint v1638 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1639 = v598 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1641 = v1639 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v39.m[4][5].thread_elements()[0];
+    const bfloat v1644 = bias[v1639];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1645 = float(v1644);
+    const float v1646 = fma(v1643, v3, v1645);
+    const bfloat v1647 = bfloat(v1646);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1648 = v1637 * v1;
+    const uint v1649 = v1648 + v1639;
+    out[v1649] = v1647;
   }
-  const uint v1654 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1656 = v599 + v1654;
-  const uint v1657 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1659 = v602 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1661 = v1659 < v1;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v39.m[4][1].thread_elements()[0];
-    const bfloat v1664 = bias[v1659];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1665 = float(v1664);
-    const float v1666 = fma(v1663, v3, v1665);
-    const bfloat v1667 = bfloat(v1666);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1668 = v1656 * v1;
-    const uint v1669 = v1668 + v1659;
-    out[v1669] = v1667;
+  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1651 = v599 + v1650;
+  const uint v1652 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1653 = v598 + v1652;
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1655 = v1653 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v39.m[4][5].thread_elements()[1];
+    const bfloat v1658 = bias[v1653];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1659 = float(v1658);
+    const float v1660 = fma(v1657, v3, v1659);
+    const bfloat v1661 = bfloat(v1660);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1662 = v1651 * v1;
+    const uint v1663 = v1662 + v1653;
+    out[v1663] = v1661;
   }
-  const uint v1670 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1672 = v599 + v1670;
-  const uint v1673 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1675 = v602 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1677 = v1675 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v39.m[4][1].thread_elements()[1];
-    const bfloat v1680 = bias[v1675];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1681 = float(v1680);
-    const float v1682 = fma(v1679, v3, v1681);
-    const bfloat v1683 = bfloat(v1682);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1684 = v1672 * v1;
-    const uint v1685 = v1684 + v1675;
-    out[v1685] = v1683;
+  const uint v1664 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1665 = v599 + v1664;
+  const uint v1666 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1667 = v598 + v1666;
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1669 = v1667 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v39.m[4][6].thread_elements()[0];
+    const bfloat v1672 = bias[v1667];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1673 = float(v1672);
+    const float v1674 = fma(v1671, v3, v1673);
+    const bfloat v1675 = bfloat(v1674);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1676 = v1665 * v1;
+    const uint v1677 = v1676 + v1667;
+    out[v1677] = v1675;
   }
-  const uint v1686 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1688 = v599 + v1686;
-  const uint v1689 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1691 = v602 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1693 = v1691 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v39.m[4][2].thread_elements()[0];
-    const bfloat v1696 = bias[v1691];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1697 = float(v1696);
-    const float v1698 = fma(v1695, v3, v1697);
-    const bfloat v1699 = bfloat(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1700 = v1688 * v1;
-    const uint v1701 = v1700 + v1691;
-    out[v1701] = v1699;
+  const uint v1678 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1679 = v599 + v1678;
+  const uint v1680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1681 = v598 + v1680;
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1683 = v1681 < v1;
+  const bool v1684 = v1682 && v1683;
+  if (v1684) {
+    const float v1685 = v39.m[4][6].thread_elements()[1];
+    const bfloat v1686 = bias[v1681];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1687 = float(v1686);
+    const float v1688 = fma(v1685, v3, v1687);
+    const bfloat v1689 = bfloat(v1688);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1690 = v1679 * v1;
+    const uint v1691 = v1690 + v1681;
+    out[v1691] = v1689;
   }
-  const uint v1702 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1704 = v599 + v1702;
-  const uint v1705 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1707 = v602 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1709 = v1707 < v1;
-  const bool v1710 = v1708 && v1709;
-  if (v1710) {
-    const float v1711 = v39.m[4][2].thread_elements()[1];
-    const bfloat v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1713 = float(v1712);
-    const float v1714 = fma(v1711, v3, v1713);
-    const bfloat v1715 = bfloat(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1716 = v1704 * v1;
-    const uint v1717 = v1716 + v1707;
-    out[v1717] = v1715;
+  const uint v1692 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1693 = v599 + v1692;
+  const uint v1694 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1695 = v598 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v39.m[4][7].thread_elements()[0];
+    const bfloat v1700 = bias[v1695];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1701 = float(v1700);
+    const float v1702 = fma(v1699, v3, v1701);
+    const bfloat v1703 = bfloat(v1702);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1704 = v1693 * v1;
+    const uint v1705 = v1704 + v1695;
+    out[v1705] = v1703;
   }
-  const uint v1718 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1720 = v599 + v1718;
-  const uint v1721 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1706 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1707 = v599 + v1706;
+  const uint v1708 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1709 = v598 + v1708;
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1711 = v1709 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v39.m[4][7].thread_elements()[1];
+    const bfloat v1714 = bias[v1709];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1715 = float(v1714);
+    const float v1716 = fma(v1713, v3, v1715);
+    const bfloat v1717 = bfloat(v1716);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1718 = v1707 * v1;
+    const uint v1719 = v1718 + v1709;
+    out[v1719] = v1717;
+  }
+  const uint v1720 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1721 = v599 + v1720;
+  const uint v1722 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1723 = v598 + v1722;
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
-    const float v1727 = v39.m[4][3].thread_elements()[0];
+    const float v1727 = v39.m[5][0].thread_elements()[0];
     const bfloat v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1729 = float(v1728);
     const float v1730 = fma(v1727, v3, v1729);
     const bfloat v1731 = bfloat(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1732 = v1720 * v1;
+    const uint v1732 = v1721 * v1;
     const uint v1733 = v1732 + v1723;
     out[v1733] = v1731;
   }
-  const uint v1734 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1736 = v599 + v1734;
-  const uint v1737 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1739 = v602 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1741 = v1739 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v39.m[4][3].thread_elements()[1];
-    const bfloat v1744 = bias[v1739];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1745 = float(v1744);
-    const float v1746 = fma(v1743, v3, v1745);
-    const bfloat v1747 = bfloat(v1746);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1748 = v1736 * v1;
-    const uint v1749 = v1748 + v1739;
-    out[v1749] = v1747;
+  const uint v1734 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1735 = v599 + v1734;
+  const uint v1736 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1737 = v598 + v1736;
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1739 = v1737 < v1;
+  const bool v1740 = v1738 && v1739;
+  if (v1740) {
+    const float v1741 = v39.m[5][0].thread_elements()[1];
+    const bfloat v1742 = bias[v1737];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1743 = float(v1742);
+    const float v1744 = fma(v1741, v3, v1743);
+    const bfloat v1745 = bfloat(v1744);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1746 = v1735 * v1;
+    const uint v1747 = v1746 + v1737;
+    out[v1747] = v1745;
   }
-  const uint v1750 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1752 = v599 + v1750;
-  const uint v1753 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1755 = v602 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1757 = v1755 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v39.m[4][4].thread_elements()[0];
-    const bfloat v1760 = bias[v1755];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1761 = float(v1760);
-    const float v1762 = fma(v1759, v3, v1761);
-    const bfloat v1763 = bfloat(v1762);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1764 = v1752 * v1;
-    const uint v1765 = v1764 + v1755;
-    out[v1765] = v1763;
+  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1749 = v599 + v1748;
+  const uint v1750 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1751 = v598 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1753 = v1751 < v1;
+  const bool v1754 = v1752 && v1753;
+  if (v1754) {
+    const float v1755 = v39.m[5][1].thread_elements()[0];
+    const bfloat v1756 = bias[v1751];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1757 = float(v1756);
+    const float v1758 = fma(v1755, v3, v1757);
+    const bfloat v1759 = bfloat(v1758);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1760 = v1749 * v1;
+    const uint v1761 = v1760 + v1751;
+    out[v1761] = v1759;
   }
-  const uint v1766 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1768 = v599 + v1766;
-  const uint v1769 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1771 = v602 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v39.m[4][4].thread_elements()[1];
-    const bfloat v1776 = bias[v1771];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1777 = float(v1776);
-    const float v1778 = fma(v1775, v3, v1777);
-    const bfloat v1779 = bfloat(v1778);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1780 = v1768 * v1;
-    const uint v1781 = v1780 + v1771;
-    out[v1781] = v1779;
+  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1763 = v599 + v1762;
+  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1765 = v598 + v1764;
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1767 = v1765 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v39.m[5][1].thread_elements()[1];
+    const bfloat v1770 = bias[v1765];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1771 = float(v1770);
+    const float v1772 = fma(v1769, v3, v1771);
+    const bfloat v1773 = bfloat(v1772);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1774 = v1763 * v1;
+    const uint v1775 = v1774 + v1765;
+    out[v1775] = v1773;
   }
-  const uint v1782 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1784 = v599 + v1782;
-  const uint v1785 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1787 = v602 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v39.m[4][5].thread_elements()[0];
-    const bfloat v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1793 = float(v1792);
-    const float v1794 = fma(v1791, v3, v1793);
-    const bfloat v1795 = bfloat(v1794);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1796 = v1784 * v1;
-    const uint v1797 = v1796 + v1787;
-    out[v1797] = v1795;
+  const uint v1776 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1777 = v599 + v1776;
+  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1779 = v598 + v1778;
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.m[5][2].thread_elements()[0];
+    const bfloat v1784 = bias[v1779];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1785 = float(v1784);
+    const float v1786 = fma(v1783, v3, v1785);
+    const bfloat v1787 = bfloat(v1786);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1788 = v1777 * v1;
+    const uint v1789 = v1788 + v1779;
+    out[v1789] = v1787;
   }
-  const uint v1798 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1800 = v599 + v1798;
-  const uint v1801 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1803 = v602 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1805 = v1803 < v1;
-  const bool v1806 = v1804 && v1805;
-  if (v1806) {
-    const float v1807 = v39.m[4][5].thread_elements()[1];
-    const bfloat v1808 = bias[v1803];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1809 = float(v1808);
-    const float v1810 = fma(v1807, v3, v1809);
-    const bfloat v1811 = bfloat(v1810);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1812 = v1800 * v1;
-    const uint v1813 = v1812 + v1803;
-    out[v1813] = v1811;
+  const uint v1790 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1791 = v599 + v1790;
+  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1793 = v598 + v1792;
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1795 = v1793 < v1;
+  const bool v1796 = v1794 && v1795;
+  if (v1796) {
+    const float v1797 = v39.m[5][2].thread_elements()[1];
+    const bfloat v1798 = bias[v1793];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1799 = float(v1798);
+    const float v1800 = fma(v1797, v3, v1799);
+    const bfloat v1801 = bfloat(v1800);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1802 = v1791 * v1;
+    const uint v1803 = v1802 + v1793;
+    out[v1803] = v1801;
   }
-  const uint v1814 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1816 = v599 + v1814;
-  const uint v1817 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1819 = v602 + v1817;
-  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v39.m[4][6].thread_elements()[0];
-    const bfloat v1824 = bias[v1819];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1825 = float(v1824);
-    const float v1826 = fma(v1823, v3, v1825);
-    const bfloat v1827 = bfloat(v1826);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1828 = v1816 * v1;
-    const uint v1829 = v1828 + v1819;
-    out[v1829] = v1827;
+  const uint v1804 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1805 = v599 + v1804;
+  const uint v1806 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1807 = v598 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v39.m[5][3].thread_elements()[0];
+    const bfloat v1812 = bias[v1807];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1813 = float(v1812);
+    const float v1814 = fma(v1811, v3, v1813);
+    const bfloat v1815 = bfloat(v1814);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1816 = v1805 * v1;
+    const uint v1817 = v1816 + v1807;
+    out[v1817] = v1815;
   }
-  const uint v1830 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1832 = v599 + v1830;
-  const uint v1833 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1818 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1819 = v599 + v1818;
+  const uint v1820 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1821 = v598 + v1820;
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1823 = v1821 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v39.m[5][3].thread_elements()[1];
+    const bfloat v1826 = bias[v1821];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1827 = float(v1826);
+    const float v1828 = fma(v1825, v3, v1827);
+    const bfloat v1829 = bfloat(v1828);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1830 = v1819 * v1;
+    const uint v1831 = v1830 + v1821;
+    out[v1831] = v1829;
+  }
+  const uint v1832 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1833 = v599 + v1832;
+  const uint v1834 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1835 = v598 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
-    const float v1839 = v39.m[4][6].thread_elements()[1];
+    const float v1839 = v39.m[5][4].thread_elements()[0];
     const bfloat v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1841 = float(v1840);
     const float v1842 = fma(v1839, v3, v1841);
     const bfloat v1843 = bfloat(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1844 = v1832 * v1;
+    const uint v1844 = v1833 * v1;
     const uint v1845 = v1844 + v1835;
     out[v1845] = v1843;
   }
-  const uint v1846 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1848 = v599 + v1846;
-  const uint v1849 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1851 = v602 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v39.m[4][7].thread_elements()[0];
-    const bfloat v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1857 = float(v1856);
-    const float v1858 = fma(v1855, v3, v1857);
-    const bfloat v1859 = bfloat(v1858);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1860 = v1848 * v1;
-    const uint v1861 = v1860 + v1851;
-    out[v1861] = v1859;
+  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1847 = v599 + v1846;
+  const uint v1848 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1849 = v598 + v1848;
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1851 = v1849 < v1;
+  const bool v1852 = v1850 && v1851;
+  if (v1852) {
+    const float v1853 = v39.m[5][4].thread_elements()[1];
+    const bfloat v1854 = bias[v1849];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1855 = float(v1854);
+    const float v1856 = fma(v1853, v3, v1855);
+    const bfloat v1857 = bfloat(v1856);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1858 = v1847 * v1;
+    const uint v1859 = v1858 + v1849;
+    out[v1859] = v1857;
   }
-  const uint v1862 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1864 = v599 + v1862;
-  const uint v1865 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1867 = v602 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v39.m[4][7].thread_elements()[1];
-    const bfloat v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1873 = float(v1872);
-    const float v1874 = fma(v1871, v3, v1873);
-    const bfloat v1875 = bfloat(v1874);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1876 = v1864 * v1;
-    const uint v1877 = v1876 + v1867;
-    out[v1877] = v1875;
+  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1861 = v599 + v1860;
+  const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1863 = v598 + v1862;
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1865 = v1863 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v39.m[5][5].thread_elements()[0];
+    const bfloat v1868 = bias[v1863];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1869 = float(v1868);
+    const float v1870 = fma(v1867, v3, v1869);
+    const bfloat v1871 = bfloat(v1870);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1872 = v1861 * v1;
+    const uint v1873 = v1872 + v1863;
+    out[v1873] = v1871;
   }
-  const uint v1878 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1880 = v599 + v1878;
-  const uint v1881 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1883 = v602 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1885 = v1883 < v1;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v39.m[5][0].thread_elements()[0];
-    const bfloat v1888 = bias[v1883];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1889 = float(v1888);
-    const float v1890 = fma(v1887, v3, v1889);
-    const bfloat v1891 = bfloat(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1892 = v1880 * v1;
-    const uint v1893 = v1892 + v1883;
-    out[v1893] = v1891;
+  const uint v1874 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1875 = v599 + v1874;
+  const uint v1876 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1877 = v598 + v1876;
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1879 = v1877 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v39.m[5][5].thread_elements()[1];
+    const bfloat v1882 = bias[v1877];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1883 = float(v1882);
+    const float v1884 = fma(v1881, v3, v1883);
+    const bfloat v1885 = bfloat(v1884);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1886 = v1875 * v1;
+    const uint v1887 = v1886 + v1877;
+    out[v1887] = v1885;
   }
-  const uint v1894 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1896 = v599 + v1894;
-  const uint v1897 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1899 = v602 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1901 = v1899 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v39.m[5][0].thread_elements()[1];
-    const bfloat v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1905 = float(v1904);
-    const float v1906 = fma(v1903, v3, v1905);
-    const bfloat v1907 = bfloat(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1908 = v1896 * v1;
-    const uint v1909 = v1908 + v1899;
-    out[v1909] = v1907;
+  const uint v1888 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1889 = v599 + v1888;
+  const uint v1890 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1891 = v598 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.m[5][6].thread_elements()[0];
+    const bfloat v1896 = bias[v1891];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1897 = float(v1896);
+    const float v1898 = fma(v1895, v3, v1897);
+    const bfloat v1899 = bfloat(v1898);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1900 = v1889 * v1;
+    const uint v1901 = v1900 + v1891;
+    out[v1901] = v1899;
   }
-  const uint v1910 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1912 = v599 + v1910;
-  const uint v1913 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1915 = v602 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1917 = v1915 < v1;
-  const bool v1918 = v1916 && v1917;
-  if (v1918) {
-    const float v1919 = v39.m[5][1].thread_elements()[0];
-    const bfloat v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1921 = float(v1920);
-    const float v1922 = fma(v1919, v3, v1921);
-    const bfloat v1923 = bfloat(v1922);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1924 = v1912 * v1;
-    const uint v1925 = v1924 + v1915;
-    out[v1925] = v1923;
+  const uint v1902 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1903 = v599 + v1902;
+  const uint v1904 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1905 = v598 + v1904;
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1907 = v1905 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v39.m[5][6].thread_elements()[1];
+    const bfloat v1910 = bias[v1905];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1911 = float(v1910);
+    const float v1912 = fma(v1909, v3, v1911);
+    const bfloat v1913 = bfloat(v1912);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1914 = v1903 * v1;
+    const uint v1915 = v1914 + v1905;
+    out[v1915] = v1913;
   }
-  const uint v1926 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1928 = v599 + v1926;
-  const uint v1929 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1931 = v602 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1933 = v1931 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v39.m[5][1].thread_elements()[1];
-    const bfloat v1936 = bias[v1931];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1937 = float(v1936);
-    const float v1938 = fma(v1935, v3, v1937);
-    const bfloat v1939 = bfloat(v1938);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1940 = v1928 * v1;
-    const uint v1941 = v1940 + v1931;
-    out[v1941] = v1939;
+  const uint v1916 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1917 = v599 + v1916;
+  const uint v1918 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1919 = v598 + v1918;
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1921 = v1919 < v1;
+  const bool v1922 = v1920 && v1921;
+  if (v1922) {
+    const float v1923 = v39.m[5][7].thread_elements()[0];
+    const bfloat v1924 = bias[v1919];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1925 = float(v1924);
+    const float v1926 = fma(v1923, v3, v1925);
+    const bfloat v1927 = bfloat(v1926);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1928 = v1917 * v1;
+    const uint v1929 = v1928 + v1919;
+    out[v1929] = v1927;
   }
-  const uint v1942 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1944 = v599 + v1942;
-  const uint v1945 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1930 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1931 = v599 + v1930;
+  const uint v1932 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1933 = v598 + v1932;
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1935 = v1933 < v1;
+  const bool v1936 = v1934 && v1935;
+  if (v1936) {
+    const float v1937 = v39.m[5][7].thread_elements()[1];
+    const bfloat v1938 = bias[v1933];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1939 = float(v1938);
+    const float v1940 = fma(v1937, v3, v1939);
+    const bfloat v1941 = bfloat(v1940);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1942 = v1931 * v1;
+    const uint v1943 = v1942 + v1933;
+    out[v1943] = v1941;
+  }
+  const uint v1944 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1945 = v599 + v1944;
+  const uint v1946 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1947 = v598 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
-    const float v1951 = v39.m[5][2].thread_elements()[0];
+    const float v1951 = v39.m[6][0].thread_elements()[0];
     const bfloat v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1953 = float(v1952);
     const float v1954 = fma(v1951, v3, v1953);
     const bfloat v1955 = bfloat(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1956 = v1944 * v1;
+    const uint v1956 = v1945 * v1;
     const uint v1957 = v1956 + v1947;
     out[v1957] = v1955;
   }
-  const uint v1958 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1960 = v599 + v1958;
-  const uint v1961 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1963 = v602 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v39.m[5][2].thread_elements()[1];
-    const bfloat v1968 = bias[v1963];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1969 = float(v1968);
-    const float v1970 = fma(v1967, v3, v1969);
-    const bfloat v1971 = bfloat(v1970);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1972 = v1960 * v1;
-    const uint v1973 = v1972 + v1963;
-    out[v1973] = v1971;
+  const uint v1958 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1959 = v599 + v1958;
+  const uint v1960 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1961 = v598 + v1960;
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1963 = v1961 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v39.m[6][0].thread_elements()[1];
+    const bfloat v1966 = bias[v1961];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1967 = float(v1966);
+    const float v1968 = fma(v1965, v3, v1967);
+    const bfloat v1969 = bfloat(v1968);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1970 = v1959 * v1;
+    const uint v1971 = v1970 + v1961;
+    out[v1971] = v1969;
   }
-  const uint v1974 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1976 = v599 + v1974;
-  const uint v1977 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1979 = v602 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1981 = v1979 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v39.m[5][3].thread_elements()[0];
-    const bfloat v1984 = bias[v1979];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1985 = float(v1984);
-    const float v1986 = fma(v1983, v3, v1985);
-    const bfloat v1987 = bfloat(v1986);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1988 = v1976 * v1;
-    const uint v1989 = v1988 + v1979;
-    out[v1989] = v1987;
+  const uint v1972 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1973 = v599 + v1972;
+  const uint v1974 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1975 = v598 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1977 = v1975 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v39.m[6][1].thread_elements()[0];
+    const bfloat v1980 = bias[v1975];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1981 = float(v1980);
+    const float v1982 = fma(v1979, v3, v1981);
+    const bfloat v1983 = bfloat(v1982);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1984 = v1973 * v1;
+    const uint v1985 = v1984 + v1975;
+    out[v1985] = v1983;
   }
-  const uint v1990 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1992 = v599 + v1990;
-  const uint v1993 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1995 = v602 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1997 = v1995 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v39.m[5][3].thread_elements()[1];
-    const bfloat v2000 = bias[v1995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2001 = float(v2000);
-    const float v2002 = fma(v1999, v3, v2001);
-    const bfloat v2003 = bfloat(v2002);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2004 = v1992 * v1;
-    const uint v2005 = v2004 + v1995;
-    out[v2005] = v2003;
+  const uint v1986 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1987 = v599 + v1986;
+  const uint v1988 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1989 = v598 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1991 = v1989 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v39.m[6][1].thread_elements()[1];
+    const bfloat v1994 = bias[v1989];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1995 = float(v1994);
+    const float v1996 = fma(v1993, v3, v1995);
+    const bfloat v1997 = bfloat(v1996);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1998 = v1987 * v1;
+    const uint v1999 = v1998 + v1989;
+    out[v1999] = v1997;
   }
-  const uint v2006 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2008 = v599 + v2006;
-  const uint v2009 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2011 = v602 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v39.m[5][4].thread_elements()[0];
-    const bfloat v2016 = bias[v2011];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2017 = float(v2016);
-    const float v2018 = fma(v2015, v3, v2017);
-    const bfloat v2019 = bfloat(v2018);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2020 = v2008 * v1;
-    const uint v2021 = v2020 + v2011;
-    out[v2021] = v2019;
+  const uint v2000 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2001 = v599 + v2000;
+  const uint v2002 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2003 = v598 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2005 = v2003 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v39.m[6][2].thread_elements()[0];
+    const bfloat v2008 = bias[v2003];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2009 = float(v2008);
+    const float v2010 = fma(v2007, v3, v2009);
+    const bfloat v2011 = bfloat(v2010);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2012 = v2001 * v1;
+    const uint v2013 = v2012 + v2003;
+    out[v2013] = v2011;
   }
-  const uint v2022 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2024 = v599 + v2022;
-  const uint v2025 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2027 = v602 + v2025;
-  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2029 = v2027 < v1;
-  const bool v2030 = v2028 && v2029;
-  if (v2030) {
-    const float v2031 = v39.m[5][4].thread_elements()[1];
-    const bfloat v2032 = bias[v2027];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2033 = float(v2032);
-    const float v2034 = fma(v2031, v3, v2033);
-    const bfloat v2035 = bfloat(v2034);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2036 = v2024 * v1;
-    const uint v2037 = v2036 + v2027;
-    out[v2037] = v2035;
+  const uint v2014 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2015 = v599 + v2014;
+  const uint v2016 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2017 = v598 + v2016;
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2019 = v2017 < v1;
+  const bool v2020 = v2018 && v2019;
+  if (v2020) {
+    const float v2021 = v39.m[6][2].thread_elements()[1];
+    const bfloat v2022 = bias[v2017];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2023 = float(v2022);
+    const float v2024 = fma(v2021, v3, v2023);
+    const bfloat v2025 = bfloat(v2024);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2026 = v2015 * v1;
+    const uint v2027 = v2026 + v2017;
+    out[v2027] = v2025;
   }
-  const uint v2038 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2040 = v599 + v2038;
-  const uint v2041 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2043 = v602 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2045 = v2043 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v39.m[5][5].thread_elements()[0];
-    const bfloat v2048 = bias[v2043];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2049 = float(v2048);
-    const float v2050 = fma(v2047, v3, v2049);
-    const bfloat v2051 = bfloat(v2050);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2052 = v2040 * v1;
-    const uint v2053 = v2052 + v2043;
-    out[v2053] = v2051;
+  const uint v2028 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2029 = v599 + v2028;
+  const uint v2030 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2031 = v598 + v2030;
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2033 = v2031 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v39.m[6][3].thread_elements()[0];
+    const bfloat v2036 = bias[v2031];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2037 = float(v2036);
+    const float v2038 = fma(v2035, v3, v2037);
+    const bfloat v2039 = bfloat(v2038);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2040 = v2029 * v1;
+    const uint v2041 = v2040 + v2031;
+    out[v2041] = v2039;
   }
-  const uint v2054 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2056 = v599 + v2054;
-  const uint v2057 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2042 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2043 = v599 + v2042;
+  const uint v2044 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2045 = v598 + v2044;
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v39.m[6][3].thread_elements()[1];
+    const bfloat v2050 = bias[v2045];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2051 = float(v2050);
+    const float v2052 = fma(v2049, v3, v2051);
+    const bfloat v2053 = bfloat(v2052);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2054 = v2043 * v1;
+    const uint v2055 = v2054 + v2045;
+    out[v2055] = v2053;
+  }
+  const uint v2056 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2057 = v599 + v2056;
+  const uint v2058 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2059 = v598 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
-    const float v2063 = v39.m[5][5].thread_elements()[1];
+    const float v2063 = v39.m[6][4].thread_elements()[0];
     const bfloat v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2065 = float(v2064);
     const float v2066 = fma(v2063, v3, v2065);
     const bfloat v2067 = bfloat(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2068 = v2056 * v1;
+    const uint v2068 = v2057 * v1;
     const uint v2069 = v2068 + v2059;
     out[v2069] = v2067;
   }
-  const uint v2070 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2072 = v599 + v2070;
-  const uint v2073 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2075 = v602 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v39.m[5][6].thread_elements()[0];
-    const bfloat v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2081 = float(v2080);
-    const float v2082 = fma(v2079, v3, v2081);
-    const bfloat v2083 = bfloat(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2084 = v2072 * v1;
-    const uint v2085 = v2084 + v2075;
-    out[v2085] = v2083;
+  const uint v2070 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2071 = v599 + v2070;
+  const uint v2072 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2073 = v598 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v39.m[6][4].thread_elements()[1];
+    const bfloat v2078 = bias[v2073];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2079 = float(v2078);
+    const float v2080 = fma(v2077, v3, v2079);
+    const bfloat v2081 = bfloat(v2080);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2082 = v2071 * v1;
+    const uint v2083 = v2082 + v2073;
+    out[v2083] = v2081;
   }
-  const uint v2086 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2088 = v599 + v2086;
-  const uint v2089 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2091 = v602 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2093 = v2091 < v1;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v39.m[5][6].thread_elements()[1];
-    const bfloat v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2097 = float(v2096);
-    const float v2098 = fma(v2095, v3, v2097);
-    const bfloat v2099 = bfloat(v2098);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2100 = v2088 * v1;
-    const uint v2101 = v2100 + v2091;
-    out[v2101] = v2099;
+  const uint v2084 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2085 = v599 + v2084;
+  const uint v2086 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2087 = v598 + v2086;
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2089 = v2087 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v39.m[6][5].thread_elements()[0];
+    const bfloat v2092 = bias[v2087];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2093 = float(v2092);
+    const float v2094 = fma(v2091, v3, v2093);
+    const bfloat v2095 = bfloat(v2094);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2096 = v2085 * v1;
+    const uint v2097 = v2096 + v2087;
+    out[v2097] = v2095;
   }
-  const uint v2102 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2104 = v599 + v2102;
-  const uint v2105 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2107 = v602 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2109 = v2107 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v39.m[5][7].thread_elements()[0];
-    const bfloat v2112 = bias[v2107];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2113 = float(v2112);
-    const float v2114 = fma(v2111, v3, v2113);
-    const bfloat v2115 = bfloat(v2114);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2116 = v2104 * v1;
-    const uint v2117 = v2116 + v2107;
-    out[v2117] = v2115;
+  const uint v2098 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2099 = v599 + v2098;
+  const uint v2100 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2101 = v598 + v2100;
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2103 = v2101 < v1;
+  const bool v2104 = v2102 && v2103;
+  if (v2104) {
+    const float v2105 = v39.m[6][5].thread_elements()[1];
+    const bfloat v2106 = bias[v2101];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2107 = float(v2106);
+    const float v2108 = fma(v2105, v3, v2107);
+    const bfloat v2109 = bfloat(v2108);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2110 = v2099 * v1;
+    const uint v2111 = v2110 + v2101;
+    out[v2111] = v2109;
   }
-  const uint v2118 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2120 = v599 + v2118;
-  const uint v2121 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2123 = v602 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2125 = v2123 < v1;
-  const bool v2126 = v2124 && v2125;
-  if (v2126) {
-    const float v2127 = v39.m[5][7].thread_elements()[1];
-    const bfloat v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2129 = float(v2128);
-    const float v2130 = fma(v2127, v3, v2129);
-    const bfloat v2131 = bfloat(v2130);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2132 = v2120 * v1;
-    const uint v2133 = v2132 + v2123;
-    out[v2133] = v2131;
+  const uint v2112 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2113 = v599 + v2112;
+  const uint v2114 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2115 = v598 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.m[6][6].thread_elements()[0];
+    const bfloat v2120 = bias[v2115];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2121 = float(v2120);
+    const float v2122 = fma(v2119, v3, v2121);
+    const bfloat v2123 = bfloat(v2122);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2124 = v2113 * v1;
+    const uint v2125 = v2124 + v2115;
+    out[v2125] = v2123;
   }
-  const uint v2134 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2136 = v599 + v2134;
-  const uint v2137 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2139 = v602 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2141 = v2139 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v39.m[6][0].thread_elements()[0];
-    const bfloat v2144 = bias[v2139];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2145 = float(v2144);
-    const float v2146 = fma(v2143, v3, v2145);
-    const bfloat v2147 = bfloat(v2146);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2148 = v2136 * v1;
-    const uint v2149 = v2148 + v2139;
-    out[v2149] = v2147;
+  const uint v2126 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2127 = v599 + v2126;
+  const uint v2128 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2129 = v598 + v2128;
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2131 = v2129 < v1;
+  const bool v2132 = v2130 && v2131;
+  if (v2132) {
+    const float v2133 = v39.m[6][6].thread_elements()[1];
+    const bfloat v2134 = bias[v2129];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2135 = float(v2134);
+    const float v2136 = fma(v2133, v3, v2135);
+    const bfloat v2137 = bfloat(v2136);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2138 = v2127 * v1;
+    const uint v2139 = v2138 + v2129;
+    out[v2139] = v2137;
   }
-  const uint v2150 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2152 = v599 + v2150;
-  const uint v2153 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2155 = v602 + v2153;
-  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2157 = v2155 < v1;
-  const bool v2158 = v2156 && v2157;
-  if (v2158) {
-    const float v2159 = v39.m[6][0].thread_elements()[1];
-    const bfloat v2160 = bias[v2155];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2161 = float(v2160);
-    const float v2162 = fma(v2159, v3, v2161);
-    const bfloat v2163 = bfloat(v2162);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2164 = v2152 * v1;
-    const uint v2165 = v2164 + v2155;
-    out[v2165] = v2163;
+  const uint v2140 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2141 = v599 + v2140;
+  const uint v2142 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2143 = v598 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v39.m[6][7].thread_elements()[0];
+    const bfloat v2148 = bias[v2143];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2149 = float(v2148);
+    const float v2150 = fma(v2147, v3, v2149);
+    const bfloat v2151 = bfloat(v2150);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2152 = v2141 * v1;
+    const uint v2153 = v2152 + v2143;
+    out[v2153] = v2151;
   }
-  const uint v2166 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2168 = v599 + v2166;
-  const uint v2169 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2154 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2155 = v599 + v2154;
+  const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2157 = v598 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2159 = v2157 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v39.m[6][7].thread_elements()[1];
+    const bfloat v2162 = bias[v2157];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2163 = float(v2162);
+    const float v2164 = fma(v2161, v3, v2163);
+    const bfloat v2165 = bfloat(v2164);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2166 = v2155 * v1;
+    const uint v2167 = v2166 + v2157;
+    out[v2167] = v2165;
+  }
+  const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2169 = v599 + v2168;
+  const uint v2170 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2171 = v598 + v2170;
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
-    const float v2175 = v39.m[6][1].thread_elements()[0];
+    const float v2175 = v39.m[7][0].thread_elements()[0];
     const bfloat v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2177 = float(v2176);
     const float v2178 = fma(v2175, v3, v2177);
     const bfloat v2179 = bfloat(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2180 = v2168 * v1;
+    const uint v2180 = v2169 * v1;
     const uint v2181 = v2180 + v2171;
     out[v2181] = v2179;
   }
-  const uint v2182 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2184 = v599 + v2182;
-  const uint v2185 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2187 = v602 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v39.m[6][1].thread_elements()[1];
-    const bfloat v2192 = bias[v2187];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2193 = float(v2192);
-    const float v2194 = fma(v2191, v3, v2193);
-    const bfloat v2195 = bfloat(v2194);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2196 = v2184 * v1;
-    const uint v2197 = v2196 + v2187;
-    out[v2197] = v2195;
+  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2183 = v599 + v2182;
+  const uint v2184 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2185 = v598 + v2184;
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2187 = v2185 < v1;
+  const bool v2188 = v2186 && v2187;
+  if (v2188) {
+    const float v2189 = v39.m[7][0].thread_elements()[1];
+    const bfloat v2190 = bias[v2185];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2191 = float(v2190);
+    const float v2192 = fma(v2189, v3, v2191);
+    const bfloat v2193 = bfloat(v2192);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2194 = v2183 * v1;
+    const uint v2195 = v2194 + v2185;
+    out[v2195] = v2193;
   }
-  const uint v2198 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2200 = v599 + v2198;
-  const uint v2201 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2203 = v602 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v39.m[6][2].thread_elements()[0];
-    const bfloat v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2209 = float(v2208);
-    const float v2210 = fma(v2207, v3, v2209);
-    const bfloat v2211 = bfloat(v2210);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2212 = v2200 * v1;
-    const uint v2213 = v2212 + v2203;
-    out[v2213] = v2211;
+  const uint v2196 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2197 = v599 + v2196;
+  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2199 = v598 + v2198;
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2201 = v2199 < v1;
+  const bool v2202 = v2200 && v2201;
+  if (v2202) {
+    const float v2203 = v39.m[7][1].thread_elements()[0];
+    const bfloat v2204 = bias[v2199];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2205 = float(v2204);
+    const float v2206 = fma(v2203, v3, v2205);
+    const bfloat v2207 = bfloat(v2206);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2208 = v2197 * v1;
+    const uint v2209 = v2208 + v2199;
+    out[v2209] = v2207;
   }
-  const uint v2214 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2216 = v599 + v2214;
-  const uint v2217 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2219 = v602 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2221 = v2219 < v1;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v39.m[6][2].thread_elements()[1];
-    const bfloat v2224 = bias[v2219];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2225 = float(v2224);
-    const float v2226 = fma(v2223, v3, v2225);
-    const bfloat v2227 = bfloat(v2226);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2228 = v2216 * v1;
-    const uint v2229 = v2228 + v2219;
-    out[v2229] = v2227;
+  const uint v2210 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2211 = v599 + v2210;
+  const uint v2212 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2213 = v598 + v2212;
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2215 = v2213 < v1;
+  const bool v2216 = v2214 && v2215;
+  if (v2216) {
+    const float v2217 = v39.m[7][1].thread_elements()[1];
+    const bfloat v2218 = bias[v2213];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2219 = float(v2218);
+    const float v2220 = fma(v2217, v3, v2219);
+    const bfloat v2221 = bfloat(v2220);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2222 = v2211 * v1;
+    const uint v2223 = v2222 + v2213;
+    out[v2223] = v2221;
   }
-  const uint v2230 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2232 = v599 + v2230;
-  const uint v2233 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2235 = v602 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2237 = v2235 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v39.m[6][3].thread_elements()[0];
-    const bfloat v2240 = bias[v2235];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2241 = float(v2240);
-    const float v2242 = fma(v2239, v3, v2241);
-    const bfloat v2243 = bfloat(v2242);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2244 = v2232 * v1;
-    const uint v2245 = v2244 + v2235;
-    out[v2245] = v2243;
+  const uint v2224 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2225 = v599 + v2224;
+  const uint v2226 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2227 = v598 + v2226;
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v39.m[7][2].thread_elements()[0];
+    const bfloat v2232 = bias[v2227];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2233 = float(v2232);
+    const float v2234 = fma(v2231, v3, v2233);
+    const bfloat v2235 = bfloat(v2234);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2236 = v2225 * v1;
+    const uint v2237 = v2236 + v2227;
+    out[v2237] = v2235;
   }
-  const uint v2246 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2248 = v599 + v2246;
-  const uint v2249 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2251 = v602 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2253 = v2251 < v1;
-  const bool v2254 = v2252 && v2253;
-  if (v2254) {
-    const float v2255 = v39.m[6][3].thread_elements()[1];
-    const bfloat v2256 = bias[v2251];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2257 = float(v2256);
-    const float v2258 = fma(v2255, v3, v2257);
-    const bfloat v2259 = bfloat(v2258);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2260 = v2248 * v1;
-    const uint v2261 = v2260 + v2251;
-    out[v2261] = v2259;
+  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2239 = v599 + v2238;
+  const uint v2240 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2241 = v598 + v2240;
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v39.m[7][2].thread_elements()[1];
+    const bfloat v2246 = bias[v2241];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2247 = float(v2246);
+    const float v2248 = fma(v2245, v3, v2247);
+    const bfloat v2249 = bfloat(v2248);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2250 = v2239 * v1;
+    const uint v2251 = v2250 + v2241;
+    out[v2251] = v2249;
   }
-  const uint v2262 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2264 = v599 + v2262;
-  const uint v2265 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2267 = v602 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2269 = v2267 < v1;
-  const bool v2270 = v2268 && v2269;
-  if (v2270) {
-    const float v2271 = v39.m[6][4].thread_elements()[0];
-    const bfloat v2272 = bias[v2267];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2273 = float(v2272);
-    const float v2274 = fma(v2271, v3, v2273);
-    const bfloat v2275 = bfloat(v2274);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2276 = v2264 * v1;
-    const uint v2277 = v2276 + v2267;
-    out[v2277] = v2275;
+  const uint v2252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2253 = v599 + v2252;
+  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2255 = v598 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v39.m[7][3].thread_elements()[0];
+    const bfloat v2260 = bias[v2255];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2261 = float(v2260);
+    const float v2262 = fma(v2259, v3, v2261);
+    const bfloat v2263 = bfloat(v2262);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2264 = v2253 * v1;
+    const uint v2265 = v2264 + v2255;
+    out[v2265] = v2263;
   }
-  const uint v2278 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2280 = v599 + v2278;
-  const uint v2281 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2267 = v599 + v2266;
+  const uint v2268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2269 = v598 + v2268;
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2271 = v2269 < v1;
+  const bool v2272 = v2270 && v2271;
+  if (v2272) {
+    const float v2273 = v39.m[7][3].thread_elements()[1];
+    const bfloat v2274 = bias[v2269];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2275 = float(v2274);
+    const float v2276 = fma(v2273, v3, v2275);
+    const bfloat v2277 = bfloat(v2276);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2278 = v2267 * v1;
+    const uint v2279 = v2278 + v2269;
+    out[v2279] = v2277;
+  }
+  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2281 = v599 + v2280;
+  const uint v2282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2283 = v598 + v2282;
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
-    const float v2287 = v39.m[6][4].thread_elements()[1];
+    const float v2287 = v39.m[7][4].thread_elements()[0];
     const bfloat v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2289 = float(v2288);
     const float v2290 = fma(v2287, v3, v2289);
     const bfloat v2291 = bfloat(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2292 = v2280 * v1;
+    const uint v2292 = v2281 * v1;
     const uint v2293 = v2292 + v2283;
     out[v2293] = v2291;
   }
-  const uint v2294 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2296 = v599 + v2294;
-  const uint v2297 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2299 = v602 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v39.m[6][5].thread_elements()[0];
-    const bfloat v2304 = bias[v2299];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2305 = float(v2304);
-    const float v2306 = fma(v2303, v3, v2305);
-    const bfloat v2307 = bfloat(v2306);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2308 = v2296 * v1;
-    const uint v2309 = v2308 + v2299;
-    out[v2309] = v2307;
+  const uint v2294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2295 = v599 + v2294;
+  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2297 = v598 + v2296;
+  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2299 = v2297 < v1;
+  const bool v2300 = v2298 && v2299;
+  if (v2300) {
+    const float v2301 = v39.m[7][4].thread_elements()[1];
+    const bfloat v2302 = bias[v2297];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2303 = float(v2302);
+    const float v2304 = fma(v2301, v3, v2303);
+    const bfloat v2305 = bfloat(v2304);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2306 = v2295 * v1;
+    const uint v2307 = v2306 + v2297;
+    out[v2307] = v2305;
   }
-  const uint v2310 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2312 = v599 + v2310;
-  const uint v2313 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2315 = v602 + v2313;
-  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2317 = v2315 < v1;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v39.m[6][5].thread_elements()[1];
-    const bfloat v2320 = bias[v2315];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2321 = float(v2320);
-    const float v2322 = fma(v2319, v3, v2321);
-    const bfloat v2323 = bfloat(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2324 = v2312 * v1;
-    const uint v2325 = v2324 + v2315;
-    out[v2325] = v2323;
+  const uint v2308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2309 = v599 + v2308;
+  const uint v2310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2311 = v598 + v2310;
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2313 = v2311 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v39.m[7][5].thread_elements()[0];
+    const bfloat v2316 = bias[v2311];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2317 = float(v2316);
+    const float v2318 = fma(v2315, v3, v2317);
+    const bfloat v2319 = bfloat(v2318);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2320 = v2309 * v1;
+    const uint v2321 = v2320 + v2311;
+    out[v2321] = v2319;
   }
-  const uint v2326 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2328 = v599 + v2326;
-  const uint v2329 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2331 = v602 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2333 = v2331 < v1;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v39.m[6][6].thread_elements()[0];
-    const bfloat v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2337 = float(v2336);
-    const float v2338 = fma(v2335, v3, v2337);
-    const bfloat v2339 = bfloat(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2340 = v2328 * v1;
-    const uint v2341 = v2340 + v2331;
-    out[v2341] = v2339;
+  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2323 = v599 + v2322;
+  const uint v2324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2325 = v598 + v2324;
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2327 = v2325 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v39.m[7][5].thread_elements()[1];
+    const bfloat v2330 = bias[v2325];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2331 = float(v2330);
+    const float v2332 = fma(v2329, v3, v2331);
+    const bfloat v2333 = bfloat(v2332);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2334 = v2323 * v1;
+    const uint v2335 = v2334 + v2325;
+    out[v2335] = v2333;
   }
-  const uint v2342 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2344 = v599 + v2342;
-  const uint v2345 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2347 = v602 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2349 = v2347 < v1;
-  const bool v2350 = v2348 && v2349;
-  if (v2350) {
-    const float v2351 = v39.m[6][6].thread_elements()[1];
-    const bfloat v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2353 = float(v2352);
-    const float v2354 = fma(v2351, v3, v2353);
-    const bfloat v2355 = bfloat(v2354);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2356 = v2344 * v1;
-    const uint v2357 = v2356 + v2347;
-    out[v2357] = v2355;
+  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2337 = v599 + v2336;
+  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2339 = v598 + v2338;
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2341 = v2339 < v1;
+  const bool v2342 = v2340 && v2341;
+  if (v2342) {
+    const float v2343 = v39.m[7][6].thread_elements()[0];
+    const bfloat v2344 = bias[v2339];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2345 = float(v2344);
+    const float v2346 = fma(v2343, v3, v2345);
+    const bfloat v2347 = bfloat(v2346);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2348 = v2337 * v1;
+    const uint v2349 = v2348 + v2339;
+    out[v2349] = v2347;
   }
-  const uint v2358 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2360 = v599 + v2358;
-  const uint v2361 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2363 = v602 + v2361;
-  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2365 = v2363 < v1;
-  const bool v2366 = v2364 && v2365;
-  if (v2366) {
-    const float v2367 = v39.m[6][7].thread_elements()[0];
-    const bfloat v2368 = bias[v2363];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2369 = float(v2368);
-    const float v2370 = fma(v2367, v3, v2369);
-    const bfloat v2371 = bfloat(v2370);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2372 = v2360 * v1;
-    const uint v2373 = v2372 + v2363;
-    out[v2373] = v2371;
+  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2351 = v599 + v2350;
+  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2353 = v598 + v2352;
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2355 = v2353 < v1;
+  const bool v2356 = v2354 && v2355;
+  if (v2356) {
+    const float v2357 = v39.m[7][6].thread_elements()[1];
+    const bfloat v2358 = bias[v2353];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2359 = float(v2358);
+    const float v2360 = fma(v2357, v3, v2359);
+    const bfloat v2361 = bfloat(v2360);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2362 = v2351 * v1;
+    const uint v2363 = v2362 + v2353;
+    out[v2363] = v2361;
   }
-  const uint v2374 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2376 = v599 + v2374;
-  const uint v2377 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2379 = v602 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2381 = v2379 < v1;
-  const bool v2382 = v2380 && v2381;
-  if (v2382) {
-    const float v2383 = v39.m[6][7].thread_elements()[1];
-    const bfloat v2384 = bias[v2379];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2385 = float(v2384);
-    const float v2386 = fma(v2383, v3, v2385);
-    const bfloat v2387 = bfloat(v2386);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2388 = v2376 * v1;
-    const uint v2389 = v2388 + v2379;
-    out[v2389] = v2387;
+  const uint v2364 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2365 = v599 + v2364;
+  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2367 = v598 + v2366;
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2369 = v2367 < v1;
+  const bool v2370 = v2368 && v2369;
+  if (v2370) {
+    const float v2371 = v39.m[7][7].thread_elements()[0];
+    const bfloat v2372 = bias[v2367];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2373 = float(v2372);
+    const float v2374 = fma(v2371, v3, v2373);
+    const bfloat v2375 = bfloat(v2374);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2376 = v2365 * v1;
+    const uint v2377 = v2376 + v2367;
+    out[v2377] = v2375;
   }
-  const uint v2390 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2392 = v599 + v2390;
-  const uint v2393 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2395 = v602 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2397 = v2395 < v1;
-  const bool v2398 = v2396 && v2397;
-  if (v2398) {
-    const float v2399 = v39.m[7][0].thread_elements()[0];
-    const bfloat v2400 = bias[v2395];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2401 = float(v2400);
-    const float v2402 = fma(v2399, v3, v2401);
-    const bfloat v2403 = bfloat(v2402);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2404 = v2392 * v1;
-    const uint v2405 = v2404 + v2395;
-    out[v2405] = v2403;
-  }
-  const uint v2406 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2408 = v599 + v2406;
-  const uint v2409 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2411 = v602 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2413 = v2411 < v1;
-  const bool v2414 = v2412 && v2413;
-  if (v2414) {
-    const float v2415 = v39.m[7][0].thread_elements()[1];
-    const bfloat v2416 = bias[v2411];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2417 = float(v2416);
-    const float v2418 = fma(v2415, v3, v2417);
-    const bfloat v2419 = bfloat(v2418);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2420 = v2408 * v1;
-    const uint v2421 = v2420 + v2411;
-    out[v2421] = v2419;
-  }
-  const uint v2422 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2424 = v599 + v2422;
-  const uint v2425 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2427 = v602 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v39.m[7][1].thread_elements()[0];
-    const bfloat v2432 = bias[v2427];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2433 = float(v2432);
-    const float v2434 = fma(v2431, v3, v2433);
-    const bfloat v2435 = bfloat(v2434);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2436 = v2424 * v1;
-    const uint v2437 = v2436 + v2427;
-    out[v2437] = v2435;
-  }
-  const uint v2438 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2440 = v599 + v2438;
-  const uint v2441 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2443 = v602 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2445 = v2443 < v1;
-  const bool v2446 = v2444 && v2445;
-  if (v2446) {
-    const float v2447 = v39.m[7][1].thread_elements()[1];
-    const bfloat v2448 = bias[v2443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2449 = float(v2448);
-    const float v2450 = fma(v2447, v3, v2449);
-    const bfloat v2451 = bfloat(v2450);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2452 = v2440 * v1;
-    const uint v2453 = v2452 + v2443;
-    out[v2453] = v2451;
-  }
-  const uint v2454 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2456 = v599 + v2454;
-  const uint v2457 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2459 = v602 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v39.m[7][2].thread_elements()[0];
-    const bfloat v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2465 = float(v2464);
-    const float v2466 = fma(v2463, v3, v2465);
-    const bfloat v2467 = bfloat(v2466);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2468 = v2456 * v1;
-    const uint v2469 = v2468 + v2459;
-    out[v2469] = v2467;
-  }
-  const uint v2470 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2472 = v599 + v2470;
-  const uint v2473 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2475 = v602 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v39.m[7][2].thread_elements()[1];
-    const bfloat v2480 = bias[v2475];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2481 = float(v2480);
-    const float v2482 = fma(v2479, v3, v2481);
-    const bfloat v2483 = bfloat(v2482);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2484 = v2472 * v1;
-    const uint v2485 = v2484 + v2475;
-    out[v2485] = v2483;
-  }
-  const uint v2486 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2488 = v599 + v2486;
-  const uint v2489 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2491 = v602 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2493 = v2491 < v1;
-  const bool v2494 = v2492 && v2493;
-  if (v2494) {
-    const float v2495 = v39.m[7][3].thread_elements()[0];
-    const bfloat v2496 = bias[v2491];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2497 = float(v2496);
-    const float v2498 = fma(v2495, v3, v2497);
-    const bfloat v2499 = bfloat(v2498);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2500 = v2488 * v1;
-    const uint v2501 = v2500 + v2491;
-    out[v2501] = v2499;
-  }
-  const uint v2502 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2504 = v599 + v2502;
-  const uint v2505 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2507 = v602 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2509 = v2507 < v1;
-  const bool v2510 = v2508 && v2509;
-  if (v2510) {
-    const float v2511 = v39.m[7][3].thread_elements()[1];
-    const bfloat v2512 = bias[v2507];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2513 = float(v2512);
-    const float v2514 = fma(v2511, v3, v2513);
-    const bfloat v2515 = bfloat(v2514);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2516 = v2504 * v1;
-    const uint v2517 = v2516 + v2507;
-    out[v2517] = v2515;
-  }
-  const uint v2518 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2520 = v599 + v2518;
-  const uint v2521 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2523 = v602 + v2521;
-  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2525 = v2523 < v1;
-  const bool v2526 = v2524 && v2525;
-  if (v2526) {
-    const float v2527 = v39.m[7][4].thread_elements()[0];
-    const bfloat v2528 = bias[v2523];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2529 = float(v2528);
-    const float v2530 = fma(v2527, v3, v2529);
-    const bfloat v2531 = bfloat(v2530);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2532 = v2520 * v1;
-    const uint v2533 = v2532 + v2523;
-    out[v2533] = v2531;
-  }
-  const uint v2534 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2536 = v599 + v2534;
-  const uint v2537 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2539 = v602 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2541 = v2539 < v1;
-  const bool v2542 = v2540 && v2541;
-  if (v2542) {
-    const float v2543 = v39.m[7][4].thread_elements()[1];
-    const bfloat v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2545 = float(v2544);
-    const float v2546 = fma(v2543, v3, v2545);
-    const bfloat v2547 = bfloat(v2546);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2548 = v2536 * v1;
-    const uint v2549 = v2548 + v2539;
-    out[v2549] = v2547;
-  }
-  const uint v2550 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2552 = v599 + v2550;
-  const uint v2553 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2555 = v602 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2557 = v2555 < v1;
-  const bool v2558 = v2556 && v2557;
-  if (v2558) {
-    const float v2559 = v39.m[7][5].thread_elements()[0];
-    const bfloat v2560 = bias[v2555];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2561 = float(v2560);
-    const float v2562 = fma(v2559, v3, v2561);
-    const bfloat v2563 = bfloat(v2562);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2564 = v2552 * v1;
-    const uint v2565 = v2564 + v2555;
-    out[v2565] = v2563;
-  }
-  const uint v2566 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2568 = v599 + v2566;
-  const uint v2569 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2571 = v602 + v2569;
-  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2573 = v2571 < v1;
-  const bool v2574 = v2572 && v2573;
-  if (v2574) {
-    const float v2575 = v39.m[7][5].thread_elements()[1];
-    const bfloat v2576 = bias[v2571];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2577 = float(v2576);
-    const float v2578 = fma(v2575, v3, v2577);
-    const bfloat v2579 = bfloat(v2578);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2580 = v2568 * v1;
-    const uint v2581 = v2580 + v2571;
-    out[v2581] = v2579;
-  }
-  const uint v2582 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2584 = v599 + v2582;
-  const uint v2585 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2587 = v602 + v2585;
-  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2589 = v2587 < v1;
-  const bool v2590 = v2588 && v2589;
-  if (v2590) {
-    const float v2591 = v39.m[7][6].thread_elements()[0];
-    const bfloat v2592 = bias[v2587];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2593 = float(v2592);
-    const float v2594 = fma(v2591, v3, v2593);
-    const bfloat v2595 = bfloat(v2594);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2596 = v2584 * v1;
-    const uint v2597 = v2596 + v2587;
-    out[v2597] = v2595;
-  }
-  const uint v2598 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2600 = v599 + v2598;
-  const uint v2601 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2603 = v602 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2605 = v2603 < v1;
-  const bool v2606 = v2604 && v2605;
-  if (v2606) {
-    const float v2607 = v39.m[7][6].thread_elements()[1];
-    const bfloat v2608 = bias[v2603];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2609 = float(v2608);
-    const float v2610 = fma(v2607, v3, v2609);
-    const bfloat v2611 = bfloat(v2610);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2612 = v2600 * v1;
-    const uint v2613 = v2612 + v2603;
-    out[v2613] = v2611;
-  }
-  const uint v2614 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2616 = v599 + v2614;
-  const uint v2617 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2619 = v602 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v39.m[7][7].thread_elements()[0];
-    const bfloat v2624 = bias[v2619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2625 = float(v2624);
-    const float v2626 = fma(v2623, v3, v2625);
-    const bfloat v2627 = bfloat(v2626);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2628 = v2616 * v1;
-    const uint v2629 = v2628 + v2619;
-    out[v2629] = v2627;
-  }
-  const uint v2630 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2632 = v599 + v2630;
-  const uint v2633 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2635 = v602 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2637 = v2635 < v1;
-  const bool v2638 = v2636 && v2637;
-  if (v2638) {
-    const float v2639 = v39.m[7][7].thread_elements()[1];
-    const bfloat v2640 = bias[v2635];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2641 = float(v2640);
-    const float v2642 = fma(v2639, v3, v2641);
-    const bfloat v2643 = bfloat(v2642);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2644 = v2632 * v1;
-    const uint v2645 = v2644 + v2635;
-    out[v2645] = v2643;
+  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2379 = v599 + v2378;
+  const uint v2380 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2381 = v598 + v2380;
+  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2383 = v2381 < v1;
+  const bool v2384 = v2382 && v2383;
+  if (v2384) {
+    const float v2385 = v39.m[7][7].thread_elements()[1];
+    const bfloat v2386 = bias[v2381];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2387 = float(v2386);
+    const float v2388 = fma(v2385, v3, v2387);
+    const bfloat v2389 = bfloat(v2388);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2390 = v2379 * v1;
+    const uint v2391 = v2390 + v2381;
+    out[v2391] = v2389;
   }
 }

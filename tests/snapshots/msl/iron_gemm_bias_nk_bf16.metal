@@ -103,299 +103,299 @@ kernel void iron_gemm_bias_nk_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    const uint v2670 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2673 = v2670 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2676 = v2670 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2677 = v2676 << 3u;
-    const uint v2678 = v24 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2679 = v2678 < v0;
-    const uint v2684 = v2678 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2690 = v2673 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2695 = v2670 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2697 = v2695 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2700 = v2695 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2701 = v2700 << 3u;
-    const uint v2702 = v24 + v2697;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2703 = v2702 < v0;
-    const uint v2708 = v2702 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2714 = v2697 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2719 = v2670 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2721 = v2719 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2724 = v2719 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2725 = v2724 << 3u;
-    const uint v2726 = v24 + v2721;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2727 = v2726 < v0;
-    const uint v2732 = v2726 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2738 = v2721 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2743 = v2670 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2745 = v2743 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2748 = v2743 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2749 = v2748 << 3u;
-    const uint v2750 = v24 + v2745;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2751 = v2750 < v0;
-    const uint v2756 = v2750 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2762 = v2745 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2767 = v2670 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2769 = v2767 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2772 = v2767 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2773 = v2772 << 3u;
-    const uint v2774 = v24 + v2769;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2775 = v2774 < v0;
-    const uint v2780 = v2774 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2786 = v2769 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2791 = v2670 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2793 = v2791 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2796 = v2791 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2797 = v2796 << 3u;
-    const uint v2798 = v24 + v2793;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2799 = v2798 < v0;
-    const uint v2804 = v2798 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2810 = v2793 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2815 = v2670 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2817 = v2815 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2820 = v2815 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2821 = v2820 << 3u;
-    const uint v2822 = v24 + v2817;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2823 = v2822 < v0;
-    const uint v2828 = v2822 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2834 = v2817 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2839 = v2670 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2841 = v2839 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2844 = v2839 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2845 = v2844 << 3u;
-    const uint v2846 = v24 + v2841;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2847 = v2846 < v0;
-    const uint v2852 = v2846 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2858 = v2841 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2872 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2873 = v2872 < v1;
-    const uint v2878 = v2872 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2896 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2897 = v2896 < v1;
-    const uint v2902 = v2896 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2920 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2921 = v2920 < v1;
-    const uint v2926 = v2920 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2944 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2945 = v2944 < v1;
-    const uint v2950 = v2944 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2968 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2969 = v2968 < v1;
-    const uint v2974 = v2968 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2992 = v28 + v2793;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2993 = v2992 < v1;
-    const uint v2998 = v2992 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3016 = v28 + v2817;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3017 = v3016 < v1;
-    const uint v3022 = v3016 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3040 = v28 + v2841;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3041 = v3040 < v1;
-    const uint v3046 = v3040 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3062 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3068 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v2416 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2419 = v2416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2422 = v2416 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2423 = v2422 << 3u;
+    const uint v2424 = v24 + v2419;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2425 = v2424 < v0;
+    const uint v2430 = v2424 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2436 = v2419 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2441 = v2416 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2443 = v2441 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2446 = v2441 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2447 = v2446 << 3u;
+    const uint v2448 = v24 + v2443;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2449 = v2448 < v0;
+    const uint v2454 = v2448 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2460 = v2443 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2465 = v2416 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2467 = v2465 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2470 = v2465 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2471 = v2470 << 3u;
+    const uint v2472 = v24 + v2467;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2473 = v2472 < v0;
+    const uint v2478 = v2472 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2484 = v2467 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2489 = v2416 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2491 = v2489 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2494 = v2489 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2495 = v2494 << 3u;
+    const uint v2496 = v24 + v2491;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2497 = v2496 < v0;
+    const uint v2502 = v2496 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2508 = v2491 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2513 = v2416 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2515 = v2513 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2518 = v2513 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2519 = v2518 << 3u;
+    const uint v2520 = v24 + v2515;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2521 = v2520 < v0;
+    const uint v2526 = v2520 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2532 = v2515 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2537 = v2416 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2539 = v2537 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2542 = v2537 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2543 = v2542 << 3u;
+    const uint v2544 = v24 + v2539;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2545 = v2544 < v0;
+    const uint v2550 = v2544 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2556 = v2539 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2561 = v2416 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2563 = v2561 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2566 = v2561 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2567 = v2566 << 3u;
+    const uint v2568 = v24 + v2563;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2569 = v2568 < v0;
+    const uint v2574 = v2568 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2580 = v2563 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2585 = v2416 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2587 = v2585 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2590 = v2585 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2591 = v2590 << 3u;
+    const uint v2592 = v24 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2593 = v2592 < v0;
+    const uint v2598 = v2592 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2604 = v2587 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2618 = v28 + v2419;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2619 = v2618 < v1;
+    const uint v2624 = v2618 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2642 = v28 + v2443;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2643 = v2642 < v1;
+    const uint v2648 = v2642 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2666 = v28 + v2467;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2667 = v2666 < v1;
+    const uint v2672 = v2666 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2690 = v28 + v2491;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2691 = v2690 < v1;
+    const uint v2696 = v2690 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2714 = v28 + v2515;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2715 = v2714 < v1;
+    const uint v2720 = v2714 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2738 = v28 + v2539;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2739 = v2738 < v1;
+    const uint v2744 = v2738 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2762 = v28 + v2563;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2763 = v2762 < v1;
+    const uint v2768 = v2762 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2786 = v28 + v2587;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2787 = v2786 < v1;
+    const uint v2792 = v2786 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2808 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v2814 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v2662 = 0u; v2662 < v2; v2662 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2664 = v2662 >> 6u;
-      const uint v2666 = v2664 % 1u;
+    for (uint v2408 = 0u; v2408 < v2; v2408 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2410 = v2408 >> 6u;
+      const uint v2412 = v2410 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2668 = v2666 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2680 = v2662 + v2677;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2681 = v2680 < v2;
-      const bool v2682 = v2679 && v2681;
-      const uint v2686 = v2684 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2687 = v2686 + v2677;
-      const uint v2688 = v2682 ? v2687 : 0u;
-      const uint v2691 = v2668 + v2690;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2692 = v2691 + v2677;
+      const uint v2414 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2426 = v2408 + v2423;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2427 = v2426 < v2;
+      const bool v2428 = v2425 && v2427;
+      const uint v2432 = v2430 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2433 = v2432 + v2423;
+      const uint v2434 = v2428 ? v2433 : 0u;
+      const uint v2437 = v2414 + v2436;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2438 = v2437 + v2423;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2692 + e] = v2682 ? a[v2688 + e] : bfloat(0);
+        shm0[v2438 + e] = v2428 ? a[v2434 + e] : bfloat(0);
       }
-      const uint v2704 = v2662 + v2701;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2705 = v2704 < v2;
-      const bool v2706 = v2703 && v2705;
-      const uint v2710 = v2708 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2711 = v2710 + v2701;
-      const uint v2712 = v2706 ? v2711 : 0u;
-      const uint v2715 = v2668 + v2714;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2716 = v2715 + v2701;
+      const uint v2450 = v2408 + v2447;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2451 = v2450 < v2;
+      const bool v2452 = v2449 && v2451;
+      const uint v2456 = v2454 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2457 = v2456 + v2447;
+      const uint v2458 = v2452 ? v2457 : 0u;
+      const uint v2461 = v2414 + v2460;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2462 = v2461 + v2447;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2716 + e] = v2706 ? a[v2712 + e] : bfloat(0);
+        shm0[v2462 + e] = v2452 ? a[v2458 + e] : bfloat(0);
       }
-      const uint v2728 = v2662 + v2725;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2729 = v2728 < v2;
-      const bool v2730 = v2727 && v2729;
-      const uint v2734 = v2732 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2735 = v2734 + v2725;
-      const uint v2736 = v2730 ? v2735 : 0u;
-      const uint v2739 = v2668 + v2738;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2740 = v2739 + v2725;
+      const uint v2474 = v2408 + v2471;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2475 = v2474 < v2;
+      const bool v2476 = v2473 && v2475;
+      const uint v2480 = v2478 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2481 = v2480 + v2471;
+      const uint v2482 = v2476 ? v2481 : 0u;
+      const uint v2485 = v2414 + v2484;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2486 = v2485 + v2471;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2740 + e] = v2730 ? a[v2736 + e] : bfloat(0);
+        shm0[v2486 + e] = v2476 ? a[v2482 + e] : bfloat(0);
       }
-      const uint v2752 = v2662 + v2749;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2753 = v2752 < v2;
-      const bool v2754 = v2751 && v2753;
-      const uint v2758 = v2756 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2759 = v2758 + v2749;
-      const uint v2760 = v2754 ? v2759 : 0u;
-      const uint v2763 = v2668 + v2762;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2764 = v2763 + v2749;
+      const uint v2498 = v2408 + v2495;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2499 = v2498 < v2;
+      const bool v2500 = v2497 && v2499;
+      const uint v2504 = v2502 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2505 = v2504 + v2495;
+      const uint v2506 = v2500 ? v2505 : 0u;
+      const uint v2509 = v2414 + v2508;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2510 = v2509 + v2495;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2764 + e] = v2754 ? a[v2760 + e] : bfloat(0);
+        shm0[v2510 + e] = v2500 ? a[v2506 + e] : bfloat(0);
       }
-      const uint v2776 = v2662 + v2773;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2777 = v2776 < v2;
-      const bool v2778 = v2775 && v2777;
-      const uint v2782 = v2780 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2783 = v2782 + v2773;
-      const uint v2784 = v2778 ? v2783 : 0u;
-      const uint v2787 = v2668 + v2786;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2788 = v2787 + v2773;
+      const uint v2522 = v2408 + v2519;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2523 = v2522 < v2;
+      const bool v2524 = v2521 && v2523;
+      const uint v2528 = v2526 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2529 = v2528 + v2519;
+      const uint v2530 = v2524 ? v2529 : 0u;
+      const uint v2533 = v2414 + v2532;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2534 = v2533 + v2519;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2788 + e] = v2778 ? a[v2784 + e] : bfloat(0);
+        shm0[v2534 + e] = v2524 ? a[v2530 + e] : bfloat(0);
       }
-      const uint v2800 = v2662 + v2797;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2801 = v2800 < v2;
-      const bool v2802 = v2799 && v2801;
-      const uint v2806 = v2804 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2807 = v2806 + v2797;
-      const uint v2808 = v2802 ? v2807 : 0u;
-      const uint v2811 = v2668 + v2810;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2812 = v2811 + v2797;
+      const uint v2546 = v2408 + v2543;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2547 = v2546 < v2;
+      const bool v2548 = v2545 && v2547;
+      const uint v2552 = v2550 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2553 = v2552 + v2543;
+      const uint v2554 = v2548 ? v2553 : 0u;
+      const uint v2557 = v2414 + v2556;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2558 = v2557 + v2543;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2812 + e] = v2802 ? a[v2808 + e] : bfloat(0);
+        shm0[v2558 + e] = v2548 ? a[v2554 + e] : bfloat(0);
       }
-      const uint v2824 = v2662 + v2821;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2825 = v2824 < v2;
-      const bool v2826 = v2823 && v2825;
-      const uint v2830 = v2828 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2831 = v2830 + v2821;
-      const uint v2832 = v2826 ? v2831 : 0u;
-      const uint v2835 = v2668 + v2834;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2836 = v2835 + v2821;
+      const uint v2570 = v2408 + v2567;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2571 = v2570 < v2;
+      const bool v2572 = v2569 && v2571;
+      const uint v2576 = v2574 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2577 = v2576 + v2567;
+      const uint v2578 = v2572 ? v2577 : 0u;
+      const uint v2581 = v2414 + v2580;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2582 = v2581 + v2567;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2836 + e] = v2826 ? a[v2832 + e] : bfloat(0);
+        shm0[v2582 + e] = v2572 ? a[v2578 + e] : bfloat(0);
       }
-      const uint v2848 = v2662 + v2845;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2849 = v2848 < v2;
-      const bool v2850 = v2847 && v2849;
-      const uint v2854 = v2852 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2855 = v2854 + v2845;
-      const uint v2856 = v2850 ? v2855 : 0u;
-      const uint v2859 = v2668 + v2858;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2860 = v2859 + v2845;
+      const uint v2594 = v2408 + v2591;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2595 = v2594 < v2;
+      const bool v2596 = v2593 && v2595;
+      const uint v2600 = v2598 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2601 = v2600 + v2591;
+      const uint v2602 = v2596 ? v2601 : 0u;
+      const uint v2605 = v2414 + v2604;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2606 = v2605 + v2591;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2860 + e] = v2850 ? a[v2856 + e] : bfloat(0);
+        shm0[v2606 + e] = v2596 ? a[v2602 + e] : bfloat(0);
       }
-      const bool v2876 = v2873 && v2681;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2880 = v2878 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2881 = v2880 + v2677;
-      const uint v2882 = v2876 ? v2881 : 0u;
+      const bool v2622 = v2619 && v2427;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2626 = v2624 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2627 = v2626 + v2423;
+      const uint v2628 = v2622 ? v2627 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2692 + e] = v2876 ? b[v2882 + e] : bfloat(0);
+        shm1[v2438 + e] = v2622 ? b[v2628 + e] : bfloat(0);
       }
-      const bool v2900 = v2897 && v2705;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2904 = v2902 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2905 = v2904 + v2701;
-      const uint v2906 = v2900 ? v2905 : 0u;
+      const bool v2646 = v2643 && v2451;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2650 = v2648 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2651 = v2650 + v2447;
+      const uint v2652 = v2646 ? v2651 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2716 + e] = v2900 ? b[v2906 + e] : bfloat(0);
+        shm1[v2462 + e] = v2646 ? b[v2652 + e] : bfloat(0);
       }
-      const bool v2924 = v2921 && v2729;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2928 = v2926 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2929 = v2928 + v2725;
-      const uint v2930 = v2924 ? v2929 : 0u;
+      const bool v2670 = v2667 && v2475;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2674 = v2672 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2675 = v2674 + v2471;
+      const uint v2676 = v2670 ? v2675 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2740 + e] = v2924 ? b[v2930 + e] : bfloat(0);
+        shm1[v2486 + e] = v2670 ? b[v2676 + e] : bfloat(0);
       }
-      const bool v2948 = v2945 && v2753;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2952 = v2950 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2953 = v2952 + v2749;
-      const uint v2954 = v2948 ? v2953 : 0u;
+      const bool v2694 = v2691 && v2499;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2698 = v2696 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2699 = v2698 + v2495;
+      const uint v2700 = v2694 ? v2699 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2764 + e] = v2948 ? b[v2954 + e] : bfloat(0);
+        shm1[v2510 + e] = v2694 ? b[v2700 + e] : bfloat(0);
       }
-      const bool v2972 = v2969 && v2777;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2976 = v2974 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2977 = v2976 + v2773;
-      const uint v2978 = v2972 ? v2977 : 0u;
+      const bool v2718 = v2715 && v2523;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2722 = v2720 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2723 = v2722 + v2519;
+      const uint v2724 = v2718 ? v2723 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2788 + e] = v2972 ? b[v2978 + e] : bfloat(0);
+        shm1[v2534 + e] = v2718 ? b[v2724 + e] : bfloat(0);
       }
-      const bool v2996 = v2993 && v2801;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3000 = v2998 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3001 = v3000 + v2797;
-      const uint v3002 = v2996 ? v3001 : 0u;
+      const bool v2742 = v2739 && v2547;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2746 = v2744 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2747 = v2746 + v2543;
+      const uint v2748 = v2742 ? v2747 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2812 + e] = v2996 ? b[v3002 + e] : bfloat(0);
+        shm1[v2558 + e] = v2742 ? b[v2748 + e] : bfloat(0);
       }
-      const bool v3020 = v3017 && v2825;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3024 = v3022 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3025 = v3024 + v2821;
-      const uint v3026 = v3020 ? v3025 : 0u;
+      const bool v2766 = v2763 && v2571;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2770 = v2768 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2771 = v2770 + v2567;
+      const uint v2772 = v2766 ? v2771 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2836 + e] = v3020 ? b[v3026 + e] : bfloat(0);
+        shm1[v2582 + e] = v2766 ? b[v2772 + e] : bfloat(0);
       }
-      const bool v3044 = v3041 && v2849;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v3048 = v3046 + v2662;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3049 = v3048 + v2845;
-      const uint v3050 = v3044 ? v3049 : 0u;
+      const bool v2790 = v2787 && v2595;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2794 = v2792 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2795 = v2794 + v2591;
+      const uint v2796 = v2790 ? v2795 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2860 + e] = v3044 ? b[v3050 + e] : bfloat(0);
+        shm1[v2606 + e] = v2790 ? b[v2796 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3063 = v2668 + v3062;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3063), long(64u));
-      const uint v3069 = v2668 + v3068;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v43, shm1, long(v3069), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3076 = v3063 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3076), long(64u));
-      const uint v3082 = v3069 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v43, shm1, long(v3082), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3088 = v3063 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3088), long(64u));
-      const uint v3094 = v3069 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v43, shm1, long(v3094), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3100 = v3063 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3100), long(64u));
-      const uint v3106 = v3069 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v43, shm1, long(v3106), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2809 = v2414 + v2808;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2809), long(64u));
+      const uint v2815 = v2414 + v2814;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v43, shm1, long(v2815), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2822 = v2809 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2822), long(64u));
+      const uint v2828 = v2815 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v43, shm1, long(v2828), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2834 = v2809 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2834), long(64u));
+      const uint v2840 = v2815 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v43, shm1, long(v2840), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2846 = v2809 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2846), long(64u));
+      const uint v2852 = v2815 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v43, shm1, long(v2852), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -441,29 +441,29 @@ kernel void iron_gemm_bias_nk_bf16(
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v614 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v615 = v24 + v33;
-  const uint v616 = v615 + v614;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v618 = v28 + v37;
-  const uint v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v617 = v615 + v616;
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v619 = v614 + v618;
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -472,2167 +472,2167 @@ kernel void iron_gemm_bias_nk_bf16(
     const float v625 = float(v624);
     const float v626 = fma(v623, v3, v625);
     const bfloat v627 = bfloat(v626);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v628 = v616 * v1;
+    const uint v628 = v617 * v1;
     const uint v629 = v628 + v619;
     out[v629] = v627;
   }
-  const uint v630 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v632 = v615 + v630;
-  const uint v633 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v635 = v618 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v637 = v635 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v39.m[0][0].thread_elements()[1];
-    const bfloat v640 = bias[v635];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v641 = float(v640);
-    const float v642 = fma(v639, v3, v641);
-    const bfloat v643 = bfloat(v642);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v644 = v632 * v1;
-    const uint v645 = v644 + v635;
-    out[v645] = v643;
+  const uint v630 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v631 = v615 + v630;
+  const uint v632 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v633 = v614 + v632;
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v635 = v633 < v1;
+  const bool v636 = v634 && v635;
+  if (v636) {
+    const float v637 = v39.m[0][0].thread_elements()[1];
+    const bfloat v638 = bias[v633];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v639 = float(v638);
+    const float v640 = fma(v637, v3, v639);
+    const bfloat v641 = bfloat(v640);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v642 = v631 * v1;
+    const uint v643 = v642 + v633;
+    out[v643] = v641;
   }
-  const uint v646 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v648 = v615 + v646;
-  const uint v649 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v651 = v618 + v649;
-  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v653 = v651 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v39.m[0][1].thread_elements()[0];
-    const bfloat v656 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v657 = float(v656);
-    const float v658 = fma(v655, v3, v657);
-    const bfloat v659 = bfloat(v658);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v660 = v648 * v1;
-    const uint v661 = v660 + v651;
-    out[v661] = v659;
+  const uint v644 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v645 = v615 + v644;
+  const uint v646 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v647 = v614 + v646;
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v649 = v647 < v1;
+  const bool v650 = v648 && v649;
+  if (v650) {
+    const float v651 = v39.m[0][1].thread_elements()[0];
+    const bfloat v652 = bias[v647];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v653 = float(v652);
+    const float v654 = fma(v651, v3, v653);
+    const bfloat v655 = bfloat(v654);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v656 = v645 * v1;
+    const uint v657 = v656 + v647;
+    out[v657] = v655;
   }
-  const uint v662 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v664 = v615 + v662;
-  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v667 = v618 + v665;
-  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v669 = v667 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v39.m[0][1].thread_elements()[1];
-    const bfloat v672 = bias[v667];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v673 = float(v672);
-    const float v674 = fma(v671, v3, v673);
-    const bfloat v675 = bfloat(v674);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v676 = v664 * v1;
-    const uint v677 = v676 + v667;
-    out[v677] = v675;
+  const uint v658 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v659 = v615 + v658;
+  const uint v660 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v661 = v614 + v660;
+  const bool v662 = v659 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v663 = v661 < v1;
+  const bool v664 = v662 && v663;
+  if (v664) {
+    const float v665 = v39.m[0][1].thread_elements()[1];
+    const bfloat v666 = bias[v661];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v667 = float(v666);
+    const float v668 = fma(v665, v3, v667);
+    const bfloat v669 = bfloat(v668);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v670 = v659 * v1;
+    const uint v671 = v670 + v661;
+    out[v671] = v669;
   }
-  const uint v678 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v680 = v615 + v678;
-  const uint v681 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v683 = v618 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v685 = v683 < v1;
-  const bool v686 = v684 && v685;
-  if (v686) {
-    const float v687 = v39.m[0][2].thread_elements()[0];
-    const bfloat v688 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v689 = float(v688);
-    const float v690 = fma(v687, v3, v689);
-    const bfloat v691 = bfloat(v690);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v692 = v680 * v1;
-    const uint v693 = v692 + v683;
-    out[v693] = v691;
+  const uint v672 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v673 = v615 + v672;
+  const uint v674 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v675 = v614 + v674;
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v677 = v675 < v1;
+  const bool v678 = v676 && v677;
+  if (v678) {
+    const float v679 = v39.m[0][2].thread_elements()[0];
+    const bfloat v680 = bias[v675];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v681 = float(v680);
+    const float v682 = fma(v679, v3, v681);
+    const bfloat v683 = bfloat(v682);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v684 = v673 * v1;
+    const uint v685 = v684 + v675;
+    out[v685] = v683;
   }
-  const uint v694 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v696 = v615 + v694;
-  const uint v697 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v699 = v618 + v697;
-  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v701 = v699 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v39.m[0][2].thread_elements()[1];
-    const bfloat v704 = bias[v699];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v705 = float(v704);
-    const float v706 = fma(v703, v3, v705);
-    const bfloat v707 = bfloat(v706);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v708 = v696 * v1;
-    const uint v709 = v708 + v699;
-    out[v709] = v707;
+  const uint v686 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v687 = v615 + v686;
+  const uint v688 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v689 = v614 + v688;
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v691 = v689 < v1;
+  const bool v692 = v690 && v691;
+  if (v692) {
+    const float v693 = v39.m[0][2].thread_elements()[1];
+    const bfloat v694 = bias[v689];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v695 = float(v694);
+    const float v696 = fma(v693, v3, v695);
+    const bfloat v697 = bfloat(v696);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v698 = v687 * v1;
+    const uint v699 = v698 + v689;
+    out[v699] = v697;
   }
-  const uint v710 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v712 = v615 + v710;
-  const uint v713 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v715 = v618 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.m[0][3].thread_elements()[0];
-    const bfloat v720 = bias[v715];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v721 = float(v720);
-    const float v722 = fma(v719, v3, v721);
-    const bfloat v723 = bfloat(v722);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v724 = v712 * v1;
-    const uint v725 = v724 + v715;
-    out[v725] = v723;
+  const uint v700 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v701 = v615 + v700;
+  const uint v702 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v703 = v614 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v705 = v703 < v1;
+  const bool v706 = v704 && v705;
+  if (v706) {
+    const float v707 = v39.m[0][3].thread_elements()[0];
+    const bfloat v708 = bias[v703];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v709 = float(v708);
+    const float v710 = fma(v707, v3, v709);
+    const bfloat v711 = bfloat(v710);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v712 = v701 * v1;
+    const uint v713 = v712 + v703;
+    out[v713] = v711;
   }
-  const uint v726 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v728 = v615 + v726;
-  const uint v729 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v731 = v618 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v714 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v715 = v615 + v714;
+  const uint v716 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v717 = v614 + v716;
+  const bool v718 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v719 = v717 < v1;
+  const bool v720 = v718 && v719;
+  if (v720) {
+    const float v721 = v39.m[0][3].thread_elements()[1];
+    const bfloat v722 = bias[v717];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v723 = float(v722);
+    const float v724 = fma(v721, v3, v723);
+    const bfloat v725 = bfloat(v724);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v726 = v715 * v1;
+    const uint v727 = v726 + v717;
+    out[v727] = v725;
+  }
+  const uint v728 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v729 = v615 + v728;
+  const uint v730 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v731 = v614 + v730;
+  const bool v732 = v729 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v733 = v731 < v1;
   const bool v734 = v732 && v733;
   if (v734) {
-    const float v735 = v39.m[0][3].thread_elements()[1];
+    const float v735 = v39.m[0][4].thread_elements()[0];
     const bfloat v736 = bias[v731];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v737 = float(v736);
     const float v738 = fma(v735, v3, v737);
     const bfloat v739 = bfloat(v738);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v740 = v728 * v1;
+    const uint v740 = v729 * v1;
     const uint v741 = v740 + v731;
     out[v741] = v739;
   }
-  const uint v742 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v744 = v615 + v742;
-  const uint v745 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v747 = v618 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v749 = v747 < v1;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v39.m[0][4].thread_elements()[0];
-    const bfloat v752 = bias[v747];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v753 = float(v752);
-    const float v754 = fma(v751, v3, v753);
-    const bfloat v755 = bfloat(v754);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v756 = v744 * v1;
-    const uint v757 = v756 + v747;
-    out[v757] = v755;
+  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v743 = v615 + v742;
+  const uint v744 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v745 = v614 + v744;
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v747 = v745 < v1;
+  const bool v748 = v746 && v747;
+  if (v748) {
+    const float v749 = v39.m[0][4].thread_elements()[1];
+    const bfloat v750 = bias[v745];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v751 = float(v750);
+    const float v752 = fma(v749, v3, v751);
+    const bfloat v753 = bfloat(v752);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v754 = v743 * v1;
+    const uint v755 = v754 + v745;
+    out[v755] = v753;
   }
-  const uint v758 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v760 = v615 + v758;
-  const uint v761 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v763 = v618 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v765 = v763 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v39.m[0][4].thread_elements()[1];
-    const bfloat v768 = bias[v763];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v769 = float(v768);
-    const float v770 = fma(v767, v3, v769);
-    const bfloat v771 = bfloat(v770);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v772 = v760 * v1;
-    const uint v773 = v772 + v763;
-    out[v773] = v771;
+  const uint v756 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v757 = v615 + v756;
+  const uint v758 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v759 = v614 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v761 = v759 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v39.m[0][5].thread_elements()[0];
+    const bfloat v764 = bias[v759];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v765 = float(v764);
+    const float v766 = fma(v763, v3, v765);
+    const bfloat v767 = bfloat(v766);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v768 = v757 * v1;
+    const uint v769 = v768 + v759;
+    out[v769] = v767;
   }
-  const uint v774 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v776 = v615 + v774;
-  const uint v777 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v779 = v618 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v781 = v779 < v1;
-  const bool v782 = v780 && v781;
-  if (v782) {
-    const float v783 = v39.m[0][5].thread_elements()[0];
-    const bfloat v784 = bias[v779];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v785 = float(v784);
-    const float v786 = fma(v783, v3, v785);
-    const bfloat v787 = bfloat(v786);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v788 = v776 * v1;
-    const uint v789 = v788 + v779;
-    out[v789] = v787;
+  const uint v770 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v771 = v615 + v770;
+  const uint v772 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v773 = v614 + v772;
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v775 = v773 < v1;
+  const bool v776 = v774 && v775;
+  if (v776) {
+    const float v777 = v39.m[0][5].thread_elements()[1];
+    const bfloat v778 = bias[v773];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v779 = float(v778);
+    const float v780 = fma(v777, v3, v779);
+    const bfloat v781 = bfloat(v780);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v782 = v771 * v1;
+    const uint v783 = v782 + v773;
+    out[v783] = v781;
   }
-  const uint v790 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v792 = v615 + v790;
-  const uint v793 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v795 = v618 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v797 = v795 < v1;
-  const bool v798 = v796 && v797;
-  if (v798) {
-    const float v799 = v39.m[0][5].thread_elements()[1];
-    const bfloat v800 = bias[v795];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v801 = float(v800);
-    const float v802 = fma(v799, v3, v801);
-    const bfloat v803 = bfloat(v802);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v804 = v792 * v1;
-    const uint v805 = v804 + v795;
-    out[v805] = v803;
+  const uint v784 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v785 = v615 + v784;
+  const uint v786 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v787 = v614 + v786;
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v789 = v787 < v1;
+  const bool v790 = v788 && v789;
+  if (v790) {
+    const float v791 = v39.m[0][6].thread_elements()[0];
+    const bfloat v792 = bias[v787];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v793 = float(v792);
+    const float v794 = fma(v791, v3, v793);
+    const bfloat v795 = bfloat(v794);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v796 = v785 * v1;
+    const uint v797 = v796 + v787;
+    out[v797] = v795;
   }
-  const uint v806 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v808 = v615 + v806;
-  const uint v809 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v811 = v618 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v813 = v811 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v39.m[0][6].thread_elements()[0];
-    const bfloat v816 = bias[v811];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v817 = float(v816);
-    const float v818 = fma(v815, v3, v817);
-    const bfloat v819 = bfloat(v818);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v820 = v808 * v1;
-    const uint v821 = v820 + v811;
-    out[v821] = v819;
+  const uint v798 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v799 = v615 + v798;
+  const uint v800 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v801 = v614 + v800;
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v803 = v801 < v1;
+  const bool v804 = v802 && v803;
+  if (v804) {
+    const float v805 = v39.m[0][6].thread_elements()[1];
+    const bfloat v806 = bias[v801];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v807 = float(v806);
+    const float v808 = fma(v805, v3, v807);
+    const bfloat v809 = bfloat(v808);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v810 = v799 * v1;
+    const uint v811 = v810 + v801;
+    out[v811] = v809;
   }
-  const uint v822 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v824 = v615 + v822;
-  const uint v825 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v827 = v618 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v829 = v827 < v1;
-  const bool v830 = v828 && v829;
-  if (v830) {
-    const float v831 = v39.m[0][6].thread_elements()[1];
-    const bfloat v832 = bias[v827];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v833 = float(v832);
-    const float v834 = fma(v831, v3, v833);
-    const bfloat v835 = bfloat(v834);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v836 = v824 * v1;
-    const uint v837 = v836 + v827;
-    out[v837] = v835;
+  const uint v812 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v813 = v615 + v812;
+  const uint v814 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v815 = v614 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v817 = v815 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v39.m[0][7].thread_elements()[0];
+    const bfloat v820 = bias[v815];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v821 = float(v820);
+    const float v822 = fma(v819, v3, v821);
+    const bfloat v823 = bfloat(v822);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v824 = v813 * v1;
+    const uint v825 = v824 + v815;
+    out[v825] = v823;
   }
-  const uint v838 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v840 = v615 + v838;
-  const uint v841 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v843 = v618 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v826 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v827 = v615 + v826;
+  const uint v828 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v829 = v614 + v828;
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v831 = v829 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v39.m[0][7].thread_elements()[1];
+    const bfloat v834 = bias[v829];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v835 = float(v834);
+    const float v836 = fma(v833, v3, v835);
+    const bfloat v837 = bfloat(v836);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v838 = v827 * v1;
+    const uint v839 = v838 + v829;
+    out[v839] = v837;
+  }
+  const uint v840 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v841 = v615 + v840;
+  const uint v842 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v843 = v614 + v842;
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
-    const float v847 = v39.m[0][7].thread_elements()[0];
+    const float v847 = v39.m[1][0].thread_elements()[0];
     const bfloat v848 = bias[v843];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v849 = float(v848);
     const float v850 = fma(v847, v3, v849);
     const bfloat v851 = bfloat(v850);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v852 = v840 * v1;
+    const uint v852 = v841 * v1;
     const uint v853 = v852 + v843;
     out[v853] = v851;
   }
-  const uint v854 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v856 = v615 + v854;
-  const uint v857 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v859 = v618 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v39.m[0][7].thread_elements()[1];
-    const bfloat v864 = bias[v859];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v865 = float(v864);
-    const float v866 = fma(v863, v3, v865);
-    const bfloat v867 = bfloat(v866);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v868 = v856 * v1;
-    const uint v869 = v868 + v859;
-    out[v869] = v867;
+  const uint v854 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v855 = v615 + v854;
+  const uint v856 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v857 = v614 + v856;
+  const bool v858 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v859 = v857 < v1;
+  const bool v860 = v858 && v859;
+  if (v860) {
+    const float v861 = v39.m[1][0].thread_elements()[1];
+    const bfloat v862 = bias[v857];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v863 = float(v862);
+    const float v864 = fma(v861, v3, v863);
+    const bfloat v865 = bfloat(v864);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v866 = v855 * v1;
+    const uint v867 = v866 + v857;
+    out[v867] = v865;
   }
-  const uint v870 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v872 = v615 + v870;
-  const uint v873 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v875 = v618 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v877 = v875 < v1;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v39.m[1][0].thread_elements()[0];
-    const bfloat v880 = bias[v875];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v881 = float(v880);
-    const float v882 = fma(v879, v3, v881);
-    const bfloat v883 = bfloat(v882);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v884 = v872 * v1;
-    const uint v885 = v884 + v875;
-    out[v885] = v883;
+  const uint v868 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v869 = v615 + v868;
+  const uint v870 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v871 = v614 + v870;
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v873 = v871 < v1;
+  const bool v874 = v872 && v873;
+  if (v874) {
+    const float v875 = v39.m[1][1].thread_elements()[0];
+    const bfloat v876 = bias[v871];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v877 = float(v876);
+    const float v878 = fma(v875, v3, v877);
+    const bfloat v879 = bfloat(v878);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v880 = v869 * v1;
+    const uint v881 = v880 + v871;
+    out[v881] = v879;
   }
-  const uint v886 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v888 = v615 + v886;
-  const uint v889 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v891 = v618 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v893 = v891 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v39.m[1][0].thread_elements()[1];
-    const bfloat v896 = bias[v891];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v897 = float(v896);
-    const float v898 = fma(v895, v3, v897);
-    const bfloat v899 = bfloat(v898);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v900 = v888 * v1;
-    const uint v901 = v900 + v891;
-    out[v901] = v899;
+  const uint v882 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v883 = v615 + v882;
+  const uint v884 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v885 = v614 + v884;
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v887 = v885 < v1;
+  const bool v888 = v886 && v887;
+  if (v888) {
+    const float v889 = v39.m[1][1].thread_elements()[1];
+    const bfloat v890 = bias[v885];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v891 = float(v890);
+    const float v892 = fma(v889, v3, v891);
+    const bfloat v893 = bfloat(v892);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v894 = v883 * v1;
+    const uint v895 = v894 + v885;
+    out[v895] = v893;
   }
-  const uint v902 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v904 = v615 + v902;
-  const uint v905 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v907 = v618 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v909 = v907 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v39.m[1][1].thread_elements()[0];
-    const bfloat v912 = bias[v907];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v913 = float(v912);
-    const float v914 = fma(v911, v3, v913);
-    const bfloat v915 = bfloat(v914);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v916 = v904 * v1;
-    const uint v917 = v916 + v907;
-    out[v917] = v915;
+  const uint v896 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v897 = v615 + v896;
+  const uint v898 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v899 = v614 + v898;
+  const bool v900 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v901 = v899 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v39.m[1][2].thread_elements()[0];
+    const bfloat v904 = bias[v899];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v905 = float(v904);
+    const float v906 = fma(v903, v3, v905);
+    const bfloat v907 = bfloat(v906);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v908 = v897 * v1;
+    const uint v909 = v908 + v899;
+    out[v909] = v907;
   }
-  const uint v918 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v920 = v615 + v918;
-  const uint v921 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v923 = v618 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v925 = v923 < v1;
-  const bool v926 = v924 && v925;
-  if (v926) {
-    const float v927 = v39.m[1][1].thread_elements()[1];
-    const bfloat v928 = bias[v923];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v929 = float(v928);
-    const float v930 = fma(v927, v3, v929);
-    const bfloat v931 = bfloat(v930);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v932 = v920 * v1;
-    const uint v933 = v932 + v923;
-    out[v933] = v931;
+  const uint v910 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v911 = v615 + v910;
+  const uint v912 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v913 = v614 + v912;
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v915 = v913 < v1;
+  const bool v916 = v914 && v915;
+  if (v916) {
+    const float v917 = v39.m[1][2].thread_elements()[1];
+    const bfloat v918 = bias[v913];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v919 = float(v918);
+    const float v920 = fma(v917, v3, v919);
+    const bfloat v921 = bfloat(v920);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v922 = v911 * v1;
+    const uint v923 = v922 + v913;
+    out[v923] = v921;
   }
-  const uint v934 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v936 = v615 + v934;
-  const uint v937 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v939 = v618 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v941 = v939 < v1;
-  const bool v942 = v940 && v941;
-  if (v942) {
-    const float v943 = v39.m[1][2].thread_elements()[0];
-    const bfloat v944 = bias[v939];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v945 = float(v944);
-    const float v946 = fma(v943, v3, v945);
-    const bfloat v947 = bfloat(v946);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v948 = v936 * v1;
-    const uint v949 = v948 + v939;
-    out[v949] = v947;
+  const uint v924 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v925 = v615 + v924;
+  const uint v926 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v927 = v614 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v929 = v927 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v39.m[1][3].thread_elements()[0];
+    const bfloat v932 = bias[v927];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v933 = float(v932);
+    const float v934 = fma(v931, v3, v933);
+    const bfloat v935 = bfloat(v934);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v936 = v925 * v1;
+    const uint v937 = v936 + v927;
+    out[v937] = v935;
   }
-  const uint v950 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v952 = v615 + v950;
-  const uint v953 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v955 = v618 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v938 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v939 = v615 + v938;
+  const uint v940 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v941 = v614 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v943 = v941 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v39.m[1][3].thread_elements()[1];
+    const bfloat v946 = bias[v941];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v947 = float(v946);
+    const float v948 = fma(v945, v3, v947);
+    const bfloat v949 = bfloat(v948);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v950 = v939 * v1;
+    const uint v951 = v950 + v941;
+    out[v951] = v949;
+  }
+  const uint v952 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v953 = v615 + v952;
+  const uint v954 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v955 = v614 + v954;
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
-    const float v959 = v39.m[1][2].thread_elements()[1];
+    const float v959 = v39.m[1][4].thread_elements()[0];
     const bfloat v960 = bias[v955];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v961 = float(v960);
     const float v962 = fma(v959, v3, v961);
     const bfloat v963 = bfloat(v962);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v964 = v952 * v1;
+    const uint v964 = v953 * v1;
     const uint v965 = v964 + v955;
     out[v965] = v963;
   }
-  const uint v966 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v968 = v615 + v966;
-  const uint v969 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v971 = v618 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v973 = v971 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v39.m[1][3].thread_elements()[0];
-    const bfloat v976 = bias[v971];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v977 = float(v976);
-    const float v978 = fma(v975, v3, v977);
-    const bfloat v979 = bfloat(v978);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v980 = v968 * v1;
-    const uint v981 = v980 + v971;
-    out[v981] = v979;
+  const uint v966 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v967 = v615 + v966;
+  const uint v968 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v969 = v614 + v968;
+  const bool v970 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v971 = v969 < v1;
+  const bool v972 = v970 && v971;
+  if (v972) {
+    const float v973 = v39.m[1][4].thread_elements()[1];
+    const bfloat v974 = bias[v969];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v975 = float(v974);
+    const float v976 = fma(v973, v3, v975);
+    const bfloat v977 = bfloat(v976);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v978 = v967 * v1;
+    const uint v979 = v978 + v969;
+    out[v979] = v977;
   }
-  const uint v982 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v984 = v615 + v982;
-  const uint v985 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v987 = v618 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v989 = v987 < v1;
-  const bool v990 = v988 && v989;
-  if (v990) {
-    const float v991 = v39.m[1][3].thread_elements()[1];
-    const bfloat v992 = bias[v987];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v993 = float(v992);
-    const float v994 = fma(v991, v3, v993);
-    const bfloat v995 = bfloat(v994);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v996 = v984 * v1;
-    const uint v997 = v996 + v987;
-    out[v997] = v995;
+  const uint v980 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v981 = v615 + v980;
+  const uint v982 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v983 = v614 + v982;
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v985 = v983 < v1;
+  const bool v986 = v984 && v985;
+  if (v986) {
+    const float v987 = v39.m[1][5].thread_elements()[0];
+    const bfloat v988 = bias[v983];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v989 = float(v988);
+    const float v990 = fma(v987, v3, v989);
+    const bfloat v991 = bfloat(v990);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v992 = v981 * v1;
+    const uint v993 = v992 + v983;
+    out[v993] = v991;
   }
-  const uint v998 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1000 = v615 + v998;
-  const uint v1001 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1003 = v618 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1005 = v1003 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v39.m[1][4].thread_elements()[0];
-    const bfloat v1008 = bias[v1003];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1009 = float(v1008);
-    const float v1010 = fma(v1007, v3, v1009);
-    const bfloat v1011 = bfloat(v1010);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1012 = v1000 * v1;
-    const uint v1013 = v1012 + v1003;
-    out[v1013] = v1011;
+  const uint v994 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v995 = v615 + v994;
+  const uint v996 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v997 = v614 + v996;
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v999 = v997 < v1;
+  const bool v1000 = v998 && v999;
+  if (v1000) {
+    const float v1001 = v39.m[1][5].thread_elements()[1];
+    const bfloat v1002 = bias[v997];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1003 = float(v1002);
+    const float v1004 = fma(v1001, v3, v1003);
+    const bfloat v1005 = bfloat(v1004);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1006 = v995 * v1;
+    const uint v1007 = v1006 + v997;
+    out[v1007] = v1005;
   }
-  const uint v1014 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1016 = v615 + v1014;
-  const uint v1017 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1019 = v618 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1021 = v1019 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v39.m[1][4].thread_elements()[1];
-    const bfloat v1024 = bias[v1019];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1025 = float(v1024);
-    const float v1026 = fma(v1023, v3, v1025);
-    const bfloat v1027 = bfloat(v1026);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1028 = v1016 * v1;
-    const uint v1029 = v1028 + v1019;
-    out[v1029] = v1027;
+  const uint v1008 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1009 = v615 + v1008;
+  const uint v1010 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1011 = v614 + v1010;
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v39.m[1][6].thread_elements()[0];
+    const bfloat v1016 = bias[v1011];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1017 = float(v1016);
+    const float v1018 = fma(v1015, v3, v1017);
+    const bfloat v1019 = bfloat(v1018);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1020 = v1009 * v1;
+    const uint v1021 = v1020 + v1011;
+    out[v1021] = v1019;
   }
-  const uint v1030 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1032 = v615 + v1030;
-  const uint v1033 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1035 = v618 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1037 = v1035 < v1;
-  const bool v1038 = v1036 && v1037;
-  if (v1038) {
-    const float v1039 = v39.m[1][5].thread_elements()[0];
-    const bfloat v1040 = bias[v1035];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1041 = float(v1040);
-    const float v1042 = fma(v1039, v3, v1041);
-    const bfloat v1043 = bfloat(v1042);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1044 = v1032 * v1;
-    const uint v1045 = v1044 + v1035;
-    out[v1045] = v1043;
+  const uint v1022 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1023 = v615 + v1022;
+  const uint v1024 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1025 = v614 + v1024;
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1027 = v1025 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v39.m[1][6].thread_elements()[1];
+    const bfloat v1030 = bias[v1025];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1031 = float(v1030);
+    const float v1032 = fma(v1029, v3, v1031);
+    const bfloat v1033 = bfloat(v1032);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1034 = v1023 * v1;
+    const uint v1035 = v1034 + v1025;
+    out[v1035] = v1033;
   }
-  const uint v1046 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1048 = v615 + v1046;
-  const uint v1049 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1051 = v618 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.m[1][5].thread_elements()[1];
-    const bfloat v1056 = bias[v1051];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1057 = float(v1056);
-    const float v1058 = fma(v1055, v3, v1057);
-    const bfloat v1059 = bfloat(v1058);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1060 = v1048 * v1;
-    const uint v1061 = v1060 + v1051;
-    out[v1061] = v1059;
+  const uint v1036 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1037 = v615 + v1036;
+  const uint v1038 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1039 = v614 + v1038;
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1041 = v1039 < v1;
+  const bool v1042 = v1040 && v1041;
+  if (v1042) {
+    const float v1043 = v39.m[1][7].thread_elements()[0];
+    const bfloat v1044 = bias[v1039];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1045 = float(v1044);
+    const float v1046 = fma(v1043, v3, v1045);
+    const bfloat v1047 = bfloat(v1046);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1048 = v1037 * v1;
+    const uint v1049 = v1048 + v1039;
+    out[v1049] = v1047;
   }
-  const uint v1062 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1064 = v615 + v1062;
-  const uint v1065 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1067 = v618 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1050 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1051 = v615 + v1050;
+  const uint v1052 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1053 = v614 + v1052;
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1055 = v1053 < v1;
+  const bool v1056 = v1054 && v1055;
+  if (v1056) {
+    const float v1057 = v39.m[1][7].thread_elements()[1];
+    const bfloat v1058 = bias[v1053];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1059 = float(v1058);
+    const float v1060 = fma(v1057, v3, v1059);
+    const bfloat v1061 = bfloat(v1060);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1062 = v1051 * v1;
+    const uint v1063 = v1062 + v1053;
+    out[v1063] = v1061;
+  }
+  const uint v1064 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1065 = v615 + v1064;
+  const uint v1066 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1067 = v614 + v1066;
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1069 = v1067 < v1;
   const bool v1070 = v1068 && v1069;
   if (v1070) {
-    const float v1071 = v39.m[1][6].thread_elements()[0];
+    const float v1071 = v39.m[2][0].thread_elements()[0];
     const bfloat v1072 = bias[v1067];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1073 = float(v1072);
     const float v1074 = fma(v1071, v3, v1073);
     const bfloat v1075 = bfloat(v1074);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1076 = v1064 * v1;
+    const uint v1076 = v1065 * v1;
     const uint v1077 = v1076 + v1067;
     out[v1077] = v1075;
   }
-  const uint v1078 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1080 = v615 + v1078;
-  const uint v1081 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1083 = v618 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1085 = v1083 < v1;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v39.m[1][6].thread_elements()[1];
-    const bfloat v1088 = bias[v1083];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1089 = float(v1088);
-    const float v1090 = fma(v1087, v3, v1089);
-    const bfloat v1091 = bfloat(v1090);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1092 = v1080 * v1;
-    const uint v1093 = v1092 + v1083;
-    out[v1093] = v1091;
+  const uint v1078 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1079 = v615 + v1078;
+  const uint v1080 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1081 = v614 + v1080;
+  const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1083 = v1081 < v1;
+  const bool v1084 = v1082 && v1083;
+  if (v1084) {
+    const float v1085 = v39.m[2][0].thread_elements()[1];
+    const bfloat v1086 = bias[v1081];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1087 = float(v1086);
+    const float v1088 = fma(v1085, v3, v1087);
+    const bfloat v1089 = bfloat(v1088);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1090 = v1079 * v1;
+    const uint v1091 = v1090 + v1081;
+    out[v1091] = v1089;
   }
-  const uint v1094 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1096 = v615 + v1094;
-  const uint v1097 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1099 = v618 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v39.m[1][7].thread_elements()[0];
-    const bfloat v1104 = bias[v1099];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1105 = float(v1104);
-    const float v1106 = fma(v1103, v3, v1105);
-    const bfloat v1107 = bfloat(v1106);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1108 = v1096 * v1;
-    const uint v1109 = v1108 + v1099;
-    out[v1109] = v1107;
+  const uint v1092 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1093 = v615 + v1092;
+  const uint v1094 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1095 = v614 + v1094;
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1097 = v1095 < v1;
+  const bool v1098 = v1096 && v1097;
+  if (v1098) {
+    const float v1099 = v39.m[2][1].thread_elements()[0];
+    const bfloat v1100 = bias[v1095];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1101 = float(v1100);
+    const float v1102 = fma(v1099, v3, v1101);
+    const bfloat v1103 = bfloat(v1102);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1104 = v1093 * v1;
+    const uint v1105 = v1104 + v1095;
+    out[v1105] = v1103;
   }
-  const uint v1110 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1112 = v615 + v1110;
-  const uint v1113 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1115 = v618 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1117 = v1115 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v39.m[1][7].thread_elements()[1];
-    const bfloat v1120 = bias[v1115];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1121 = float(v1120);
-    const float v1122 = fma(v1119, v3, v1121);
-    const bfloat v1123 = bfloat(v1122);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1124 = v1112 * v1;
-    const uint v1125 = v1124 + v1115;
-    out[v1125] = v1123;
+  const uint v1106 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1107 = v615 + v1106;
+  const uint v1108 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1109 = v614 + v1108;
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1111 = v1109 < v1;
+  const bool v1112 = v1110 && v1111;
+  if (v1112) {
+    const float v1113 = v39.m[2][1].thread_elements()[1];
+    const bfloat v1114 = bias[v1109];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1115 = float(v1114);
+    const float v1116 = fma(v1113, v3, v1115);
+    const bfloat v1117 = bfloat(v1116);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1118 = v1107 * v1;
+    const uint v1119 = v1118 + v1109;
+    out[v1119] = v1117;
   }
-  const uint v1126 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1128 = v615 + v1126;
-  const uint v1129 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1131 = v618 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1133 = v1131 < v1;
-  const bool v1134 = v1132 && v1133;
-  if (v1134) {
-    const float v1135 = v39.m[2][0].thread_elements()[0];
-    const bfloat v1136 = bias[v1131];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1137 = float(v1136);
-    const float v1138 = fma(v1135, v3, v1137);
-    const bfloat v1139 = bfloat(v1138);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1140 = v1128 * v1;
-    const uint v1141 = v1140 + v1131;
-    out[v1141] = v1139;
+  const uint v1120 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1121 = v615 + v1120;
+  const uint v1122 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1123 = v614 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1125 = v1123 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v39.m[2][2].thread_elements()[0];
+    const bfloat v1128 = bias[v1123];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1129 = float(v1128);
+    const float v1130 = fma(v1127, v3, v1129);
+    const bfloat v1131 = bfloat(v1130);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1132 = v1121 * v1;
+    const uint v1133 = v1132 + v1123;
+    out[v1133] = v1131;
   }
-  const uint v1142 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1144 = v615 + v1142;
-  const uint v1145 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1147 = v618 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v39.m[2][0].thread_elements()[1];
-    const bfloat v1152 = bias[v1147];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1153 = float(v1152);
-    const float v1154 = fma(v1151, v3, v1153);
-    const bfloat v1155 = bfloat(v1154);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1156 = v1144 * v1;
-    const uint v1157 = v1156 + v1147;
-    out[v1157] = v1155;
+  const uint v1134 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1135 = v615 + v1134;
+  const uint v1136 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1137 = v614 + v1136;
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1139 = v1137 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v39.m[2][2].thread_elements()[1];
+    const bfloat v1142 = bias[v1137];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1143 = float(v1142);
+    const float v1144 = fma(v1141, v3, v1143);
+    const bfloat v1145 = bfloat(v1144);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1146 = v1135 * v1;
+    const uint v1147 = v1146 + v1137;
+    out[v1147] = v1145;
   }
-  const uint v1158 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1160 = v615 + v1158;
-  const uint v1161 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1163 = v618 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v39.m[2][1].thread_elements()[0];
-    const bfloat v1168 = bias[v1163];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1169 = float(v1168);
-    const float v1170 = fma(v1167, v3, v1169);
-    const bfloat v1171 = bfloat(v1170);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1172 = v1160 * v1;
-    const uint v1173 = v1172 + v1163;
-    out[v1173] = v1171;
+  const uint v1148 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1149 = v615 + v1148;
+  const uint v1150 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1151 = v614 + v1150;
+  const bool v1152 = v1149 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1153 = v1151 < v1;
+  const bool v1154 = v1152 && v1153;
+  if (v1154) {
+    const float v1155 = v39.m[2][3].thread_elements()[0];
+    const bfloat v1156 = bias[v1151];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1157 = float(v1156);
+    const float v1158 = fma(v1155, v3, v1157);
+    const bfloat v1159 = bfloat(v1158);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1160 = v1149 * v1;
+    const uint v1161 = v1160 + v1151;
+    out[v1161] = v1159;
   }
-  const uint v1174 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1176 = v615 + v1174;
-  const uint v1177 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1179 = v618 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1162 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1163 = v615 + v1162;
+  const uint v1164 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1165 = v614 + v1164;
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1167 = v1165 < v1;
+  const bool v1168 = v1166 && v1167;
+  if (v1168) {
+    const float v1169 = v39.m[2][3].thread_elements()[1];
+    const bfloat v1170 = bias[v1165];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1171 = float(v1170);
+    const float v1172 = fma(v1169, v3, v1171);
+    const bfloat v1173 = bfloat(v1172);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1174 = v1163 * v1;
+    const uint v1175 = v1174 + v1165;
+    out[v1175] = v1173;
+  }
+  const uint v1176 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1177 = v615 + v1176;
+  const uint v1178 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1179 = v614 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
-    const float v1183 = v39.m[2][1].thread_elements()[1];
+    const float v1183 = v39.m[2][4].thread_elements()[0];
     const bfloat v1184 = bias[v1179];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1185 = float(v1184);
     const float v1186 = fma(v1183, v3, v1185);
     const bfloat v1187 = bfloat(v1186);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1188 = v1176 * v1;
+    const uint v1188 = v1177 * v1;
     const uint v1189 = v1188 + v1179;
     out[v1189] = v1187;
   }
-  const uint v1190 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1192 = v615 + v1190;
-  const uint v1193 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1195 = v618 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v39.m[2][2].thread_elements()[0];
-    const bfloat v1200 = bias[v1195];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1201 = float(v1200);
-    const float v1202 = fma(v1199, v3, v1201);
-    const bfloat v1203 = bfloat(v1202);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1204 = v1192 * v1;
-    const uint v1205 = v1204 + v1195;
-    out[v1205] = v1203;
+  const uint v1190 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1191 = v615 + v1190;
+  const uint v1192 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1193 = v614 + v1192;
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1195 = v1193 < v1;
+  const bool v1196 = v1194 && v1195;
+  if (v1196) {
+    const float v1197 = v39.m[2][4].thread_elements()[1];
+    const bfloat v1198 = bias[v1193];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1199 = float(v1198);
+    const float v1200 = fma(v1197, v3, v1199);
+    const bfloat v1201 = bfloat(v1200);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1202 = v1191 * v1;
+    const uint v1203 = v1202 + v1193;
+    out[v1203] = v1201;
   }
-  const uint v1206 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1208 = v615 + v1206;
-  const uint v1209 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1211 = v618 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1213 = v1211 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v39.m[2][2].thread_elements()[1];
-    const bfloat v1216 = bias[v1211];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1217 = float(v1216);
-    const float v1218 = fma(v1215, v3, v1217);
-    const bfloat v1219 = bfloat(v1218);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1220 = v1208 * v1;
-    const uint v1221 = v1220 + v1211;
-    out[v1221] = v1219;
+  const uint v1204 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1205 = v615 + v1204;
+  const uint v1206 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1207 = v614 + v1206;
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1209 = v1207 < v1;
+  const bool v1210 = v1208 && v1209;
+  if (v1210) {
+    const float v1211 = v39.m[2][5].thread_elements()[0];
+    const bfloat v1212 = bias[v1207];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1213 = float(v1212);
+    const float v1214 = fma(v1211, v3, v1213);
+    const bfloat v1215 = bfloat(v1214);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1216 = v1205 * v1;
+    const uint v1217 = v1216 + v1207;
+    out[v1217] = v1215;
   }
-  const uint v1222 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1224 = v615 + v1222;
-  const uint v1225 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1227 = v618 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1229 = v1227 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v39.m[2][3].thread_elements()[0];
-    const bfloat v1232 = bias[v1227];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1233 = float(v1232);
-    const float v1234 = fma(v1231, v3, v1233);
-    const bfloat v1235 = bfloat(v1234);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1236 = v1224 * v1;
-    const uint v1237 = v1236 + v1227;
-    out[v1237] = v1235;
+  const uint v1218 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1219 = v615 + v1218;
+  const uint v1220 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1221 = v614 + v1220;
+  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1223 = v1221 < v1;
+  const bool v1224 = v1222 && v1223;
+  if (v1224) {
+    const float v1225 = v39.m[2][5].thread_elements()[1];
+    const bfloat v1226 = bias[v1221];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1227 = float(v1226);
+    const float v1228 = fma(v1225, v3, v1227);
+    const bfloat v1229 = bfloat(v1228);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1230 = v1219 * v1;
+    const uint v1231 = v1230 + v1221;
+    out[v1231] = v1229;
   }
-  const uint v1238 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1240 = v615 + v1238;
-  const uint v1241 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1243 = v618 + v1241;
-  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1245 = v1243 < v1;
-  const bool v1246 = v1244 && v1245;
-  if (v1246) {
-    const float v1247 = v39.m[2][3].thread_elements()[1];
-    const bfloat v1248 = bias[v1243];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1249 = float(v1248);
-    const float v1250 = fma(v1247, v3, v1249);
-    const bfloat v1251 = bfloat(v1250);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1252 = v1240 * v1;
-    const uint v1253 = v1252 + v1243;
-    out[v1253] = v1251;
+  const uint v1232 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1233 = v615 + v1232;
+  const uint v1234 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1235 = v614 + v1234;
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1237 = v1235 < v1;
+  const bool v1238 = v1236 && v1237;
+  if (v1238) {
+    const float v1239 = v39.m[2][6].thread_elements()[0];
+    const bfloat v1240 = bias[v1235];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1241 = float(v1240);
+    const float v1242 = fma(v1239, v3, v1241);
+    const bfloat v1243 = bfloat(v1242);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1244 = v1233 * v1;
+    const uint v1245 = v1244 + v1235;
+    out[v1245] = v1243;
   }
-  const uint v1254 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1256 = v615 + v1254;
-  const uint v1257 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1259 = v618 + v1257;
-  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1261 = v1259 < v1;
-  const bool v1262 = v1260 && v1261;
-  if (v1262) {
-    const float v1263 = v39.m[2][4].thread_elements()[0];
-    const bfloat v1264 = bias[v1259];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1265 = float(v1264);
-    const float v1266 = fma(v1263, v3, v1265);
-    const bfloat v1267 = bfloat(v1266);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1268 = v1256 * v1;
-    const uint v1269 = v1268 + v1259;
-    out[v1269] = v1267;
+  const uint v1246 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1247 = v615 + v1246;
+  const uint v1248 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1249 = v614 + v1248;
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1251 = v1249 < v1;
+  const bool v1252 = v1250 && v1251;
+  if (v1252) {
+    const float v1253 = v39.m[2][6].thread_elements()[1];
+    const bfloat v1254 = bias[v1249];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1255 = float(v1254);
+    const float v1256 = fma(v1253, v3, v1255);
+    const bfloat v1257 = bfloat(v1256);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1258 = v1247 * v1;
+    const uint v1259 = v1258 + v1249;
+    out[v1259] = v1257;
   }
-  const uint v1270 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1272 = v615 + v1270;
-  const uint v1273 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1275 = v618 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1277 = v1275 < v1;
-  const bool v1278 = v1276 && v1277;
-  if (v1278) {
-    const float v1279 = v39.m[2][4].thread_elements()[1];
-    const bfloat v1280 = bias[v1275];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1281 = float(v1280);
-    const float v1282 = fma(v1279, v3, v1281);
-    const bfloat v1283 = bfloat(v1282);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1284 = v1272 * v1;
-    const uint v1285 = v1284 + v1275;
-    out[v1285] = v1283;
+  const uint v1260 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1261 = v615 + v1260;
+  const uint v1262 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1263 = v614 + v1262;
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1265 = v1263 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v39.m[2][7].thread_elements()[0];
+    const bfloat v1268 = bias[v1263];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1269 = float(v1268);
+    const float v1270 = fma(v1267, v3, v1269);
+    const bfloat v1271 = bfloat(v1270);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1272 = v1261 * v1;
+    const uint v1273 = v1272 + v1263;
+    out[v1273] = v1271;
   }
-  const uint v1286 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1288 = v615 + v1286;
-  const uint v1289 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1291 = v618 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1274 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1275 = v615 + v1274;
+  const uint v1276 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1277 = v614 + v1276;
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1279 = v1277 < v1;
+  const bool v1280 = v1278 && v1279;
+  if (v1280) {
+    const float v1281 = v39.m[2][7].thread_elements()[1];
+    const bfloat v1282 = bias[v1277];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1283 = float(v1282);
+    const float v1284 = fma(v1281, v3, v1283);
+    const bfloat v1285 = bfloat(v1284);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1286 = v1275 * v1;
+    const uint v1287 = v1286 + v1277;
+    out[v1287] = v1285;
+  }
+  const uint v1288 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1289 = v615 + v1288;
+  const uint v1290 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1291 = v614 + v1290;
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
-    const float v1295 = v39.m[2][5].thread_elements()[0];
+    const float v1295 = v39.m[3][0].thread_elements()[0];
     const bfloat v1296 = bias[v1291];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1297 = float(v1296);
     const float v1298 = fma(v1295, v3, v1297);
     const bfloat v1299 = bfloat(v1298);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1300 = v1288 * v1;
+    const uint v1300 = v1289 * v1;
     const uint v1301 = v1300 + v1291;
     out[v1301] = v1299;
   }
-  const uint v1302 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1304 = v615 + v1302;
-  const uint v1305 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1307 = v618 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1309 = v1307 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v39.m[2][5].thread_elements()[1];
-    const bfloat v1312 = bias[v1307];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1313 = float(v1312);
-    const float v1314 = fma(v1311, v3, v1313);
-    const bfloat v1315 = bfloat(v1314);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1316 = v1304 * v1;
-    const uint v1317 = v1316 + v1307;
-    out[v1317] = v1315;
+  const uint v1302 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1303 = v615 + v1302;
+  const uint v1304 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1305 = v614 + v1304;
+  const bool v1306 = v1303 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1307 = v1305 < v1;
+  const bool v1308 = v1306 && v1307;
+  if (v1308) {
+    const float v1309 = v39.m[3][0].thread_elements()[1];
+    const bfloat v1310 = bias[v1305];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1311 = float(v1310);
+    const float v1312 = fma(v1309, v3, v1311);
+    const bfloat v1313 = bfloat(v1312);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1314 = v1303 * v1;
+    const uint v1315 = v1314 + v1305;
+    out[v1315] = v1313;
   }
-  const uint v1318 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1320 = v615 + v1318;
-  const uint v1321 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1323 = v618 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1325 = v1323 < v1;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v39.m[2][6].thread_elements()[0];
-    const bfloat v1328 = bias[v1323];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1329 = float(v1328);
-    const float v1330 = fma(v1327, v3, v1329);
-    const bfloat v1331 = bfloat(v1330);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1332 = v1320 * v1;
-    const uint v1333 = v1332 + v1323;
-    out[v1333] = v1331;
+  const uint v1316 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1317 = v615 + v1316;
+  const uint v1318 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1319 = v614 + v1318;
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1321 = v1319 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v39.m[3][1].thread_elements()[0];
+    const bfloat v1324 = bias[v1319];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1325 = float(v1324);
+    const float v1326 = fma(v1323, v3, v1325);
+    const bfloat v1327 = bfloat(v1326);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1328 = v1317 * v1;
+    const uint v1329 = v1328 + v1319;
+    out[v1329] = v1327;
   }
-  const uint v1334 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1336 = v615 + v1334;
-  const uint v1337 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1339 = v618 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v39.m[2][6].thread_elements()[1];
-    const bfloat v1344 = bias[v1339];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1345 = float(v1344);
-    const float v1346 = fma(v1343, v3, v1345);
-    const bfloat v1347 = bfloat(v1346);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1348 = v1336 * v1;
-    const uint v1349 = v1348 + v1339;
-    out[v1349] = v1347;
+  const uint v1330 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1331 = v615 + v1330;
+  const uint v1332 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1333 = v614 + v1332;
+  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1335 = v1333 < v1;
+  const bool v1336 = v1334 && v1335;
+  if (v1336) {
+    const float v1337 = v39.m[3][1].thread_elements()[1];
+    const bfloat v1338 = bias[v1333];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1339 = float(v1338);
+    const float v1340 = fma(v1337, v3, v1339);
+    const bfloat v1341 = bfloat(v1340);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1342 = v1331 * v1;
+    const uint v1343 = v1342 + v1333;
+    out[v1343] = v1341;
   }
-  const uint v1350 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1352 = v615 + v1350;
-  const uint v1353 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1355 = v618 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1357 = v1355 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v39.m[2][7].thread_elements()[0];
-    const bfloat v1360 = bias[v1355];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1361 = float(v1360);
-    const float v1362 = fma(v1359, v3, v1361);
-    const bfloat v1363 = bfloat(v1362);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1364 = v1352 * v1;
-    const uint v1365 = v1364 + v1355;
-    out[v1365] = v1363;
+  const uint v1344 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1345 = v615 + v1344;
+  const uint v1346 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1347 = v614 + v1346;
+  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1349 = v1347 < v1;
+  const bool v1350 = v1348 && v1349;
+  if (v1350) {
+    const float v1351 = v39.m[3][2].thread_elements()[0];
+    const bfloat v1352 = bias[v1347];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1353 = float(v1352);
+    const float v1354 = fma(v1351, v3, v1353);
+    const bfloat v1355 = bfloat(v1354);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1356 = v1345 * v1;
+    const uint v1357 = v1356 + v1347;
+    out[v1357] = v1355;
   }
-  const uint v1366 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1368 = v615 + v1366;
-  const uint v1369 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1371 = v618 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1373 = v1371 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v39.m[2][7].thread_elements()[1];
-    const bfloat v1376 = bias[v1371];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1377 = float(v1376);
-    const float v1378 = fma(v1375, v3, v1377);
-    const bfloat v1379 = bfloat(v1378);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1380 = v1368 * v1;
-    const uint v1381 = v1380 + v1371;
-    out[v1381] = v1379;
+  const uint v1358 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1359 = v615 + v1358;
+  const uint v1360 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1361 = v614 + v1360;
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1363 = v1361 < v1;
+  const bool v1364 = v1362 && v1363;
+  if (v1364) {
+    const float v1365 = v39.m[3][2].thread_elements()[1];
+    const bfloat v1366 = bias[v1361];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1367 = float(v1366);
+    const float v1368 = fma(v1365, v3, v1367);
+    const bfloat v1369 = bfloat(v1368);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1370 = v1359 * v1;
+    const uint v1371 = v1370 + v1361;
+    out[v1371] = v1369;
   }
-  const uint v1382 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1384 = v615 + v1382;
-  const uint v1385 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1387 = v618 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.m[3][0].thread_elements()[0];
-    const bfloat v1392 = bias[v1387];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1393 = float(v1392);
-    const float v1394 = fma(v1391, v3, v1393);
-    const bfloat v1395 = bfloat(v1394);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1396 = v1384 * v1;
-    const uint v1397 = v1396 + v1387;
-    out[v1397] = v1395;
+  const uint v1372 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1373 = v615 + v1372;
+  const uint v1374 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1375 = v614 + v1374;
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1377 = v1375 < v1;
+  const bool v1378 = v1376 && v1377;
+  if (v1378) {
+    const float v1379 = v39.m[3][3].thread_elements()[0];
+    const bfloat v1380 = bias[v1375];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1381 = float(v1380);
+    const float v1382 = fma(v1379, v3, v1381);
+    const bfloat v1383 = bfloat(v1382);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1384 = v1373 * v1;
+    const uint v1385 = v1384 + v1375;
+    out[v1385] = v1383;
   }
-  const uint v1398 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1400 = v615 + v1398;
-  const uint v1401 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1403 = v618 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1386 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1387 = v615 + v1386;
+  const uint v1388 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1389 = v614 + v1388;
+  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1391 = v1389 < v1;
+  const bool v1392 = v1390 && v1391;
+  if (v1392) {
+    const float v1393 = v39.m[3][3].thread_elements()[1];
+    const bfloat v1394 = bias[v1389];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1395 = float(v1394);
+    const float v1396 = fma(v1393, v3, v1395);
+    const bfloat v1397 = bfloat(v1396);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1398 = v1387 * v1;
+    const uint v1399 = v1398 + v1389;
+    out[v1399] = v1397;
+  }
+  const uint v1400 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1401 = v615 + v1400;
+  const uint v1402 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1403 = v614 + v1402;
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
-    const float v1407 = v39.m[3][0].thread_elements()[1];
+    const float v1407 = v39.m[3][4].thread_elements()[0];
     const bfloat v1408 = bias[v1403];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1409 = float(v1408);
     const float v1410 = fma(v1407, v3, v1409);
     const bfloat v1411 = bfloat(v1410);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1412 = v1400 * v1;
+    const uint v1412 = v1401 * v1;
     const uint v1413 = v1412 + v1403;
     out[v1413] = v1411;
   }
-  const uint v1414 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1416 = v615 + v1414;
-  const uint v1417 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1419 = v618 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v39.m[3][1].thread_elements()[0];
-    const bfloat v1424 = bias[v1419];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1425 = float(v1424);
-    const float v1426 = fma(v1423, v3, v1425);
-    const bfloat v1427 = bfloat(v1426);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1428 = v1416 * v1;
-    const uint v1429 = v1428 + v1419;
-    out[v1429] = v1427;
+  const uint v1414 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1415 = v615 + v1414;
+  const uint v1416 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1417 = v614 + v1416;
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1419 = v1417 < v1;
+  const bool v1420 = v1418 && v1419;
+  if (v1420) {
+    const float v1421 = v39.m[3][4].thread_elements()[1];
+    const bfloat v1422 = bias[v1417];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1423 = float(v1422);
+    const float v1424 = fma(v1421, v3, v1423);
+    const bfloat v1425 = bfloat(v1424);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1426 = v1415 * v1;
+    const uint v1427 = v1426 + v1417;
+    out[v1427] = v1425;
   }
-  const uint v1430 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1432 = v615 + v1430;
-  const uint v1433 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1435 = v618 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v39.m[3][1].thread_elements()[1];
-    const bfloat v1440 = bias[v1435];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1441 = float(v1440);
-    const float v1442 = fma(v1439, v3, v1441);
-    const bfloat v1443 = bfloat(v1442);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1444 = v1432 * v1;
-    const uint v1445 = v1444 + v1435;
-    out[v1445] = v1443;
+  const uint v1428 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1429 = v615 + v1428;
+  const uint v1430 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1431 = v614 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1433 = v1431 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v39.m[3][5].thread_elements()[0];
+    const bfloat v1436 = bias[v1431];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1437 = float(v1436);
+    const float v1438 = fma(v1435, v3, v1437);
+    const bfloat v1439 = bfloat(v1438);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1440 = v1429 * v1;
+    const uint v1441 = v1440 + v1431;
+    out[v1441] = v1439;
   }
-  const uint v1446 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1448 = v615 + v1446;
-  const uint v1449 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1451 = v618 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1453 = v1451 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v39.m[3][2].thread_elements()[0];
-    const bfloat v1456 = bias[v1451];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1457 = float(v1456);
-    const float v1458 = fma(v1455, v3, v1457);
-    const bfloat v1459 = bfloat(v1458);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1460 = v1448 * v1;
-    const uint v1461 = v1460 + v1451;
-    out[v1461] = v1459;
+  const uint v1442 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1443 = v615 + v1442;
+  const uint v1444 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1445 = v614 + v1444;
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1447 = v1445 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v39.m[3][5].thread_elements()[1];
+    const bfloat v1450 = bias[v1445];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1451 = float(v1450);
+    const float v1452 = fma(v1449, v3, v1451);
+    const bfloat v1453 = bfloat(v1452);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1454 = v1443 * v1;
+    const uint v1455 = v1454 + v1445;
+    out[v1455] = v1453;
   }
-  const uint v1462 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1464 = v615 + v1462;
-  const uint v1465 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1467 = v618 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1469 = v1467 < v1;
-  const bool v1470 = v1468 && v1469;
-  if (v1470) {
-    const float v1471 = v39.m[3][2].thread_elements()[1];
-    const bfloat v1472 = bias[v1467];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1473 = float(v1472);
-    const float v1474 = fma(v1471, v3, v1473);
-    const bfloat v1475 = bfloat(v1474);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1476 = v1464 * v1;
-    const uint v1477 = v1476 + v1467;
-    out[v1477] = v1475;
+  const uint v1456 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1457 = v615 + v1456;
+  const uint v1458 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1459 = v614 + v1458;
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1461 = v1459 < v1;
+  const bool v1462 = v1460 && v1461;
+  if (v1462) {
+    const float v1463 = v39.m[3][6].thread_elements()[0];
+    const bfloat v1464 = bias[v1459];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1465 = float(v1464);
+    const float v1466 = fma(v1463, v3, v1465);
+    const bfloat v1467 = bfloat(v1466);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1468 = v1457 * v1;
+    const uint v1469 = v1468 + v1459;
+    out[v1469] = v1467;
   }
-  const uint v1478 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1480 = v615 + v1478;
-  const uint v1481 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1483 = v618 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1485 = v1483 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v39.m[3][3].thread_elements()[0];
-    const bfloat v1488 = bias[v1483];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1489 = float(v1488);
-    const float v1490 = fma(v1487, v3, v1489);
-    const bfloat v1491 = bfloat(v1490);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1492 = v1480 * v1;
-    const uint v1493 = v1492 + v1483;
-    out[v1493] = v1491;
+  const uint v1470 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1471 = v615 + v1470;
+  const uint v1472 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1473 = v614 + v1472;
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1475 = v1473 < v1;
+  const bool v1476 = v1474 && v1475;
+  if (v1476) {
+    const float v1477 = v39.m[3][6].thread_elements()[1];
+    const bfloat v1478 = bias[v1473];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1479 = float(v1478);
+    const float v1480 = fma(v1477, v3, v1479);
+    const bfloat v1481 = bfloat(v1480);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1482 = v1471 * v1;
+    const uint v1483 = v1482 + v1473;
+    out[v1483] = v1481;
   }
-  const uint v1494 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1496 = v615 + v1494;
-  const uint v1497 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1499 = v618 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1501 = v1499 < v1;
-  const bool v1502 = v1500 && v1501;
-  if (v1502) {
-    const float v1503 = v39.m[3][3].thread_elements()[1];
-    const bfloat v1504 = bias[v1499];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1505 = float(v1504);
-    const float v1506 = fma(v1503, v3, v1505);
-    const bfloat v1507 = bfloat(v1506);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1508 = v1496 * v1;
-    const uint v1509 = v1508 + v1499;
-    out[v1509] = v1507;
+  const uint v1484 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1485 = v615 + v1484;
+  const uint v1486 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1487 = v614 + v1486;
+  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1489 = v1487 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v39.m[3][7].thread_elements()[0];
+    const bfloat v1492 = bias[v1487];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1493 = float(v1492);
+    const float v1494 = fma(v1491, v3, v1493);
+    const bfloat v1495 = bfloat(v1494);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1496 = v1485 * v1;
+    const uint v1497 = v1496 + v1487;
+    out[v1497] = v1495;
   }
-  const uint v1510 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1512 = v615 + v1510;
-  const uint v1513 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1515 = v618 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1498 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1499 = v615 + v1498;
+  const uint v1500 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1501 = v614 + v1500;
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1503 = v1501 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v39.m[3][7].thread_elements()[1];
+    const bfloat v1506 = bias[v1501];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1507 = float(v1506);
+    const float v1508 = fma(v1505, v3, v1507);
+    const bfloat v1509 = bfloat(v1508);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1510 = v1499 * v1;
+    const uint v1511 = v1510 + v1501;
+    out[v1511] = v1509;
+  }
+  const uint v1512 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1513 = v615 + v1512;
+  const uint v1514 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1515 = v614 + v1514;
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
-    const float v1519 = v39.m[3][4].thread_elements()[0];
+    const float v1519 = v39.m[4][0].thread_elements()[0];
     const bfloat v1520 = bias[v1515];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1521 = float(v1520);
     const float v1522 = fma(v1519, v3, v1521);
     const bfloat v1523 = bfloat(v1522);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1524 = v1512 * v1;
+    const uint v1524 = v1513 * v1;
     const uint v1525 = v1524 + v1515;
     out[v1525] = v1523;
   }
-  const uint v1526 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1528 = v615 + v1526;
-  const uint v1529 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1531 = v618 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v39.m[3][4].thread_elements()[1];
-    const bfloat v1536 = bias[v1531];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1537 = float(v1536);
-    const float v1538 = fma(v1535, v3, v1537);
-    const bfloat v1539 = bfloat(v1538);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1540 = v1528 * v1;
-    const uint v1541 = v1540 + v1531;
-    out[v1541] = v1539;
+  const uint v1526 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1527 = v615 + v1526;
+  const uint v1528 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1529 = v614 + v1528;
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1531 = v1529 < v1;
+  const bool v1532 = v1530 && v1531;
+  if (v1532) {
+    const float v1533 = v39.m[4][0].thread_elements()[1];
+    const bfloat v1534 = bias[v1529];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1535 = float(v1534);
+    const float v1536 = fma(v1533, v3, v1535);
+    const bfloat v1537 = bfloat(v1536);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1538 = v1527 * v1;
+    const uint v1539 = v1538 + v1529;
+    out[v1539] = v1537;
   }
-  const uint v1542 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1544 = v615 + v1542;
-  const uint v1545 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1547 = v618 + v1545;
-  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1549 = v1547 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v39.m[3][5].thread_elements()[0];
-    const bfloat v1552 = bias[v1547];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1553 = float(v1552);
-    const float v1554 = fma(v1551, v3, v1553);
-    const bfloat v1555 = bfloat(v1554);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1556 = v1544 * v1;
-    const uint v1557 = v1556 + v1547;
-    out[v1557] = v1555;
+  const uint v1540 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1541 = v615 + v1540;
+  const uint v1542 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1543 = v614 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1545 = v1543 < v1;
+  const bool v1546 = v1544 && v1545;
+  if (v1546) {
+    const float v1547 = v39.m[4][1].thread_elements()[0];
+    const bfloat v1548 = bias[v1543];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1549 = float(v1548);
+    const float v1550 = fma(v1547, v3, v1549);
+    const bfloat v1551 = bfloat(v1550);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1552 = v1541 * v1;
+    const uint v1553 = v1552 + v1543;
+    out[v1553] = v1551;
   }
-  const uint v1558 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1560 = v615 + v1558;
-  const uint v1561 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1563 = v618 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1565 = v1563 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v39.m[3][5].thread_elements()[1];
-    const bfloat v1568 = bias[v1563];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1569 = float(v1568);
-    const float v1570 = fma(v1567, v3, v1569);
-    const bfloat v1571 = bfloat(v1570);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1572 = v1560 * v1;
-    const uint v1573 = v1572 + v1563;
-    out[v1573] = v1571;
+  const uint v1554 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1555 = v615 + v1554;
+  const uint v1556 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1557 = v614 + v1556;
+  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1559 = v1557 < v1;
+  const bool v1560 = v1558 && v1559;
+  if (v1560) {
+    const float v1561 = v39.m[4][1].thread_elements()[1];
+    const bfloat v1562 = bias[v1557];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1563 = float(v1562);
+    const float v1564 = fma(v1561, v3, v1563);
+    const bfloat v1565 = bfloat(v1564);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1566 = v1555 * v1;
+    const uint v1567 = v1566 + v1557;
+    out[v1567] = v1565;
   }
-  const uint v1574 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1576 = v615 + v1574;
-  const uint v1577 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1579 = v618 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v39.m[3][6].thread_elements()[0];
-    const bfloat v1584 = bias[v1579];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1585 = float(v1584);
-    const float v1586 = fma(v1583, v3, v1585);
-    const bfloat v1587 = bfloat(v1586);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1588 = v1576 * v1;
-    const uint v1589 = v1588 + v1579;
-    out[v1589] = v1587;
+  const uint v1568 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1569 = v615 + v1568;
+  const uint v1570 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1571 = v614 + v1570;
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1573 = v1571 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v39.m[4][2].thread_elements()[0];
+    const bfloat v1576 = bias[v1571];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1577 = float(v1576);
+    const float v1578 = fma(v1575, v3, v1577);
+    const bfloat v1579 = bfloat(v1578);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1580 = v1569 * v1;
+    const uint v1581 = v1580 + v1571;
+    out[v1581] = v1579;
   }
-  const uint v1590 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1592 = v615 + v1590;
-  const uint v1593 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1595 = v618 + v1593;
-  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1597 = v1595 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v39.m[3][6].thread_elements()[1];
-    const bfloat v1600 = bias[v1595];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1601 = float(v1600);
-    const float v1602 = fma(v1599, v3, v1601);
-    const bfloat v1603 = bfloat(v1602);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1604 = v1592 * v1;
-    const uint v1605 = v1604 + v1595;
-    out[v1605] = v1603;
+  const uint v1582 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1583 = v615 + v1582;
+  const uint v1584 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1585 = v614 + v1584;
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1587 = v1585 < v1;
+  const bool v1588 = v1586 && v1587;
+  if (v1588) {
+    const float v1589 = v39.m[4][2].thread_elements()[1];
+    const bfloat v1590 = bias[v1585];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1591 = float(v1590);
+    const float v1592 = fma(v1589, v3, v1591);
+    const bfloat v1593 = bfloat(v1592);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1594 = v1583 * v1;
+    const uint v1595 = v1594 + v1585;
+    out[v1595] = v1593;
   }
-  const uint v1606 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1608 = v615 + v1606;
-  const uint v1609 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1611 = v618 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1613 = v1611 < v1;
-  const bool v1614 = v1612 && v1613;
-  if (v1614) {
-    const float v1615 = v39.m[3][7].thread_elements()[0];
-    const bfloat v1616 = bias[v1611];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1617 = float(v1616);
-    const float v1618 = fma(v1615, v3, v1617);
-    const bfloat v1619 = bfloat(v1618);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1620 = v1608 * v1;
-    const uint v1621 = v1620 + v1611;
-    out[v1621] = v1619;
+  const uint v1596 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1597 = v615 + v1596;
+  const uint v1598 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1599 = v614 + v1598;
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1601 = v1599 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v39.m[4][3].thread_elements()[0];
+    const bfloat v1604 = bias[v1599];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1605 = float(v1604);
+    const float v1606 = fma(v1603, v3, v1605);
+    const bfloat v1607 = bfloat(v1606);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1608 = v1597 * v1;
+    const uint v1609 = v1608 + v1599;
+    out[v1609] = v1607;
   }
-  const uint v1622 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1624 = v615 + v1622;
-  const uint v1625 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1627 = v618 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1610 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1611 = v615 + v1610;
+  const uint v1612 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1613 = v614 + v1612;
+  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1615 = v1613 < v1;
+  const bool v1616 = v1614 && v1615;
+  if (v1616) {
+    const float v1617 = v39.m[4][3].thread_elements()[1];
+    const bfloat v1618 = bias[v1613];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1619 = float(v1618);
+    const float v1620 = fma(v1617, v3, v1619);
+    const bfloat v1621 = bfloat(v1620);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1622 = v1611 * v1;
+    const uint v1623 = v1622 + v1613;
+    out[v1623] = v1621;
+  }
+  const uint v1624 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1625 = v615 + v1624;
+  const uint v1626 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1627 = v614 + v1626;
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
-    const float v1631 = v39.m[3][7].thread_elements()[1];
+    const float v1631 = v39.m[4][4].thread_elements()[0];
     const bfloat v1632 = bias[v1627];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1633 = float(v1632);
     const float v1634 = fma(v1631, v3, v1633);
     const bfloat v1635 = bfloat(v1634);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1636 = v1624 * v1;
+    const uint v1636 = v1625 * v1;
     const uint v1637 = v1636 + v1627;
     out[v1637] = v1635;
   }
-  const uint v1638 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1640 = v615 + v1638;
-  const uint v1641 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1643 = v618 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1645 = v1643 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v39.m[4][0].thread_elements()[0];
-    const bfloat v1648 = bias[v1643];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1649 = float(v1648);
-    const float v1650 = fma(v1647, v3, v1649);
-    const bfloat v1651 = bfloat(v1650);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1652 = v1640 * v1;
-    const uint v1653 = v1652 + v1643;
-    out[v1653] = v1651;
+  const uint v1638 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1639 = v615 + v1638;
+  const uint v1640 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1641 = v614 + v1640;
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1643 = v1641 < v1;
+  const bool v1644 = v1642 && v1643;
+  if (v1644) {
+    const float v1645 = v39.m[4][4].thread_elements()[1];
+    const bfloat v1646 = bias[v1641];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1647 = float(v1646);
+    const float v1648 = fma(v1645, v3, v1647);
+    const bfloat v1649 = bfloat(v1648);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1650 = v1639 * v1;
+    const uint v1651 = v1650 + v1641;
+    out[v1651] = v1649;
   }
-  const uint v1654 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1656 = v615 + v1654;
-  const uint v1657 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1659 = v618 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1661 = v1659 < v1;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v39.m[4][0].thread_elements()[1];
-    const bfloat v1664 = bias[v1659];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1665 = float(v1664);
-    const float v1666 = fma(v1663, v3, v1665);
-    const bfloat v1667 = bfloat(v1666);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1668 = v1656 * v1;
-    const uint v1669 = v1668 + v1659;
-    out[v1669] = v1667;
+  const uint v1652 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1653 = v615 + v1652;
+  const uint v1654 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1655 = v614 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1657 = v1655 < v1;
+  const bool v1658 = v1656 && v1657;
+  if (v1658) {
+    const float v1659 = v39.m[4][5].thread_elements()[0];
+    const bfloat v1660 = bias[v1655];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1661 = float(v1660);
+    const float v1662 = fma(v1659, v3, v1661);
+    const bfloat v1663 = bfloat(v1662);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1664 = v1653 * v1;
+    const uint v1665 = v1664 + v1655;
+    out[v1665] = v1663;
   }
-  const uint v1670 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1672 = v615 + v1670;
-  const uint v1673 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1675 = v618 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1677 = v1675 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v39.m[4][1].thread_elements()[0];
-    const bfloat v1680 = bias[v1675];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1681 = float(v1680);
-    const float v1682 = fma(v1679, v3, v1681);
-    const bfloat v1683 = bfloat(v1682);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1684 = v1672 * v1;
-    const uint v1685 = v1684 + v1675;
-    out[v1685] = v1683;
+  const uint v1666 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1667 = v615 + v1666;
+  const uint v1668 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1669 = v614 + v1668;
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1671 = v1669 < v1;
+  const bool v1672 = v1670 && v1671;
+  if (v1672) {
+    const float v1673 = v39.m[4][5].thread_elements()[1];
+    const bfloat v1674 = bias[v1669];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1675 = float(v1674);
+    const float v1676 = fma(v1673, v3, v1675);
+    const bfloat v1677 = bfloat(v1676);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1678 = v1667 * v1;
+    const uint v1679 = v1678 + v1669;
+    out[v1679] = v1677;
   }
-  const uint v1686 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1688 = v615 + v1686;
-  const uint v1689 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1691 = v618 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1693 = v1691 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v39.m[4][1].thread_elements()[1];
-    const bfloat v1696 = bias[v1691];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1697 = float(v1696);
-    const float v1698 = fma(v1695, v3, v1697);
-    const bfloat v1699 = bfloat(v1698);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1700 = v1688 * v1;
-    const uint v1701 = v1700 + v1691;
-    out[v1701] = v1699;
+  const uint v1680 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1681 = v615 + v1680;
+  const uint v1682 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1683 = v614 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v39.m[4][6].thread_elements()[0];
+    const bfloat v1688 = bias[v1683];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1689 = float(v1688);
+    const float v1690 = fma(v1687, v3, v1689);
+    const bfloat v1691 = bfloat(v1690);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1692 = v1681 * v1;
+    const uint v1693 = v1692 + v1683;
+    out[v1693] = v1691;
   }
-  const uint v1702 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1704 = v615 + v1702;
-  const uint v1705 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1707 = v618 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1709 = v1707 < v1;
-  const bool v1710 = v1708 && v1709;
-  if (v1710) {
-    const float v1711 = v39.m[4][2].thread_elements()[0];
-    const bfloat v1712 = bias[v1707];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1713 = float(v1712);
-    const float v1714 = fma(v1711, v3, v1713);
-    const bfloat v1715 = bfloat(v1714);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1716 = v1704 * v1;
-    const uint v1717 = v1716 + v1707;
-    out[v1717] = v1715;
+  const uint v1694 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1695 = v615 + v1694;
+  const uint v1696 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1697 = v614 + v1696;
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1699 = v1697 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v39.m[4][6].thread_elements()[1];
+    const bfloat v1702 = bias[v1697];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1703 = float(v1702);
+    const float v1704 = fma(v1701, v3, v1703);
+    const bfloat v1705 = bfloat(v1704);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1706 = v1695 * v1;
+    const uint v1707 = v1706 + v1697;
+    out[v1707] = v1705;
   }
-  const uint v1718 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1720 = v615 + v1718;
-  const uint v1721 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1723 = v618 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.m[4][2].thread_elements()[1];
-    const bfloat v1728 = bias[v1723];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1729 = float(v1728);
-    const float v1730 = fma(v1727, v3, v1729);
-    const bfloat v1731 = bfloat(v1730);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1732 = v1720 * v1;
-    const uint v1733 = v1732 + v1723;
-    out[v1733] = v1731;
+  const uint v1708 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1709 = v615 + v1708;
+  const uint v1710 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1711 = v614 + v1710;
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1713 = v1711 < v1;
+  const bool v1714 = v1712 && v1713;
+  if (v1714) {
+    const float v1715 = v39.m[4][7].thread_elements()[0];
+    const bfloat v1716 = bias[v1711];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1717 = float(v1716);
+    const float v1718 = fma(v1715, v3, v1717);
+    const bfloat v1719 = bfloat(v1718);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1720 = v1709 * v1;
+    const uint v1721 = v1720 + v1711;
+    out[v1721] = v1719;
   }
-  const uint v1734 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1736 = v615 + v1734;
-  const uint v1737 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1739 = v618 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1722 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1723 = v615 + v1722;
+  const uint v1724 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1725 = v614 + v1724;
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1727 = v1725 < v1;
+  const bool v1728 = v1726 && v1727;
+  if (v1728) {
+    const float v1729 = v39.m[4][7].thread_elements()[1];
+    const bfloat v1730 = bias[v1725];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1731 = float(v1730);
+    const float v1732 = fma(v1729, v3, v1731);
+    const bfloat v1733 = bfloat(v1732);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1734 = v1723 * v1;
+    const uint v1735 = v1734 + v1725;
+    out[v1735] = v1733;
+  }
+  const uint v1736 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1737 = v615 + v1736;
+  const uint v1738 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1739 = v614 + v1738;
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
-    const float v1743 = v39.m[4][3].thread_elements()[0];
+    const float v1743 = v39.m[5][0].thread_elements()[0];
     const bfloat v1744 = bias[v1739];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1745 = float(v1744);
     const float v1746 = fma(v1743, v3, v1745);
     const bfloat v1747 = bfloat(v1746);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1748 = v1736 * v1;
+    const uint v1748 = v1737 * v1;
     const uint v1749 = v1748 + v1739;
     out[v1749] = v1747;
   }
-  const uint v1750 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1752 = v615 + v1750;
-  const uint v1753 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1755 = v618 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1757 = v1755 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v39.m[4][3].thread_elements()[1];
-    const bfloat v1760 = bias[v1755];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1761 = float(v1760);
-    const float v1762 = fma(v1759, v3, v1761);
-    const bfloat v1763 = bfloat(v1762);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1764 = v1752 * v1;
-    const uint v1765 = v1764 + v1755;
-    out[v1765] = v1763;
+  const uint v1750 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1751 = v615 + v1750;
+  const uint v1752 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1753 = v614 + v1752;
+  const bool v1754 = v1751 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1755 = v1753 < v1;
+  const bool v1756 = v1754 && v1755;
+  if (v1756) {
+    const float v1757 = v39.m[5][0].thread_elements()[1];
+    const bfloat v1758 = bias[v1753];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1759 = float(v1758);
+    const float v1760 = fma(v1757, v3, v1759);
+    const bfloat v1761 = bfloat(v1760);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1762 = v1751 * v1;
+    const uint v1763 = v1762 + v1753;
+    out[v1763] = v1761;
   }
-  const uint v1766 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1768 = v615 + v1766;
-  const uint v1769 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1771 = v618 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v39.m[4][4].thread_elements()[0];
-    const bfloat v1776 = bias[v1771];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1777 = float(v1776);
-    const float v1778 = fma(v1775, v3, v1777);
-    const bfloat v1779 = bfloat(v1778);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1780 = v1768 * v1;
-    const uint v1781 = v1780 + v1771;
-    out[v1781] = v1779;
+  const uint v1764 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1765 = v615 + v1764;
+  const uint v1766 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1767 = v614 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1769 = v1767 < v1;
+  const bool v1770 = v1768 && v1769;
+  if (v1770) {
+    const float v1771 = v39.m[5][1].thread_elements()[0];
+    const bfloat v1772 = bias[v1767];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1773 = float(v1772);
+    const float v1774 = fma(v1771, v3, v1773);
+    const bfloat v1775 = bfloat(v1774);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1776 = v1765 * v1;
+    const uint v1777 = v1776 + v1767;
+    out[v1777] = v1775;
   }
-  const uint v1782 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1784 = v615 + v1782;
-  const uint v1785 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1787 = v618 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v39.m[4][4].thread_elements()[1];
-    const bfloat v1792 = bias[v1787];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1793 = float(v1792);
-    const float v1794 = fma(v1791, v3, v1793);
-    const bfloat v1795 = bfloat(v1794);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1796 = v1784 * v1;
-    const uint v1797 = v1796 + v1787;
-    out[v1797] = v1795;
+  const uint v1778 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1779 = v615 + v1778;
+  const uint v1780 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1781 = v614 + v1780;
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1783 = v1781 < v1;
+  const bool v1784 = v1782 && v1783;
+  if (v1784) {
+    const float v1785 = v39.m[5][1].thread_elements()[1];
+    const bfloat v1786 = bias[v1781];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1787 = float(v1786);
+    const float v1788 = fma(v1785, v3, v1787);
+    const bfloat v1789 = bfloat(v1788);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1790 = v1779 * v1;
+    const uint v1791 = v1790 + v1781;
+    out[v1791] = v1789;
   }
-  const uint v1798 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1800 = v615 + v1798;
-  const uint v1801 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1803 = v618 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1805 = v1803 < v1;
-  const bool v1806 = v1804 && v1805;
-  if (v1806) {
-    const float v1807 = v39.m[4][5].thread_elements()[0];
-    const bfloat v1808 = bias[v1803];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1809 = float(v1808);
-    const float v1810 = fma(v1807, v3, v1809);
-    const bfloat v1811 = bfloat(v1810);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1812 = v1800 * v1;
-    const uint v1813 = v1812 + v1803;
-    out[v1813] = v1811;
+  const uint v1792 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1793 = v615 + v1792;
+  const uint v1794 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1795 = v614 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1797 = v1795 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v39.m[5][2].thread_elements()[0];
+    const bfloat v1800 = bias[v1795];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1801 = float(v1800);
+    const float v1802 = fma(v1799, v3, v1801);
+    const bfloat v1803 = bfloat(v1802);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1804 = v1793 * v1;
+    const uint v1805 = v1804 + v1795;
+    out[v1805] = v1803;
   }
-  const uint v1814 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1816 = v615 + v1814;
-  const uint v1817 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1819 = v618 + v1817;
-  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v39.m[4][5].thread_elements()[1];
-    const bfloat v1824 = bias[v1819];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1825 = float(v1824);
-    const float v1826 = fma(v1823, v3, v1825);
-    const bfloat v1827 = bfloat(v1826);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1828 = v1816 * v1;
-    const uint v1829 = v1828 + v1819;
-    out[v1829] = v1827;
+  const uint v1806 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1807 = v615 + v1806;
+  const uint v1808 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1809 = v614 + v1808;
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1811 = v1809 < v1;
+  const bool v1812 = v1810 && v1811;
+  if (v1812) {
+    const float v1813 = v39.m[5][2].thread_elements()[1];
+    const bfloat v1814 = bias[v1809];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1815 = float(v1814);
+    const float v1816 = fma(v1813, v3, v1815);
+    const bfloat v1817 = bfloat(v1816);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1818 = v1807 * v1;
+    const uint v1819 = v1818 + v1809;
+    out[v1819] = v1817;
   }
-  const uint v1830 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1832 = v615 + v1830;
-  const uint v1833 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1835 = v618 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v39.m[4][6].thread_elements()[0];
-    const bfloat v1840 = bias[v1835];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1841 = float(v1840);
-    const float v1842 = fma(v1839, v3, v1841);
-    const bfloat v1843 = bfloat(v1842);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1844 = v1832 * v1;
-    const uint v1845 = v1844 + v1835;
-    out[v1845] = v1843;
+  const uint v1820 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1821 = v615 + v1820;
+  const uint v1822 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1823 = v614 + v1822;
+  const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1825 = v1823 < v1;
+  const bool v1826 = v1824 && v1825;
+  if (v1826) {
+    const float v1827 = v39.m[5][3].thread_elements()[0];
+    const bfloat v1828 = bias[v1823];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1829 = float(v1828);
+    const float v1830 = fma(v1827, v3, v1829);
+    const bfloat v1831 = bfloat(v1830);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1832 = v1821 * v1;
+    const uint v1833 = v1832 + v1823;
+    out[v1833] = v1831;
   }
-  const uint v1846 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1848 = v615 + v1846;
-  const uint v1849 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1851 = v618 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1834 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1835 = v615 + v1834;
+  const uint v1836 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1837 = v614 + v1836;
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1839 = v1837 < v1;
+  const bool v1840 = v1838 && v1839;
+  if (v1840) {
+    const float v1841 = v39.m[5][3].thread_elements()[1];
+    const bfloat v1842 = bias[v1837];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1843 = float(v1842);
+    const float v1844 = fma(v1841, v3, v1843);
+    const bfloat v1845 = bfloat(v1844);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1846 = v1835 * v1;
+    const uint v1847 = v1846 + v1837;
+    out[v1847] = v1845;
+  }
+  const uint v1848 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1849 = v615 + v1848;
+  const uint v1850 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1851 = v614 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
-    const float v1855 = v39.m[4][6].thread_elements()[1];
+    const float v1855 = v39.m[5][4].thread_elements()[0];
     const bfloat v1856 = bias[v1851];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1857 = float(v1856);
     const float v1858 = fma(v1855, v3, v1857);
     const bfloat v1859 = bfloat(v1858);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1860 = v1848 * v1;
+    const uint v1860 = v1849 * v1;
     const uint v1861 = v1860 + v1851;
     out[v1861] = v1859;
   }
-  const uint v1862 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1864 = v615 + v1862;
-  const uint v1865 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1867 = v618 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v39.m[4][7].thread_elements()[0];
-    const bfloat v1872 = bias[v1867];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1873 = float(v1872);
-    const float v1874 = fma(v1871, v3, v1873);
-    const bfloat v1875 = bfloat(v1874);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1876 = v1864 * v1;
-    const uint v1877 = v1876 + v1867;
-    out[v1877] = v1875;
+  const uint v1862 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1863 = v615 + v1862;
+  const uint v1864 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1865 = v614 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1867 = v1865 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v39.m[5][4].thread_elements()[1];
+    const bfloat v1870 = bias[v1865];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1871 = float(v1870);
+    const float v1872 = fma(v1869, v3, v1871);
+    const bfloat v1873 = bfloat(v1872);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1874 = v1863 * v1;
+    const uint v1875 = v1874 + v1865;
+    out[v1875] = v1873;
   }
-  const uint v1878 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1880 = v615 + v1878;
-  const uint v1881 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1883 = v618 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1885 = v1883 < v1;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v39.m[4][7].thread_elements()[1];
-    const bfloat v1888 = bias[v1883];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1889 = float(v1888);
-    const float v1890 = fma(v1887, v3, v1889);
-    const bfloat v1891 = bfloat(v1890);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1892 = v1880 * v1;
-    const uint v1893 = v1892 + v1883;
-    out[v1893] = v1891;
+  const uint v1876 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1877 = v615 + v1876;
+  const uint v1878 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1879 = v614 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1881 = v1879 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v39.m[5][5].thread_elements()[0];
+    const bfloat v1884 = bias[v1879];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1885 = float(v1884);
+    const float v1886 = fma(v1883, v3, v1885);
+    const bfloat v1887 = bfloat(v1886);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1888 = v1877 * v1;
+    const uint v1889 = v1888 + v1879;
+    out[v1889] = v1887;
   }
-  const uint v1894 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1896 = v615 + v1894;
-  const uint v1897 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1899 = v618 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1901 = v1899 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v39.m[5][0].thread_elements()[0];
-    const bfloat v1904 = bias[v1899];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1905 = float(v1904);
-    const float v1906 = fma(v1903, v3, v1905);
-    const bfloat v1907 = bfloat(v1906);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1908 = v1896 * v1;
-    const uint v1909 = v1908 + v1899;
-    out[v1909] = v1907;
+  const uint v1890 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1891 = v615 + v1890;
+  const uint v1892 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1893 = v614 + v1892;
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1895 = v1893 < v1;
+  const bool v1896 = v1894 && v1895;
+  if (v1896) {
+    const float v1897 = v39.m[5][5].thread_elements()[1];
+    const bfloat v1898 = bias[v1893];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1899 = float(v1898);
+    const float v1900 = fma(v1897, v3, v1899);
+    const bfloat v1901 = bfloat(v1900);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1902 = v1891 * v1;
+    const uint v1903 = v1902 + v1893;
+    out[v1903] = v1901;
   }
-  const uint v1910 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1912 = v615 + v1910;
-  const uint v1913 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1915 = v618 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1917 = v1915 < v1;
-  const bool v1918 = v1916 && v1917;
-  if (v1918) {
-    const float v1919 = v39.m[5][0].thread_elements()[1];
-    const bfloat v1920 = bias[v1915];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1921 = float(v1920);
-    const float v1922 = fma(v1919, v3, v1921);
-    const bfloat v1923 = bfloat(v1922);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1924 = v1912 * v1;
-    const uint v1925 = v1924 + v1915;
-    out[v1925] = v1923;
+  const uint v1904 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1905 = v615 + v1904;
+  const uint v1906 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1907 = v614 + v1906;
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1909 = v1907 < v1;
+  const bool v1910 = v1908 && v1909;
+  if (v1910) {
+    const float v1911 = v39.m[5][6].thread_elements()[0];
+    const bfloat v1912 = bias[v1907];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1913 = float(v1912);
+    const float v1914 = fma(v1911, v3, v1913);
+    const bfloat v1915 = bfloat(v1914);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1916 = v1905 * v1;
+    const uint v1917 = v1916 + v1907;
+    out[v1917] = v1915;
   }
-  const uint v1926 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1928 = v615 + v1926;
-  const uint v1929 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1931 = v618 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1933 = v1931 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v39.m[5][1].thread_elements()[0];
-    const bfloat v1936 = bias[v1931];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1937 = float(v1936);
-    const float v1938 = fma(v1935, v3, v1937);
-    const bfloat v1939 = bfloat(v1938);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1940 = v1928 * v1;
-    const uint v1941 = v1940 + v1931;
-    out[v1941] = v1939;
+  const uint v1918 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1919 = v615 + v1918;
+  const uint v1920 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1921 = v614 + v1920;
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1923 = v1921 < v1;
+  const bool v1924 = v1922 && v1923;
+  if (v1924) {
+    const float v1925 = v39.m[5][6].thread_elements()[1];
+    const bfloat v1926 = bias[v1921];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1927 = float(v1926);
+    const float v1928 = fma(v1925, v3, v1927);
+    const bfloat v1929 = bfloat(v1928);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1930 = v1919 * v1;
+    const uint v1931 = v1930 + v1921;
+    out[v1931] = v1929;
   }
-  const uint v1942 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1944 = v615 + v1942;
-  const uint v1945 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1947 = v618 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1949 = v1947 < v1;
-  const bool v1950 = v1948 && v1949;
-  if (v1950) {
-    const float v1951 = v39.m[5][1].thread_elements()[1];
-    const bfloat v1952 = bias[v1947];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1953 = float(v1952);
-    const float v1954 = fma(v1951, v3, v1953);
-    const bfloat v1955 = bfloat(v1954);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1956 = v1944 * v1;
-    const uint v1957 = v1956 + v1947;
-    out[v1957] = v1955;
+  const uint v1932 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1933 = v615 + v1932;
+  const uint v1934 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1935 = v614 + v1934;
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1937 = v1935 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v39.m[5][7].thread_elements()[0];
+    const bfloat v1940 = bias[v1935];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1941 = float(v1940);
+    const float v1942 = fma(v1939, v3, v1941);
+    const bfloat v1943 = bfloat(v1942);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1944 = v1933 * v1;
+    const uint v1945 = v1944 + v1935;
+    out[v1945] = v1943;
   }
-  const uint v1958 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1960 = v615 + v1958;
-  const uint v1961 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1963 = v618 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1946 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1947 = v615 + v1946;
+  const uint v1948 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1949 = v614 + v1948;
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1951 = v1949 < v1;
+  const bool v1952 = v1950 && v1951;
+  if (v1952) {
+    const float v1953 = v39.m[5][7].thread_elements()[1];
+    const bfloat v1954 = bias[v1949];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1955 = float(v1954);
+    const float v1956 = fma(v1953, v3, v1955);
+    const bfloat v1957 = bfloat(v1956);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1958 = v1947 * v1;
+    const uint v1959 = v1958 + v1949;
+    out[v1959] = v1957;
+  }
+  const uint v1960 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1961 = v615 + v1960;
+  const uint v1962 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1963 = v614 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
-    const float v1967 = v39.m[5][2].thread_elements()[0];
+    const float v1967 = v39.m[6][0].thread_elements()[0];
     const bfloat v1968 = bias[v1963];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v1969 = float(v1968);
     const float v1970 = fma(v1967, v3, v1969);
     const bfloat v1971 = bfloat(v1970);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1972 = v1960 * v1;
+    const uint v1972 = v1961 * v1;
     const uint v1973 = v1972 + v1963;
     out[v1973] = v1971;
   }
-  const uint v1974 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1976 = v615 + v1974;
-  const uint v1977 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1979 = v618 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1981 = v1979 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v39.m[5][2].thread_elements()[1];
-    const bfloat v1984 = bias[v1979];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v1985 = float(v1984);
-    const float v1986 = fma(v1983, v3, v1985);
-    const bfloat v1987 = bfloat(v1986);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v1988 = v1976 * v1;
-    const uint v1989 = v1988 + v1979;
-    out[v1989] = v1987;
+  const uint v1974 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1975 = v615 + v1974;
+  const uint v1976 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1977 = v614 + v1976;
+  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1979 = v1977 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v39.m[6][0].thread_elements()[1];
+    const bfloat v1982 = bias[v1977];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1983 = float(v1982);
+    const float v1984 = fma(v1981, v3, v1983);
+    const bfloat v1985 = bfloat(v1984);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v1986 = v1975 * v1;
+    const uint v1987 = v1986 + v1977;
+    out[v1987] = v1985;
   }
-  const uint v1990 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1992 = v615 + v1990;
-  const uint v1993 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1995 = v618 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1997 = v1995 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v39.m[5][3].thread_elements()[0];
-    const bfloat v2000 = bias[v1995];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2001 = float(v2000);
-    const float v2002 = fma(v1999, v3, v2001);
-    const bfloat v2003 = bfloat(v2002);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2004 = v1992 * v1;
-    const uint v2005 = v2004 + v1995;
-    out[v2005] = v2003;
+  const uint v1988 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1989 = v615 + v1988;
+  const uint v1990 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1991 = v614 + v1990;
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1993 = v1991 < v1;
+  const bool v1994 = v1992 && v1993;
+  if (v1994) {
+    const float v1995 = v39.m[6][1].thread_elements()[0];
+    const bfloat v1996 = bias[v1991];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v1997 = float(v1996);
+    const float v1998 = fma(v1995, v3, v1997);
+    const bfloat v1999 = bfloat(v1998);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2000 = v1989 * v1;
+    const uint v2001 = v2000 + v1991;
+    out[v2001] = v1999;
   }
-  const uint v2006 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2008 = v615 + v2006;
-  const uint v2009 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2011 = v618 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v39.m[5][3].thread_elements()[1];
-    const bfloat v2016 = bias[v2011];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2017 = float(v2016);
-    const float v2018 = fma(v2015, v3, v2017);
-    const bfloat v2019 = bfloat(v2018);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2020 = v2008 * v1;
-    const uint v2021 = v2020 + v2011;
-    out[v2021] = v2019;
+  const uint v2002 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2003 = v615 + v2002;
+  const uint v2004 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2005 = v614 + v2004;
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2007 = v2005 < v1;
+  const bool v2008 = v2006 && v2007;
+  if (v2008) {
+    const float v2009 = v39.m[6][1].thread_elements()[1];
+    const bfloat v2010 = bias[v2005];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2011 = float(v2010);
+    const float v2012 = fma(v2009, v3, v2011);
+    const bfloat v2013 = bfloat(v2012);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2014 = v2003 * v1;
+    const uint v2015 = v2014 + v2005;
+    out[v2015] = v2013;
   }
-  const uint v2022 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2024 = v615 + v2022;
-  const uint v2025 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2027 = v618 + v2025;
-  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2029 = v2027 < v1;
-  const bool v2030 = v2028 && v2029;
-  if (v2030) {
-    const float v2031 = v39.m[5][4].thread_elements()[0];
-    const bfloat v2032 = bias[v2027];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2033 = float(v2032);
-    const float v2034 = fma(v2031, v3, v2033);
-    const bfloat v2035 = bfloat(v2034);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2036 = v2024 * v1;
-    const uint v2037 = v2036 + v2027;
-    out[v2037] = v2035;
+  const uint v2016 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2017 = v615 + v2016;
+  const uint v2018 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2019 = v614 + v2018;
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v39.m[6][2].thread_elements()[0];
+    const bfloat v2024 = bias[v2019];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2025 = float(v2024);
+    const float v2026 = fma(v2023, v3, v2025);
+    const bfloat v2027 = bfloat(v2026);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2028 = v2017 * v1;
+    const uint v2029 = v2028 + v2019;
+    out[v2029] = v2027;
   }
-  const uint v2038 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2040 = v615 + v2038;
-  const uint v2041 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2043 = v618 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2045 = v2043 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v39.m[5][4].thread_elements()[1];
-    const bfloat v2048 = bias[v2043];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2049 = float(v2048);
-    const float v2050 = fma(v2047, v3, v2049);
-    const bfloat v2051 = bfloat(v2050);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2052 = v2040 * v1;
-    const uint v2053 = v2052 + v2043;
-    out[v2053] = v2051;
+  const uint v2030 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2031 = v615 + v2030;
+  const uint v2032 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2033 = v614 + v2032;
+  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2035 = v2033 < v1;
+  const bool v2036 = v2034 && v2035;
+  if (v2036) {
+    const float v2037 = v39.m[6][2].thread_elements()[1];
+    const bfloat v2038 = bias[v2033];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2039 = float(v2038);
+    const float v2040 = fma(v2037, v3, v2039);
+    const bfloat v2041 = bfloat(v2040);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2042 = v2031 * v1;
+    const uint v2043 = v2042 + v2033;
+    out[v2043] = v2041;
   }
-  const uint v2054 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2056 = v615 + v2054;
-  const uint v2057 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2059 = v618 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.m[5][5].thread_elements()[0];
-    const bfloat v2064 = bias[v2059];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2065 = float(v2064);
-    const float v2066 = fma(v2063, v3, v2065);
-    const bfloat v2067 = bfloat(v2066);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2068 = v2056 * v1;
-    const uint v2069 = v2068 + v2059;
-    out[v2069] = v2067;
+  const uint v2044 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2045 = v615 + v2044;
+  const uint v2046 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2047 = v614 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2049 = v2047 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v39.m[6][3].thread_elements()[0];
+    const bfloat v2052 = bias[v2047];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2053 = float(v2052);
+    const float v2054 = fma(v2051, v3, v2053);
+    const bfloat v2055 = bfloat(v2054);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2056 = v2045 * v1;
+    const uint v2057 = v2056 + v2047;
+    out[v2057] = v2055;
   }
-  const uint v2070 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2072 = v615 + v2070;
-  const uint v2073 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2075 = v618 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2058 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2059 = v615 + v2058;
+  const uint v2060 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2061 = v614 + v2060;
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2063 = v2061 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v39.m[6][3].thread_elements()[1];
+    const bfloat v2066 = bias[v2061];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2067 = float(v2066);
+    const float v2068 = fma(v2065, v3, v2067);
+    const bfloat v2069 = bfloat(v2068);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2070 = v2059 * v1;
+    const uint v2071 = v2070 + v2061;
+    out[v2071] = v2069;
+  }
+  const uint v2072 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2073 = v615 + v2072;
+  const uint v2074 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2075 = v614 + v2074;
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
-    const float v2079 = v39.m[5][5].thread_elements()[1];
+    const float v2079 = v39.m[6][4].thread_elements()[0];
     const bfloat v2080 = bias[v2075];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2081 = float(v2080);
     const float v2082 = fma(v2079, v3, v2081);
     const bfloat v2083 = bfloat(v2082);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2084 = v2072 * v1;
+    const uint v2084 = v2073 * v1;
     const uint v2085 = v2084 + v2075;
     out[v2085] = v2083;
   }
-  const uint v2086 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2088 = v615 + v2086;
-  const uint v2089 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2091 = v618 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2093 = v2091 < v1;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v39.m[5][6].thread_elements()[0];
-    const bfloat v2096 = bias[v2091];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2097 = float(v2096);
-    const float v2098 = fma(v2095, v3, v2097);
-    const bfloat v2099 = bfloat(v2098);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2100 = v2088 * v1;
-    const uint v2101 = v2100 + v2091;
-    out[v2101] = v2099;
+  const uint v2086 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2087 = v615 + v2086;
+  const uint v2088 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2089 = v614 + v2088;
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2091 = v2089 < v1;
+  const bool v2092 = v2090 && v2091;
+  if (v2092) {
+    const float v2093 = v39.m[6][4].thread_elements()[1];
+    const bfloat v2094 = bias[v2089];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2095 = float(v2094);
+    const float v2096 = fma(v2093, v3, v2095);
+    const bfloat v2097 = bfloat(v2096);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2098 = v2087 * v1;
+    const uint v2099 = v2098 + v2089;
+    out[v2099] = v2097;
   }
-  const uint v2102 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2104 = v615 + v2102;
-  const uint v2105 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2107 = v618 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2109 = v2107 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v39.m[5][6].thread_elements()[1];
-    const bfloat v2112 = bias[v2107];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2113 = float(v2112);
-    const float v2114 = fma(v2111, v3, v2113);
-    const bfloat v2115 = bfloat(v2114);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2116 = v2104 * v1;
-    const uint v2117 = v2116 + v2107;
-    out[v2117] = v2115;
+  const uint v2100 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2101 = v615 + v2100;
+  const uint v2102 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2103 = v614 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2105 = v2103 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v39.m[6][5].thread_elements()[0];
+    const bfloat v2108 = bias[v2103];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2109 = float(v2108);
+    const float v2110 = fma(v2107, v3, v2109);
+    const bfloat v2111 = bfloat(v2110);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2112 = v2101 * v1;
+    const uint v2113 = v2112 + v2103;
+    out[v2113] = v2111;
   }
-  const uint v2118 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2120 = v615 + v2118;
-  const uint v2121 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2123 = v618 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2125 = v2123 < v1;
-  const bool v2126 = v2124 && v2125;
-  if (v2126) {
-    const float v2127 = v39.m[5][7].thread_elements()[0];
-    const bfloat v2128 = bias[v2123];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2129 = float(v2128);
-    const float v2130 = fma(v2127, v3, v2129);
-    const bfloat v2131 = bfloat(v2130);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2132 = v2120 * v1;
-    const uint v2133 = v2132 + v2123;
-    out[v2133] = v2131;
+  const uint v2114 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2115 = v615 + v2114;
+  const uint v2116 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2117 = v614 + v2116;
+  const bool v2118 = v2115 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2119 = v2117 < v1;
+  const bool v2120 = v2118 && v2119;
+  if (v2120) {
+    const float v2121 = v39.m[6][5].thread_elements()[1];
+    const bfloat v2122 = bias[v2117];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2123 = float(v2122);
+    const float v2124 = fma(v2121, v3, v2123);
+    const bfloat v2125 = bfloat(v2124);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2126 = v2115 * v1;
+    const uint v2127 = v2126 + v2117;
+    out[v2127] = v2125;
   }
-  const uint v2134 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2136 = v615 + v2134;
-  const uint v2137 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2139 = v618 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2141 = v2139 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v39.m[5][7].thread_elements()[1];
-    const bfloat v2144 = bias[v2139];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2145 = float(v2144);
-    const float v2146 = fma(v2143, v3, v2145);
-    const bfloat v2147 = bfloat(v2146);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2148 = v2136 * v1;
-    const uint v2149 = v2148 + v2139;
-    out[v2149] = v2147;
+  const uint v2128 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2129 = v615 + v2128;
+  const uint v2130 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2131 = v614 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2133 = v2131 < v1;
+  const bool v2134 = v2132 && v2133;
+  if (v2134) {
+    const float v2135 = v39.m[6][6].thread_elements()[0];
+    const bfloat v2136 = bias[v2131];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2137 = float(v2136);
+    const float v2138 = fma(v2135, v3, v2137);
+    const bfloat v2139 = bfloat(v2138);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2140 = v2129 * v1;
+    const uint v2141 = v2140 + v2131;
+    out[v2141] = v2139;
   }
-  const uint v2150 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2152 = v615 + v2150;
-  const uint v2153 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2155 = v618 + v2153;
-  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2157 = v2155 < v1;
-  const bool v2158 = v2156 && v2157;
-  if (v2158) {
-    const float v2159 = v39.m[6][0].thread_elements()[0];
-    const bfloat v2160 = bias[v2155];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2161 = float(v2160);
-    const float v2162 = fma(v2159, v3, v2161);
-    const bfloat v2163 = bfloat(v2162);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2164 = v2152 * v1;
-    const uint v2165 = v2164 + v2155;
-    out[v2165] = v2163;
+  const uint v2142 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2143 = v615 + v2142;
+  const uint v2144 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2145 = v614 + v2144;
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2147 = v2145 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v39.m[6][6].thread_elements()[1];
+    const bfloat v2150 = bias[v2145];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2151 = float(v2150);
+    const float v2152 = fma(v2149, v3, v2151);
+    const bfloat v2153 = bfloat(v2152);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2154 = v2143 * v1;
+    const uint v2155 = v2154 + v2145;
+    out[v2155] = v2153;
   }
-  const uint v2166 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2168 = v615 + v2166;
-  const uint v2169 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2171 = v618 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2173 = v2171 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v39.m[6][0].thread_elements()[1];
-    const bfloat v2176 = bias[v2171];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2177 = float(v2176);
-    const float v2178 = fma(v2175, v3, v2177);
-    const bfloat v2179 = bfloat(v2178);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2180 = v2168 * v1;
-    const uint v2181 = v2180 + v2171;
-    out[v2181] = v2179;
+  const uint v2156 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2157 = v615 + v2156;
+  const uint v2158 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2159 = v614 + v2158;
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2161 = v2159 < v1;
+  const bool v2162 = v2160 && v2161;
+  if (v2162) {
+    const float v2163 = v39.m[6][7].thread_elements()[0];
+    const bfloat v2164 = bias[v2159];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2165 = float(v2164);
+    const float v2166 = fma(v2163, v3, v2165);
+    const bfloat v2167 = bfloat(v2166);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2168 = v2157 * v1;
+    const uint v2169 = v2168 + v2159;
+    out[v2169] = v2167;
   }
-  const uint v2182 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2184 = v615 + v2182;
-  const uint v2185 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2187 = v618 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2170 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2171 = v615 + v2170;
+  const uint v2172 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2173 = v614 + v2172;
+  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2175 = v2173 < v1;
+  const bool v2176 = v2174 && v2175;
+  if (v2176) {
+    const float v2177 = v39.m[6][7].thread_elements()[1];
+    const bfloat v2178 = bias[v2173];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2179 = float(v2178);
+    const float v2180 = fma(v2177, v3, v2179);
+    const bfloat v2181 = bfloat(v2180);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2182 = v2171 * v1;
+    const uint v2183 = v2182 + v2173;
+    out[v2183] = v2181;
+  }
+  const uint v2184 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2185 = v615 + v2184;
+  const uint v2186 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2187 = v614 + v2186;
+  const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
-    const float v2191 = v39.m[6][1].thread_elements()[0];
+    const float v2191 = v39.m[7][0].thread_elements()[0];
     const bfloat v2192 = bias[v2187];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2193 = float(v2192);
     const float v2194 = fma(v2191, v3, v2193);
     const bfloat v2195 = bfloat(v2194);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2196 = v2184 * v1;
+    const uint v2196 = v2185 * v1;
     const uint v2197 = v2196 + v2187;
     out[v2197] = v2195;
   }
-  const uint v2198 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2200 = v615 + v2198;
-  const uint v2201 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2203 = v618 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v39.m[6][1].thread_elements()[1];
-    const bfloat v2208 = bias[v2203];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2209 = float(v2208);
-    const float v2210 = fma(v2207, v3, v2209);
-    const bfloat v2211 = bfloat(v2210);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2212 = v2200 * v1;
-    const uint v2213 = v2212 + v2203;
-    out[v2213] = v2211;
+  const uint v2198 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2199 = v615 + v2198;
+  const uint v2200 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2201 = v614 + v2200;
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2203 = v2201 < v1;
+  const bool v2204 = v2202 && v2203;
+  if (v2204) {
+    const float v2205 = v39.m[7][0].thread_elements()[1];
+    const bfloat v2206 = bias[v2201];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2207 = float(v2206);
+    const float v2208 = fma(v2205, v3, v2207);
+    const bfloat v2209 = bfloat(v2208);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2210 = v2199 * v1;
+    const uint v2211 = v2210 + v2201;
+    out[v2211] = v2209;
   }
-  const uint v2214 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2216 = v615 + v2214;
-  const uint v2217 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2219 = v618 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2221 = v2219 < v1;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v39.m[6][2].thread_elements()[0];
-    const bfloat v2224 = bias[v2219];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2225 = float(v2224);
-    const float v2226 = fma(v2223, v3, v2225);
-    const bfloat v2227 = bfloat(v2226);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2228 = v2216 * v1;
-    const uint v2229 = v2228 + v2219;
-    out[v2229] = v2227;
+  const uint v2212 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2213 = v615 + v2212;
+  const uint v2214 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2215 = v614 + v2214;
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2217 = v2215 < v1;
+  const bool v2218 = v2216 && v2217;
+  if (v2218) {
+    const float v2219 = v39.m[7][1].thread_elements()[0];
+    const bfloat v2220 = bias[v2215];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2221 = float(v2220);
+    const float v2222 = fma(v2219, v3, v2221);
+    const bfloat v2223 = bfloat(v2222);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2224 = v2213 * v1;
+    const uint v2225 = v2224 + v2215;
+    out[v2225] = v2223;
   }
-  const uint v2230 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2232 = v615 + v2230;
-  const uint v2233 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2235 = v618 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2237 = v2235 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v39.m[6][2].thread_elements()[1];
-    const bfloat v2240 = bias[v2235];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2241 = float(v2240);
-    const float v2242 = fma(v2239, v3, v2241);
-    const bfloat v2243 = bfloat(v2242);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2244 = v2232 * v1;
-    const uint v2245 = v2244 + v2235;
-    out[v2245] = v2243;
+  const uint v2226 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2227 = v615 + v2226;
+  const uint v2228 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2229 = v614 + v2228;
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2231 = v2229 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v39.m[7][1].thread_elements()[1];
+    const bfloat v2234 = bias[v2229];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2235 = float(v2234);
+    const float v2236 = fma(v2233, v3, v2235);
+    const bfloat v2237 = bfloat(v2236);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2238 = v2227 * v1;
+    const uint v2239 = v2238 + v2229;
+    out[v2239] = v2237;
   }
-  const uint v2246 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2248 = v615 + v2246;
-  const uint v2249 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2251 = v618 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2253 = v2251 < v1;
-  const bool v2254 = v2252 && v2253;
-  if (v2254) {
-    const float v2255 = v39.m[6][3].thread_elements()[0];
-    const bfloat v2256 = bias[v2251];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2257 = float(v2256);
-    const float v2258 = fma(v2255, v3, v2257);
-    const bfloat v2259 = bfloat(v2258);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2260 = v2248 * v1;
-    const uint v2261 = v2260 + v2251;
-    out[v2261] = v2259;
+  const uint v2240 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2241 = v615 + v2240;
+  const uint v2242 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2243 = v614 + v2242;
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2245 = v2243 < v1;
+  const bool v2246 = v2244 && v2245;
+  if (v2246) {
+    const float v2247 = v39.m[7][2].thread_elements()[0];
+    const bfloat v2248 = bias[v2243];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2249 = float(v2248);
+    const float v2250 = fma(v2247, v3, v2249);
+    const bfloat v2251 = bfloat(v2250);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2252 = v2241 * v1;
+    const uint v2253 = v2252 + v2243;
+    out[v2253] = v2251;
   }
-  const uint v2262 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2264 = v615 + v2262;
-  const uint v2265 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2267 = v618 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2269 = v2267 < v1;
-  const bool v2270 = v2268 && v2269;
-  if (v2270) {
-    const float v2271 = v39.m[6][3].thread_elements()[1];
-    const bfloat v2272 = bias[v2267];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2273 = float(v2272);
-    const float v2274 = fma(v2271, v3, v2273);
-    const bfloat v2275 = bfloat(v2274);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2276 = v2264 * v1;
-    const uint v2277 = v2276 + v2267;
-    out[v2277] = v2275;
+  const uint v2254 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2255 = v615 + v2254;
+  const uint v2256 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2257 = v614 + v2256;
+  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2259 = v2257 < v1;
+  const bool v2260 = v2258 && v2259;
+  if (v2260) {
+    const float v2261 = v39.m[7][2].thread_elements()[1];
+    const bfloat v2262 = bias[v2257];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2263 = float(v2262);
+    const float v2264 = fma(v2261, v3, v2263);
+    const bfloat v2265 = bfloat(v2264);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2266 = v2255 * v1;
+    const uint v2267 = v2266 + v2257;
+    out[v2267] = v2265;
   }
-  const uint v2278 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2280 = v615 + v2278;
-  const uint v2281 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2283 = v618 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v39.m[6][4].thread_elements()[0];
-    const bfloat v2288 = bias[v2283];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2289 = float(v2288);
-    const float v2290 = fma(v2287, v3, v2289);
-    const bfloat v2291 = bfloat(v2290);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2292 = v2280 * v1;
-    const uint v2293 = v2292 + v2283;
-    out[v2293] = v2291;
+  const uint v2268 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2269 = v615 + v2268;
+  const uint v2270 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2271 = v614 + v2270;
+  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2273 = v2271 < v1;
+  const bool v2274 = v2272 && v2273;
+  if (v2274) {
+    const float v2275 = v39.m[7][3].thread_elements()[0];
+    const bfloat v2276 = bias[v2271];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2277 = float(v2276);
+    const float v2278 = fma(v2275, v3, v2277);
+    const bfloat v2279 = bfloat(v2278);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2280 = v2269 * v1;
+    const uint v2281 = v2280 + v2271;
+    out[v2281] = v2279;
   }
-  const uint v2294 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2296 = v615 + v2294;
-  const uint v2297 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2299 = v618 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2282 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2283 = v615 + v2282;
+  const uint v2284 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2285 = v614 + v2284;
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2287 = v2285 < v1;
+  const bool v2288 = v2286 && v2287;
+  if (v2288) {
+    const float v2289 = v39.m[7][3].thread_elements()[1];
+    const bfloat v2290 = bias[v2285];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2291 = float(v2290);
+    const float v2292 = fma(v2289, v3, v2291);
+    const bfloat v2293 = bfloat(v2292);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2294 = v2283 * v1;
+    const uint v2295 = v2294 + v2285;
+    out[v2295] = v2293;
+  }
+  const uint v2296 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2297 = v615 + v2296;
+  const uint v2298 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2299 = v614 + v2298;
+  const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
-    const float v2303 = v39.m[6][4].thread_elements()[1];
+    const float v2303 = v39.m[7][4].thread_elements()[0];
     const bfloat v2304 = bias[v2299];  // kernels/gemm/gemm_epilogue.cpp:66
     const float v2305 = float(v2304);
     const float v2306 = fma(v2303, v3, v2305);
     const bfloat v2307 = bfloat(v2306);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2308 = v2296 * v1;
+    const uint v2308 = v2297 * v1;
     const uint v2309 = v2308 + v2299;
     out[v2309] = v2307;
   }
-  const uint v2310 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2312 = v615 + v2310;
-  const uint v2313 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2315 = v618 + v2313;
-  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2317 = v2315 < v1;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v39.m[6][5].thread_elements()[0];
-    const bfloat v2320 = bias[v2315];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2321 = float(v2320);
-    const float v2322 = fma(v2319, v3, v2321);
-    const bfloat v2323 = bfloat(v2322);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2324 = v2312 * v1;
-    const uint v2325 = v2324 + v2315;
-    out[v2325] = v2323;
+  const uint v2310 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2311 = v615 + v2310;
+  const uint v2312 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2313 = v614 + v2312;
+  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2315 = v2313 < v1;
+  const bool v2316 = v2314 && v2315;
+  if (v2316) {
+    const float v2317 = v39.m[7][4].thread_elements()[1];
+    const bfloat v2318 = bias[v2313];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2319 = float(v2318);
+    const float v2320 = fma(v2317, v3, v2319);
+    const bfloat v2321 = bfloat(v2320);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2322 = v2311 * v1;
+    const uint v2323 = v2322 + v2313;
+    out[v2323] = v2321;
   }
-  const uint v2326 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2328 = v615 + v2326;
-  const uint v2329 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2331 = v618 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2333 = v2331 < v1;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v39.m[6][5].thread_elements()[1];
-    const bfloat v2336 = bias[v2331];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2337 = float(v2336);
-    const float v2338 = fma(v2335, v3, v2337);
-    const bfloat v2339 = bfloat(v2338);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2340 = v2328 * v1;
-    const uint v2341 = v2340 + v2331;
-    out[v2341] = v2339;
+  const uint v2324 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2325 = v615 + v2324;
+  const uint v2326 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2327 = v614 + v2326;
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2329 = v2327 < v1;
+  const bool v2330 = v2328 && v2329;
+  if (v2330) {
+    const float v2331 = v39.m[7][5].thread_elements()[0];
+    const bfloat v2332 = bias[v2327];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2333 = float(v2332);
+    const float v2334 = fma(v2331, v3, v2333);
+    const bfloat v2335 = bfloat(v2334);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2336 = v2325 * v1;
+    const uint v2337 = v2336 + v2327;
+    out[v2337] = v2335;
   }
-  const uint v2342 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2344 = v615 + v2342;
-  const uint v2345 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2347 = v618 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2349 = v2347 < v1;
-  const bool v2350 = v2348 && v2349;
-  if (v2350) {
-    const float v2351 = v39.m[6][6].thread_elements()[0];
-    const bfloat v2352 = bias[v2347];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2353 = float(v2352);
-    const float v2354 = fma(v2351, v3, v2353);
-    const bfloat v2355 = bfloat(v2354);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2356 = v2344 * v1;
-    const uint v2357 = v2356 + v2347;
-    out[v2357] = v2355;
+  const uint v2338 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2339 = v615 + v2338;
+  const uint v2340 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2341 = v614 + v2340;
+  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2343 = v2341 < v1;
+  const bool v2344 = v2342 && v2343;
+  if (v2344) {
+    const float v2345 = v39.m[7][5].thread_elements()[1];
+    const bfloat v2346 = bias[v2341];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2347 = float(v2346);
+    const float v2348 = fma(v2345, v3, v2347);
+    const bfloat v2349 = bfloat(v2348);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2350 = v2339 * v1;
+    const uint v2351 = v2350 + v2341;
+    out[v2351] = v2349;
   }
-  const uint v2358 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2360 = v615 + v2358;
-  const uint v2361 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2363 = v618 + v2361;
-  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2365 = v2363 < v1;
-  const bool v2366 = v2364 && v2365;
-  if (v2366) {
-    const float v2367 = v39.m[6][6].thread_elements()[1];
-    const bfloat v2368 = bias[v2363];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2369 = float(v2368);
-    const float v2370 = fma(v2367, v3, v2369);
-    const bfloat v2371 = bfloat(v2370);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2372 = v2360 * v1;
-    const uint v2373 = v2372 + v2363;
-    out[v2373] = v2371;
+  const uint v2352 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2353 = v615 + v2352;
+  const uint v2354 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2355 = v614 + v2354;
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2357 = v2355 < v1;
+  const bool v2358 = v2356 && v2357;
+  if (v2358) {
+    const float v2359 = v39.m[7][6].thread_elements()[0];
+    const bfloat v2360 = bias[v2355];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2361 = float(v2360);
+    const float v2362 = fma(v2359, v3, v2361);
+    const bfloat v2363 = bfloat(v2362);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2364 = v2353 * v1;
+    const uint v2365 = v2364 + v2355;
+    out[v2365] = v2363;
   }
-  const uint v2374 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2376 = v615 + v2374;
-  const uint v2377 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2379 = v618 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2381 = v2379 < v1;
-  const bool v2382 = v2380 && v2381;
-  if (v2382) {
-    const float v2383 = v39.m[6][7].thread_elements()[0];
-    const bfloat v2384 = bias[v2379];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2385 = float(v2384);
-    const float v2386 = fma(v2383, v3, v2385);
-    const bfloat v2387 = bfloat(v2386);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2388 = v2376 * v1;
-    const uint v2389 = v2388 + v2379;
-    out[v2389] = v2387;
+  const uint v2366 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2367 = v615 + v2366;
+  const uint v2368 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2369 = v614 + v2368;
+  const bool v2370 = v2367 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2371 = v2369 < v1;
+  const bool v2372 = v2370 && v2371;
+  if (v2372) {
+    const float v2373 = v39.m[7][6].thread_elements()[1];
+    const bfloat v2374 = bias[v2369];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2375 = float(v2374);
+    const float v2376 = fma(v2373, v3, v2375);
+    const bfloat v2377 = bfloat(v2376);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2378 = v2367 * v1;
+    const uint v2379 = v2378 + v2369;
+    out[v2379] = v2377;
   }
-  const uint v2390 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2392 = v615 + v2390;
-  const uint v2393 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2395 = v618 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2397 = v2395 < v1;
-  const bool v2398 = v2396 && v2397;
-  if (v2398) {
-    const float v2399 = v39.m[6][7].thread_elements()[1];
-    const bfloat v2400 = bias[v2395];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2401 = float(v2400);
-    const float v2402 = fma(v2399, v3, v2401);
-    const bfloat v2403 = bfloat(v2402);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2404 = v2392 * v1;
-    const uint v2405 = v2404 + v2395;
-    out[v2405] = v2403;
+  const uint v2380 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2381 = v615 + v2380;
+  const uint v2382 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2383 = v614 + v2382;
+  const bool v2384 = v2381 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2385 = v2383 < v1;
+  const bool v2386 = v2384 && v2385;
+  if (v2386) {
+    const float v2387 = v39.m[7][7].thread_elements()[0];
+    const bfloat v2388 = bias[v2383];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2389 = float(v2388);
+    const float v2390 = fma(v2387, v3, v2389);
+    const bfloat v2391 = bfloat(v2390);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2392 = v2381 * v1;
+    const uint v2393 = v2392 + v2383;
+    out[v2393] = v2391;
   }
-  const uint v2406 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2408 = v615 + v2406;
-  const uint v2409 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2411 = v618 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2413 = v2411 < v1;
-  const bool v2414 = v2412 && v2413;
-  if (v2414) {
-    const float v2415 = v39.m[7][0].thread_elements()[0];
-    const bfloat v2416 = bias[v2411];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2417 = float(v2416);
-    const float v2418 = fma(v2415, v3, v2417);
-    const bfloat v2419 = bfloat(v2418);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2420 = v2408 * v1;
-    const uint v2421 = v2420 + v2411;
-    out[v2421] = v2419;
-  }
-  const uint v2422 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2424 = v615 + v2422;
-  const uint v2425 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2427 = v618 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v39.m[7][0].thread_elements()[1];
-    const bfloat v2432 = bias[v2427];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2433 = float(v2432);
-    const float v2434 = fma(v2431, v3, v2433);
-    const bfloat v2435 = bfloat(v2434);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2436 = v2424 * v1;
-    const uint v2437 = v2436 + v2427;
-    out[v2437] = v2435;
-  }
-  const uint v2438 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2440 = v615 + v2438;
-  const uint v2441 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2443 = v618 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2445 = v2443 < v1;
-  const bool v2446 = v2444 && v2445;
-  if (v2446) {
-    const float v2447 = v39.m[7][1].thread_elements()[0];
-    const bfloat v2448 = bias[v2443];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2449 = float(v2448);
-    const float v2450 = fma(v2447, v3, v2449);
-    const bfloat v2451 = bfloat(v2450);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2452 = v2440 * v1;
-    const uint v2453 = v2452 + v2443;
-    out[v2453] = v2451;
-  }
-  const uint v2454 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2456 = v615 + v2454;
-  const uint v2457 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2459 = v618 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v39.m[7][1].thread_elements()[1];
-    const bfloat v2464 = bias[v2459];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2465 = float(v2464);
-    const float v2466 = fma(v2463, v3, v2465);
-    const bfloat v2467 = bfloat(v2466);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2468 = v2456 * v1;
-    const uint v2469 = v2468 + v2459;
-    out[v2469] = v2467;
-  }
-  const uint v2470 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2472 = v615 + v2470;
-  const uint v2473 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2475 = v618 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v39.m[7][2].thread_elements()[0];
-    const bfloat v2480 = bias[v2475];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2481 = float(v2480);
-    const float v2482 = fma(v2479, v3, v2481);
-    const bfloat v2483 = bfloat(v2482);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2484 = v2472 * v1;
-    const uint v2485 = v2484 + v2475;
-    out[v2485] = v2483;
-  }
-  const uint v2486 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2488 = v615 + v2486;
-  const uint v2489 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2491 = v618 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2493 = v2491 < v1;
-  const bool v2494 = v2492 && v2493;
-  if (v2494) {
-    const float v2495 = v39.m[7][2].thread_elements()[1];
-    const bfloat v2496 = bias[v2491];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2497 = float(v2496);
-    const float v2498 = fma(v2495, v3, v2497);
-    const bfloat v2499 = bfloat(v2498);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2500 = v2488 * v1;
-    const uint v2501 = v2500 + v2491;
-    out[v2501] = v2499;
-  }
-  const uint v2502 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2504 = v615 + v2502;
-  const uint v2505 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2507 = v618 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2509 = v2507 < v1;
-  const bool v2510 = v2508 && v2509;
-  if (v2510) {
-    const float v2511 = v39.m[7][3].thread_elements()[0];
-    const bfloat v2512 = bias[v2507];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2513 = float(v2512);
-    const float v2514 = fma(v2511, v3, v2513);
-    const bfloat v2515 = bfloat(v2514);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2516 = v2504 * v1;
-    const uint v2517 = v2516 + v2507;
-    out[v2517] = v2515;
-  }
-  const uint v2518 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2520 = v615 + v2518;
-  const uint v2521 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2523 = v618 + v2521;
-  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2525 = v2523 < v1;
-  const bool v2526 = v2524 && v2525;
-  if (v2526) {
-    const float v2527 = v39.m[7][3].thread_elements()[1];
-    const bfloat v2528 = bias[v2523];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2529 = float(v2528);
-    const float v2530 = fma(v2527, v3, v2529);
-    const bfloat v2531 = bfloat(v2530);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2532 = v2520 * v1;
-    const uint v2533 = v2532 + v2523;
-    out[v2533] = v2531;
-  }
-  const uint v2534 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2536 = v615 + v2534;
-  const uint v2537 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2539 = v618 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2541 = v2539 < v1;
-  const bool v2542 = v2540 && v2541;
-  if (v2542) {
-    const float v2543 = v39.m[7][4].thread_elements()[0];
-    const bfloat v2544 = bias[v2539];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2545 = float(v2544);
-    const float v2546 = fma(v2543, v3, v2545);
-    const bfloat v2547 = bfloat(v2546);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2548 = v2536 * v1;
-    const uint v2549 = v2548 + v2539;
-    out[v2549] = v2547;
-  }
-  const uint v2550 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2552 = v615 + v2550;
-  const uint v2553 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2555 = v618 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2557 = v2555 < v1;
-  const bool v2558 = v2556 && v2557;
-  if (v2558) {
-    const float v2559 = v39.m[7][4].thread_elements()[1];
-    const bfloat v2560 = bias[v2555];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2561 = float(v2560);
-    const float v2562 = fma(v2559, v3, v2561);
-    const bfloat v2563 = bfloat(v2562);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2564 = v2552 * v1;
-    const uint v2565 = v2564 + v2555;
-    out[v2565] = v2563;
-  }
-  const uint v2566 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2568 = v615 + v2566;
-  const uint v2569 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2571 = v618 + v2569;
-  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2573 = v2571 < v1;
-  const bool v2574 = v2572 && v2573;
-  if (v2574) {
-    const float v2575 = v39.m[7][5].thread_elements()[0];
-    const bfloat v2576 = bias[v2571];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2577 = float(v2576);
-    const float v2578 = fma(v2575, v3, v2577);
-    const bfloat v2579 = bfloat(v2578);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2580 = v2568 * v1;
-    const uint v2581 = v2580 + v2571;
-    out[v2581] = v2579;
-  }
-  const uint v2582 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2584 = v615 + v2582;
-  const uint v2585 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2587 = v618 + v2585;
-  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2589 = v2587 < v1;
-  const bool v2590 = v2588 && v2589;
-  if (v2590) {
-    const float v2591 = v39.m[7][5].thread_elements()[1];
-    const bfloat v2592 = bias[v2587];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2593 = float(v2592);
-    const float v2594 = fma(v2591, v3, v2593);
-    const bfloat v2595 = bfloat(v2594);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2596 = v2584 * v1;
-    const uint v2597 = v2596 + v2587;
-    out[v2597] = v2595;
-  }
-  const uint v2598 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2600 = v615 + v2598;
-  const uint v2601 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2603 = v618 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2605 = v2603 < v1;
-  const bool v2606 = v2604 && v2605;
-  if (v2606) {
-    const float v2607 = v39.m[7][6].thread_elements()[0];
-    const bfloat v2608 = bias[v2603];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2609 = float(v2608);
-    const float v2610 = fma(v2607, v3, v2609);
-    const bfloat v2611 = bfloat(v2610);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2612 = v2600 * v1;
-    const uint v2613 = v2612 + v2603;
-    out[v2613] = v2611;
-  }
-  const uint v2614 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2616 = v615 + v2614;
-  const uint v2617 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2619 = v618 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v39.m[7][6].thread_elements()[1];
-    const bfloat v2624 = bias[v2619];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2625 = float(v2624);
-    const float v2626 = fma(v2623, v3, v2625);
-    const bfloat v2627 = bfloat(v2626);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2628 = v2616 * v1;
-    const uint v2629 = v2628 + v2619;
-    out[v2629] = v2627;
-  }
-  const uint v2630 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2632 = v615 + v2630;
-  const uint v2633 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2635 = v618 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2637 = v2635 < v1;
-  const bool v2638 = v2636 && v2637;
-  if (v2638) {
-    const float v2639 = v39.m[7][7].thread_elements()[0];
-    const bfloat v2640 = bias[v2635];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2641 = float(v2640);
-    const float v2642 = fma(v2639, v3, v2641);
-    const bfloat v2643 = bfloat(v2642);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2644 = v2632 * v1;
-    const uint v2645 = v2644 + v2635;
-    out[v2645] = v2643;
-  }
-  const uint v2646 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2648 = v615 + v2646;
-  const uint v2649 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2651 = v618 + v2649;
-  const bool v2652 = v2648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2653 = v2651 < v1;
-  const bool v2654 = v2652 && v2653;
-  if (v2654) {
-    const float v2655 = v39.m[7][7].thread_elements()[1];
-    const bfloat v2656 = bias[v2651];  // kernels/gemm/gemm_epilogue.cpp:66
-    const float v2657 = float(v2656);
-    const float v2658 = fma(v2655, v3, v2657);
-    const bfloat v2659 = bfloat(v2658);  // kernels/gemm/gemm_epilogue.cpp:67
-    const uint v2660 = v2648 * v1;
-    const uint v2661 = v2660 + v2651;
-    out[v2661] = v2659;
+  const uint v2394 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2395 = v615 + v2394;
+  const uint v2396 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2397 = v614 + v2396;
+  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2399 = v2397 < v1;
+  const bool v2400 = v2398 && v2399;
+  if (v2400) {
+    const float v2401 = v39.m[7][7].thread_elements()[1];
+    const bfloat v2402 = bias[v2397];  // kernels/gemm/gemm_epilogue.cpp:66
+    const float v2403 = float(v2402);
+    const float v2404 = fma(v2401, v3, v2403);
+    const bfloat v2405 = bfloat(v2404);  // kernels/gemm/gemm_epilogue.cpp:67
+    const uint v2406 = v2395 * v1;
+    const uint v2407 = v2406 + v2397;
+    out[v2407] = v2405;
   }
 }

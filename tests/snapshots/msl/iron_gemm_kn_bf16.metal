@@ -101,366 +101,366 @@ kernel void iron_gemm_kn_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    const uint v2398 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2401 = v2398 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2404 = v2398 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2405 = v2404 << 3u;
-    const uint v2406 = v24 + v2401;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2407 = v2406 < v0;
-    const uint v2412 = v2406 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2418 = v2401 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2423 = v2398 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2425 = v2423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2428 = v2423 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2429 = v2428 << 3u;
-    const uint v2430 = v24 + v2425;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2431 = v2430 < v0;
-    const uint v2436 = v2430 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2442 = v2425 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2447 = v2398 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2449 = v2447 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2452 = v2447 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2453 = v2452 << 3u;
-    const uint v2454 = v24 + v2449;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2455 = v2454 < v0;
-    const uint v2460 = v2454 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2466 = v2449 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2471 = v2398 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2473 = v2471 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2476 = v2471 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2477 = v2476 << 3u;
-    const uint v2478 = v24 + v2473;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2479 = v2478 < v0;
-    const uint v2484 = v2478 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2490 = v2473 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2495 = v2398 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2497 = v2495 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2500 = v2495 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2501 = v2500 << 3u;
-    const uint v2502 = v24 + v2497;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2503 = v2502 < v0;
-    const uint v2508 = v2502 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2514 = v2497 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2519 = v2398 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2521 = v2519 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2524 = v2519 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2525 = v2524 << 3u;
-    const uint v2526 = v24 + v2521;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2527 = v2526 < v0;
-    const uint v2532 = v2526 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2538 = v2521 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2543 = v2398 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2545 = v2543 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2548 = v2543 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2549 = v2548 << 3u;
-    const uint v2550 = v24 + v2545;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2551 = v2550 < v0;
-    const uint v2556 = v2550 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2562 = v2545 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2567 = v2398 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2569 = v2567 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2572 = v2567 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2573 = v2572 << 3u;
-    const uint v2574 = v24 + v2569;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2575 = v2574 < v0;
-    const uint v2580 = v2574 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2586 = v2569 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2595 = v2398 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2598 = v2398 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2599 = v2598 << 3u;
-    const uint v2602 = v28 + v2599;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2603 = v2602 < v1;
-    const uint v2612 = v2595 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2619 = v2423 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2622 = v2423 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2623 = v2622 << 3u;
-    const uint v2626 = v28 + v2623;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2627 = v2626 < v1;
-    const uint v2636 = v2619 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2643 = v2447 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2646 = v2447 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2647 = v2646 << 3u;
-    const uint v2650 = v28 + v2647;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2651 = v2650 < v1;
-    const uint v2660 = v2643 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2667 = v2471 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2670 = v2471 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2671 = v2670 << 3u;
-    const uint v2674 = v28 + v2671;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2675 = v2674 < v1;
-    const uint v2684 = v2667 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2691 = v2495 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2694 = v2495 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2695 = v2694 << 3u;
-    const uint v2698 = v28 + v2695;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2699 = v2698 < v1;
-    const uint v2708 = v2691 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2715 = v2519 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2718 = v2519 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2719 = v2718 << 3u;
-    const uint v2722 = v28 + v2719;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2723 = v2722 < v1;
-    const uint v2732 = v2715 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2739 = v2543 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2742 = v2543 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2743 = v2742 << 3u;
-    const uint v2746 = v28 + v2743;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2747 = v2746 < v1;
-    const uint v2756 = v2739 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2763 = v2567 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2766 = v2567 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2767 = v2766 << 3u;
-    const uint v2770 = v28 + v2767;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2771 = v2770 < v1;
-    const uint v2780 = v2763 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2790 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2144 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2147 = v2144 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2150 = v2144 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2151 = v2150 << 3u;
+    const uint v2152 = v24 + v2147;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2153 = v2152 < v0;
+    const uint v2158 = v2152 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2164 = v2147 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2169 = v2144 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2171 = v2169 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2174 = v2169 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2175 = v2174 << 3u;
+    const uint v2176 = v24 + v2171;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2177 = v2176 < v0;
+    const uint v2182 = v2176 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2188 = v2171 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2193 = v2144 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2195 = v2193 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2198 = v2193 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2199 = v2198 << 3u;
+    const uint v2200 = v24 + v2195;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2201 = v2200 < v0;
+    const uint v2206 = v2200 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2212 = v2195 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2217 = v2144 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2219 = v2217 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2222 = v2217 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2223 = v2222 << 3u;
+    const uint v2224 = v24 + v2219;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2225 = v2224 < v0;
+    const uint v2230 = v2224 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2236 = v2219 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2241 = v2144 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2243 = v2241 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2246 = v2241 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2247 = v2246 << 3u;
+    const uint v2248 = v24 + v2243;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2249 = v2248 < v0;
+    const uint v2254 = v2248 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2260 = v2243 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2265 = v2144 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2267 = v2265 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2270 = v2265 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2271 = v2270 << 3u;
+    const uint v2272 = v24 + v2267;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2273 = v2272 < v0;
+    const uint v2278 = v2272 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2284 = v2267 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2289 = v2144 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2291 = v2289 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2294 = v2289 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2295 = v2294 << 3u;
+    const uint v2296 = v24 + v2291;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2297 = v2296 < v0;
+    const uint v2302 = v2296 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2308 = v2291 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2313 = v2144 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2315 = v2313 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2318 = v2313 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2319 = v2318 << 3u;
+    const uint v2320 = v24 + v2315;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2321 = v2320 < v0;
+    const uint v2326 = v2320 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2332 = v2315 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2341 = v2144 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2344 = v2144 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2345 = v2344 << 3u;
+    const uint v2348 = v28 + v2345;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2349 = v2348 < v1;
+    const uint v2358 = v2341 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2365 = v2169 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2368 = v2169 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2369 = v2368 << 3u;
+    const uint v2372 = v28 + v2369;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2373 = v2372 < v1;
+    const uint v2382 = v2365 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2389 = v2193 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2392 = v2193 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2393 = v2392 << 3u;
+    const uint v2396 = v28 + v2393;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2397 = v2396 < v1;
+    const uint v2406 = v2389 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2413 = v2217 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2416 = v2217 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2417 = v2416 << 3u;
+    const uint v2420 = v28 + v2417;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2421 = v2420 < v1;
+    const uint v2430 = v2413 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2437 = v2241 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2440 = v2241 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2441 = v2440 << 3u;
+    const uint v2444 = v28 + v2441;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2445 = v2444 < v1;
+    const uint v2454 = v2437 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2461 = v2265 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2464 = v2265 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2465 = v2464 << 3u;
+    const uint v2468 = v28 + v2465;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2469 = v2468 < v1;
+    const uint v2478 = v2461 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2485 = v2289 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2488 = v2289 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2489 = v2488 << 3u;
+    const uint v2492 = v28 + v2489;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2493 = v2492 < v1;
+    const uint v2502 = v2485 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2509 = v2313 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2512 = v2313 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2513 = v2512 << 3u;
+    const uint v2516 = v28 + v2513;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2517 = v2516 < v1;
+    const uint v2526 = v2509 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2536 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v2390 = 0u; v2390 < v2; v2390 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2392 = v2390 >> 6u;
-      const uint v2394 = v2392 % 1u;
+    for (uint v2136 = 0u; v2136 < v2; v2136 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2138 = v2136 >> 6u;
+      const uint v2140 = v2138 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2396 = v2394 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2408 = v2390 + v2405;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2409 = v2408 < v2;
-      const bool v2410 = v2407 && v2409;
-      const uint v2414 = v2412 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2415 = v2414 + v2405;
-      const uint v2416 = v2410 ? v2415 : 0u;
-      const uint v2419 = v2396 + v2418;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2420 = v2419 + v2405;
+      const uint v2142 = v2140 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2154 = v2136 + v2151;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2155 = v2154 < v2;
+      const bool v2156 = v2153 && v2155;
+      const uint v2160 = v2158 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2161 = v2160 + v2151;
+      const uint v2162 = v2156 ? v2161 : 0u;
+      const uint v2165 = v2142 + v2164;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2166 = v2165 + v2151;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2420 + e] = v2410 ? a[v2416 + e] : bfloat(0);
+        shm0[v2166 + e] = v2156 ? a[v2162 + e] : bfloat(0);
       }
-      const uint v2432 = v2390 + v2429;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2433 = v2432 < v2;
-      const bool v2434 = v2431 && v2433;
-      const uint v2438 = v2436 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2439 = v2438 + v2429;
-      const uint v2440 = v2434 ? v2439 : 0u;
-      const uint v2443 = v2396 + v2442;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2444 = v2443 + v2429;
+      const uint v2178 = v2136 + v2175;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2179 = v2178 < v2;
+      const bool v2180 = v2177 && v2179;
+      const uint v2184 = v2182 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2185 = v2184 + v2175;
+      const uint v2186 = v2180 ? v2185 : 0u;
+      const uint v2189 = v2142 + v2188;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2190 = v2189 + v2175;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2444 + e] = v2434 ? a[v2440 + e] : bfloat(0);
+        shm0[v2190 + e] = v2180 ? a[v2186 + e] : bfloat(0);
       }
-      const uint v2456 = v2390 + v2453;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2457 = v2456 < v2;
-      const bool v2458 = v2455 && v2457;
-      const uint v2462 = v2460 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2463 = v2462 + v2453;
-      const uint v2464 = v2458 ? v2463 : 0u;
-      const uint v2467 = v2396 + v2466;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2468 = v2467 + v2453;
+      const uint v2202 = v2136 + v2199;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2203 = v2202 < v2;
+      const bool v2204 = v2201 && v2203;
+      const uint v2208 = v2206 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2209 = v2208 + v2199;
+      const uint v2210 = v2204 ? v2209 : 0u;
+      const uint v2213 = v2142 + v2212;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2214 = v2213 + v2199;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2468 + e] = v2458 ? a[v2464 + e] : bfloat(0);
+        shm0[v2214 + e] = v2204 ? a[v2210 + e] : bfloat(0);
       }
-      const uint v2480 = v2390 + v2477;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2481 = v2480 < v2;
-      const bool v2482 = v2479 && v2481;
-      const uint v2486 = v2484 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2487 = v2486 + v2477;
-      const uint v2488 = v2482 ? v2487 : 0u;
-      const uint v2491 = v2396 + v2490;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2492 = v2491 + v2477;
+      const uint v2226 = v2136 + v2223;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2227 = v2226 < v2;
+      const bool v2228 = v2225 && v2227;
+      const uint v2232 = v2230 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2233 = v2232 + v2223;
+      const uint v2234 = v2228 ? v2233 : 0u;
+      const uint v2237 = v2142 + v2236;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2238 = v2237 + v2223;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2492 + e] = v2482 ? a[v2488 + e] : bfloat(0);
+        shm0[v2238 + e] = v2228 ? a[v2234 + e] : bfloat(0);
       }
-      const uint v2504 = v2390 + v2501;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2505 = v2504 < v2;
-      const bool v2506 = v2503 && v2505;
-      const uint v2510 = v2508 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2511 = v2510 + v2501;
-      const uint v2512 = v2506 ? v2511 : 0u;
-      const uint v2515 = v2396 + v2514;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2516 = v2515 + v2501;
+      const uint v2250 = v2136 + v2247;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2251 = v2250 < v2;
+      const bool v2252 = v2249 && v2251;
+      const uint v2256 = v2254 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2257 = v2256 + v2247;
+      const uint v2258 = v2252 ? v2257 : 0u;
+      const uint v2261 = v2142 + v2260;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2262 = v2261 + v2247;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2516 + e] = v2506 ? a[v2512 + e] : bfloat(0);
+        shm0[v2262 + e] = v2252 ? a[v2258 + e] : bfloat(0);
       }
-      const uint v2528 = v2390 + v2525;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2529 = v2528 < v2;
-      const bool v2530 = v2527 && v2529;
-      const uint v2534 = v2532 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2535 = v2534 + v2525;
-      const uint v2536 = v2530 ? v2535 : 0u;
-      const uint v2539 = v2396 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2540 = v2539 + v2525;
+      const uint v2274 = v2136 + v2271;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2275 = v2274 < v2;
+      const bool v2276 = v2273 && v2275;
+      const uint v2280 = v2278 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2281 = v2280 + v2271;
+      const uint v2282 = v2276 ? v2281 : 0u;
+      const uint v2285 = v2142 + v2284;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2286 = v2285 + v2271;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2540 + e] = v2530 ? a[v2536 + e] : bfloat(0);
+        shm0[v2286 + e] = v2276 ? a[v2282 + e] : bfloat(0);
       }
-      const uint v2552 = v2390 + v2549;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2553 = v2552 < v2;
-      const bool v2554 = v2551 && v2553;
-      const uint v2558 = v2556 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2559 = v2558 + v2549;
-      const uint v2560 = v2554 ? v2559 : 0u;
-      const uint v2563 = v2396 + v2562;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2564 = v2563 + v2549;
+      const uint v2298 = v2136 + v2295;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2299 = v2298 < v2;
+      const bool v2300 = v2297 && v2299;
+      const uint v2304 = v2302 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2305 = v2304 + v2295;
+      const uint v2306 = v2300 ? v2305 : 0u;
+      const uint v2309 = v2142 + v2308;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2310 = v2309 + v2295;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2564 + e] = v2554 ? a[v2560 + e] : bfloat(0);
+        shm0[v2310 + e] = v2300 ? a[v2306 + e] : bfloat(0);
       }
-      const uint v2576 = v2390 + v2573;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2577 = v2576 < v2;
-      const bool v2578 = v2575 && v2577;
-      const uint v2582 = v2580 + v2390;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2583 = v2582 + v2573;
-      const uint v2584 = v2578 ? v2583 : 0u;
-      const uint v2587 = v2396 + v2586;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2588 = v2587 + v2573;
+      const uint v2322 = v2136 + v2319;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2323 = v2322 < v2;
+      const bool v2324 = v2321 && v2323;
+      const uint v2328 = v2326 + v2136;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2329 = v2328 + v2319;
+      const uint v2330 = v2324 ? v2329 : 0u;
+      const uint v2333 = v2142 + v2332;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2334 = v2333 + v2319;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2588 + e] = v2578 ? a[v2584 + e] : bfloat(0);
+        shm0[v2334 + e] = v2324 ? a[v2330 + e] : bfloat(0);
       }
-      const uint v2600 = v2390 + v2595;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2601 = v2600 < v2;
-      const bool v2604 = v2601 && v2603;
-      const uint v2606 = v2600 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2608 = v2606 + v28;
-      const uint v2609 = v2608 + v2599;
-      const uint v2610 = v2604 ? v2609 : 0u;
-      const uint v2613 = v2396 + v2612;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2614 = v2613 + v2599;
+      const uint v2346 = v2136 + v2341;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2347 = v2346 < v2;
+      const bool v2350 = v2347 && v2349;
+      const uint v2352 = v2346 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2354 = v2352 + v28;
+      const uint v2355 = v2354 + v2345;
+      const uint v2356 = v2350 ? v2355 : 0u;
+      const uint v2359 = v2142 + v2358;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2360 = v2359 + v2345;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2614 + e] = v2604 ? b[v2610 + e] : bfloat(0);
+        shm1[v2360 + e] = v2350 ? b[v2356 + e] : bfloat(0);
       }
-      const uint v2624 = v2390 + v2619;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2625 = v2624 < v2;
-      const bool v2628 = v2625 && v2627;
-      const uint v2630 = v2624 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2632 = v2630 + v28;
-      const uint v2633 = v2632 + v2623;
-      const uint v2634 = v2628 ? v2633 : 0u;
-      const uint v2637 = v2396 + v2636;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2638 = v2637 + v2623;
+      const uint v2370 = v2136 + v2365;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2371 = v2370 < v2;
+      const bool v2374 = v2371 && v2373;
+      const uint v2376 = v2370 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2378 = v2376 + v28;
+      const uint v2379 = v2378 + v2369;
+      const uint v2380 = v2374 ? v2379 : 0u;
+      const uint v2383 = v2142 + v2382;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2384 = v2383 + v2369;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2638 + e] = v2628 ? b[v2634 + e] : bfloat(0);
+        shm1[v2384 + e] = v2374 ? b[v2380 + e] : bfloat(0);
       }
-      const uint v2648 = v2390 + v2643;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2649 = v2648 < v2;
-      const bool v2652 = v2649 && v2651;
-      const uint v2654 = v2648 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2656 = v2654 + v28;
-      const uint v2657 = v2656 + v2647;
-      const uint v2658 = v2652 ? v2657 : 0u;
-      const uint v2661 = v2396 + v2660;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2662 = v2661 + v2647;
+      const uint v2394 = v2136 + v2389;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2395 = v2394 < v2;
+      const bool v2398 = v2395 && v2397;
+      const uint v2400 = v2394 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2402 = v2400 + v28;
+      const uint v2403 = v2402 + v2393;
+      const uint v2404 = v2398 ? v2403 : 0u;
+      const uint v2407 = v2142 + v2406;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2408 = v2407 + v2393;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2662 + e] = v2652 ? b[v2658 + e] : bfloat(0);
+        shm1[v2408 + e] = v2398 ? b[v2404 + e] : bfloat(0);
       }
-      const uint v2672 = v2390 + v2667;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2673 = v2672 < v2;
-      const bool v2676 = v2673 && v2675;
-      const uint v2678 = v2672 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2680 = v2678 + v28;
-      const uint v2681 = v2680 + v2671;
-      const uint v2682 = v2676 ? v2681 : 0u;
-      const uint v2685 = v2396 + v2684;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2686 = v2685 + v2671;
+      const uint v2418 = v2136 + v2413;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2419 = v2418 < v2;
+      const bool v2422 = v2419 && v2421;
+      const uint v2424 = v2418 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2426 = v2424 + v28;
+      const uint v2427 = v2426 + v2417;
+      const uint v2428 = v2422 ? v2427 : 0u;
+      const uint v2431 = v2142 + v2430;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2432 = v2431 + v2417;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2686 + e] = v2676 ? b[v2682 + e] : bfloat(0);
+        shm1[v2432 + e] = v2422 ? b[v2428 + e] : bfloat(0);
       }
-      const uint v2696 = v2390 + v2691;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2697 = v2696 < v2;
-      const bool v2700 = v2697 && v2699;
-      const uint v2702 = v2696 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2704 = v2702 + v28;
-      const uint v2705 = v2704 + v2695;
-      const uint v2706 = v2700 ? v2705 : 0u;
-      const uint v2709 = v2396 + v2708;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2710 = v2709 + v2695;
+      const uint v2442 = v2136 + v2437;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2443 = v2442 < v2;
+      const bool v2446 = v2443 && v2445;
+      const uint v2448 = v2442 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2450 = v2448 + v28;
+      const uint v2451 = v2450 + v2441;
+      const uint v2452 = v2446 ? v2451 : 0u;
+      const uint v2455 = v2142 + v2454;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2456 = v2455 + v2441;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2710 + e] = v2700 ? b[v2706 + e] : bfloat(0);
+        shm1[v2456 + e] = v2446 ? b[v2452 + e] : bfloat(0);
       }
-      const uint v2720 = v2390 + v2715;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2721 = v2720 < v2;
-      const bool v2724 = v2721 && v2723;
-      const uint v2726 = v2720 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2728 = v2726 + v28;
-      const uint v2729 = v2728 + v2719;
-      const uint v2730 = v2724 ? v2729 : 0u;
-      const uint v2733 = v2396 + v2732;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2734 = v2733 + v2719;
+      const uint v2466 = v2136 + v2461;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2467 = v2466 < v2;
+      const bool v2470 = v2467 && v2469;
+      const uint v2472 = v2466 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2474 = v2472 + v28;
+      const uint v2475 = v2474 + v2465;
+      const uint v2476 = v2470 ? v2475 : 0u;
+      const uint v2479 = v2142 + v2478;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2480 = v2479 + v2465;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2734 + e] = v2724 ? b[v2730 + e] : bfloat(0);
+        shm1[v2480 + e] = v2470 ? b[v2476 + e] : bfloat(0);
       }
-      const uint v2744 = v2390 + v2739;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2745 = v2744 < v2;
-      const bool v2748 = v2745 && v2747;
-      const uint v2750 = v2744 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2752 = v2750 + v28;
-      const uint v2753 = v2752 + v2743;
-      const uint v2754 = v2748 ? v2753 : 0u;
-      const uint v2757 = v2396 + v2756;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2758 = v2757 + v2743;
+      const uint v2490 = v2136 + v2485;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2491 = v2490 < v2;
+      const bool v2494 = v2491 && v2493;
+      const uint v2496 = v2490 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2498 = v2496 + v28;
+      const uint v2499 = v2498 + v2489;
+      const uint v2500 = v2494 ? v2499 : 0u;
+      const uint v2503 = v2142 + v2502;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2504 = v2503 + v2489;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2758 + e] = v2748 ? b[v2754 + e] : bfloat(0);
+        shm1[v2504 + e] = v2494 ? b[v2500 + e] : bfloat(0);
       }
-      const uint v2768 = v2390 + v2763;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2769 = v2768 < v2;
-      const bool v2772 = v2769 && v2771;
-      const uint v2774 = v2768 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2776 = v2774 + v28;
-      const uint v2777 = v2776 + v2767;
-      const uint v2778 = v2772 ? v2777 : 0u;
-      const uint v2781 = v2396 + v2780;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2782 = v2781 + v2767;
+      const uint v2514 = v2136 + v2509;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2515 = v2514 < v2;
+      const bool v2518 = v2515 && v2517;
+      const uint v2520 = v2514 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2522 = v2520 + v28;
+      const uint v2523 = v2522 + v2513;
+      const uint v2524 = v2518 ? v2523 : 0u;
+      const uint v2527 = v2142 + v2526;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2528 = v2527 + v2513;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2782 + e] = v2772 ? b[v2778 + e] : bfloat(0);
+        shm1[v2528 + e] = v2518 ? b[v2524 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2791 = v2396 + v2790;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v2791), long(64u));
-      const uint v2796 = v2396 + v37;  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<false>(v43, shm1, long(v2796), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v2802 = v2791 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v2802), long(64u));
-      const uint v2805 = v2396 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v2806 = v2805 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2806), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v2812 = v2791 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v2812), long(64u));
-      const uint v2815 = v2396 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v2816 = v2815 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2816), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v2822 = v2791 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v2822), long(64u));
-      const uint v2825 = v2396 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v2826 = v2825 + v37;
-      iron_frag_load<false>(v43, shm1, long(v2826), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2537 = v2142 + v2536;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2537), long(64u));
+      const uint v2542 = v2142 + v37;  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_load<false>(v43, shm1, long(v2542), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2548 = v2537 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2548), long(64u));
+      const uint v2551 = v2142 + 2048u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2552 = v2551 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2552), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2558 = v2537 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2558), long(64u));
+      const uint v2561 = v2142 + 4096u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2562 = v2561 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2562), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2568 = v2537 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2568), long(64u));
+      const uint v2571 = v2142 + 6144u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2572 = v2571 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2572), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -506,1942 +506,1942 @@ kernel void iron_gemm_kn_bf16(
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v599 = v24 + v33;
-  const uint v600 = v599 + v598;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v602 = v28 + v37;
-  const uint v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v601 = v599 + v600;
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v603 = v598 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
     const float v607 = v39.m[0][0].thread_elements()[0];
     const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v609 = bfloat(v608);
-    const uint v610 = v600 * v1;
+    const uint v610 = v601 * v1;
     const uint v611 = v610 + v603;
     out[v611] = v609;
   }
-  const uint v612 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v614 = v599 + v612;
-  const uint v615 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v617 = v602 + v615;
-  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v619 = v617 < v1;
-  const bool v620 = v618 && v619;
-  if (v620) {
-    const float v621 = v39.m[0][0].thread_elements()[1];
-    const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v623 = bfloat(v622);
-    const uint v624 = v614 * v1;
-    const uint v625 = v624 + v617;
-    out[v625] = v623;
+  const uint v612 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v613 = v599 + v612;
+  const uint v614 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v615 = v598 + v614;
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v617 = v615 < v1;
+  const bool v618 = v616 && v617;
+  if (v618) {
+    const float v619 = v39.m[0][0].thread_elements()[1];
+    const float v620 = v619 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v621 = bfloat(v620);
+    const uint v622 = v613 * v1;
+    const uint v623 = v622 + v615;
+    out[v623] = v621;
   }
-  const uint v626 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v628 = v599 + v626;
-  const uint v629 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v631 = v602 + v629;
-  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v633 = v631 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v39.m[0][1].thread_elements()[0];
-    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v637 = bfloat(v636);
-    const uint v638 = v628 * v1;
-    const uint v639 = v638 + v631;
-    out[v639] = v637;
+  const uint v624 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v625 = v599 + v624;
+  const uint v626 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v627 = v598 + v626;
+  const bool v628 = v625 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v629 = v627 < v1;
+  const bool v630 = v628 && v629;
+  if (v630) {
+    const float v631 = v39.m[0][1].thread_elements()[0];
+    const float v632 = v631 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v633 = bfloat(v632);
+    const uint v634 = v625 * v1;
+    const uint v635 = v634 + v627;
+    out[v635] = v633;
   }
-  const uint v640 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v642 = v599 + v640;
-  const uint v643 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v645 = v602 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v647 = v645 < v1;
-  const bool v648 = v646 && v647;
-  if (v648) {
-    const float v649 = v39.m[0][1].thread_elements()[1];
-    const float v650 = v649 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v651 = bfloat(v650);
-    const uint v652 = v642 * v1;
-    const uint v653 = v652 + v645;
-    out[v653] = v651;
+  const uint v636 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v637 = v599 + v636;
+  const uint v638 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v639 = v598 + v638;
+  const bool v640 = v637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v641 = v639 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v39.m[0][1].thread_elements()[1];
+    const float v644 = v643 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v645 = bfloat(v644);
+    const uint v646 = v637 * v1;
+    const uint v647 = v646 + v639;
+    out[v647] = v645;
   }
-  const uint v654 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v656 = v599 + v654;
-  const uint v657 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v659 = v602 + v657;
-  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v661 = v659 < v1;
-  const bool v662 = v660 && v661;
-  if (v662) {
-    const float v663 = v39.m[0][2].thread_elements()[0];
-    const float v664 = v663 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v665 = bfloat(v664);
-    const uint v666 = v656 * v1;
-    const uint v667 = v666 + v659;
-    out[v667] = v665;
+  const uint v648 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v649 = v599 + v648;
+  const uint v650 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v651 = v598 + v650;
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v653 = v651 < v1;
+  const bool v654 = v652 && v653;
+  if (v654) {
+    const float v655 = v39.m[0][2].thread_elements()[0];
+    const float v656 = v655 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v657 = bfloat(v656);
+    const uint v658 = v649 * v1;
+    const uint v659 = v658 + v651;
+    out[v659] = v657;
   }
-  const uint v668 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v670 = v599 + v668;
-  const uint v671 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v673 = v602 + v671;
-  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v675 = v673 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v39.m[0][2].thread_elements()[1];
-    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v679 = bfloat(v678);
-    const uint v680 = v670 * v1;
-    const uint v681 = v680 + v673;
-    out[v681] = v679;
+  const uint v660 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v661 = v599 + v660;
+  const uint v662 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v663 = v598 + v662;
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v665 = v663 < v1;
+  const bool v666 = v664 && v665;
+  if (v666) {
+    const float v667 = v39.m[0][2].thread_elements()[1];
+    const float v668 = v667 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v669 = bfloat(v668);
+    const uint v670 = v661 * v1;
+    const uint v671 = v670 + v663;
+    out[v671] = v669;
   }
-  const uint v682 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v684 = v599 + v682;
-  const uint v685 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v687 = v602 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v672 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v673 = v599 + v672;
+  const uint v674 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v675 = v598 + v674;
+  const bool v676 = v673 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v677 = v675 < v1;
+  const bool v678 = v676 && v677;
+  if (v678) {
+    const float v679 = v39.m[0][3].thread_elements()[0];
+    const float v680 = v679 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v681 = bfloat(v680);
+    const uint v682 = v673 * v1;
+    const uint v683 = v682 + v675;
+    out[v683] = v681;
+  }
+  const uint v684 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v685 = v599 + v684;
+  const uint v686 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v687 = v598 + v686;
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
-    const float v691 = v39.m[0][3].thread_elements()[0];
+    const float v691 = v39.m[0][3].thread_elements()[1];
     const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v693 = bfloat(v692);
-    const uint v694 = v684 * v1;
+    const uint v694 = v685 * v1;
     const uint v695 = v694 + v687;
     out[v695] = v693;
   }
-  const uint v696 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v698 = v599 + v696;
-  const uint v699 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v701 = v602 + v699;
-  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v703 = v701 < v1;
-  const bool v704 = v702 && v703;
-  if (v704) {
-    const float v705 = v39.m[0][3].thread_elements()[1];
-    const float v706 = v705 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v707 = bfloat(v706);
-    const uint v708 = v698 * v1;
-    const uint v709 = v708 + v701;
-    out[v709] = v707;
+  const uint v696 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v697 = v599 + v696;
+  const uint v698 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v699 = v598 + v698;
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v701 = v699 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v39.m[0][4].thread_elements()[0];
+    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v705 = bfloat(v704);
+    const uint v706 = v697 * v1;
+    const uint v707 = v706 + v699;
+    out[v707] = v705;
   }
-  const uint v710 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v712 = v599 + v710;
-  const uint v713 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v717 = v715 < v1;
-  const bool v718 = v716 && v717;
-  if (v718) {
-    const float v719 = v39.m[0][4].thread_elements()[0];
-    const float v720 = v719 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v721 = bfloat(v720);
-    const uint v722 = v712 * v1;
-    const uint v723 = v722 + v715;
-    out[v723] = v721;
+  const uint v708 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v709 = v599 + v708;
+  const uint v710 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v711 = v598 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v713 = v711 < v1;
+  const bool v714 = v712 && v713;
+  if (v714) {
+    const float v715 = v39.m[0][4].thread_elements()[1];
+    const float v716 = v715 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v717 = bfloat(v716);
+    const uint v718 = v709 * v1;
+    const uint v719 = v718 + v711;
+    out[v719] = v717;
   }
-  const uint v724 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v726 = v599 + v724;
-  const uint v727 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v729 = v602 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v731 = v729 < v1;
-  const bool v732 = v730 && v731;
-  if (v732) {
-    const float v733 = v39.m[0][4].thread_elements()[1];
-    const float v734 = v733 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v735 = bfloat(v734);
-    const uint v736 = v726 * v1;
-    const uint v737 = v736 + v729;
-    out[v737] = v735;
+  const uint v720 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v721 = v599 + v720;
+  const uint v722 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v723 = v598 + v722;
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v725 = v723 < v1;
+  const bool v726 = v724 && v725;
+  if (v726) {
+    const float v727 = v39.m[0][5].thread_elements()[0];
+    const float v728 = v727 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v729 = bfloat(v728);
+    const uint v730 = v721 * v1;
+    const uint v731 = v730 + v723;
+    out[v731] = v729;
   }
-  const uint v738 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v740 = v599 + v738;
-  const uint v741 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v743 = v602 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v745 = v743 < v1;
-  const bool v746 = v744 && v745;
-  if (v746) {
-    const float v747 = v39.m[0][5].thread_elements()[0];
-    const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v749 = bfloat(v748);
-    const uint v750 = v740 * v1;
-    const uint v751 = v750 + v743;
-    out[v751] = v749;
+  const uint v732 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v733 = v599 + v732;
+  const uint v734 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v735 = v598 + v734;
+  const bool v736 = v733 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v737 = v735 < v1;
+  const bool v738 = v736 && v737;
+  if (v738) {
+    const float v739 = v39.m[0][5].thread_elements()[1];
+    const float v740 = v739 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v741 = bfloat(v740);
+    const uint v742 = v733 * v1;
+    const uint v743 = v742 + v735;
+    out[v743] = v741;
   }
-  const uint v752 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v754 = v599 + v752;
-  const uint v755 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v757 = v602 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v759 = v757 < v1;
-  const bool v760 = v758 && v759;
-  if (v760) {
-    const float v761 = v39.m[0][5].thread_elements()[1];
-    const float v762 = v761 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v763 = bfloat(v762);
-    const uint v764 = v754 * v1;
-    const uint v765 = v764 + v757;
-    out[v765] = v763;
+  const uint v744 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v745 = v599 + v744;
+  const uint v746 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v747 = v598 + v746;
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v749 = v747 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v39.m[0][6].thread_elements()[0];
+    const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v753 = bfloat(v752);
+    const uint v754 = v745 * v1;
+    const uint v755 = v754 + v747;
+    out[v755] = v753;
   }
-  const uint v766 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v768 = v599 + v766;
-  const uint v769 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v771 = v602 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v756 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v757 = v599 + v756;
+  const uint v758 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v759 = v598 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v761 = v759 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v39.m[0][6].thread_elements()[1];
+    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v765 = bfloat(v764);
+    const uint v766 = v757 * v1;
+    const uint v767 = v766 + v759;
+    out[v767] = v765;
+  }
+  const uint v768 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v769 = v599 + v768;
+  const uint v770 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v771 = v598 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
-    const float v775 = v39.m[0][6].thread_elements()[0];
+    const float v775 = v39.m[0][7].thread_elements()[0];
     const float v776 = v775 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v777 = bfloat(v776);
-    const uint v778 = v768 * v1;
+    const uint v778 = v769 * v1;
     const uint v779 = v778 + v771;
     out[v779] = v777;
   }
-  const uint v780 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v782 = v599 + v780;
-  const uint v783 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v785 = v602 + v783;
-  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v787 = v785 < v1;
-  const bool v788 = v786 && v787;
-  if (v788) {
-    const float v789 = v39.m[0][6].thread_elements()[1];
-    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v791 = bfloat(v790);
-    const uint v792 = v782 * v1;
-    const uint v793 = v792 + v785;
-    out[v793] = v791;
+  const uint v780 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v781 = v599 + v780;
+  const uint v782 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v783 = v598 + v782;
+  const bool v784 = v781 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v785 = v783 < v1;
+  const bool v786 = v784 && v785;
+  if (v786) {
+    const float v787 = v39.m[0][7].thread_elements()[1];
+    const float v788 = v787 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v789 = bfloat(v788);
+    const uint v790 = v781 * v1;
+    const uint v791 = v790 + v783;
+    out[v791] = v789;
   }
-  const uint v794 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v796 = v599 + v794;
-  const uint v797 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v799 = v602 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v801 = v799 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v39.m[0][7].thread_elements()[0];
-    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v805 = bfloat(v804);
-    const uint v806 = v796 * v1;
-    const uint v807 = v806 + v799;
-    out[v807] = v805;
+  const uint v792 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v793 = v599 + v792;
+  const uint v794 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v795 = v598 + v794;
+  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v797 = v795 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v39.m[1][0].thread_elements()[0];
+    const float v800 = v799 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v801 = bfloat(v800);
+    const uint v802 = v793 * v1;
+    const uint v803 = v802 + v795;
+    out[v803] = v801;
   }
-  const uint v808 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v810 = v599 + v808;
-  const uint v811 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v813 = v602 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v815 = v813 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v39.m[0][7].thread_elements()[1];
-    const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v819 = bfloat(v818);
-    const uint v820 = v810 * v1;
-    const uint v821 = v820 + v813;
-    out[v821] = v819;
+  const uint v804 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v805 = v599 + v804;
+  const uint v806 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v807 = v598 + v806;
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v809 = v807 < v1;
+  const bool v810 = v808 && v809;
+  if (v810) {
+    const float v811 = v39.m[1][0].thread_elements()[1];
+    const float v812 = v811 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v813 = bfloat(v812);
+    const uint v814 = v805 * v1;
+    const uint v815 = v814 + v807;
+    out[v815] = v813;
   }
-  const uint v822 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v824 = v599 + v822;
-  const uint v825 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v829 = v827 < v1;
-  const bool v830 = v828 && v829;
-  if (v830) {
-    const float v831 = v39.m[1][0].thread_elements()[0];
-    const float v832 = v831 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v833 = bfloat(v832);
-    const uint v834 = v824 * v1;
-    const uint v835 = v834 + v827;
-    out[v835] = v833;
+  const uint v816 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v817 = v599 + v816;
+  const uint v818 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v819 = v598 + v818;
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v821 = v819 < v1;
+  const bool v822 = v820 && v821;
+  if (v822) {
+    const float v823 = v39.m[1][1].thread_elements()[0];
+    const float v824 = v823 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v825 = bfloat(v824);
+    const uint v826 = v817 * v1;
+    const uint v827 = v826 + v819;
+    out[v827] = v825;
   }
-  const uint v836 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v838 = v599 + v836;
-  const uint v839 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v841 = v602 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v843 = v841 < v1;
-  const bool v844 = v842 && v843;
-  if (v844) {
-    const float v845 = v39.m[1][0].thread_elements()[1];
-    const float v846 = v845 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v847 = bfloat(v846);
-    const uint v848 = v838 * v1;
-    const uint v849 = v848 + v841;
-    out[v849] = v847;
+  const uint v828 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v829 = v599 + v828;
+  const uint v830 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v831 = v598 + v830;
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v833 = v831 < v1;
+  const bool v834 = v832 && v833;
+  if (v834) {
+    const float v835 = v39.m[1][1].thread_elements()[1];
+    const float v836 = v835 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v837 = bfloat(v836);
+    const uint v838 = v829 * v1;
+    const uint v839 = v838 + v831;
+    out[v839] = v837;
   }
-  const uint v850 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v852 = v599 + v850;
-  const uint v853 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v855 = v602 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v840 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v841 = v599 + v840;
+  const uint v842 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v843 = v598 + v842;
+  const bool v844 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v845 = v843 < v1;
+  const bool v846 = v844 && v845;
+  if (v846) {
+    const float v847 = v39.m[1][2].thread_elements()[0];
+    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v849 = bfloat(v848);
+    const uint v850 = v841 * v1;
+    const uint v851 = v850 + v843;
+    out[v851] = v849;
+  }
+  const uint v852 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v853 = v599 + v852;
+  const uint v854 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v855 = v598 + v854;
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
-    const float v859 = v39.m[1][1].thread_elements()[0];
+    const float v859 = v39.m[1][2].thread_elements()[1];
     const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v861 = bfloat(v860);
-    const uint v862 = v852 * v1;
+    const uint v862 = v853 * v1;
     const uint v863 = v862 + v855;
     out[v863] = v861;
   }
-  const uint v864 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v866 = v599 + v864;
-  const uint v867 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v869 = v602 + v867;
-  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v871 = v869 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v39.m[1][1].thread_elements()[1];
-    const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v875 = bfloat(v874);
-    const uint v876 = v866 * v1;
-    const uint v877 = v876 + v869;
-    out[v877] = v875;
+  const uint v864 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v865 = v599 + v864;
+  const uint v866 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v867 = v598 + v866;
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v869 = v867 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v39.m[1][3].thread_elements()[0];
+    const float v872 = v871 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v873 = bfloat(v872);
+    const uint v874 = v865 * v1;
+    const uint v875 = v874 + v867;
+    out[v875] = v873;
   }
-  const uint v878 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v880 = v599 + v878;
-  const uint v881 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v883 = v602 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v885 = v883 < v1;
-  const bool v886 = v884 && v885;
-  if (v886) {
-    const float v887 = v39.m[1][2].thread_elements()[0];
-    const float v888 = v887 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v889 = bfloat(v888);
-    const uint v890 = v880 * v1;
-    const uint v891 = v890 + v883;
-    out[v891] = v889;
+  const uint v876 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v877 = v599 + v876;
+  const uint v878 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v879 = v598 + v878;
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v881 = v879 < v1;
+  const bool v882 = v880 && v881;
+  if (v882) {
+    const float v883 = v39.m[1][3].thread_elements()[1];
+    const float v884 = v883 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v885 = bfloat(v884);
+    const uint v886 = v877 * v1;
+    const uint v887 = v886 + v879;
+    out[v887] = v885;
   }
-  const uint v892 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v894 = v599 + v892;
-  const uint v895 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v897 = v602 + v895;
-  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v899 = v897 < v1;
-  const bool v900 = v898 && v899;
-  if (v900) {
-    const float v901 = v39.m[1][2].thread_elements()[1];
-    const float v902 = v901 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v903 = bfloat(v902);
-    const uint v904 = v894 * v1;
-    const uint v905 = v904 + v897;
-    out[v905] = v903;
+  const uint v888 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v889 = v599 + v888;
+  const uint v890 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v891 = v598 + v890;
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v893 = v891 < v1;
+  const bool v894 = v892 && v893;
+  if (v894) {
+    const float v895 = v39.m[1][4].thread_elements()[0];
+    const float v896 = v895 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v897 = bfloat(v896);
+    const uint v898 = v889 * v1;
+    const uint v899 = v898 + v891;
+    out[v899] = v897;
   }
-  const uint v906 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v908 = v599 + v906;
-  const uint v909 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v911 = v602 + v909;
-  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v913 = v911 < v1;
-  const bool v914 = v912 && v913;
-  if (v914) {
-    const float v915 = v39.m[1][3].thread_elements()[0];
-    const float v916 = v915 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v917 = bfloat(v916);
-    const uint v918 = v908 * v1;
-    const uint v919 = v918 + v911;
-    out[v919] = v917;
+  const uint v900 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v901 = v599 + v900;
+  const uint v902 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v903 = v598 + v902;
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v905 = v903 < v1;
+  const bool v906 = v904 && v905;
+  if (v906) {
+    const float v907 = v39.m[1][4].thread_elements()[1];
+    const float v908 = v907 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v909 = bfloat(v908);
+    const uint v910 = v901 * v1;
+    const uint v911 = v910 + v903;
+    out[v911] = v909;
   }
-  const uint v920 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v922 = v599 + v920;
-  const uint v923 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v925 = v602 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v927 = v925 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v39.m[1][3].thread_elements()[1];
-    const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v931 = bfloat(v930);
-    const uint v932 = v922 * v1;
-    const uint v933 = v932 + v925;
-    out[v933] = v931;
+  const uint v912 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v913 = v599 + v912;
+  const uint v914 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v915 = v598 + v914;
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v917 = v915 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v39.m[1][5].thread_elements()[0];
+    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v921 = bfloat(v920);
+    const uint v922 = v913 * v1;
+    const uint v923 = v922 + v915;
+    out[v923] = v921;
   }
-  const uint v934 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v936 = v599 + v934;
-  const uint v937 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v924 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v925 = v599 + v924;
+  const uint v926 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v927 = v598 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v929 = v927 < v1;
+  const bool v930 = v928 && v929;
+  if (v930) {
+    const float v931 = v39.m[1][5].thread_elements()[1];
+    const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v933 = bfloat(v932);
+    const uint v934 = v925 * v1;
+    const uint v935 = v934 + v927;
+    out[v935] = v933;
+  }
+  const uint v936 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v937 = v599 + v936;
+  const uint v938 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v939 = v598 + v938;
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
-    const float v943 = v39.m[1][4].thread_elements()[0];
+    const float v943 = v39.m[1][6].thread_elements()[0];
     const float v944 = v943 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v945 = bfloat(v944);
-    const uint v946 = v936 * v1;
+    const uint v946 = v937 * v1;
     const uint v947 = v946 + v939;
     out[v947] = v945;
   }
-  const uint v948 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v950 = v599 + v948;
-  const uint v951 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v953 = v602 + v951;
-  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v955 = v953 < v1;
-  const bool v956 = v954 && v955;
-  if (v956) {
-    const float v957 = v39.m[1][4].thread_elements()[1];
-    const float v958 = v957 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v959 = bfloat(v958);
-    const uint v960 = v950 * v1;
-    const uint v961 = v960 + v953;
-    out[v961] = v959;
+  const uint v948 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v949 = v599 + v948;
+  const uint v950 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v951 = v598 + v950;
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v953 = v951 < v1;
+  const bool v954 = v952 && v953;
+  if (v954) {
+    const float v955 = v39.m[1][6].thread_elements()[1];
+    const float v956 = v955 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v957 = bfloat(v956);
+    const uint v958 = v949 * v1;
+    const uint v959 = v958 + v951;
+    out[v959] = v957;
   }
-  const uint v962 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v964 = v599 + v962;
-  const uint v965 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v967 = v602 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v969 = v967 < v1;
-  const bool v970 = v968 && v969;
-  if (v970) {
-    const float v971 = v39.m[1][5].thread_elements()[0];
-    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v973 = bfloat(v972);
-    const uint v974 = v964 * v1;
-    const uint v975 = v974 + v967;
-    out[v975] = v973;
+  const uint v960 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v961 = v599 + v960;
+  const uint v962 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v963 = v598 + v962;
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v965 = v963 < v1;
+  const bool v966 = v964 && v965;
+  if (v966) {
+    const float v967 = v39.m[1][7].thread_elements()[0];
+    const float v968 = v967 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v969 = bfloat(v968);
+    const uint v970 = v961 * v1;
+    const uint v971 = v970 + v963;
+    out[v971] = v969;
   }
-  const uint v976 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v978 = v599 + v976;
-  const uint v979 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v981 = v602 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v983 = v981 < v1;
-  const bool v984 = v982 && v983;
-  if (v984) {
-    const float v985 = v39.m[1][5].thread_elements()[1];
-    const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v987 = bfloat(v986);
-    const uint v988 = v978 * v1;
-    const uint v989 = v988 + v981;
-    out[v989] = v987;
+  const uint v972 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v973 = v599 + v972;
+  const uint v974 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v975 = v598 + v974;
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v977 = v975 < v1;
+  const bool v978 = v976 && v977;
+  if (v978) {
+    const float v979 = v39.m[1][7].thread_elements()[1];
+    const float v980 = v979 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v981 = bfloat(v980);
+    const uint v982 = v973 * v1;
+    const uint v983 = v982 + v975;
+    out[v983] = v981;
   }
-  const uint v990 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v992 = v599 + v990;
-  const uint v993 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v995 = v602 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v997 = v995 < v1;
-  const bool v998 = v996 && v997;
-  if (v998) {
-    const float v999 = v39.m[1][6].thread_elements()[0];
-    const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1001 = bfloat(v1000);
-    const uint v1002 = v992 * v1;
-    const uint v1003 = v1002 + v995;
-    out[v1003] = v1001;
+  const uint v984 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v985 = v599 + v984;
+  const uint v986 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v987 = v598 + v986;
+  const bool v988 = v985 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v989 = v987 < v1;
+  const bool v990 = v988 && v989;
+  if (v990) {
+    const float v991 = v39.m[2][0].thread_elements()[0];
+    const float v992 = v991 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v993 = bfloat(v992);
+    const uint v994 = v985 * v1;
+    const uint v995 = v994 + v987;
+    out[v995] = v993;
   }
-  const uint v1004 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1006 = v599 + v1004;
-  const uint v1007 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1009 = v602 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1011 = v1009 < v1;
-  const bool v1012 = v1010 && v1011;
-  if (v1012) {
-    const float v1013 = v39.m[1][6].thread_elements()[1];
-    const float v1014 = v1013 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1015 = bfloat(v1014);
-    const uint v1016 = v1006 * v1;
-    const uint v1017 = v1016 + v1009;
-    out[v1017] = v1015;
+  const uint v996 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v997 = v599 + v996;
+  const uint v998 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v999 = v598 + v998;
+  const bool v1000 = v997 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1001 = v999 < v1;
+  const bool v1002 = v1000 && v1001;
+  if (v1002) {
+    const float v1003 = v39.m[2][0].thread_elements()[1];
+    const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1005 = bfloat(v1004);
+    const uint v1006 = v997 * v1;
+    const uint v1007 = v1006 + v999;
+    out[v1007] = v1005;
   }
-  const uint v1018 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1020 = v599 + v1018;
-  const uint v1021 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1023 = v602 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1008 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1009 = v599 + v1008;
+  const uint v1010 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1011 = v598 + v1010;
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1013 = v1011 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v39.m[2][1].thread_elements()[0];
+    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1017 = bfloat(v1016);
+    const uint v1018 = v1009 * v1;
+    const uint v1019 = v1018 + v1011;
+    out[v1019] = v1017;
+  }
+  const uint v1020 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1021 = v599 + v1020;
+  const uint v1022 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1023 = v598 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
-    const float v1027 = v39.m[1][7].thread_elements()[0];
+    const float v1027 = v39.m[2][1].thread_elements()[1];
     const float v1028 = v1027 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1029 = bfloat(v1028);
-    const uint v1030 = v1020 * v1;
+    const uint v1030 = v1021 * v1;
     const uint v1031 = v1030 + v1023;
     out[v1031] = v1029;
   }
-  const uint v1032 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1034 = v599 + v1032;
-  const uint v1035 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1037 = v602 + v1035;
-  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1039 = v1037 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v39.m[1][7].thread_elements()[1];
-    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1043 = bfloat(v1042);
-    const uint v1044 = v1034 * v1;
-    const uint v1045 = v1044 + v1037;
-    out[v1045] = v1043;
+  const uint v1032 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1033 = v599 + v1032;
+  const uint v1034 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1035 = v598 + v1034;
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1037 = v1035 < v1;
+  const bool v1038 = v1036 && v1037;
+  if (v1038) {
+    const float v1039 = v39.m[2][2].thread_elements()[0];
+    const float v1040 = v1039 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1041 = bfloat(v1040);
+    const uint v1042 = v1033 * v1;
+    const uint v1043 = v1042 + v1035;
+    out[v1043] = v1041;
   }
-  const uint v1046 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1048 = v599 + v1046;
-  const uint v1049 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1053 = v1051 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v39.m[2][0].thread_elements()[0];
-    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1057 = bfloat(v1056);
-    const uint v1058 = v1048 * v1;
-    const uint v1059 = v1058 + v1051;
-    out[v1059] = v1057;
+  const uint v1044 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1045 = v599 + v1044;
+  const uint v1046 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1047 = v598 + v1046;
+  const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1049 = v1047 < v1;
+  const bool v1050 = v1048 && v1049;
+  if (v1050) {
+    const float v1051 = v39.m[2][2].thread_elements()[1];
+    const float v1052 = v1051 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1053 = bfloat(v1052);
+    const uint v1054 = v1045 * v1;
+    const uint v1055 = v1054 + v1047;
+    out[v1055] = v1053;
   }
-  const uint v1060 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1062 = v599 + v1060;
-  const uint v1063 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1065 = v602 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1067 = v1065 < v1;
-  const bool v1068 = v1066 && v1067;
-  if (v1068) {
-    const float v1069 = v39.m[2][0].thread_elements()[1];
-    const float v1070 = v1069 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1071 = bfloat(v1070);
-    const uint v1072 = v1062 * v1;
-    const uint v1073 = v1072 + v1065;
-    out[v1073] = v1071;
+  const uint v1056 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1057 = v599 + v1056;
+  const uint v1058 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1059 = v598 + v1058;
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1061 = v1059 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v39.m[2][3].thread_elements()[0];
+    const float v1064 = v1063 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1065 = bfloat(v1064);
+    const uint v1066 = v1057 * v1;
+    const uint v1067 = v1066 + v1059;
+    out[v1067] = v1065;
   }
-  const uint v1074 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1076 = v599 + v1074;
-  const uint v1077 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1079 = v602 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1081 = v1079 < v1;
-  const bool v1082 = v1080 && v1081;
-  if (v1082) {
-    const float v1083 = v39.m[2][1].thread_elements()[0];
-    const float v1084 = v1083 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1085 = bfloat(v1084);
-    const uint v1086 = v1076 * v1;
-    const uint v1087 = v1086 + v1079;
-    out[v1087] = v1085;
+  const uint v1068 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1069 = v599 + v1068;
+  const uint v1070 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1071 = v598 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1073 = v1071 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v39.m[2][3].thread_elements()[1];
+    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1077 = bfloat(v1076);
+    const uint v1078 = v1069 * v1;
+    const uint v1079 = v1078 + v1071;
+    out[v1079] = v1077;
   }
-  const uint v1088 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1090 = v599 + v1088;
-  const uint v1091 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1093 = v602 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1095 = v1093 < v1;
-  const bool v1096 = v1094 && v1095;
-  if (v1096) {
-    const float v1097 = v39.m[2][1].thread_elements()[1];
-    const float v1098 = v1097 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1099 = bfloat(v1098);
-    const uint v1100 = v1090 * v1;
-    const uint v1101 = v1100 + v1093;
-    out[v1101] = v1099;
+  const uint v1080 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1081 = v599 + v1080;
+  const uint v1082 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1083 = v598 + v1082;
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1085 = v1083 < v1;
+  const bool v1086 = v1084 && v1085;
+  if (v1086) {
+    const float v1087 = v39.m[2][4].thread_elements()[0];
+    const float v1088 = v1087 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1089 = bfloat(v1088);
+    const uint v1090 = v1081 * v1;
+    const uint v1091 = v1090 + v1083;
+    out[v1091] = v1089;
   }
-  const uint v1102 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1104 = v599 + v1102;
-  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1107 = v602 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1092 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1093 = v599 + v1092;
+  const uint v1094 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1095 = v598 + v1094;
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1097 = v1095 < v1;
+  const bool v1098 = v1096 && v1097;
+  if (v1098) {
+    const float v1099 = v39.m[2][4].thread_elements()[1];
+    const float v1100 = v1099 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1101 = bfloat(v1100);
+    const uint v1102 = v1093 * v1;
+    const uint v1103 = v1102 + v1095;
+    out[v1103] = v1101;
+  }
+  const uint v1104 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1105 = v599 + v1104;
+  const uint v1106 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1107 = v598 + v1106;
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
-    const float v1111 = v39.m[2][2].thread_elements()[0];
+    const float v1111 = v39.m[2][5].thread_elements()[0];
     const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1113 = bfloat(v1112);
-    const uint v1114 = v1104 * v1;
+    const uint v1114 = v1105 * v1;
     const uint v1115 = v1114 + v1107;
     out[v1115] = v1113;
   }
-  const uint v1116 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1118 = v599 + v1116;
-  const uint v1119 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1121 = v602 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1123 = v1121 < v1;
-  const bool v1124 = v1122 && v1123;
-  if (v1124) {
-    const float v1125 = v39.m[2][2].thread_elements()[1];
-    const float v1126 = v1125 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1127 = bfloat(v1126);
-    const uint v1128 = v1118 * v1;
-    const uint v1129 = v1128 + v1121;
-    out[v1129] = v1127;
+  const uint v1116 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1117 = v599 + v1116;
+  const uint v1118 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1119 = v598 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1121 = v1119 < v1;
+  const bool v1122 = v1120 && v1121;
+  if (v1122) {
+    const float v1123 = v39.m[2][5].thread_elements()[1];
+    const float v1124 = v1123 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1125 = bfloat(v1124);
+    const uint v1126 = v1117 * v1;
+    const uint v1127 = v1126 + v1119;
+    out[v1127] = v1125;
   }
-  const uint v1130 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1132 = v599 + v1130;
-  const uint v1133 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1135 = v602 + v1133;
-  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1137 = v1135 < v1;
-  const bool v1138 = v1136 && v1137;
-  if (v1138) {
-    const float v1139 = v39.m[2][3].thread_elements()[0];
-    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1141 = bfloat(v1140);
-    const uint v1142 = v1132 * v1;
-    const uint v1143 = v1142 + v1135;
-    out[v1143] = v1141;
+  const uint v1128 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1129 = v599 + v1128;
+  const uint v1130 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1131 = v598 + v1130;
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1133 = v1131 < v1;
+  const bool v1134 = v1132 && v1133;
+  if (v1134) {
+    const float v1135 = v39.m[2][6].thread_elements()[0];
+    const float v1136 = v1135 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1137 = bfloat(v1136);
+    const uint v1138 = v1129 * v1;
+    const uint v1139 = v1138 + v1131;
+    out[v1139] = v1137;
   }
-  const uint v1144 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1146 = v599 + v1144;
-  const uint v1147 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1149 = v602 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1151 = v1149 < v1;
-  const bool v1152 = v1150 && v1151;
-  if (v1152) {
-    const float v1153 = v39.m[2][3].thread_elements()[1];
-    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1155 = bfloat(v1154);
-    const uint v1156 = v1146 * v1;
-    const uint v1157 = v1156 + v1149;
-    out[v1157] = v1155;
+  const uint v1140 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1141 = v599 + v1140;
+  const uint v1142 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1143 = v598 + v1142;
+  const bool v1144 = v1141 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1145 = v1143 < v1;
+  const bool v1146 = v1144 && v1145;
+  if (v1146) {
+    const float v1147 = v39.m[2][6].thread_elements()[1];
+    const float v1148 = v1147 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1149 = bfloat(v1148);
+    const uint v1150 = v1141 * v1;
+    const uint v1151 = v1150 + v1143;
+    out[v1151] = v1149;
   }
-  const uint v1158 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1160 = v599 + v1158;
-  const uint v1161 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1165 = v1163 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v39.m[2][4].thread_elements()[0];
-    const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1169 = bfloat(v1168);
-    const uint v1170 = v1160 * v1;
-    const uint v1171 = v1170 + v1163;
-    out[v1171] = v1169;
+  const uint v1152 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1153 = v599 + v1152;
+  const uint v1154 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1155 = v598 + v1154;
+  const bool v1156 = v1153 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1157 = v1155 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v39.m[2][7].thread_elements()[0];
+    const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1161 = bfloat(v1160);
+    const uint v1162 = v1153 * v1;
+    const uint v1163 = v1162 + v1155;
+    out[v1163] = v1161;
   }
-  const uint v1172 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1174 = v599 + v1172;
-  const uint v1175 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1177 = v602 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1179 = v1177 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v39.m[2][4].thread_elements()[1];
-    const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1183 = bfloat(v1182);
-    const uint v1184 = v1174 * v1;
-    const uint v1185 = v1184 + v1177;
-    out[v1185] = v1183;
+  const uint v1164 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1165 = v599 + v1164;
+  const uint v1166 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1167 = v598 + v1166;
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1169 = v1167 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v39.m[2][7].thread_elements()[1];
+    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1173 = bfloat(v1172);
+    const uint v1174 = v1165 * v1;
+    const uint v1175 = v1174 + v1167;
+    out[v1175] = v1173;
   }
-  const uint v1186 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1188 = v599 + v1186;
-  const uint v1189 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1191 = v602 + v1189;
-  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1176 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1177 = v599 + v1176;
+  const uint v1178 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1179 = v598 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1181 = v1179 < v1;
+  const bool v1182 = v1180 && v1181;
+  if (v1182) {
+    const float v1183 = v39.m[3][0].thread_elements()[0];
+    const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1185 = bfloat(v1184);
+    const uint v1186 = v1177 * v1;
+    const uint v1187 = v1186 + v1179;
+    out[v1187] = v1185;
+  }
+  const uint v1188 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1189 = v599 + v1188;
+  const uint v1190 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1191 = v598 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
-    const float v1195 = v39.m[2][5].thread_elements()[0];
+    const float v1195 = v39.m[3][0].thread_elements()[1];
     const float v1196 = v1195 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1197 = bfloat(v1196);
-    const uint v1198 = v1188 * v1;
+    const uint v1198 = v1189 * v1;
     const uint v1199 = v1198 + v1191;
     out[v1199] = v1197;
   }
-  const uint v1200 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1202 = v599 + v1200;
-  const uint v1203 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1205 = v602 + v1203;
-  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1207 = v1205 < v1;
-  const bool v1208 = v1206 && v1207;
-  if (v1208) {
-    const float v1209 = v39.m[2][5].thread_elements()[1];
-    const float v1210 = v1209 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1211 = bfloat(v1210);
-    const uint v1212 = v1202 * v1;
-    const uint v1213 = v1212 + v1205;
-    out[v1213] = v1211;
+  const uint v1200 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1201 = v599 + v1200;
+  const uint v1202 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1203 = v598 + v1202;
+  const bool v1204 = v1201 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1205 = v1203 < v1;
+  const bool v1206 = v1204 && v1205;
+  if (v1206) {
+    const float v1207 = v39.m[3][1].thread_elements()[0];
+    const float v1208 = v1207 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1209 = bfloat(v1208);
+    const uint v1210 = v1201 * v1;
+    const uint v1211 = v1210 + v1203;
+    out[v1211] = v1209;
   }
-  const uint v1214 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1216 = v599 + v1214;
-  const uint v1217 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1219 = v602 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1221 = v1219 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v39.m[2][6].thread_elements()[0];
-    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1225 = bfloat(v1224);
-    const uint v1226 = v1216 * v1;
-    const uint v1227 = v1226 + v1219;
-    out[v1227] = v1225;
+  const uint v1212 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1213 = v599 + v1212;
+  const uint v1214 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1215 = v598 + v1214;
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1217 = v1215 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v39.m[3][1].thread_elements()[1];
+    const float v1220 = v1219 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1221 = bfloat(v1220);
+    const uint v1222 = v1213 * v1;
+    const uint v1223 = v1222 + v1215;
+    out[v1223] = v1221;
   }
-  const uint v1228 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1230 = v599 + v1228;
-  const uint v1231 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1233 = v602 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1235 = v1233 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v39.m[2][6].thread_elements()[1];
-    const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1239 = bfloat(v1238);
-    const uint v1240 = v1230 * v1;
-    const uint v1241 = v1240 + v1233;
-    out[v1241] = v1239;
+  const uint v1224 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1225 = v599 + v1224;
+  const uint v1226 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1227 = v598 + v1226;
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1229 = v1227 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v39.m[3][2].thread_elements()[0];
+    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1233 = bfloat(v1232);
+    const uint v1234 = v1225 * v1;
+    const uint v1235 = v1234 + v1227;
+    out[v1235] = v1233;
   }
-  const uint v1242 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1244 = v599 + v1242;
-  const uint v1245 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1247 = v602 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1249 = v1247 < v1;
-  const bool v1250 = v1248 && v1249;
-  if (v1250) {
-    const float v1251 = v39.m[2][7].thread_elements()[0];
-    const float v1252 = v1251 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1253 = bfloat(v1252);
-    const uint v1254 = v1244 * v1;
-    const uint v1255 = v1254 + v1247;
-    out[v1255] = v1253;
+  const uint v1236 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1237 = v599 + v1236;
+  const uint v1238 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1239 = v598 + v1238;
+  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1241 = v1239 < v1;
+  const bool v1242 = v1240 && v1241;
+  if (v1242) {
+    const float v1243 = v39.m[3][2].thread_elements()[1];
+    const float v1244 = v1243 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1245 = bfloat(v1244);
+    const uint v1246 = v1237 * v1;
+    const uint v1247 = v1246 + v1239;
+    out[v1247] = v1245;
   }
-  const uint v1256 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1258 = v599 + v1256;
-  const uint v1259 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1261 = v602 + v1259;
-  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1263 = v1261 < v1;
-  const bool v1264 = v1262 && v1263;
-  if (v1264) {
-    const float v1265 = v39.m[2][7].thread_elements()[1];
-    const float v1266 = v1265 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1267 = bfloat(v1266);
-    const uint v1268 = v1258 * v1;
-    const uint v1269 = v1268 + v1261;
-    out[v1269] = v1267;
+  const uint v1248 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1249 = v599 + v1248;
+  const uint v1250 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1251 = v598 + v1250;
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1253 = v1251 < v1;
+  const bool v1254 = v1252 && v1253;
+  if (v1254) {
+    const float v1255 = v39.m[3][3].thread_elements()[0];
+    const float v1256 = v1255 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1257 = bfloat(v1256);
+    const uint v1258 = v1249 * v1;
+    const uint v1259 = v1258 + v1251;
+    out[v1259] = v1257;
   }
-  const uint v1270 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1272 = v599 + v1270;
-  const uint v1273 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1260 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1261 = v599 + v1260;
+  const uint v1262 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1263 = v598 + v1262;
+  const bool v1264 = v1261 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1265 = v1263 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v39.m[3][3].thread_elements()[1];
+    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1269 = bfloat(v1268);
+    const uint v1270 = v1261 * v1;
+    const uint v1271 = v1270 + v1263;
+    out[v1271] = v1269;
+  }
+  const uint v1272 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1273 = v599 + v1272;
+  const uint v1274 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1275 = v598 + v1274;
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
-    const float v1279 = v39.m[3][0].thread_elements()[0];
+    const float v1279 = v39.m[3][4].thread_elements()[0];
     const float v1280 = v1279 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1281 = bfloat(v1280);
-    const uint v1282 = v1272 * v1;
+    const uint v1282 = v1273 * v1;
     const uint v1283 = v1282 + v1275;
     out[v1283] = v1281;
   }
-  const uint v1284 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1286 = v599 + v1284;
-  const uint v1287 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1289 = v602 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1291 = v1289 < v1;
-  const bool v1292 = v1290 && v1291;
-  if (v1292) {
-    const float v1293 = v39.m[3][0].thread_elements()[1];
-    const float v1294 = v1293 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1295 = bfloat(v1294);
-    const uint v1296 = v1286 * v1;
-    const uint v1297 = v1296 + v1289;
-    out[v1297] = v1295;
+  const uint v1284 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1285 = v599 + v1284;
+  const uint v1286 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1287 = v598 + v1286;
+  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1289 = v1287 < v1;
+  const bool v1290 = v1288 && v1289;
+  if (v1290) {
+    const float v1291 = v39.m[3][4].thread_elements()[1];
+    const float v1292 = v1291 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1293 = bfloat(v1292);
+    const uint v1294 = v1285 * v1;
+    const uint v1295 = v1294 + v1287;
+    out[v1295] = v1293;
   }
-  const uint v1298 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1300 = v599 + v1298;
-  const uint v1301 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1303 = v602 + v1301;
-  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1305 = v1303 < v1;
-  const bool v1306 = v1304 && v1305;
-  if (v1306) {
-    const float v1307 = v39.m[3][1].thread_elements()[0];
-    const float v1308 = v1307 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1309 = bfloat(v1308);
-    const uint v1310 = v1300 * v1;
-    const uint v1311 = v1310 + v1303;
-    out[v1311] = v1309;
+  const uint v1296 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1297 = v599 + v1296;
+  const uint v1298 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1299 = v598 + v1298;
+  const bool v1300 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1301 = v1299 < v1;
+  const bool v1302 = v1300 && v1301;
+  if (v1302) {
+    const float v1303 = v39.m[3][5].thread_elements()[0];
+    const float v1304 = v1303 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1305 = bfloat(v1304);
+    const uint v1306 = v1297 * v1;
+    const uint v1307 = v1306 + v1299;
+    out[v1307] = v1305;
   }
-  const uint v1312 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1314 = v599 + v1312;
-  const uint v1315 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1317 = v602 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1319 = v1317 < v1;
-  const bool v1320 = v1318 && v1319;
-  if (v1320) {
-    const float v1321 = v39.m[3][1].thread_elements()[1];
-    const float v1322 = v1321 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1323 = bfloat(v1322);
-    const uint v1324 = v1314 * v1;
-    const uint v1325 = v1324 + v1317;
-    out[v1325] = v1323;
+  const uint v1308 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1309 = v599 + v1308;
+  const uint v1310 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1311 = v598 + v1310;
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1313 = v1311 < v1;
+  const bool v1314 = v1312 && v1313;
+  if (v1314) {
+    const float v1315 = v39.m[3][5].thread_elements()[1];
+    const float v1316 = v1315 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1317 = bfloat(v1316);
+    const uint v1318 = v1309 * v1;
+    const uint v1319 = v1318 + v1311;
+    out[v1319] = v1317;
   }
-  const uint v1326 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1328 = v599 + v1326;
-  const uint v1329 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1331 = v602 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1333 = v1331 < v1;
-  const bool v1334 = v1332 && v1333;
-  if (v1334) {
-    const float v1335 = v39.m[3][2].thread_elements()[0];
-    const float v1336 = v1335 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1337 = bfloat(v1336);
-    const uint v1338 = v1328 * v1;
-    const uint v1339 = v1338 + v1331;
-    out[v1339] = v1337;
+  const uint v1320 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1321 = v599 + v1320;
+  const uint v1322 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1323 = v598 + v1322;
+  const bool v1324 = v1321 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1325 = v1323 < v1;
+  const bool v1326 = v1324 && v1325;
+  if (v1326) {
+    const float v1327 = v39.m[3][6].thread_elements()[0];
+    const float v1328 = v1327 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1329 = bfloat(v1328);
+    const uint v1330 = v1321 * v1;
+    const uint v1331 = v1330 + v1323;
+    out[v1331] = v1329;
   }
-  const uint v1340 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1342 = v599 + v1340;
-  const uint v1343 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1345 = v602 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1347 = v1345 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v39.m[3][2].thread_elements()[1];
-    const float v1350 = v1349 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1351 = bfloat(v1350);
-    const uint v1352 = v1342 * v1;
-    const uint v1353 = v1352 + v1345;
-    out[v1353] = v1351;
+  const uint v1332 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1333 = v599 + v1332;
+  const uint v1334 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1335 = v598 + v1334;
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1337 = v1335 < v1;
+  const bool v1338 = v1336 && v1337;
+  if (v1338) {
+    const float v1339 = v39.m[3][6].thread_elements()[1];
+    const float v1340 = v1339 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1341 = bfloat(v1340);
+    const uint v1342 = v1333 * v1;
+    const uint v1343 = v1342 + v1335;
+    out[v1343] = v1341;
   }
-  const uint v1354 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1356 = v599 + v1354;
-  const uint v1357 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1359 = v602 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1344 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1345 = v599 + v1344;
+  const uint v1346 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1347 = v598 + v1346;
+  const bool v1348 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1349 = v1347 < v1;
+  const bool v1350 = v1348 && v1349;
+  if (v1350) {
+    const float v1351 = v39.m[3][7].thread_elements()[0];
+    const float v1352 = v1351 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1353 = bfloat(v1352);
+    const uint v1354 = v1345 * v1;
+    const uint v1355 = v1354 + v1347;
+    out[v1355] = v1353;
+  }
+  const uint v1356 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1357 = v599 + v1356;
+  const uint v1358 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1359 = v598 + v1358;
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
-    const float v1363 = v39.m[3][3].thread_elements()[0];
+    const float v1363 = v39.m[3][7].thread_elements()[1];
     const float v1364 = v1363 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1365 = bfloat(v1364);
-    const uint v1366 = v1356 * v1;
+    const uint v1366 = v1357 * v1;
     const uint v1367 = v1366 + v1359;
     out[v1367] = v1365;
   }
-  const uint v1368 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1370 = v599 + v1368;
-  const uint v1371 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1373 = v602 + v1371;
-  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1375 = v1373 < v1;
-  const bool v1376 = v1374 && v1375;
-  if (v1376) {
-    const float v1377 = v39.m[3][3].thread_elements()[1];
-    const float v1378 = v1377 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1379 = bfloat(v1378);
-    const uint v1380 = v1370 * v1;
-    const uint v1381 = v1380 + v1373;
-    out[v1381] = v1379;
+  const uint v1368 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1369 = v599 + v1368;
+  const uint v1370 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1371 = v598 + v1370;
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1373 = v1371 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v39.m[4][0].thread_elements()[0];
+    const float v1376 = v1375 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1377 = bfloat(v1376);
+    const uint v1378 = v1369 * v1;
+    const uint v1379 = v1378 + v1371;
+    out[v1379] = v1377;
   }
-  const uint v1382 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1384 = v599 + v1382;
-  const uint v1385 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1389 = v1387 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v39.m[3][4].thread_elements()[0];
-    const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1393 = bfloat(v1392);
-    const uint v1394 = v1384 * v1;
-    const uint v1395 = v1394 + v1387;
-    out[v1395] = v1393;
+  const uint v1380 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1381 = v599 + v1380;
+  const uint v1382 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1383 = v598 + v1382;
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1385 = v1383 < v1;
+  const bool v1386 = v1384 && v1385;
+  if (v1386) {
+    const float v1387 = v39.m[4][0].thread_elements()[1];
+    const float v1388 = v1387 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1389 = bfloat(v1388);
+    const uint v1390 = v1381 * v1;
+    const uint v1391 = v1390 + v1383;
+    out[v1391] = v1389;
   }
-  const uint v1396 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1398 = v599 + v1396;
-  const uint v1399 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1401 = v602 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1403 = v1401 < v1;
-  const bool v1404 = v1402 && v1403;
-  if (v1404) {
-    const float v1405 = v39.m[3][4].thread_elements()[1];
-    const float v1406 = v1405 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1407 = bfloat(v1406);
-    const uint v1408 = v1398 * v1;
-    const uint v1409 = v1408 + v1401;
-    out[v1409] = v1407;
+  const uint v1392 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1393 = v599 + v1392;
+  const uint v1394 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1395 = v598 + v1394;
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1397 = v1395 < v1;
+  const bool v1398 = v1396 && v1397;
+  if (v1398) {
+    const float v1399 = v39.m[4][1].thread_elements()[0];
+    const float v1400 = v1399 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1401 = bfloat(v1400);
+    const uint v1402 = v1393 * v1;
+    const uint v1403 = v1402 + v1395;
+    out[v1403] = v1401;
   }
-  const uint v1410 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1412 = v599 + v1410;
-  const uint v1413 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1415 = v602 + v1413;
-  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1417 = v1415 < v1;
-  const bool v1418 = v1416 && v1417;
-  if (v1418) {
-    const float v1419 = v39.m[3][5].thread_elements()[0];
-    const float v1420 = v1419 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1421 = bfloat(v1420);
-    const uint v1422 = v1412 * v1;
-    const uint v1423 = v1422 + v1415;
-    out[v1423] = v1421;
+  const uint v1404 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1405 = v599 + v1404;
+  const uint v1406 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1407 = v598 + v1406;
+  const bool v1408 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1409 = v1407 < v1;
+  const bool v1410 = v1408 && v1409;
+  if (v1410) {
+    const float v1411 = v39.m[4][1].thread_elements()[1];
+    const float v1412 = v1411 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1413 = bfloat(v1412);
+    const uint v1414 = v1405 * v1;
+    const uint v1415 = v1414 + v1407;
+    out[v1415] = v1413;
   }
-  const uint v1424 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1426 = v599 + v1424;
-  const uint v1427 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1429 = v602 + v1427;
-  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1431 = v1429 < v1;
-  const bool v1432 = v1430 && v1431;
-  if (v1432) {
-    const float v1433 = v39.m[3][5].thread_elements()[1];
-    const float v1434 = v1433 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1435 = bfloat(v1434);
-    const uint v1436 = v1426 * v1;
-    const uint v1437 = v1436 + v1429;
-    out[v1437] = v1435;
+  const uint v1416 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1417 = v599 + v1416;
+  const uint v1418 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1419 = v598 + v1418;
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1421 = v1419 < v1;
+  const bool v1422 = v1420 && v1421;
+  if (v1422) {
+    const float v1423 = v39.m[4][2].thread_elements()[0];
+    const float v1424 = v1423 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1425 = bfloat(v1424);
+    const uint v1426 = v1417 * v1;
+    const uint v1427 = v1426 + v1419;
+    out[v1427] = v1425;
   }
-  const uint v1438 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1440 = v599 + v1438;
-  const uint v1441 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1443 = v602 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1428 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1429 = v599 + v1428;
+  const uint v1430 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1431 = v598 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1433 = v1431 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v39.m[4][2].thread_elements()[1];
+    const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1437 = bfloat(v1436);
+    const uint v1438 = v1429 * v1;
+    const uint v1439 = v1438 + v1431;
+    out[v1439] = v1437;
+  }
+  const uint v1440 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1441 = v599 + v1440;
+  const uint v1442 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1443 = v598 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
-    const float v1447 = v39.m[3][6].thread_elements()[0];
+    const float v1447 = v39.m[4][3].thread_elements()[0];
     const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1449 = bfloat(v1448);
-    const uint v1450 = v1440 * v1;
+    const uint v1450 = v1441 * v1;
     const uint v1451 = v1450 + v1443;
     out[v1451] = v1449;
   }
-  const uint v1452 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1454 = v599 + v1452;
-  const uint v1455 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1457 = v602 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1459 = v1457 < v1;
-  const bool v1460 = v1458 && v1459;
-  if (v1460) {
-    const float v1461 = v39.m[3][6].thread_elements()[1];
-    const float v1462 = v1461 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1463 = bfloat(v1462);
-    const uint v1464 = v1454 * v1;
-    const uint v1465 = v1464 + v1457;
-    out[v1465] = v1463;
+  const uint v1452 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1453 = v599 + v1452;
+  const uint v1454 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1455 = v598 + v1454;
+  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1457 = v1455 < v1;
+  const bool v1458 = v1456 && v1457;
+  if (v1458) {
+    const float v1459 = v39.m[4][3].thread_elements()[1];
+    const float v1460 = v1459 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1461 = bfloat(v1460);
+    const uint v1462 = v1453 * v1;
+    const uint v1463 = v1462 + v1455;
+    out[v1463] = v1461;
   }
-  const uint v1466 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1468 = v599 + v1466;
-  const uint v1469 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1471 = v602 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1473 = v1471 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v39.m[3][7].thread_elements()[0];
-    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1477 = bfloat(v1476);
-    const uint v1478 = v1468 * v1;
-    const uint v1479 = v1478 + v1471;
-    out[v1479] = v1477;
+  const uint v1464 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1465 = v599 + v1464;
+  const uint v1466 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1467 = v598 + v1466;
+  const bool v1468 = v1465 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1469 = v1467 < v1;
+  const bool v1470 = v1468 && v1469;
+  if (v1470) {
+    const float v1471 = v39.m[4][4].thread_elements()[0];
+    const float v1472 = v1471 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1473 = bfloat(v1472);
+    const uint v1474 = v1465 * v1;
+    const uint v1475 = v1474 + v1467;
+    out[v1475] = v1473;
   }
-  const uint v1480 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1482 = v599 + v1480;
-  const uint v1483 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1485 = v602 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1487 = v1485 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v39.m[3][7].thread_elements()[1];
-    const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1491 = bfloat(v1490);
-    const uint v1492 = v1482 * v1;
-    const uint v1493 = v1492 + v1485;
-    out[v1493] = v1491;
+  const uint v1476 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1477 = v599 + v1476;
+  const uint v1478 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1479 = v598 + v1478;
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1481 = v1479 < v1;
+  const bool v1482 = v1480 && v1481;
+  if (v1482) {
+    const float v1483 = v39.m[4][4].thread_elements()[1];
+    const float v1484 = v1483 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1485 = bfloat(v1484);
+    const uint v1486 = v1477 * v1;
+    const uint v1487 = v1486 + v1479;
+    out[v1487] = v1485;
   }
-  const uint v1494 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1496 = v599 + v1494;
-  const uint v1497 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1501 = v1499 < v1;
-  const bool v1502 = v1500 && v1501;
-  if (v1502) {
-    const float v1503 = v39.m[4][0].thread_elements()[0];
-    const float v1504 = v1503 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1505 = bfloat(v1504);
-    const uint v1506 = v1496 * v1;
-    const uint v1507 = v1506 + v1499;
-    out[v1507] = v1505;
+  const uint v1488 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1489 = v599 + v1488;
+  const uint v1490 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1491 = v598 + v1490;
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1493 = v1491 < v1;
+  const bool v1494 = v1492 && v1493;
+  if (v1494) {
+    const float v1495 = v39.m[4][5].thread_elements()[0];
+    const float v1496 = v1495 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1497 = bfloat(v1496);
+    const uint v1498 = v1489 * v1;
+    const uint v1499 = v1498 + v1491;
+    out[v1499] = v1497;
   }
-  const uint v1508 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1510 = v599 + v1508;
-  const uint v1511 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1513 = v602 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1515 = v1513 < v1;
-  const bool v1516 = v1514 && v1515;
-  if (v1516) {
-    const float v1517 = v39.m[4][0].thread_elements()[1];
-    const float v1518 = v1517 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1519 = bfloat(v1518);
-    const uint v1520 = v1510 * v1;
-    const uint v1521 = v1520 + v1513;
-    out[v1521] = v1519;
+  const uint v1500 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1501 = v599 + v1500;
+  const uint v1502 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1503 = v598 + v1502;
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1505 = v1503 < v1;
+  const bool v1506 = v1504 && v1505;
+  if (v1506) {
+    const float v1507 = v39.m[4][5].thread_elements()[1];
+    const float v1508 = v1507 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1509 = bfloat(v1508);
+    const uint v1510 = v1501 * v1;
+    const uint v1511 = v1510 + v1503;
+    out[v1511] = v1509;
   }
-  const uint v1522 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1524 = v599 + v1522;
-  const uint v1525 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1527 = v602 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1512 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1513 = v599 + v1512;
+  const uint v1514 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1515 = v598 + v1514;
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1517 = v1515 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v39.m[4][6].thread_elements()[0];
+    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1521 = bfloat(v1520);
+    const uint v1522 = v1513 * v1;
+    const uint v1523 = v1522 + v1515;
+    out[v1523] = v1521;
+  }
+  const uint v1524 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1525 = v599 + v1524;
+  const uint v1526 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1527 = v598 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
-    const float v1531 = v39.m[4][1].thread_elements()[0];
+    const float v1531 = v39.m[4][6].thread_elements()[1];
     const float v1532 = v1531 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1533 = bfloat(v1532);
-    const uint v1534 = v1524 * v1;
+    const uint v1534 = v1525 * v1;
     const uint v1535 = v1534 + v1527;
     out[v1535] = v1533;
   }
-  const uint v1536 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1538 = v599 + v1536;
-  const uint v1539 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1541 = v602 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1543 = v1541 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v39.m[4][1].thread_elements()[1];
-    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1547 = bfloat(v1546);
-    const uint v1548 = v1538 * v1;
-    const uint v1549 = v1548 + v1541;
-    out[v1549] = v1547;
+  const uint v1536 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1537 = v599 + v1536;
+  const uint v1538 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1539 = v598 + v1538;
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1541 = v1539 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v39.m[4][7].thread_elements()[0];
+    const float v1544 = v1543 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1545 = bfloat(v1544);
+    const uint v1546 = v1537 * v1;
+    const uint v1547 = v1546 + v1539;
+    out[v1547] = v1545;
   }
-  const uint v1550 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1552 = v599 + v1550;
-  const uint v1553 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1555 = v602 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1557 = v1555 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v39.m[4][2].thread_elements()[0];
-    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1561 = bfloat(v1560);
-    const uint v1562 = v1552 * v1;
-    const uint v1563 = v1562 + v1555;
-    out[v1563] = v1561;
+  const uint v1548 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1549 = v599 + v1548;
+  const uint v1550 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1551 = v598 + v1550;
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1553 = v1551 < v1;
+  const bool v1554 = v1552 && v1553;
+  if (v1554) {
+    const float v1555 = v39.m[4][7].thread_elements()[1];
+    const float v1556 = v1555 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1557 = bfloat(v1556);
+    const uint v1558 = v1549 * v1;
+    const uint v1559 = v1558 + v1551;
+    out[v1559] = v1557;
   }
-  const uint v1564 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1566 = v599 + v1564;
-  const uint v1567 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1569 = v602 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1571 = v1569 < v1;
-  const bool v1572 = v1570 && v1571;
-  if (v1572) {
-    const float v1573 = v39.m[4][2].thread_elements()[1];
-    const float v1574 = v1573 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1575 = bfloat(v1574);
-    const uint v1576 = v1566 * v1;
-    const uint v1577 = v1576 + v1569;
-    out[v1577] = v1575;
+  const uint v1560 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1561 = v599 + v1560;
+  const uint v1562 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1563 = v598 + v1562;
+  const bool v1564 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1565 = v1563 < v1;
+  const bool v1566 = v1564 && v1565;
+  if (v1566) {
+    const float v1567 = v39.m[5][0].thread_elements()[0];
+    const float v1568 = v1567 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1569 = bfloat(v1568);
+    const uint v1570 = v1561 * v1;
+    const uint v1571 = v1570 + v1563;
+    out[v1571] = v1569;
   }
-  const uint v1578 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1580 = v599 + v1578;
-  const uint v1581 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1583 = v602 + v1581;
-  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1585 = v1583 < v1;
-  const bool v1586 = v1584 && v1585;
-  if (v1586) {
-    const float v1587 = v39.m[4][3].thread_elements()[0];
-    const float v1588 = v1587 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1589 = bfloat(v1588);
-    const uint v1590 = v1580 * v1;
-    const uint v1591 = v1590 + v1583;
-    out[v1591] = v1589;
+  const uint v1572 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1573 = v599 + v1572;
+  const uint v1574 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1575 = v598 + v1574;
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1577 = v1575 < v1;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v39.m[5][0].thread_elements()[1];
+    const float v1580 = v1579 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1581 = bfloat(v1580);
+    const uint v1582 = v1573 * v1;
+    const uint v1583 = v1582 + v1575;
+    out[v1583] = v1581;
   }
-  const uint v1592 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1594 = v599 + v1592;
-  const uint v1595 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1597 = v602 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1599 = v1597 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v39.m[4][3].thread_elements()[1];
-    const float v1602 = v1601 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1603 = bfloat(v1602);
-    const uint v1604 = v1594 * v1;
-    const uint v1605 = v1604 + v1597;
-    out[v1605] = v1603;
+  const uint v1584 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1585 = v599 + v1584;
+  const uint v1586 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1587 = v598 + v1586;
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1589 = v1587 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v39.m[5][1].thread_elements()[0];
+    const float v1592 = v1591 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1593 = bfloat(v1592);
+    const uint v1594 = v1585 * v1;
+    const uint v1595 = v1594 + v1587;
+    out[v1595] = v1593;
   }
-  const uint v1606 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1608 = v599 + v1606;
-  const uint v1609 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1596 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1597 = v599 + v1596;
+  const uint v1598 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1599 = v598 + v1598;
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1601 = v1599 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v39.m[5][1].thread_elements()[1];
+    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1605 = bfloat(v1604);
+    const uint v1606 = v1597 * v1;
+    const uint v1607 = v1606 + v1599;
+    out[v1607] = v1605;
+  }
+  const uint v1608 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1609 = v599 + v1608;
+  const uint v1610 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1611 = v598 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
-    const float v1615 = v39.m[4][4].thread_elements()[0];
+    const float v1615 = v39.m[5][2].thread_elements()[0];
     const float v1616 = v1615 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1617 = bfloat(v1616);
-    const uint v1618 = v1608 * v1;
+    const uint v1618 = v1609 * v1;
     const uint v1619 = v1618 + v1611;
     out[v1619] = v1617;
   }
-  const uint v1620 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1622 = v599 + v1620;
-  const uint v1623 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1625 = v602 + v1623;
-  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1627 = v1625 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v39.m[4][4].thread_elements()[1];
-    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1631 = bfloat(v1630);
-    const uint v1632 = v1622 * v1;
-    const uint v1633 = v1632 + v1625;
-    out[v1633] = v1631;
+  const uint v1620 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1621 = v599 + v1620;
+  const uint v1622 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1623 = v598 + v1622;
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1625 = v1623 < v1;
+  const bool v1626 = v1624 && v1625;
+  if (v1626) {
+    const float v1627 = v39.m[5][2].thread_elements()[1];
+    const float v1628 = v1627 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1629 = bfloat(v1628);
+    const uint v1630 = v1621 * v1;
+    const uint v1631 = v1630 + v1623;
+    out[v1631] = v1629;
   }
-  const uint v1634 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1636 = v599 + v1634;
-  const uint v1637 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1639 = v602 + v1637;
-  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1641 = v1639 < v1;
-  const bool v1642 = v1640 && v1641;
-  if (v1642) {
-    const float v1643 = v39.m[4][5].thread_elements()[0];
-    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1645 = bfloat(v1644);
-    const uint v1646 = v1636 * v1;
-    const uint v1647 = v1646 + v1639;
-    out[v1647] = v1645;
+  const uint v1632 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1633 = v599 + v1632;
+  const uint v1634 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1635 = v598 + v1634;
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1637 = v1635 < v1;
+  const bool v1638 = v1636 && v1637;
+  if (v1638) {
+    const float v1639 = v39.m[5][3].thread_elements()[0];
+    const float v1640 = v1639 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1641 = bfloat(v1640);
+    const uint v1642 = v1633 * v1;
+    const uint v1643 = v1642 + v1635;
+    out[v1643] = v1641;
   }
-  const uint v1648 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1650 = v599 + v1648;
-  const uint v1651 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1653 = v602 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1655 = v1653 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v39.m[4][5].thread_elements()[1];
-    const float v1658 = v1657 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1659 = bfloat(v1658);
-    const uint v1660 = v1650 * v1;
-    const uint v1661 = v1660 + v1653;
-    out[v1661] = v1659;
+  const uint v1644 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1645 = v599 + v1644;
+  const uint v1646 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1647 = v598 + v1646;
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1649 = v1647 < v1;
+  const bool v1650 = v1648 && v1649;
+  if (v1650) {
+    const float v1651 = v39.m[5][3].thread_elements()[1];
+    const float v1652 = v1651 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1653 = bfloat(v1652);
+    const uint v1654 = v1645 * v1;
+    const uint v1655 = v1654 + v1647;
+    out[v1655] = v1653;
   }
-  const uint v1662 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1664 = v599 + v1662;
-  const uint v1665 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1667 = v602 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1669 = v1667 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v39.m[4][6].thread_elements()[0];
-    const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1673 = bfloat(v1672);
-    const uint v1674 = v1664 * v1;
-    const uint v1675 = v1674 + v1667;
-    out[v1675] = v1673;
+  const uint v1656 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1657 = v599 + v1656;
+  const uint v1658 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1659 = v598 + v1658;
+  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1661 = v1659 < v1;
+  const bool v1662 = v1660 && v1661;
+  if (v1662) {
+    const float v1663 = v39.m[5][4].thread_elements()[0];
+    const float v1664 = v1663 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1665 = bfloat(v1664);
+    const uint v1666 = v1657 * v1;
+    const uint v1667 = v1666 + v1659;
+    out[v1667] = v1665;
   }
-  const uint v1676 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1678 = v599 + v1676;
-  const uint v1679 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1681 = v602 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1683 = v1681 < v1;
-  const bool v1684 = v1682 && v1683;
-  if (v1684) {
-    const float v1685 = v39.m[4][6].thread_elements()[1];
-    const float v1686 = v1685 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1687 = bfloat(v1686);
-    const uint v1688 = v1678 * v1;
-    const uint v1689 = v1688 + v1681;
-    out[v1689] = v1687;
+  const uint v1668 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1669 = v599 + v1668;
+  const uint v1670 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1671 = v598 + v1670;
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1673 = v1671 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v39.m[5][4].thread_elements()[1];
+    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1677 = bfloat(v1676);
+    const uint v1678 = v1669 * v1;
+    const uint v1679 = v1678 + v1671;
+    out[v1679] = v1677;
   }
-  const uint v1690 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1692 = v599 + v1690;
-  const uint v1693 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1695 = v602 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1680 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1681 = v599 + v1680;
+  const uint v1682 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1683 = v598 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1685 = v1683 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v39.m[5][5].thread_elements()[0];
+    const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1689 = bfloat(v1688);
+    const uint v1690 = v1681 * v1;
+    const uint v1691 = v1690 + v1683;
+    out[v1691] = v1689;
+  }
+  const uint v1692 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1693 = v599 + v1692;
+  const uint v1694 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1695 = v598 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
-    const float v1699 = v39.m[4][7].thread_elements()[0];
+    const float v1699 = v39.m[5][5].thread_elements()[1];
     const float v1700 = v1699 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1701 = bfloat(v1700);
-    const uint v1702 = v1692 * v1;
+    const uint v1702 = v1693 * v1;
     const uint v1703 = v1702 + v1695;
     out[v1703] = v1701;
   }
-  const uint v1704 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1706 = v599 + v1704;
-  const uint v1707 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1709 = v602 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1711 = v1709 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v39.m[4][7].thread_elements()[1];
-    const float v1714 = v1713 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1715 = bfloat(v1714);
-    const uint v1716 = v1706 * v1;
-    const uint v1717 = v1716 + v1709;
-    out[v1717] = v1715;
+  const uint v1704 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1705 = v599 + v1704;
+  const uint v1706 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1707 = v598 + v1706;
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1709 = v1707 < v1;
+  const bool v1710 = v1708 && v1709;
+  if (v1710) {
+    const float v1711 = v39.m[5][6].thread_elements()[0];
+    const float v1712 = v1711 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1713 = bfloat(v1712);
+    const uint v1714 = v1705 * v1;
+    const uint v1715 = v1714 + v1707;
+    out[v1715] = v1713;
   }
-  const uint v1718 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1720 = v599 + v1718;
-  const uint v1721 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1725 = v1723 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v39.m[5][0].thread_elements()[0];
-    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1729 = bfloat(v1728);
-    const uint v1730 = v1720 * v1;
-    const uint v1731 = v1730 + v1723;
-    out[v1731] = v1729;
+  const uint v1716 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1717 = v599 + v1716;
+  const uint v1718 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1719 = v598 + v1718;
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1721 = v1719 < v1;
+  const bool v1722 = v1720 && v1721;
+  if (v1722) {
+    const float v1723 = v39.m[5][6].thread_elements()[1];
+    const float v1724 = v1723 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1725 = bfloat(v1724);
+    const uint v1726 = v1717 * v1;
+    const uint v1727 = v1726 + v1719;
+    out[v1727] = v1725;
   }
-  const uint v1732 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1734 = v599 + v1732;
-  const uint v1735 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1737 = v602 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1739 = v1737 < v1;
-  const bool v1740 = v1738 && v1739;
-  if (v1740) {
-    const float v1741 = v39.m[5][0].thread_elements()[1];
-    const float v1742 = v1741 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1743 = bfloat(v1742);
-    const uint v1744 = v1734 * v1;
-    const uint v1745 = v1744 + v1737;
-    out[v1745] = v1743;
+  const uint v1728 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1729 = v599 + v1728;
+  const uint v1730 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1731 = v598 + v1730;
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1733 = v1731 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v39.m[5][7].thread_elements()[0];
+    const float v1736 = v1735 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1737 = bfloat(v1736);
+    const uint v1738 = v1729 * v1;
+    const uint v1739 = v1738 + v1731;
+    out[v1739] = v1737;
   }
-  const uint v1746 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1748 = v599 + v1746;
-  const uint v1749 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1751 = v602 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1753 = v1751 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v39.m[5][1].thread_elements()[0];
-    const float v1756 = v1755 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1757 = bfloat(v1756);
-    const uint v1758 = v1748 * v1;
-    const uint v1759 = v1758 + v1751;
-    out[v1759] = v1757;
+  const uint v1740 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1741 = v599 + v1740;
+  const uint v1742 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1743 = v598 + v1742;
+  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1745 = v1743 < v1;
+  const bool v1746 = v1744 && v1745;
+  if (v1746) {
+    const float v1747 = v39.m[5][7].thread_elements()[1];
+    const float v1748 = v1747 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1749 = bfloat(v1748);
+    const uint v1750 = v1741 * v1;
+    const uint v1751 = v1750 + v1743;
+    out[v1751] = v1749;
   }
-  const uint v1760 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1762 = v599 + v1760;
-  const uint v1763 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1765 = v602 + v1763;
-  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1767 = v1765 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v39.m[5][1].thread_elements()[1];
-    const float v1770 = v1769 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1771 = bfloat(v1770);
-    const uint v1772 = v1762 * v1;
-    const uint v1773 = v1772 + v1765;
-    out[v1773] = v1771;
+  const uint v1752 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1753 = v599 + v1752;
+  const uint v1754 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1755 = v598 + v1754;
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1757 = v1755 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v39.m[6][0].thread_elements()[0];
+    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1761 = bfloat(v1760);
+    const uint v1762 = v1753 * v1;
+    const uint v1763 = v1762 + v1755;
+    out[v1763] = v1761;
   }
-  const uint v1774 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1776 = v599 + v1774;
-  const uint v1777 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1779 = v602 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1764 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1765 = v599 + v1764;
+  const uint v1766 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1767 = v598 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1769 = v1767 < v1;
+  const bool v1770 = v1768 && v1769;
+  if (v1770) {
+    const float v1771 = v39.m[6][0].thread_elements()[1];
+    const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1773 = bfloat(v1772);
+    const uint v1774 = v1765 * v1;
+    const uint v1775 = v1774 + v1767;
+    out[v1775] = v1773;
+  }
+  const uint v1776 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1777 = v599 + v1776;
+  const uint v1778 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1779 = v598 + v1778;
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
-    const float v1783 = v39.m[5][2].thread_elements()[0];
+    const float v1783 = v39.m[6][1].thread_elements()[0];
     const float v1784 = v1783 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1785 = bfloat(v1784);
-    const uint v1786 = v1776 * v1;
+    const uint v1786 = v1777 * v1;
     const uint v1787 = v1786 + v1779;
     out[v1787] = v1785;
   }
-  const uint v1788 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1790 = v599 + v1788;
-  const uint v1791 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1793 = v602 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1795 = v1793 < v1;
-  const bool v1796 = v1794 && v1795;
-  if (v1796) {
-    const float v1797 = v39.m[5][2].thread_elements()[1];
-    const float v1798 = v1797 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1799 = bfloat(v1798);
-    const uint v1800 = v1790 * v1;
-    const uint v1801 = v1800 + v1793;
-    out[v1801] = v1799;
+  const uint v1788 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1789 = v599 + v1788;
+  const uint v1790 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1791 = v598 + v1790;
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1793 = v1791 < v1;
+  const bool v1794 = v1792 && v1793;
+  if (v1794) {
+    const float v1795 = v39.m[6][1].thread_elements()[1];
+    const float v1796 = v1795 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1797 = bfloat(v1796);
+    const uint v1798 = v1789 * v1;
+    const uint v1799 = v1798 + v1791;
+    out[v1799] = v1797;
   }
-  const uint v1802 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1804 = v599 + v1802;
-  const uint v1805 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1807 = v602 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1809 = v1807 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v39.m[5][3].thread_elements()[0];
-    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1813 = bfloat(v1812);
-    const uint v1814 = v1804 * v1;
-    const uint v1815 = v1814 + v1807;
-    out[v1815] = v1813;
+  const uint v1800 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1801 = v599 + v1800;
+  const uint v1802 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1803 = v598 + v1802;
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1805 = v1803 < v1;
+  const bool v1806 = v1804 && v1805;
+  if (v1806) {
+    const float v1807 = v39.m[6][2].thread_elements()[0];
+    const float v1808 = v1807 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1809 = bfloat(v1808);
+    const uint v1810 = v1801 * v1;
+    const uint v1811 = v1810 + v1803;
+    out[v1811] = v1809;
   }
-  const uint v1816 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1818 = v599 + v1816;
-  const uint v1819 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1821 = v602 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1823 = v1821 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v39.m[5][3].thread_elements()[1];
-    const float v1826 = v1825 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1827 = bfloat(v1826);
-    const uint v1828 = v1818 * v1;
-    const uint v1829 = v1828 + v1821;
-    out[v1829] = v1827;
+  const uint v1812 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1813 = v599 + v1812;
+  const uint v1814 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1815 = v598 + v1814;
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1817 = v1815 < v1;
+  const bool v1818 = v1816 && v1817;
+  if (v1818) {
+    const float v1819 = v39.m[6][2].thread_elements()[1];
+    const float v1820 = v1819 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1821 = bfloat(v1820);
+    const uint v1822 = v1813 * v1;
+    const uint v1823 = v1822 + v1815;
+    out[v1823] = v1821;
   }
-  const uint v1830 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1832 = v599 + v1830;
-  const uint v1833 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1837 = v1835 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v39.m[5][4].thread_elements()[0];
-    const float v1840 = v1839 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1841 = bfloat(v1840);
-    const uint v1842 = v1832 * v1;
-    const uint v1843 = v1842 + v1835;
-    out[v1843] = v1841;
+  const uint v1824 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1825 = v599 + v1824;
+  const uint v1826 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1827 = v598 + v1826;
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1829 = v1827 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v39.m[6][3].thread_elements()[0];
+    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1833 = bfloat(v1832);
+    const uint v1834 = v1825 * v1;
+    const uint v1835 = v1834 + v1827;
+    out[v1835] = v1833;
   }
-  const uint v1844 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1846 = v599 + v1844;
-  const uint v1847 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1849 = v602 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1851 = v1849 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v39.m[5][4].thread_elements()[1];
-    const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1855 = bfloat(v1854);
-    const uint v1856 = v1846 * v1;
-    const uint v1857 = v1856 + v1849;
-    out[v1857] = v1855;
+  const uint v1836 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1837 = v599 + v1836;
+  const uint v1838 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1839 = v598 + v1838;
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1841 = v1839 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v39.m[6][3].thread_elements()[1];
+    const float v1844 = v1843 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1845 = bfloat(v1844);
+    const uint v1846 = v1837 * v1;
+    const uint v1847 = v1846 + v1839;
+    out[v1847] = v1845;
   }
-  const uint v1858 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1860 = v599 + v1858;
-  const uint v1861 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1863 = v602 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1848 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1849 = v599 + v1848;
+  const uint v1850 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1851 = v598 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1853 = v1851 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v39.m[6][4].thread_elements()[0];
+    const float v1856 = v1855 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1857 = bfloat(v1856);
+    const uint v1858 = v1849 * v1;
+    const uint v1859 = v1858 + v1851;
+    out[v1859] = v1857;
+  }
+  const uint v1860 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1861 = v599 + v1860;
+  const uint v1862 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1863 = v598 + v1862;
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
-    const float v1867 = v39.m[5][5].thread_elements()[0];
+    const float v1867 = v39.m[6][4].thread_elements()[1];
     const float v1868 = v1867 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1869 = bfloat(v1868);
-    const uint v1870 = v1860 * v1;
+    const uint v1870 = v1861 * v1;
     const uint v1871 = v1870 + v1863;
     out[v1871] = v1869;
   }
-  const uint v1872 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1874 = v599 + v1872;
-  const uint v1875 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1877 = v602 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1879 = v1877 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v39.m[5][5].thread_elements()[1];
-    const float v1882 = v1881 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1883 = bfloat(v1882);
-    const uint v1884 = v1874 * v1;
-    const uint v1885 = v1884 + v1877;
-    out[v1885] = v1883;
+  const uint v1872 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1873 = v599 + v1872;
+  const uint v1874 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1875 = v598 + v1874;
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1877 = v1875 < v1;
+  const bool v1878 = v1876 && v1877;
+  if (v1878) {
+    const float v1879 = v39.m[6][5].thread_elements()[0];
+    const float v1880 = v1879 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1881 = bfloat(v1880);
+    const uint v1882 = v1873 * v1;
+    const uint v1883 = v1882 + v1875;
+    out[v1883] = v1881;
   }
-  const uint v1886 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1888 = v599 + v1886;
-  const uint v1889 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1891 = v602 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1893 = v1891 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v39.m[5][6].thread_elements()[0];
-    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1897 = bfloat(v1896);
-    const uint v1898 = v1888 * v1;
-    const uint v1899 = v1898 + v1891;
-    out[v1899] = v1897;
+  const uint v1884 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1885 = v599 + v1884;
+  const uint v1886 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1887 = v598 + v1886;
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1889 = v1887 < v1;
+  const bool v1890 = v1888 && v1889;
+  if (v1890) {
+    const float v1891 = v39.m[6][5].thread_elements()[1];
+    const float v1892 = v1891 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1893 = bfloat(v1892);
+    const uint v1894 = v1885 * v1;
+    const uint v1895 = v1894 + v1887;
+    out[v1895] = v1893;
   }
-  const uint v1900 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1902 = v599 + v1900;
-  const uint v1903 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1905 = v602 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1907 = v1905 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v39.m[5][6].thread_elements()[1];
-    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1911 = bfloat(v1910);
-    const uint v1912 = v1902 * v1;
-    const uint v1913 = v1912 + v1905;
-    out[v1913] = v1911;
+  const uint v1896 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1897 = v599 + v1896;
+  const uint v1898 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1899 = v598 + v1898;
+  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1901 = v1899 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v39.m[6][6].thread_elements()[0];
+    const float v1904 = v1903 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1905 = bfloat(v1904);
+    const uint v1906 = v1897 * v1;
+    const uint v1907 = v1906 + v1899;
+    out[v1907] = v1905;
   }
-  const uint v1914 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1916 = v599 + v1914;
-  const uint v1917 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1919 = v602 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1921 = v1919 < v1;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v39.m[5][7].thread_elements()[0];
-    const float v1924 = v1923 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1925 = bfloat(v1924);
-    const uint v1926 = v1916 * v1;
-    const uint v1927 = v1926 + v1919;
-    out[v1927] = v1925;
+  const uint v1908 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1909 = v599 + v1908;
+  const uint v1910 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1911 = v598 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1913 = v1911 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v39.m[6][6].thread_elements()[1];
+    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1917 = bfloat(v1916);
+    const uint v1918 = v1909 * v1;
+    const uint v1919 = v1918 + v1911;
+    out[v1919] = v1917;
   }
-  const uint v1928 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1930 = v599 + v1928;
-  const uint v1931 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1933 = v602 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1935 = v1933 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v39.m[5][7].thread_elements()[1];
-    const float v1938 = v1937 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1939 = bfloat(v1938);
-    const uint v1940 = v1930 * v1;
-    const uint v1941 = v1940 + v1933;
-    out[v1941] = v1939;
+  const uint v1920 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1921 = v599 + v1920;
+  const uint v1922 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1923 = v598 + v1922;
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1925 = v1923 < v1;
+  const bool v1926 = v1924 && v1925;
+  if (v1926) {
+    const float v1927 = v39.m[6][7].thread_elements()[0];
+    const float v1928 = v1927 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1929 = bfloat(v1928);
+    const uint v1930 = v1921 * v1;
+    const uint v1931 = v1930 + v1923;
+    out[v1931] = v1929;
   }
-  const uint v1942 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1944 = v599 + v1942;
-  const uint v1945 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1932 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1933 = v599 + v1932;
+  const uint v1934 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1935 = v598 + v1934;
+  const bool v1936 = v1933 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1937 = v1935 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v39.m[6][7].thread_elements()[1];
+    const float v1940 = v1939 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1941 = bfloat(v1940);
+    const uint v1942 = v1933 * v1;
+    const uint v1943 = v1942 + v1935;
+    out[v1943] = v1941;
+  }
+  const uint v1944 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1945 = v599 + v1944;
+  const uint v1946 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1947 = v598 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
-    const float v1951 = v39.m[6][0].thread_elements()[0];
+    const float v1951 = v39.m[7][0].thread_elements()[0];
     const float v1952 = v1951 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1953 = bfloat(v1952);
-    const uint v1954 = v1944 * v1;
+    const uint v1954 = v1945 * v1;
     const uint v1955 = v1954 + v1947;
     out[v1955] = v1953;
   }
-  const uint v1956 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1958 = v599 + v1956;
-  const uint v1959 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1961 = v602 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1963 = v1961 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v39.m[6][0].thread_elements()[1];
-    const float v1966 = v1965 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1967 = bfloat(v1966);
-    const uint v1968 = v1958 * v1;
-    const uint v1969 = v1968 + v1961;
-    out[v1969] = v1967;
+  const uint v1956 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1957 = v599 + v1956;
+  const uint v1958 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1959 = v598 + v1958;
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1961 = v1959 < v1;
+  const bool v1962 = v1960 && v1961;
+  if (v1962) {
+    const float v1963 = v39.m[7][0].thread_elements()[1];
+    const float v1964 = v1963 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1965 = bfloat(v1964);
+    const uint v1966 = v1957 * v1;
+    const uint v1967 = v1966 + v1959;
+    out[v1967] = v1965;
   }
-  const uint v1970 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1972 = v599 + v1970;
-  const uint v1973 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1975 = v602 + v1973;
-  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1977 = v1975 < v1;
-  const bool v1978 = v1976 && v1977;
-  if (v1978) {
-    const float v1979 = v39.m[6][1].thread_elements()[0];
-    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1981 = bfloat(v1980);
-    const uint v1982 = v1972 * v1;
-    const uint v1983 = v1982 + v1975;
-    out[v1983] = v1981;
+  const uint v1968 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1969 = v599 + v1968;
+  const uint v1970 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1971 = v598 + v1970;
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1973 = v1971 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v39.m[7][1].thread_elements()[0];
+    const float v1976 = v1975 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1977 = bfloat(v1976);
+    const uint v1978 = v1969 * v1;
+    const uint v1979 = v1978 + v1971;
+    out[v1979] = v1977;
   }
-  const uint v1984 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1986 = v599 + v1984;
-  const uint v1987 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1989 = v602 + v1987;
-  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1991 = v1989 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v39.m[6][1].thread_elements()[1];
-    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1995 = bfloat(v1994);
-    const uint v1996 = v1986 * v1;
-    const uint v1997 = v1996 + v1989;
-    out[v1997] = v1995;
+  const uint v1980 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1981 = v599 + v1980;
+  const uint v1982 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1983 = v598 + v1982;
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1985 = v1983 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v39.m[7][1].thread_elements()[1];
+    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1989 = bfloat(v1988);
+    const uint v1990 = v1981 * v1;
+    const uint v1991 = v1990 + v1983;
+    out[v1991] = v1989;
   }
-  const uint v1998 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2000 = v599 + v1998;
-  const uint v2001 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2003 = v602 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2005 = v2003 < v1;
-  const bool v2006 = v2004 && v2005;
-  if (v2006) {
-    const float v2007 = v39.m[6][2].thread_elements()[0];
-    const float v2008 = v2007 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2009 = bfloat(v2008);
-    const uint v2010 = v2000 * v1;
-    const uint v2011 = v2010 + v2003;
-    out[v2011] = v2009;
+  const uint v1992 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1993 = v599 + v1992;
+  const uint v1994 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1995 = v598 + v1994;
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1997 = v1995 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v39.m[7][2].thread_elements()[0];
+    const float v2000 = v1999 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2001 = bfloat(v2000);
+    const uint v2002 = v1993 * v1;
+    const uint v2003 = v2002 + v1995;
+    out[v2003] = v2001;
   }
-  const uint v2012 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2014 = v599 + v2012;
-  const uint v2015 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2017 = v602 + v2015;
-  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2019 = v2017 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v39.m[6][2].thread_elements()[1];
-    const float v2022 = v2021 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2023 = bfloat(v2022);
-    const uint v2024 = v2014 * v1;
-    const uint v2025 = v2024 + v2017;
-    out[v2025] = v2023;
+  const uint v2004 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2005 = v599 + v2004;
+  const uint v2006 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2007 = v598 + v2006;
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2009 = v2007 < v1;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v39.m[7][2].thread_elements()[1];
+    const float v2012 = v2011 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2013 = bfloat(v2012);
+    const uint v2014 = v2005 * v1;
+    const uint v2015 = v2014 + v2007;
+    out[v2015] = v2013;
   }
-  const uint v2026 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2028 = v599 + v2026;
-  const uint v2029 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2031 = v602 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2016 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2017 = v599 + v2016;
+  const uint v2018 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2019 = v598 + v2018;
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2021 = v2019 < v1;
+  const bool v2022 = v2020 && v2021;
+  if (v2022) {
+    const float v2023 = v39.m[7][3].thread_elements()[0];
+    const float v2024 = v2023 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2025 = bfloat(v2024);
+    const uint v2026 = v2017 * v1;
+    const uint v2027 = v2026 + v2019;
+    out[v2027] = v2025;
+  }
+  const uint v2028 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2029 = v599 + v2028;
+  const uint v2030 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2031 = v598 + v2030;
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
-    const float v2035 = v39.m[6][3].thread_elements()[0];
+    const float v2035 = v39.m[7][3].thread_elements()[1];
     const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v2037 = bfloat(v2036);
-    const uint v2038 = v2028 * v1;
+    const uint v2038 = v2029 * v1;
     const uint v2039 = v2038 + v2031;
     out[v2039] = v2037;
   }
-  const uint v2040 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2042 = v599 + v2040;
-  const uint v2043 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2045 = v602 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2047 = v2045 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v39.m[6][3].thread_elements()[1];
-    const float v2050 = v2049 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2051 = bfloat(v2050);
-    const uint v2052 = v2042 * v1;
-    const uint v2053 = v2052 + v2045;
-    out[v2053] = v2051;
+  const uint v2040 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2041 = v599 + v2040;
+  const uint v2042 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2043 = v598 + v2042;
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2045 = v2043 < v1;
+  const bool v2046 = v2044 && v2045;
+  if (v2046) {
+    const float v2047 = v39.m[7][4].thread_elements()[0];
+    const float v2048 = v2047 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2049 = bfloat(v2048);
+    const uint v2050 = v2041 * v1;
+    const uint v2051 = v2050 + v2043;
+    out[v2051] = v2049;
   }
-  const uint v2054 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2056 = v599 + v2054;
-  const uint v2057 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2061 = v2059 < v1;
-  const bool v2062 = v2060 && v2061;
-  if (v2062) {
-    const float v2063 = v39.m[6][4].thread_elements()[0];
-    const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2065 = bfloat(v2064);
-    const uint v2066 = v2056 * v1;
-    const uint v2067 = v2066 + v2059;
-    out[v2067] = v2065;
+  const uint v2052 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2053 = v599 + v2052;
+  const uint v2054 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2055 = v598 + v2054;
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2057 = v2055 < v1;
+  const bool v2058 = v2056 && v2057;
+  if (v2058) {
+    const float v2059 = v39.m[7][4].thread_elements()[1];
+    const float v2060 = v2059 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2061 = bfloat(v2060);
+    const uint v2062 = v2053 * v1;
+    const uint v2063 = v2062 + v2055;
+    out[v2063] = v2061;
   }
-  const uint v2068 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2070 = v599 + v2068;
-  const uint v2071 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2073 = v602 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2075 = v2073 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v39.m[6][4].thread_elements()[1];
-    const float v2078 = v2077 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2079 = bfloat(v2078);
-    const uint v2080 = v2070 * v1;
-    const uint v2081 = v2080 + v2073;
-    out[v2081] = v2079;
+  const uint v2064 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2065 = v599 + v2064;
+  const uint v2066 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2067 = v598 + v2066;
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2069 = v2067 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v39.m[7][5].thread_elements()[0];
+    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2073 = bfloat(v2072);
+    const uint v2074 = v2065 * v1;
+    const uint v2075 = v2074 + v2067;
+    out[v2075] = v2073;
   }
-  const uint v2082 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2084 = v599 + v2082;
-  const uint v2085 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2087 = v602 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2089 = v2087 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v39.m[6][5].thread_elements()[0];
-    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2093 = bfloat(v2092);
-    const uint v2094 = v2084 * v1;
-    const uint v2095 = v2094 + v2087;
-    out[v2095] = v2093;
+  const uint v2076 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2077 = v599 + v2076;
+  const uint v2078 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2079 = v598 + v2078;
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2081 = v2079 < v1;
+  const bool v2082 = v2080 && v2081;
+  if (v2082) {
+    const float v2083 = v39.m[7][5].thread_elements()[1];
+    const float v2084 = v2083 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2085 = bfloat(v2084);
+    const uint v2086 = v2077 * v1;
+    const uint v2087 = v2086 + v2079;
+    out[v2087] = v2085;
   }
-  const uint v2096 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2098 = v599 + v2096;
-  const uint v2099 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2101 = v602 + v2099;
-  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2103 = v2101 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v39.m[6][5].thread_elements()[1];
-    const float v2106 = v2105 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2107 = bfloat(v2106);
-    const uint v2108 = v2098 * v1;
-    const uint v2109 = v2108 + v2101;
-    out[v2109] = v2107;
+  const uint v2088 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2089 = v599 + v2088;
+  const uint v2090 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2091 = v598 + v2090;
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2093 = v2091 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v39.m[7][6].thread_elements()[0];
+    const float v2096 = v2095 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2097 = bfloat(v2096);
+    const uint v2098 = v2089 * v1;
+    const uint v2099 = v2098 + v2091;
+    out[v2099] = v2097;
   }
-  const uint v2110 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2112 = v599 + v2110;
-  const uint v2113 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2115 = v602 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2100 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2101 = v599 + v2100;
+  const uint v2102 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2103 = v598 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2105 = v2103 < v1;
+  const bool v2106 = v2104 && v2105;
+  if (v2106) {
+    const float v2107 = v39.m[7][6].thread_elements()[1];
+    const float v2108 = v2107 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2109 = bfloat(v2108);
+    const uint v2110 = v2101 * v1;
+    const uint v2111 = v2110 + v2103;
+    out[v2111] = v2109;
+  }
+  const uint v2112 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2113 = v599 + v2112;
+  const uint v2114 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2115 = v598 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
-    const float v2119 = v39.m[6][6].thread_elements()[0];
+    const float v2119 = v39.m[7][7].thread_elements()[0];
     const float v2120 = v2119 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v2121 = bfloat(v2120);
-    const uint v2122 = v2112 * v1;
+    const uint v2122 = v2113 * v1;
     const uint v2123 = v2122 + v2115;
     out[v2123] = v2121;
   }
-  const uint v2124 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2126 = v599 + v2124;
-  const uint v2127 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2129 = v602 + v2127;
-  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2131 = v2129 < v1;
-  const bool v2132 = v2130 && v2131;
-  if (v2132) {
-    const float v2133 = v39.m[6][6].thread_elements()[1];
-    const float v2134 = v2133 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2135 = bfloat(v2134);
-    const uint v2136 = v2126 * v1;
-    const uint v2137 = v2136 + v2129;
-    out[v2137] = v2135;
-  }
-  const uint v2138 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2140 = v599 + v2138;
-  const uint v2141 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2143 = v602 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2145 = v2143 < v1;
-  const bool v2146 = v2144 && v2145;
-  if (v2146) {
-    const float v2147 = v39.m[6][7].thread_elements()[0];
-    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2149 = bfloat(v2148);
-    const uint v2150 = v2140 * v1;
-    const uint v2151 = v2150 + v2143;
-    out[v2151] = v2149;
-  }
-  const uint v2152 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2154 = v599 + v2152;
-  const uint v2155 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2157 = v602 + v2155;
-  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2159 = v2157 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v39.m[6][7].thread_elements()[1];
-    const float v2162 = v2161 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2163 = bfloat(v2162);
-    const uint v2164 = v2154 * v1;
-    const uint v2165 = v2164 + v2157;
-    out[v2165] = v2163;
-  }
-  const uint v2166 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2168 = v599 + v2166;
-  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2173 = v2171 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v39.m[7][0].thread_elements()[0];
-    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2177 = bfloat(v2176);
-    const uint v2178 = v2168 * v1;
-    const uint v2179 = v2178 + v2171;
-    out[v2179] = v2177;
-  }
-  const uint v2180 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2182 = v599 + v2180;
-  const uint v2183 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2185 = v602 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2187 = v2185 < v1;
-  const bool v2188 = v2186 && v2187;
-  if (v2188) {
-    const float v2189 = v39.m[7][0].thread_elements()[1];
-    const float v2190 = v2189 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2191 = bfloat(v2190);
-    const uint v2192 = v2182 * v1;
-    const uint v2193 = v2192 + v2185;
-    out[v2193] = v2191;
-  }
-  const uint v2194 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2196 = v599 + v2194;
-  const uint v2197 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2199 = v602 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2201 = v2199 < v1;
-  const bool v2202 = v2200 && v2201;
-  if (v2202) {
-    const float v2203 = v39.m[7][1].thread_elements()[0];
-    const float v2204 = v2203 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2205 = bfloat(v2204);
-    const uint v2206 = v2196 * v1;
-    const uint v2207 = v2206 + v2199;
-    out[v2207] = v2205;
-  }
-  const uint v2208 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2210 = v599 + v2208;
-  const uint v2211 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2213 = v602 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2215 = v2213 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v39.m[7][1].thread_elements()[1];
-    const float v2218 = v2217 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2219 = bfloat(v2218);
-    const uint v2220 = v2210 * v1;
-    const uint v2221 = v2220 + v2213;
-    out[v2221] = v2219;
-  }
-  const uint v2222 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2224 = v599 + v2222;
-  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2227 = v602 + v2225;
-  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2229 = v2227 < v1;
-  const bool v2230 = v2228 && v2229;
-  if (v2230) {
-    const float v2231 = v39.m[7][2].thread_elements()[0];
-    const float v2232 = v2231 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2233 = bfloat(v2232);
-    const uint v2234 = v2224 * v1;
-    const uint v2235 = v2234 + v2227;
-    out[v2235] = v2233;
-  }
-  const uint v2236 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2238 = v599 + v2236;
-  const uint v2239 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2241 = v602 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2243 = v2241 < v1;
-  const bool v2244 = v2242 && v2243;
-  if (v2244) {
-    const float v2245 = v39.m[7][2].thread_elements()[1];
-    const float v2246 = v2245 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2247 = bfloat(v2246);
-    const uint v2248 = v2238 * v1;
-    const uint v2249 = v2248 + v2241;
-    out[v2249] = v2247;
-  }
-  const uint v2250 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2252 = v599 + v2250;
-  const uint v2253 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2255 = v602 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2257 = v2255 < v1;
-  const bool v2258 = v2256 && v2257;
-  if (v2258) {
-    const float v2259 = v39.m[7][3].thread_elements()[0];
-    const float v2260 = v2259 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2261 = bfloat(v2260);
-    const uint v2262 = v2252 * v1;
-    const uint v2263 = v2262 + v2255;
-    out[v2263] = v2261;
-  }
-  const uint v2264 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2266 = v599 + v2264;
-  const uint v2267 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2269 = v602 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2271 = v2269 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v39.m[7][3].thread_elements()[1];
-    const float v2274 = v2273 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2275 = bfloat(v2274);
-    const uint v2276 = v2266 * v1;
-    const uint v2277 = v2276 + v2269;
-    out[v2277] = v2275;
-  }
-  const uint v2278 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2280 = v599 + v2278;
-  const uint v2281 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2285 = v2283 < v1;
-  const bool v2286 = v2284 && v2285;
-  if (v2286) {
-    const float v2287 = v39.m[7][4].thread_elements()[0];
-    const float v2288 = v2287 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2289 = bfloat(v2288);
-    const uint v2290 = v2280 * v1;
-    const uint v2291 = v2290 + v2283;
-    out[v2291] = v2289;
-  }
-  const uint v2292 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2294 = v599 + v2292;
-  const uint v2295 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2297 = v602 + v2295;
-  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2299 = v2297 < v1;
-  const bool v2300 = v2298 && v2299;
-  if (v2300) {
-    const float v2301 = v39.m[7][4].thread_elements()[1];
-    const float v2302 = v2301 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2303 = bfloat(v2302);
-    const uint v2304 = v2294 * v1;
-    const uint v2305 = v2304 + v2297;
-    out[v2305] = v2303;
-  }
-  const uint v2306 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2308 = v599 + v2306;
-  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2311 = v602 + v2309;
-  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2313 = v2311 < v1;
-  const bool v2314 = v2312 && v2313;
-  if (v2314) {
-    const float v2315 = v39.m[7][5].thread_elements()[0];
-    const float v2316 = v2315 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2317 = bfloat(v2316);
-    const uint v2318 = v2308 * v1;
-    const uint v2319 = v2318 + v2311;
-    out[v2319] = v2317;
-  }
-  const uint v2320 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2322 = v599 + v2320;
-  const uint v2323 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2325 = v602 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2327 = v2325 < v1;
-  const bool v2328 = v2326 && v2327;
-  if (v2328) {
-    const float v2329 = v39.m[7][5].thread_elements()[1];
-    const float v2330 = v2329 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2331 = bfloat(v2330);
-    const uint v2332 = v2322 * v1;
-    const uint v2333 = v2332 + v2325;
-    out[v2333] = v2331;
-  }
-  const uint v2334 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2336 = v599 + v2334;
-  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2339 = v602 + v2337;
-  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2341 = v2339 < v1;
-  const bool v2342 = v2340 && v2341;
-  if (v2342) {
-    const float v2343 = v39.m[7][6].thread_elements()[0];
-    const float v2344 = v2343 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2345 = bfloat(v2344);
-    const uint v2346 = v2336 * v1;
-    const uint v2347 = v2346 + v2339;
-    out[v2347] = v2345;
-  }
-  const uint v2348 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2350 = v599 + v2348;
-  const uint v2351 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2353 = v602 + v2351;
-  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2355 = v2353 < v1;
-  const bool v2356 = v2354 && v2355;
-  if (v2356) {
-    const float v2357 = v39.m[7][6].thread_elements()[1];
-    const float v2358 = v2357 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2359 = bfloat(v2358);
-    const uint v2360 = v2350 * v1;
-    const uint v2361 = v2360 + v2353;
-    out[v2361] = v2359;
-  }
-  const uint v2362 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2364 = v599 + v2362;
-  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2367 = v602 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2369 = v2367 < v1;
-  const bool v2370 = v2368 && v2369;
-  if (v2370) {
-    const float v2371 = v39.m[7][7].thread_elements()[0];
-    const float v2372 = v2371 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2373 = bfloat(v2372);
-    const uint v2374 = v2364 * v1;
-    const uint v2375 = v2374 + v2367;
-    out[v2375] = v2373;
-  }
-  const uint v2376 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2378 = v599 + v2376;
-  const uint v2379 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2381 = v602 + v2379;
-  const bool v2382 = v2378 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2383 = v2381 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v39.m[7][7].thread_elements()[1];
-    const float v2386 = v2385 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2387 = bfloat(v2386);
-    const uint v2388 = v2378 * v1;
-    const uint v2389 = v2388 + v2381;
-    out[v2389] = v2387;
+  const uint v2124 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2125 = v599 + v2124;
+  const uint v2126 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2127 = v598 + v2126;
+  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2129 = v2127 < v1;
+  const bool v2130 = v2128 && v2129;
+  if (v2130) {
+    const float v2131 = v39.m[7][7].thread_elements()[1];
+    const float v2132 = v2131 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2133 = bfloat(v2132);
+    const uint v2134 = v2125 * v1;
+    const uint v2135 = v2134 + v2127;
+    out[v2135] = v2133;
   }
 }

@@ -101,299 +101,299 @@ kernel void iron_gemm_nk_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    const uint v2414 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2417 = v2414 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2420 = v2414 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2421 = v2420 << 3u;
-    const uint v2422 = v24 + v2417;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2423 = v2422 < v0;
-    const uint v2428 = v2422 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2434 = v2417 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2439 = v2414 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2441 = v2439 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2444 = v2439 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2445 = v2444 << 3u;
-    const uint v2446 = v24 + v2441;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2447 = v2446 < v0;
-    const uint v2452 = v2446 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2458 = v2441 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2463 = v2414 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2465 = v2463 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2468 = v2463 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2469 = v2468 << 3u;
-    const uint v2470 = v24 + v2465;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2471 = v2470 < v0;
-    const uint v2476 = v2470 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2482 = v2465 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2487 = v2414 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2489 = v2487 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2492 = v2487 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2493 = v2492 << 3u;
-    const uint v2494 = v24 + v2489;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2495 = v2494 < v0;
-    const uint v2500 = v2494 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2506 = v2489 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2511 = v2414 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2513 = v2511 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2516 = v2511 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2517 = v2516 << 3u;
-    const uint v2518 = v24 + v2513;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2519 = v2518 < v0;
-    const uint v2524 = v2518 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2530 = v2513 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2535 = v2414 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2537 = v2535 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2540 = v2535 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2541 = v2540 << 3u;
-    const uint v2542 = v24 + v2537;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2543 = v2542 < v0;
-    const uint v2548 = v2542 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2554 = v2537 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2559 = v2414 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2561 = v2559 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2564 = v2559 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2565 = v2564 << 3u;
-    const uint v2566 = v24 + v2561;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2567 = v2566 < v0;
-    const uint v2572 = v2566 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2578 = v2561 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2583 = v2414 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2585 = v2583 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2588 = v2583 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2589 = v2588 << 3u;
-    const uint v2590 = v24 + v2585;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2591 = v2590 < v0;
-    const uint v2596 = v2590 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2602 = v2585 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2616 = v28 + v2417;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2617 = v2616 < v1;
-    const uint v2622 = v2616 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2640 = v28 + v2441;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2641 = v2640 < v1;
-    const uint v2646 = v2640 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2664 = v28 + v2465;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2665 = v2664 < v1;
-    const uint v2670 = v2664 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2688 = v28 + v2489;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2689 = v2688 < v1;
-    const uint v2694 = v2688 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2712 = v28 + v2513;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2713 = v2712 < v1;
-    const uint v2718 = v2712 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2736 = v28 + v2537;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2737 = v2736 < v1;
-    const uint v2742 = v2736 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2760 = v28 + v2561;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2761 = v2760 < v1;
-    const uint v2766 = v2760 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2784 = v28 + v2585;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2785 = v2784 < v1;
-    const uint v2790 = v2784 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2806 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2812 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v2160 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2163 = v2160 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2166 = v2160 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2167 = v2166 << 3u;
+    const uint v2168 = v24 + v2163;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2169 = v2168 < v0;
+    const uint v2174 = v2168 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2180 = v2163 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2185 = v2160 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2187 = v2185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2190 = v2185 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2191 = v2190 << 3u;
+    const uint v2192 = v24 + v2187;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2193 = v2192 < v0;
+    const uint v2198 = v2192 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2204 = v2187 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2209 = v2160 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2211 = v2209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2214 = v2209 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2215 = v2214 << 3u;
+    const uint v2216 = v24 + v2211;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2217 = v2216 < v0;
+    const uint v2222 = v2216 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2228 = v2211 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2233 = v2160 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2235 = v2233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2238 = v2233 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2239 = v2238 << 3u;
+    const uint v2240 = v24 + v2235;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2241 = v2240 < v0;
+    const uint v2246 = v2240 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2252 = v2235 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2257 = v2160 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2259 = v2257 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2262 = v2257 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2263 = v2262 << 3u;
+    const uint v2264 = v24 + v2259;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2265 = v2264 < v0;
+    const uint v2270 = v2264 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2276 = v2259 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2281 = v2160 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2283 = v2281 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2286 = v2281 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2287 = v2286 << 3u;
+    const uint v2288 = v24 + v2283;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2289 = v2288 < v0;
+    const uint v2294 = v2288 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2300 = v2283 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2305 = v2160 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2307 = v2305 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2310 = v2305 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2311 = v2310 << 3u;
+    const uint v2312 = v24 + v2307;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2313 = v2312 < v0;
+    const uint v2318 = v2312 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2324 = v2307 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2329 = v2160 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2331 = v2329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2334 = v2329 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2335 = v2334 << 3u;
+    const uint v2336 = v24 + v2331;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2337 = v2336 < v0;
+    const uint v2342 = v2336 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2348 = v2331 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2362 = v28 + v2163;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2363 = v2362 < v1;
+    const uint v2368 = v2362 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2386 = v28 + v2187;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2387 = v2386 < v1;
+    const uint v2392 = v2386 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2410 = v28 + v2211;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2411 = v2410 < v1;
+    const uint v2416 = v2410 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2434 = v28 + v2235;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2435 = v2434 < v1;
+    const uint v2440 = v2434 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2458 = v28 + v2259;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2459 = v2458 < v1;
+    const uint v2464 = v2458 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2482 = v28 + v2283;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2483 = v2482 < v1;
+    const uint v2488 = v2482 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2506 = v28 + v2307;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2507 = v2506 < v1;
+    const uint v2512 = v2506 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2530 = v28 + v2331;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2531 = v2530 < v1;
+    const uint v2536 = v2530 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2552 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v2558 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v2406 = 0u; v2406 < v2; v2406 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2408 = v2406 >> 6u;
-      const uint v2410 = v2408 % 1u;
+    for (uint v2152 = 0u; v2152 < v2; v2152 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2154 = v2152 >> 6u;
+      const uint v2156 = v2154 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2412 = v2410 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2424 = v2406 + v2421;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2425 = v2424 < v2;
-      const bool v2426 = v2423 && v2425;
-      const uint v2430 = v2428 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2431 = v2430 + v2421;
-      const uint v2432 = v2426 ? v2431 : 0u;
-      const uint v2435 = v2412 + v2434;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2436 = v2435 + v2421;
+      const uint v2158 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2170 = v2152 + v2167;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2171 = v2170 < v2;
+      const bool v2172 = v2169 && v2171;
+      const uint v2176 = v2174 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2177 = v2176 + v2167;
+      const uint v2178 = v2172 ? v2177 : 0u;
+      const uint v2181 = v2158 + v2180;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2182 = v2181 + v2167;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2436 + e] = v2426 ? a[v2432 + e] : bfloat(0);
+        shm0[v2182 + e] = v2172 ? a[v2178 + e] : bfloat(0);
       }
-      const uint v2448 = v2406 + v2445;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2449 = v2448 < v2;
-      const bool v2450 = v2447 && v2449;
-      const uint v2454 = v2452 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2455 = v2454 + v2445;
-      const uint v2456 = v2450 ? v2455 : 0u;
-      const uint v2459 = v2412 + v2458;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2460 = v2459 + v2445;
+      const uint v2194 = v2152 + v2191;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2195 = v2194 < v2;
+      const bool v2196 = v2193 && v2195;
+      const uint v2200 = v2198 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2201 = v2200 + v2191;
+      const uint v2202 = v2196 ? v2201 : 0u;
+      const uint v2205 = v2158 + v2204;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2206 = v2205 + v2191;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2460 + e] = v2450 ? a[v2456 + e] : bfloat(0);
+        shm0[v2206 + e] = v2196 ? a[v2202 + e] : bfloat(0);
       }
-      const uint v2472 = v2406 + v2469;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2473 = v2472 < v2;
-      const bool v2474 = v2471 && v2473;
-      const uint v2478 = v2476 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2479 = v2478 + v2469;
-      const uint v2480 = v2474 ? v2479 : 0u;
-      const uint v2483 = v2412 + v2482;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2484 = v2483 + v2469;
+      const uint v2218 = v2152 + v2215;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2219 = v2218 < v2;
+      const bool v2220 = v2217 && v2219;
+      const uint v2224 = v2222 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2225 = v2224 + v2215;
+      const uint v2226 = v2220 ? v2225 : 0u;
+      const uint v2229 = v2158 + v2228;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2230 = v2229 + v2215;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2484 + e] = v2474 ? a[v2480 + e] : bfloat(0);
+        shm0[v2230 + e] = v2220 ? a[v2226 + e] : bfloat(0);
       }
-      const uint v2496 = v2406 + v2493;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2497 = v2496 < v2;
-      const bool v2498 = v2495 && v2497;
-      const uint v2502 = v2500 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2503 = v2502 + v2493;
-      const uint v2504 = v2498 ? v2503 : 0u;
-      const uint v2507 = v2412 + v2506;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2508 = v2507 + v2493;
+      const uint v2242 = v2152 + v2239;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2243 = v2242 < v2;
+      const bool v2244 = v2241 && v2243;
+      const uint v2248 = v2246 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2249 = v2248 + v2239;
+      const uint v2250 = v2244 ? v2249 : 0u;
+      const uint v2253 = v2158 + v2252;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2254 = v2253 + v2239;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2508 + e] = v2498 ? a[v2504 + e] : bfloat(0);
+        shm0[v2254 + e] = v2244 ? a[v2250 + e] : bfloat(0);
       }
-      const uint v2520 = v2406 + v2517;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2521 = v2520 < v2;
-      const bool v2522 = v2519 && v2521;
-      const uint v2526 = v2524 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2527 = v2526 + v2517;
-      const uint v2528 = v2522 ? v2527 : 0u;
-      const uint v2531 = v2412 + v2530;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2532 = v2531 + v2517;
+      const uint v2266 = v2152 + v2263;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2267 = v2266 < v2;
+      const bool v2268 = v2265 && v2267;
+      const uint v2272 = v2270 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2273 = v2272 + v2263;
+      const uint v2274 = v2268 ? v2273 : 0u;
+      const uint v2277 = v2158 + v2276;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2278 = v2277 + v2263;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2532 + e] = v2522 ? a[v2528 + e] : bfloat(0);
+        shm0[v2278 + e] = v2268 ? a[v2274 + e] : bfloat(0);
       }
-      const uint v2544 = v2406 + v2541;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2545 = v2544 < v2;
-      const bool v2546 = v2543 && v2545;
-      const uint v2550 = v2548 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2551 = v2550 + v2541;
-      const uint v2552 = v2546 ? v2551 : 0u;
-      const uint v2555 = v2412 + v2554;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2556 = v2555 + v2541;
+      const uint v2290 = v2152 + v2287;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2291 = v2290 < v2;
+      const bool v2292 = v2289 && v2291;
+      const uint v2296 = v2294 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2297 = v2296 + v2287;
+      const uint v2298 = v2292 ? v2297 : 0u;
+      const uint v2301 = v2158 + v2300;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2302 = v2301 + v2287;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2556 + e] = v2546 ? a[v2552 + e] : bfloat(0);
+        shm0[v2302 + e] = v2292 ? a[v2298 + e] : bfloat(0);
       }
-      const uint v2568 = v2406 + v2565;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2569 = v2568 < v2;
-      const bool v2570 = v2567 && v2569;
-      const uint v2574 = v2572 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2575 = v2574 + v2565;
-      const uint v2576 = v2570 ? v2575 : 0u;
-      const uint v2579 = v2412 + v2578;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2580 = v2579 + v2565;
+      const uint v2314 = v2152 + v2311;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2315 = v2314 < v2;
+      const bool v2316 = v2313 && v2315;
+      const uint v2320 = v2318 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2321 = v2320 + v2311;
+      const uint v2322 = v2316 ? v2321 : 0u;
+      const uint v2325 = v2158 + v2324;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2326 = v2325 + v2311;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2580 + e] = v2570 ? a[v2576 + e] : bfloat(0);
+        shm0[v2326 + e] = v2316 ? a[v2322 + e] : bfloat(0);
       }
-      const uint v2592 = v2406 + v2589;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2593 = v2592 < v2;
-      const bool v2594 = v2591 && v2593;
-      const uint v2598 = v2596 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2599 = v2598 + v2589;
-      const uint v2600 = v2594 ? v2599 : 0u;
-      const uint v2603 = v2412 + v2602;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2604 = v2603 + v2589;
+      const uint v2338 = v2152 + v2335;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2339 = v2338 < v2;
+      const bool v2340 = v2337 && v2339;
+      const uint v2344 = v2342 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2345 = v2344 + v2335;
+      const uint v2346 = v2340 ? v2345 : 0u;
+      const uint v2349 = v2158 + v2348;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2350 = v2349 + v2335;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2604 + e] = v2594 ? a[v2600 + e] : bfloat(0);
+        shm0[v2350 + e] = v2340 ? a[v2346 + e] : bfloat(0);
       }
-      const bool v2620 = v2617 && v2425;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2624 = v2622 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2625 = v2624 + v2421;
-      const uint v2626 = v2620 ? v2625 : 0u;
+      const bool v2366 = v2363 && v2171;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2370 = v2368 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2371 = v2370 + v2167;
+      const uint v2372 = v2366 ? v2371 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2436 + e] = v2620 ? b[v2626 + e] : bfloat(0);
+        shm1[v2182 + e] = v2366 ? b[v2372 + e] : bfloat(0);
       }
-      const bool v2644 = v2641 && v2449;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2648 = v2646 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2649 = v2648 + v2445;
-      const uint v2650 = v2644 ? v2649 : 0u;
+      const bool v2390 = v2387 && v2195;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2394 = v2392 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2395 = v2394 + v2191;
+      const uint v2396 = v2390 ? v2395 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2460 + e] = v2644 ? b[v2650 + e] : bfloat(0);
+        shm1[v2206 + e] = v2390 ? b[v2396 + e] : bfloat(0);
       }
-      const bool v2668 = v2665 && v2473;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2672 = v2670 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2673 = v2672 + v2469;
-      const uint v2674 = v2668 ? v2673 : 0u;
+      const bool v2414 = v2411 && v2219;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2418 = v2416 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2419 = v2418 + v2215;
+      const uint v2420 = v2414 ? v2419 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2484 + e] = v2668 ? b[v2674 + e] : bfloat(0);
+        shm1[v2230 + e] = v2414 ? b[v2420 + e] : bfloat(0);
       }
-      const bool v2692 = v2689 && v2497;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2696 = v2694 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2697 = v2696 + v2493;
-      const uint v2698 = v2692 ? v2697 : 0u;
+      const bool v2438 = v2435 && v2243;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2442 = v2440 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2443 = v2442 + v2239;
+      const uint v2444 = v2438 ? v2443 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2508 + e] = v2692 ? b[v2698 + e] : bfloat(0);
+        shm1[v2254 + e] = v2438 ? b[v2444 + e] : bfloat(0);
       }
-      const bool v2716 = v2713 && v2521;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2720 = v2718 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2721 = v2720 + v2517;
-      const uint v2722 = v2716 ? v2721 : 0u;
+      const bool v2462 = v2459 && v2267;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2466 = v2464 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2467 = v2466 + v2263;
+      const uint v2468 = v2462 ? v2467 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2532 + e] = v2716 ? b[v2722 + e] : bfloat(0);
+        shm1[v2278 + e] = v2462 ? b[v2468 + e] : bfloat(0);
       }
-      const bool v2740 = v2737 && v2545;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2744 = v2742 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2745 = v2744 + v2541;
-      const uint v2746 = v2740 ? v2745 : 0u;
+      const bool v2486 = v2483 && v2291;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2490 = v2488 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2491 = v2490 + v2287;
+      const uint v2492 = v2486 ? v2491 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2556 + e] = v2740 ? b[v2746 + e] : bfloat(0);
+        shm1[v2302 + e] = v2486 ? b[v2492 + e] : bfloat(0);
       }
-      const bool v2764 = v2761 && v2569;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2768 = v2766 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2769 = v2768 + v2565;
-      const uint v2770 = v2764 ? v2769 : 0u;
+      const bool v2510 = v2507 && v2315;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2514 = v2512 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2515 = v2514 + v2311;
+      const uint v2516 = v2510 ? v2515 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2580 + e] = v2764 ? b[v2770 + e] : bfloat(0);
+        shm1[v2326 + e] = v2510 ? b[v2516 + e] : bfloat(0);
       }
-      const bool v2788 = v2785 && v2593;  // kernels/gemm/gemm_tiles.hpp:80
-      const uint v2792 = v2790 + v2406;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2793 = v2792 + v2589;
-      const uint v2794 = v2788 ? v2793 : 0u;
+      const bool v2534 = v2531 && v2339;  // kernels/gemm/gemm_tiles.hpp:80
+      const uint v2538 = v2536 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2539 = v2538 + v2335;
+      const uint v2540 = v2534 ? v2539 : 0u;
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-        shm1[v2604 + e] = v2788 ? b[v2794 + e] : bfloat(0);
+        shm1[v2350 + e] = v2534 ? b[v2540 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2807 = v2412 + v2806;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v2807), long(64u));
-      const uint v2813 = v2412 + v2812;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v43, shm1, long(v2813), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v2820 = v2807 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v2820), long(64u));
-      const uint v2826 = v2813 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v43, shm1, long(v2826), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v2832 = v2807 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v2832), long(64u));
-      const uint v2838 = v2813 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v43, shm1, long(v2838), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v2844 = v2807 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v2844), long(64u));
-      const uint v2850 = v2813 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_load<true>(v43, shm1, long(v2850), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2553 = v2158 + v2552;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2553), long(64u));
+      const uint v2559 = v2158 + v2558;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v43, shm1, long(v2559), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2566 = v2553 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2566), long(64u));
+      const uint v2572 = v2559 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v43, shm1, long(v2572), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2578 = v2553 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2578), long(64u));
+      const uint v2584 = v2559 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v43, shm1, long(v2584), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2590 = v2553 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2590), long(64u));
+      const uint v2596 = v2559 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<true>(v43, shm1, long(v2596), long(64u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:243
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:243
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -439,1942 +439,1942 @@ kernel void iron_gemm_nk_bf16(
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v614 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v614 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v615 = v24 + v33;
-  const uint v616 = v615 + v614;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v618 = v28 + v37;
-  const uint v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v616 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v617 = v615 + v616;
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v619 = v614 + v618;
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
     const float v623 = v39.m[0][0].thread_elements()[0];
     const float v624 = v623 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v625 = bfloat(v624);
-    const uint v626 = v616 * v1;
+    const uint v626 = v617 * v1;
     const uint v627 = v626 + v619;
     out[v627] = v625;
   }
-  const uint v628 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v630 = v615 + v628;
-  const uint v631 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v633 = v618 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v635 = v633 < v1;
-  const bool v636 = v634 && v635;
-  if (v636) {
-    const float v637 = v39.m[0][0].thread_elements()[1];
-    const float v638 = v637 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v639 = bfloat(v638);
-    const uint v640 = v630 * v1;
-    const uint v641 = v640 + v633;
-    out[v641] = v639;
+  const uint v628 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v629 = v615 + v628;
+  const uint v630 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v631 = v614 + v630;
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v633 = v631 < v1;
+  const bool v634 = v632 && v633;
+  if (v634) {
+    const float v635 = v39.m[0][0].thread_elements()[1];
+    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v637 = bfloat(v636);
+    const uint v638 = v629 * v1;
+    const uint v639 = v638 + v631;
+    out[v639] = v637;
   }
-  const uint v642 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v644 = v615 + v642;
-  const uint v645 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v647 = v618 + v645;
-  const bool v648 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v649 = v647 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v39.m[0][1].thread_elements()[0];
-    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v653 = bfloat(v652);
-    const uint v654 = v644 * v1;
-    const uint v655 = v654 + v647;
-    out[v655] = v653;
+  const uint v640 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v641 = v615 + v640;
+  const uint v642 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v643 = v614 + v642;
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v645 = v643 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v39.m[0][1].thread_elements()[0];
+    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v649 = bfloat(v648);
+    const uint v650 = v641 * v1;
+    const uint v651 = v650 + v643;
+    out[v651] = v649;
   }
-  const uint v656 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v658 = v615 + v656;
-  const uint v659 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v661 = v618 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v663 = v661 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v39.m[0][1].thread_elements()[1];
-    const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v667 = bfloat(v666);
-    const uint v668 = v658 * v1;
-    const uint v669 = v668 + v661;
-    out[v669] = v667;
+  const uint v652 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v653 = v615 + v652;
+  const uint v654 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v655 = v614 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v657 = v655 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v39.m[0][1].thread_elements()[1];
+    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v661 = bfloat(v660);
+    const uint v662 = v653 * v1;
+    const uint v663 = v662 + v655;
+    out[v663] = v661;
   }
-  const uint v670 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v672 = v615 + v670;
-  const uint v673 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v675 = v618 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v677 = v675 < v1;
-  const bool v678 = v676 && v677;
-  if (v678) {
-    const float v679 = v39.m[0][2].thread_elements()[0];
-    const float v680 = v679 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v681 = bfloat(v680);
-    const uint v682 = v672 * v1;
-    const uint v683 = v682 + v675;
-    out[v683] = v681;
+  const uint v664 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v665 = v615 + v664;
+  const uint v666 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v667 = v614 + v666;
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v669 = v667 < v1;
+  const bool v670 = v668 && v669;
+  if (v670) {
+    const float v671 = v39.m[0][2].thread_elements()[0];
+    const float v672 = v671 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v673 = bfloat(v672);
+    const uint v674 = v665 * v1;
+    const uint v675 = v674 + v667;
+    out[v675] = v673;
   }
-  const uint v684 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v686 = v615 + v684;
-  const uint v687 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v689 = v618 + v687;
-  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v691 = v689 < v1;
-  const bool v692 = v690 && v691;
-  if (v692) {
-    const float v693 = v39.m[0][2].thread_elements()[1];
-    const float v694 = v693 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v695 = bfloat(v694);
-    const uint v696 = v686 * v1;
-    const uint v697 = v696 + v689;
-    out[v697] = v695;
+  const uint v676 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v677 = v615 + v676;
+  const uint v678 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v679 = v614 + v678;
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v681 = v679 < v1;
+  const bool v682 = v680 && v681;
+  if (v682) {
+    const float v683 = v39.m[0][2].thread_elements()[1];
+    const float v684 = v683 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v685 = bfloat(v684);
+    const uint v686 = v677 * v1;
+    const uint v687 = v686 + v679;
+    out[v687] = v685;
   }
-  const uint v698 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v700 = v615 + v698;
-  const uint v701 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v703 = v618 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v688 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v689 = v615 + v688;
+  const uint v690 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v691 = v614 + v690;
+  const bool v692 = v689 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v693 = v691 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v39.m[0][3].thread_elements()[0];
+    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v697 = bfloat(v696);
+    const uint v698 = v689 * v1;
+    const uint v699 = v698 + v691;
+    out[v699] = v697;
+  }
+  const uint v700 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v701 = v615 + v700;
+  const uint v702 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v703 = v614 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
-    const float v707 = v39.m[0][3].thread_elements()[0];
+    const float v707 = v39.m[0][3].thread_elements()[1];
     const float v708 = v707 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v709 = bfloat(v708);
-    const uint v710 = v700 * v1;
+    const uint v710 = v701 * v1;
     const uint v711 = v710 + v703;
     out[v711] = v709;
   }
-  const uint v712 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v714 = v615 + v712;
-  const uint v715 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v717 = v618 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v719 = v717 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v39.m[0][3].thread_elements()[1];
-    const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v723 = bfloat(v722);
-    const uint v724 = v714 * v1;
-    const uint v725 = v724 + v717;
-    out[v725] = v723;
+  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v713 = v615 + v712;
+  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v715 = v614 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v717 = v715 < v1;
+  const bool v718 = v716 && v717;
+  if (v718) {
+    const float v719 = v39.m[0][4].thread_elements()[0];
+    const float v720 = v719 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v721 = bfloat(v720);
+    const uint v722 = v713 * v1;
+    const uint v723 = v722 + v715;
+    out[v723] = v721;
   }
-  const uint v726 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v728 = v615 + v726;
-  const uint v729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v731 = v618 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v733 = v731 < v1;
-  const bool v734 = v732 && v733;
-  if (v734) {
-    const float v735 = v39.m[0][4].thread_elements()[0];
-    const float v736 = v735 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v737 = bfloat(v736);
-    const uint v738 = v728 * v1;
-    const uint v739 = v738 + v731;
-    out[v739] = v737;
+  const uint v724 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v725 = v615 + v724;
+  const uint v726 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v727 = v614 + v726;
+  const bool v728 = v725 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v729 = v727 < v1;
+  const bool v730 = v728 && v729;
+  if (v730) {
+    const float v731 = v39.m[0][4].thread_elements()[1];
+    const float v732 = v731 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v733 = bfloat(v732);
+    const uint v734 = v725 * v1;
+    const uint v735 = v734 + v727;
+    out[v735] = v733;
   }
-  const uint v740 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v742 = v615 + v740;
-  const uint v743 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v745 = v618 + v743;
-  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v747 = v745 < v1;
-  const bool v748 = v746 && v747;
-  if (v748) {
-    const float v749 = v39.m[0][4].thread_elements()[1];
-    const float v750 = v749 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v751 = bfloat(v750);
-    const uint v752 = v742 * v1;
-    const uint v753 = v752 + v745;
-    out[v753] = v751;
+  const uint v736 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v737 = v615 + v736;
+  const uint v738 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v739 = v614 + v738;
+  const bool v740 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v741 = v739 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v39.m[0][5].thread_elements()[0];
+    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v745 = bfloat(v744);
+    const uint v746 = v737 * v1;
+    const uint v747 = v746 + v739;
+    out[v747] = v745;
   }
-  const uint v754 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v756 = v615 + v754;
-  const uint v757 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v759 = v618 + v757;
-  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v761 = v759 < v1;
-  const bool v762 = v760 && v761;
-  if (v762) {
-    const float v763 = v39.m[0][5].thread_elements()[0];
-    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v765 = bfloat(v764);
-    const uint v766 = v756 * v1;
-    const uint v767 = v766 + v759;
-    out[v767] = v765;
+  const uint v748 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v749 = v615 + v748;
+  const uint v750 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v751 = v614 + v750;
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v753 = v751 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v39.m[0][5].thread_elements()[1];
+    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v757 = bfloat(v756);
+    const uint v758 = v749 * v1;
+    const uint v759 = v758 + v751;
+    out[v759] = v757;
   }
-  const uint v768 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v770 = v615 + v768;
-  const uint v771 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v773 = v618 + v771;
-  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v775 = v773 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v39.m[0][5].thread_elements()[1];
-    const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v779 = bfloat(v778);
-    const uint v780 = v770 * v1;
-    const uint v781 = v780 + v773;
-    out[v781] = v779;
+  const uint v760 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v761 = v615 + v760;
+  const uint v762 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v763 = v614 + v762;
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v765 = v763 < v1;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v39.m[0][6].thread_elements()[0];
+    const float v768 = v767 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v769 = bfloat(v768);
+    const uint v770 = v761 * v1;
+    const uint v771 = v770 + v763;
+    out[v771] = v769;
   }
-  const uint v782 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v784 = v615 + v782;
-  const uint v785 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v787 = v618 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v772 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v773 = v615 + v772;
+  const uint v774 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v775 = v614 + v774;
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v777 = v775 < v1;
+  const bool v778 = v776 && v777;
+  if (v778) {
+    const float v779 = v39.m[0][6].thread_elements()[1];
+    const float v780 = v779 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v781 = bfloat(v780);
+    const uint v782 = v773 * v1;
+    const uint v783 = v782 + v775;
+    out[v783] = v781;
+  }
+  const uint v784 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v785 = v615 + v784;
+  const uint v786 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v787 = v614 + v786;
+  const bool v788 = v785 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
-    const float v791 = v39.m[0][6].thread_elements()[0];
+    const float v791 = v39.m[0][7].thread_elements()[0];
     const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v793 = bfloat(v792);
-    const uint v794 = v784 * v1;
+    const uint v794 = v785 * v1;
     const uint v795 = v794 + v787;
     out[v795] = v793;
   }
-  const uint v796 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v798 = v615 + v796;
-  const uint v799 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v801 = v618 + v799;
-  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v803 = v801 < v1;
-  const bool v804 = v802 && v803;
-  if (v804) {
-    const float v805 = v39.m[0][6].thread_elements()[1];
-    const float v806 = v805 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v807 = bfloat(v806);
-    const uint v808 = v798 * v1;
-    const uint v809 = v808 + v801;
-    out[v809] = v807;
+  const uint v796 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v797 = v615 + v796;
+  const uint v798 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v799 = v614 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v801 = v799 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v39.m[0][7].thread_elements()[1];
+    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v805 = bfloat(v804);
+    const uint v806 = v797 * v1;
+    const uint v807 = v806 + v799;
+    out[v807] = v805;
   }
-  const uint v810 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v812 = v615 + v810;
-  const uint v813 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v815 = v618 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v817 = v815 < v1;
-  const bool v818 = v816 && v817;
-  if (v818) {
-    const float v819 = v39.m[0][7].thread_elements()[0];
-    const float v820 = v819 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v821 = bfloat(v820);
-    const uint v822 = v812 * v1;
-    const uint v823 = v822 + v815;
-    out[v823] = v821;
+  const uint v808 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v809 = v615 + v808;
+  const uint v810 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v811 = v614 + v810;
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v813 = v811 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v39.m[1][0].thread_elements()[0];
+    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v817 = bfloat(v816);
+    const uint v818 = v809 * v1;
+    const uint v819 = v818 + v811;
+    out[v819] = v817;
   }
-  const uint v824 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v826 = v615 + v824;
-  const uint v827 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v829 = v618 + v827;
-  const bool v830 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v831 = v829 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v39.m[0][7].thread_elements()[1];
-    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v835 = bfloat(v834);
-    const uint v836 = v826 * v1;
-    const uint v837 = v836 + v829;
-    out[v837] = v835;
+  const uint v820 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v821 = v615 + v820;
+  const uint v822 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v823 = v614 + v822;
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v825 = v823 < v1;
+  const bool v826 = v824 && v825;
+  if (v826) {
+    const float v827 = v39.m[1][0].thread_elements()[1];
+    const float v828 = v827 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v829 = bfloat(v828);
+    const uint v830 = v821 * v1;
+    const uint v831 = v830 + v823;
+    out[v831] = v829;
   }
-  const uint v838 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v840 = v615 + v838;
-  const uint v841 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v843 = v618 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v845 = v843 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v39.m[1][0].thread_elements()[0];
-    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v849 = bfloat(v848);
-    const uint v850 = v840 * v1;
-    const uint v851 = v850 + v843;
-    out[v851] = v849;
+  const uint v832 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v833 = v615 + v832;
+  const uint v834 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v835 = v614 + v834;
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v837 = v835 < v1;
+  const bool v838 = v836 && v837;
+  if (v838) {
+    const float v839 = v39.m[1][1].thread_elements()[0];
+    const float v840 = v839 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v841 = bfloat(v840);
+    const uint v842 = v833 * v1;
+    const uint v843 = v842 + v835;
+    out[v843] = v841;
   }
-  const uint v852 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v854 = v615 + v852;
-  const uint v855 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v857 = v618 + v855;
-  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v859 = v857 < v1;
-  const bool v860 = v858 && v859;
-  if (v860) {
-    const float v861 = v39.m[1][0].thread_elements()[1];
-    const float v862 = v861 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v863 = bfloat(v862);
-    const uint v864 = v854 * v1;
-    const uint v865 = v864 + v857;
-    out[v865] = v863;
+  const uint v844 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v845 = v615 + v844;
+  const uint v846 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v847 = v614 + v846;
+  const bool v848 = v845 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v849 = v847 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v39.m[1][1].thread_elements()[1];
+    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v853 = bfloat(v852);
+    const uint v854 = v845 * v1;
+    const uint v855 = v854 + v847;
+    out[v855] = v853;
   }
-  const uint v866 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v868 = v615 + v866;
-  const uint v869 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v871 = v618 + v869;
-  const bool v872 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v856 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v857 = v615 + v856;
+  const uint v858 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v859 = v614 + v858;
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v861 = v859 < v1;
+  const bool v862 = v860 && v861;
+  if (v862) {
+    const float v863 = v39.m[1][2].thread_elements()[0];
+    const float v864 = v863 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v865 = bfloat(v864);
+    const uint v866 = v857 * v1;
+    const uint v867 = v866 + v859;
+    out[v867] = v865;
+  }
+  const uint v868 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v869 = v615 + v868;
+  const uint v870 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v871 = v614 + v870;
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
-    const float v875 = v39.m[1][1].thread_elements()[0];
+    const float v875 = v39.m[1][2].thread_elements()[1];
     const float v876 = v875 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v877 = bfloat(v876);
-    const uint v878 = v868 * v1;
+    const uint v878 = v869 * v1;
     const uint v879 = v878 + v871;
     out[v879] = v877;
   }
-  const uint v880 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v882 = v615 + v880;
-  const uint v883 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v885 = v618 + v883;
-  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v887 = v885 < v1;
-  const bool v888 = v886 && v887;
-  if (v888) {
-    const float v889 = v39.m[1][1].thread_elements()[1];
-    const float v890 = v889 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v891 = bfloat(v890);
-    const uint v892 = v882 * v1;
-    const uint v893 = v892 + v885;
-    out[v893] = v891;
+  const uint v880 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v881 = v615 + v880;
+  const uint v882 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v883 = v614 + v882;
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.m[1][3].thread_elements()[0];
+    const float v888 = v887 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v889 = bfloat(v888);
+    const uint v890 = v881 * v1;
+    const uint v891 = v890 + v883;
+    out[v891] = v889;
   }
-  const uint v894 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v896 = v615 + v894;
-  const uint v897 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v899 = v618 + v897;
-  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v901 = v899 < v1;
-  const bool v902 = v900 && v901;
-  if (v902) {
-    const float v903 = v39.m[1][2].thread_elements()[0];
-    const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v905 = bfloat(v904);
-    const uint v906 = v896 * v1;
-    const uint v907 = v906 + v899;
-    out[v907] = v905;
+  const uint v892 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v893 = v615 + v892;
+  const uint v894 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v895 = v614 + v894;
+  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v897 = v895 < v1;
+  const bool v898 = v896 && v897;
+  if (v898) {
+    const float v899 = v39.m[1][3].thread_elements()[1];
+    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v901 = bfloat(v900);
+    const uint v902 = v893 * v1;
+    const uint v903 = v902 + v895;
+    out[v903] = v901;
   }
-  const uint v908 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v910 = v615 + v908;
-  const uint v911 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v913 = v618 + v911;
-  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v915 = v913 < v1;
-  const bool v916 = v914 && v915;
-  if (v916) {
-    const float v917 = v39.m[1][2].thread_elements()[1];
-    const float v918 = v917 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v919 = bfloat(v918);
-    const uint v920 = v910 * v1;
-    const uint v921 = v920 + v913;
-    out[v921] = v919;
+  const uint v904 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v905 = v615 + v904;
+  const uint v906 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v907 = v614 + v906;
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v909 = v907 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v39.m[1][4].thread_elements()[0];
+    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v913 = bfloat(v912);
+    const uint v914 = v905 * v1;
+    const uint v915 = v914 + v907;
+    out[v915] = v913;
   }
-  const uint v922 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v924 = v615 + v922;
-  const uint v925 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v927 = v618 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v929 = v927 < v1;
-  const bool v930 = v928 && v929;
-  if (v930) {
-    const float v931 = v39.m[1][3].thread_elements()[0];
-    const float v932 = v931 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v933 = bfloat(v932);
-    const uint v934 = v924 * v1;
-    const uint v935 = v934 + v927;
-    out[v935] = v933;
+  const uint v916 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v917 = v615 + v916;
+  const uint v918 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v919 = v614 + v918;
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v921 = v919 < v1;
+  const bool v922 = v920 && v921;
+  if (v922) {
+    const float v923 = v39.m[1][4].thread_elements()[1];
+    const float v924 = v923 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v925 = bfloat(v924);
+    const uint v926 = v917 * v1;
+    const uint v927 = v926 + v919;
+    out[v927] = v925;
   }
-  const uint v936 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v938 = v615 + v936;
-  const uint v939 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v941 = v618 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v943 = v941 < v1;
-  const bool v944 = v942 && v943;
-  if (v944) {
-    const float v945 = v39.m[1][3].thread_elements()[1];
-    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v947 = bfloat(v946);
-    const uint v948 = v938 * v1;
-    const uint v949 = v948 + v941;
-    out[v949] = v947;
+  const uint v928 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v929 = v615 + v928;
+  const uint v930 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v931 = v614 + v930;
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v933 = v931 < v1;
+  const bool v934 = v932 && v933;
+  if (v934) {
+    const float v935 = v39.m[1][5].thread_elements()[0];
+    const float v936 = v935 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v937 = bfloat(v936);
+    const uint v938 = v929 * v1;
+    const uint v939 = v938 + v931;
+    out[v939] = v937;
   }
-  const uint v950 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v952 = v615 + v950;
-  const uint v953 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v955 = v618 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v940 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v941 = v615 + v940;
+  const uint v942 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v943 = v614 + v942;
+  const bool v944 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v945 = v943 < v1;
+  const bool v946 = v944 && v945;
+  if (v946) {
+    const float v947 = v39.m[1][5].thread_elements()[1];
+    const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v949 = bfloat(v948);
+    const uint v950 = v941 * v1;
+    const uint v951 = v950 + v943;
+    out[v951] = v949;
+  }
+  const uint v952 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v953 = v615 + v952;
+  const uint v954 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v955 = v614 + v954;
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
-    const float v959 = v39.m[1][4].thread_elements()[0];
+    const float v959 = v39.m[1][6].thread_elements()[0];
     const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v961 = bfloat(v960);
-    const uint v962 = v952 * v1;
+    const uint v962 = v953 * v1;
     const uint v963 = v962 + v955;
     out[v963] = v961;
   }
-  const uint v964 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v966 = v615 + v964;
-  const uint v967 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v969 = v618 + v967;
-  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v971 = v969 < v1;
-  const bool v972 = v970 && v971;
-  if (v972) {
-    const float v973 = v39.m[1][4].thread_elements()[1];
-    const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v975 = bfloat(v974);
-    const uint v976 = v966 * v1;
-    const uint v977 = v976 + v969;
-    out[v977] = v975;
+  const uint v964 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v965 = v615 + v964;
+  const uint v966 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v967 = v614 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v969 = v967 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v39.m[1][6].thread_elements()[1];
+    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v973 = bfloat(v972);
+    const uint v974 = v965 * v1;
+    const uint v975 = v974 + v967;
+    out[v975] = v973;
   }
-  const uint v978 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v980 = v615 + v978;
-  const uint v981 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v983 = v618 + v981;
-  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v985 = v983 < v1;
-  const bool v986 = v984 && v985;
-  if (v986) {
-    const float v987 = v39.m[1][5].thread_elements()[0];
-    const float v988 = v987 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v989 = bfloat(v988);
-    const uint v990 = v980 * v1;
-    const uint v991 = v990 + v983;
-    out[v991] = v989;
+  const uint v976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v977 = v615 + v976;
+  const uint v978 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v979 = v614 + v978;
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v981 = v979 < v1;
+  const bool v982 = v980 && v981;
+  if (v982) {
+    const float v983 = v39.m[1][7].thread_elements()[0];
+    const float v984 = v983 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v985 = bfloat(v984);
+    const uint v986 = v977 * v1;
+    const uint v987 = v986 + v979;
+    out[v987] = v985;
   }
-  const uint v992 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v994 = v615 + v992;
-  const uint v995 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v997 = v618 + v995;
-  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v999 = v997 < v1;
-  const bool v1000 = v998 && v999;
-  if (v1000) {
-    const float v1001 = v39.m[1][5].thread_elements()[1];
-    const float v1002 = v1001 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1003 = bfloat(v1002);
-    const uint v1004 = v994 * v1;
-    const uint v1005 = v1004 + v997;
-    out[v1005] = v1003;
+  const uint v988 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v989 = v615 + v988;
+  const uint v990 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v991 = v614 + v990;
+  const bool v992 = v989 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v993 = v991 < v1;
+  const bool v994 = v992 && v993;
+  if (v994) {
+    const float v995 = v39.m[1][7].thread_elements()[1];
+    const float v996 = v995 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v997 = bfloat(v996);
+    const uint v998 = v989 * v1;
+    const uint v999 = v998 + v991;
+    out[v999] = v997;
   }
-  const uint v1006 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1008 = v615 + v1006;
-  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1011 = v618 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1013 = v1011 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v39.m[1][6].thread_elements()[0];
-    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1017 = bfloat(v1016);
-    const uint v1018 = v1008 * v1;
-    const uint v1019 = v1018 + v1011;
-    out[v1019] = v1017;
+  const uint v1000 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1001 = v615 + v1000;
+  const uint v1002 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1003 = v614 + v1002;
+  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1005 = v1003 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v39.m[2][0].thread_elements()[0];
+    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1009 = bfloat(v1008);
+    const uint v1010 = v1001 * v1;
+    const uint v1011 = v1010 + v1003;
+    out[v1011] = v1009;
   }
-  const uint v1020 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1022 = v615 + v1020;
-  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1025 = v618 + v1023;
-  const bool v1026 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1027 = v1025 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v39.m[1][6].thread_elements()[1];
-    const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1031 = bfloat(v1030);
-    const uint v1032 = v1022 * v1;
-    const uint v1033 = v1032 + v1025;
-    out[v1033] = v1031;
+  const uint v1012 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1013 = v615 + v1012;
+  const uint v1014 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1015 = v614 + v1014;
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1017 = v1015 < v1;
+  const bool v1018 = v1016 && v1017;
+  if (v1018) {
+    const float v1019 = v39.m[2][0].thread_elements()[1];
+    const float v1020 = v1019 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1021 = bfloat(v1020);
+    const uint v1022 = v1013 * v1;
+    const uint v1023 = v1022 + v1015;
+    out[v1023] = v1021;
   }
-  const uint v1034 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1036 = v615 + v1034;
-  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1039 = v618 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1024 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1025 = v615 + v1024;
+  const uint v1026 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1027 = v614 + v1026;
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1029 = v1027 < v1;
+  const bool v1030 = v1028 && v1029;
+  if (v1030) {
+    const float v1031 = v39.m[2][1].thread_elements()[0];
+    const float v1032 = v1031 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1033 = bfloat(v1032);
+    const uint v1034 = v1025 * v1;
+    const uint v1035 = v1034 + v1027;
+    out[v1035] = v1033;
+  }
+  const uint v1036 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1037 = v615 + v1036;
+  const uint v1038 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1039 = v614 + v1038;
+  const bool v1040 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
-    const float v1043 = v39.m[1][7].thread_elements()[0];
+    const float v1043 = v39.m[2][1].thread_elements()[1];
     const float v1044 = v1043 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1045 = bfloat(v1044);
-    const uint v1046 = v1036 * v1;
+    const uint v1046 = v1037 * v1;
     const uint v1047 = v1046 + v1039;
     out[v1047] = v1045;
   }
-  const uint v1048 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1050 = v615 + v1048;
-  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1053 = v618 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1055 = v1053 < v1;
-  const bool v1056 = v1054 && v1055;
-  if (v1056) {
-    const float v1057 = v39.m[1][7].thread_elements()[1];
-    const float v1058 = v1057 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1059 = bfloat(v1058);
-    const uint v1060 = v1050 * v1;
-    const uint v1061 = v1060 + v1053;
-    out[v1061] = v1059;
+  const uint v1048 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1049 = v615 + v1048;
+  const uint v1050 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1051 = v614 + v1050;
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1053 = v1051 < v1;
+  const bool v1054 = v1052 && v1053;
+  if (v1054) {
+    const float v1055 = v39.m[2][2].thread_elements()[0];
+    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1057 = bfloat(v1056);
+    const uint v1058 = v1049 * v1;
+    const uint v1059 = v1058 + v1051;
+    out[v1059] = v1057;
   }
-  const uint v1062 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1064 = v615 + v1062;
-  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1067 = v618 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1069 = v1067 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v39.m[2][0].thread_elements()[0];
-    const float v1072 = v1071 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1073 = bfloat(v1072);
-    const uint v1074 = v1064 * v1;
-    const uint v1075 = v1074 + v1067;
-    out[v1075] = v1073;
+  const uint v1060 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1061 = v615 + v1060;
+  const uint v1062 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1063 = v614 + v1062;
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1065 = v1063 < v1;
+  const bool v1066 = v1064 && v1065;
+  if (v1066) {
+    const float v1067 = v39.m[2][2].thread_elements()[1];
+    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1069 = bfloat(v1068);
+    const uint v1070 = v1061 * v1;
+    const uint v1071 = v1070 + v1063;
+    out[v1071] = v1069;
   }
-  const uint v1076 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1078 = v615 + v1076;
-  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1081 = v618 + v1079;
-  const bool v1082 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1083 = v1081 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v39.m[2][0].thread_elements()[1];
-    const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1087 = bfloat(v1086);
-    const uint v1088 = v1078 * v1;
-    const uint v1089 = v1088 + v1081;
-    out[v1089] = v1087;
+  const uint v1072 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1073 = v615 + v1072;
+  const uint v1074 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1075 = v614 + v1074;
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1077 = v1075 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v39.m[2][3].thread_elements()[0];
+    const float v1080 = v1079 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1081 = bfloat(v1080);
+    const uint v1082 = v1073 * v1;
+    const uint v1083 = v1082 + v1075;
+    out[v1083] = v1081;
   }
-  const uint v1090 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1092 = v615 + v1090;
-  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1095 = v618 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1097 = v1095 < v1;
-  const bool v1098 = v1096 && v1097;
-  if (v1098) {
-    const float v1099 = v39.m[2][1].thread_elements()[0];
-    const float v1100 = v1099 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1101 = bfloat(v1100);
-    const uint v1102 = v1092 * v1;
-    const uint v1103 = v1102 + v1095;
-    out[v1103] = v1101;
+  const uint v1084 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1085 = v615 + v1084;
+  const uint v1086 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1087 = v614 + v1086;
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1089 = v1087 < v1;
+  const bool v1090 = v1088 && v1089;
+  if (v1090) {
+    const float v1091 = v39.m[2][3].thread_elements()[1];
+    const float v1092 = v1091 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1093 = bfloat(v1092);
+    const uint v1094 = v1085 * v1;
+    const uint v1095 = v1094 + v1087;
+    out[v1095] = v1093;
   }
-  const uint v1104 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1106 = v615 + v1104;
-  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1109 = v618 + v1107;
-  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1111 = v1109 < v1;
-  const bool v1112 = v1110 && v1111;
-  if (v1112) {
-    const float v1113 = v39.m[2][1].thread_elements()[1];
-    const float v1114 = v1113 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1115 = bfloat(v1114);
-    const uint v1116 = v1106 * v1;
-    const uint v1117 = v1116 + v1109;
-    out[v1117] = v1115;
+  const uint v1096 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1097 = v615 + v1096;
+  const uint v1098 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1099 = v614 + v1098;
+  const bool v1100 = v1097 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1101 = v1099 < v1;
+  const bool v1102 = v1100 && v1101;
+  if (v1102) {
+    const float v1103 = v39.m[2][4].thread_elements()[0];
+    const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1105 = bfloat(v1104);
+    const uint v1106 = v1097 * v1;
+    const uint v1107 = v1106 + v1099;
+    out[v1107] = v1105;
   }
-  const uint v1118 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1120 = v615 + v1118;
-  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1123 = v618 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1108 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1109 = v615 + v1108;
+  const uint v1110 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1111 = v614 + v1110;
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1113 = v1111 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v39.m[2][4].thread_elements()[1];
+    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1117 = bfloat(v1116);
+    const uint v1118 = v1109 * v1;
+    const uint v1119 = v1118 + v1111;
+    out[v1119] = v1117;
+  }
+  const uint v1120 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1121 = v615 + v1120;
+  const uint v1122 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1123 = v614 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
-    const float v1127 = v39.m[2][2].thread_elements()[0];
+    const float v1127 = v39.m[2][5].thread_elements()[0];
     const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1129 = bfloat(v1128);
-    const uint v1130 = v1120 * v1;
+    const uint v1130 = v1121 * v1;
     const uint v1131 = v1130 + v1123;
     out[v1131] = v1129;
   }
-  const uint v1132 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1134 = v615 + v1132;
-  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1137 = v618 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1139 = v1137 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v39.m[2][2].thread_elements()[1];
-    const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1143 = bfloat(v1142);
-    const uint v1144 = v1134 * v1;
-    const uint v1145 = v1144 + v1137;
-    out[v1145] = v1143;
+  const uint v1132 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1133 = v615 + v1132;
+  const uint v1134 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1135 = v614 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1137 = v1135 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v39.m[2][5].thread_elements()[1];
+    const float v1140 = v1139 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1141 = bfloat(v1140);
+    const uint v1142 = v1133 * v1;
+    const uint v1143 = v1142 + v1135;
+    out[v1143] = v1141;
   }
-  const uint v1146 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1148 = v615 + v1146;
-  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1151 = v618 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1153 = v1151 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v39.m[2][3].thread_elements()[0];
-    const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1157 = bfloat(v1156);
-    const uint v1158 = v1148 * v1;
-    const uint v1159 = v1158 + v1151;
-    out[v1159] = v1157;
+  const uint v1144 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1145 = v615 + v1144;
+  const uint v1146 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1147 = v614 + v1146;
+  const bool v1148 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1149 = v1147 < v1;
+  const bool v1150 = v1148 && v1149;
+  if (v1150) {
+    const float v1151 = v39.m[2][6].thread_elements()[0];
+    const float v1152 = v1151 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1153 = bfloat(v1152);
+    const uint v1154 = v1145 * v1;
+    const uint v1155 = v1154 + v1147;
+    out[v1155] = v1153;
   }
-  const uint v1160 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1162 = v615 + v1160;
-  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1165 = v618 + v1163;
-  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1167 = v1165 < v1;
-  const bool v1168 = v1166 && v1167;
-  if (v1168) {
-    const float v1169 = v39.m[2][3].thread_elements()[1];
-    const float v1170 = v1169 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1171 = bfloat(v1170);
-    const uint v1172 = v1162 * v1;
-    const uint v1173 = v1172 + v1165;
-    out[v1173] = v1171;
+  const uint v1156 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1157 = v615 + v1156;
+  const uint v1158 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1159 = v614 + v1158;
+  const bool v1160 = v1157 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1161 = v1159 < v1;
+  const bool v1162 = v1160 && v1161;
+  if (v1162) {
+    const float v1163 = v39.m[2][6].thread_elements()[1];
+    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1165 = bfloat(v1164);
+    const uint v1166 = v1157 * v1;
+    const uint v1167 = v1166 + v1159;
+    out[v1167] = v1165;
   }
-  const uint v1174 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1176 = v615 + v1174;
-  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1179 = v618 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1181 = v1179 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v39.m[2][4].thread_elements()[0];
-    const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1185 = bfloat(v1184);
-    const uint v1186 = v1176 * v1;
-    const uint v1187 = v1186 + v1179;
-    out[v1187] = v1185;
+  const uint v1168 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1169 = v615 + v1168;
+  const uint v1170 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1171 = v614 + v1170;
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1173 = v1171 < v1;
+  const bool v1174 = v1172 && v1173;
+  if (v1174) {
+    const float v1175 = v39.m[2][7].thread_elements()[0];
+    const float v1176 = v1175 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1177 = bfloat(v1176);
+    const uint v1178 = v1169 * v1;
+    const uint v1179 = v1178 + v1171;
+    out[v1179] = v1177;
   }
-  const uint v1188 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1190 = v615 + v1188;
-  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1193 = v618 + v1191;
-  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1195 = v1193 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v39.m[2][4].thread_elements()[1];
-    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1199 = bfloat(v1198);
-    const uint v1200 = v1190 * v1;
-    const uint v1201 = v1200 + v1193;
-    out[v1201] = v1199;
+  const uint v1180 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1181 = v615 + v1180;
+  const uint v1182 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1183 = v614 + v1182;
+  const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1185 = v1183 < v1;
+  const bool v1186 = v1184 && v1185;
+  if (v1186) {
+    const float v1187 = v39.m[2][7].thread_elements()[1];
+    const float v1188 = v1187 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1189 = bfloat(v1188);
+    const uint v1190 = v1181 * v1;
+    const uint v1191 = v1190 + v1183;
+    out[v1191] = v1189;
   }
-  const uint v1202 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1204 = v615 + v1202;
-  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1207 = v618 + v1205;
-  const bool v1208 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1192 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1193 = v615 + v1192;
+  const uint v1194 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1195 = v614 + v1194;
+  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1197 = v1195 < v1;
+  const bool v1198 = v1196 && v1197;
+  if (v1198) {
+    const float v1199 = v39.m[3][0].thread_elements()[0];
+    const float v1200 = v1199 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1201 = bfloat(v1200);
+    const uint v1202 = v1193 * v1;
+    const uint v1203 = v1202 + v1195;
+    out[v1203] = v1201;
+  }
+  const uint v1204 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1205 = v615 + v1204;
+  const uint v1206 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1207 = v614 + v1206;
+  const bool v1208 = v1205 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
-    const float v1211 = v39.m[2][5].thread_elements()[0];
+    const float v1211 = v39.m[3][0].thread_elements()[1];
     const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1213 = bfloat(v1212);
-    const uint v1214 = v1204 * v1;
+    const uint v1214 = v1205 * v1;
     const uint v1215 = v1214 + v1207;
     out[v1215] = v1213;
   }
-  const uint v1216 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1218 = v615 + v1216;
-  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1221 = v618 + v1219;
-  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1223 = v1221 < v1;
-  const bool v1224 = v1222 && v1223;
-  if (v1224) {
-    const float v1225 = v39.m[2][5].thread_elements()[1];
-    const float v1226 = v1225 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1227 = bfloat(v1226);
-    const uint v1228 = v1218 * v1;
-    const uint v1229 = v1228 + v1221;
-    out[v1229] = v1227;
+  const uint v1216 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1217 = v615 + v1216;
+  const uint v1218 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1219 = v614 + v1218;
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.m[3][1].thread_elements()[0];
+    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1225 = bfloat(v1224);
+    const uint v1226 = v1217 * v1;
+    const uint v1227 = v1226 + v1219;
+    out[v1227] = v1225;
   }
-  const uint v1230 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1232 = v615 + v1230;
-  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1235 = v618 + v1233;
-  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1237 = v1235 < v1;
-  const bool v1238 = v1236 && v1237;
-  if (v1238) {
-    const float v1239 = v39.m[2][6].thread_elements()[0];
-    const float v1240 = v1239 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1241 = bfloat(v1240);
-    const uint v1242 = v1232 * v1;
-    const uint v1243 = v1242 + v1235;
-    out[v1243] = v1241;
+  const uint v1228 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1229 = v615 + v1228;
+  const uint v1230 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1231 = v614 + v1230;
+  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1233 = v1231 < v1;
+  const bool v1234 = v1232 && v1233;
+  if (v1234) {
+    const float v1235 = v39.m[3][1].thread_elements()[1];
+    const float v1236 = v1235 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1237 = bfloat(v1236);
+    const uint v1238 = v1229 * v1;
+    const uint v1239 = v1238 + v1231;
+    out[v1239] = v1237;
   }
-  const uint v1244 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1246 = v615 + v1244;
-  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1249 = v618 + v1247;
-  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1251 = v1249 < v1;
-  const bool v1252 = v1250 && v1251;
-  if (v1252) {
-    const float v1253 = v39.m[2][6].thread_elements()[1];
-    const float v1254 = v1253 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1255 = bfloat(v1254);
-    const uint v1256 = v1246 * v1;
-    const uint v1257 = v1256 + v1249;
-    out[v1257] = v1255;
+  const uint v1240 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1241 = v615 + v1240;
+  const uint v1242 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1243 = v614 + v1242;
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1245 = v1243 < v1;
+  const bool v1246 = v1244 && v1245;
+  if (v1246) {
+    const float v1247 = v39.m[3][2].thread_elements()[0];
+    const float v1248 = v1247 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1249 = bfloat(v1248);
+    const uint v1250 = v1241 * v1;
+    const uint v1251 = v1250 + v1243;
+    out[v1251] = v1249;
   }
-  const uint v1258 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1260 = v615 + v1258;
-  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1263 = v618 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1265 = v1263 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v39.m[2][7].thread_elements()[0];
-    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1269 = bfloat(v1268);
-    const uint v1270 = v1260 * v1;
-    const uint v1271 = v1270 + v1263;
-    out[v1271] = v1269;
+  const uint v1252 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1253 = v615 + v1252;
+  const uint v1254 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1255 = v614 + v1254;
+  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1257 = v1255 < v1;
+  const bool v1258 = v1256 && v1257;
+  if (v1258) {
+    const float v1259 = v39.m[3][2].thread_elements()[1];
+    const float v1260 = v1259 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1261 = bfloat(v1260);
+    const uint v1262 = v1253 * v1;
+    const uint v1263 = v1262 + v1255;
+    out[v1263] = v1261;
   }
-  const uint v1272 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1274 = v615 + v1272;
-  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1277 = v618 + v1275;
-  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1279 = v1277 < v1;
-  const bool v1280 = v1278 && v1279;
-  if (v1280) {
-    const float v1281 = v39.m[2][7].thread_elements()[1];
-    const float v1282 = v1281 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1283 = bfloat(v1282);
-    const uint v1284 = v1274 * v1;
-    const uint v1285 = v1284 + v1277;
-    out[v1285] = v1283;
+  const uint v1264 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1265 = v615 + v1264;
+  const uint v1266 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1267 = v614 + v1266;
+  const bool v1268 = v1265 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1269 = v1267 < v1;
+  const bool v1270 = v1268 && v1269;
+  if (v1270) {
+    const float v1271 = v39.m[3][3].thread_elements()[0];
+    const float v1272 = v1271 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1273 = bfloat(v1272);
+    const uint v1274 = v1265 * v1;
+    const uint v1275 = v1274 + v1267;
+    out[v1275] = v1273;
   }
-  const uint v1286 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1288 = v615 + v1286;
-  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1291 = v618 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1276 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1277 = v615 + v1276;
+  const uint v1278 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1279 = v614 + v1278;
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1281 = v1279 < v1;
+  const bool v1282 = v1280 && v1281;
+  if (v1282) {
+    const float v1283 = v39.m[3][3].thread_elements()[1];
+    const float v1284 = v1283 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1285 = bfloat(v1284);
+    const uint v1286 = v1277 * v1;
+    const uint v1287 = v1286 + v1279;
+    out[v1287] = v1285;
+  }
+  const uint v1288 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1289 = v615 + v1288;
+  const uint v1290 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1291 = v614 + v1290;
+  const bool v1292 = v1289 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
-    const float v1295 = v39.m[3][0].thread_elements()[0];
+    const float v1295 = v39.m[3][4].thread_elements()[0];
     const float v1296 = v1295 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1297 = bfloat(v1296);
-    const uint v1298 = v1288 * v1;
+    const uint v1298 = v1289 * v1;
     const uint v1299 = v1298 + v1291;
     out[v1299] = v1297;
   }
-  const uint v1300 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1302 = v615 + v1300;
-  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1305 = v618 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1307 = v1305 < v1;
-  const bool v1308 = v1306 && v1307;
-  if (v1308) {
-    const float v1309 = v39.m[3][0].thread_elements()[1];
-    const float v1310 = v1309 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1311 = bfloat(v1310);
-    const uint v1312 = v1302 * v1;
-    const uint v1313 = v1312 + v1305;
-    out[v1313] = v1311;
+  const uint v1300 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1301 = v615 + v1300;
+  const uint v1302 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1303 = v614 + v1302;
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1305 = v1303 < v1;
+  const bool v1306 = v1304 && v1305;
+  if (v1306) {
+    const float v1307 = v39.m[3][4].thread_elements()[1];
+    const float v1308 = v1307 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1309 = bfloat(v1308);
+    const uint v1310 = v1301 * v1;
+    const uint v1311 = v1310 + v1303;
+    out[v1311] = v1309;
   }
-  const uint v1314 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1316 = v615 + v1314;
-  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1319 = v618 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1321 = v1319 < v1;
-  const bool v1322 = v1320 && v1321;
-  if (v1322) {
-    const float v1323 = v39.m[3][1].thread_elements()[0];
-    const float v1324 = v1323 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1325 = bfloat(v1324);
-    const uint v1326 = v1316 * v1;
-    const uint v1327 = v1326 + v1319;
-    out[v1327] = v1325;
+  const uint v1312 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1313 = v615 + v1312;
+  const uint v1314 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1315 = v614 + v1314;
+  const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1317 = v1315 < v1;
+  const bool v1318 = v1316 && v1317;
+  if (v1318) {
+    const float v1319 = v39.m[3][5].thread_elements()[0];
+    const float v1320 = v1319 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1321 = bfloat(v1320);
+    const uint v1322 = v1313 * v1;
+    const uint v1323 = v1322 + v1315;
+    out[v1323] = v1321;
   }
-  const uint v1328 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1330 = v615 + v1328;
-  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1333 = v618 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1335 = v1333 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v39.m[3][1].thread_elements()[1];
-    const float v1338 = v1337 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1339 = bfloat(v1338);
-    const uint v1340 = v1330 * v1;
-    const uint v1341 = v1340 + v1333;
-    out[v1341] = v1339;
+  const uint v1324 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1325 = v615 + v1324;
+  const uint v1326 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1327 = v614 + v1326;
+  const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1329 = v1327 < v1;
+  const bool v1330 = v1328 && v1329;
+  if (v1330) {
+    const float v1331 = v39.m[3][5].thread_elements()[1];
+    const float v1332 = v1331 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1333 = bfloat(v1332);
+    const uint v1334 = v1325 * v1;
+    const uint v1335 = v1334 + v1327;
+    out[v1335] = v1333;
   }
-  const uint v1342 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1344 = v615 + v1342;
-  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1347 = v618 + v1345;
-  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1349 = v1347 < v1;
-  const bool v1350 = v1348 && v1349;
-  if (v1350) {
-    const float v1351 = v39.m[3][2].thread_elements()[0];
-    const float v1352 = v1351 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1353 = bfloat(v1352);
-    const uint v1354 = v1344 * v1;
-    const uint v1355 = v1354 + v1347;
-    out[v1355] = v1353;
+  const uint v1336 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1337 = v615 + v1336;
+  const uint v1338 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1339 = v614 + v1338;
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1341 = v1339 < v1;
+  const bool v1342 = v1340 && v1341;
+  if (v1342) {
+    const float v1343 = v39.m[3][6].thread_elements()[0];
+    const float v1344 = v1343 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1345 = bfloat(v1344);
+    const uint v1346 = v1337 * v1;
+    const uint v1347 = v1346 + v1339;
+    out[v1347] = v1345;
   }
-  const uint v1356 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1358 = v615 + v1356;
-  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1361 = v618 + v1359;
-  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1363 = v1361 < v1;
-  const bool v1364 = v1362 && v1363;
-  if (v1364) {
-    const float v1365 = v39.m[3][2].thread_elements()[1];
-    const float v1366 = v1365 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1367 = bfloat(v1366);
-    const uint v1368 = v1358 * v1;
-    const uint v1369 = v1368 + v1361;
-    out[v1369] = v1367;
+  const uint v1348 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1349 = v615 + v1348;
+  const uint v1350 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1351 = v614 + v1350;
+  const bool v1352 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1353 = v1351 < v1;
+  const bool v1354 = v1352 && v1353;
+  if (v1354) {
+    const float v1355 = v39.m[3][6].thread_elements()[1];
+    const float v1356 = v1355 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1357 = bfloat(v1356);
+    const uint v1358 = v1349 * v1;
+    const uint v1359 = v1358 + v1351;
+    out[v1359] = v1357;
   }
-  const uint v1370 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1372 = v615 + v1370;
-  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1375 = v618 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1360 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1361 = v615 + v1360;
+  const uint v1362 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1363 = v614 + v1362;
+  const bool v1364 = v1361 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1365 = v1363 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v39.m[3][7].thread_elements()[0];
+    const float v1368 = v1367 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1369 = bfloat(v1368);
+    const uint v1370 = v1361 * v1;
+    const uint v1371 = v1370 + v1363;
+    out[v1371] = v1369;
+  }
+  const uint v1372 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1373 = v615 + v1372;
+  const uint v1374 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1375 = v614 + v1374;
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
-    const float v1379 = v39.m[3][3].thread_elements()[0];
+    const float v1379 = v39.m[3][7].thread_elements()[1];
     const float v1380 = v1379 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1381 = bfloat(v1380);
-    const uint v1382 = v1372 * v1;
+    const uint v1382 = v1373 * v1;
     const uint v1383 = v1382 + v1375;
     out[v1383] = v1381;
   }
-  const uint v1384 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1386 = v615 + v1384;
-  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1389 = v618 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1391 = v1389 < v1;
-  const bool v1392 = v1390 && v1391;
-  if (v1392) {
-    const float v1393 = v39.m[3][3].thread_elements()[1];
-    const float v1394 = v1393 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1395 = bfloat(v1394);
-    const uint v1396 = v1386 * v1;
-    const uint v1397 = v1396 + v1389;
-    out[v1397] = v1395;
+  const uint v1384 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1385 = v615 + v1384;
+  const uint v1386 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1387 = v614 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1389 = v1387 < v1;
+  const bool v1390 = v1388 && v1389;
+  if (v1390) {
+    const float v1391 = v39.m[4][0].thread_elements()[0];
+    const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1393 = bfloat(v1392);
+    const uint v1394 = v1385 * v1;
+    const uint v1395 = v1394 + v1387;
+    out[v1395] = v1393;
   }
-  const uint v1398 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1400 = v615 + v1398;
-  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1403 = v618 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1405 = v1403 < v1;
-  const bool v1406 = v1404 && v1405;
-  if (v1406) {
-    const float v1407 = v39.m[3][4].thread_elements()[0];
-    const float v1408 = v1407 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1409 = bfloat(v1408);
-    const uint v1410 = v1400 * v1;
-    const uint v1411 = v1410 + v1403;
-    out[v1411] = v1409;
+  const uint v1396 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1397 = v615 + v1396;
+  const uint v1398 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1399 = v614 + v1398;
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1401 = v1399 < v1;
+  const bool v1402 = v1400 && v1401;
+  if (v1402) {
+    const float v1403 = v39.m[4][0].thread_elements()[1];
+    const float v1404 = v1403 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1405 = bfloat(v1404);
+    const uint v1406 = v1397 * v1;
+    const uint v1407 = v1406 + v1399;
+    out[v1407] = v1405;
   }
-  const uint v1412 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1414 = v615 + v1412;
-  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1417 = v618 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1419 = v1417 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v39.m[3][4].thread_elements()[1];
-    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1423 = bfloat(v1422);
-    const uint v1424 = v1414 * v1;
-    const uint v1425 = v1424 + v1417;
-    out[v1425] = v1423;
+  const uint v1408 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1409 = v615 + v1408;
+  const uint v1410 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1411 = v614 + v1410;
+  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1413 = v1411 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v39.m[4][1].thread_elements()[0];
+    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1417 = bfloat(v1416);
+    const uint v1418 = v1409 * v1;
+    const uint v1419 = v1418 + v1411;
+    out[v1419] = v1417;
   }
-  const uint v1426 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1428 = v615 + v1426;
-  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1431 = v618 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1433 = v1431 < v1;
-  const bool v1434 = v1432 && v1433;
-  if (v1434) {
-    const float v1435 = v39.m[3][5].thread_elements()[0];
-    const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1437 = bfloat(v1436);
-    const uint v1438 = v1428 * v1;
-    const uint v1439 = v1438 + v1431;
-    out[v1439] = v1437;
+  const uint v1420 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1421 = v615 + v1420;
+  const uint v1422 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1423 = v614 + v1422;
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1425 = v1423 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v39.m[4][1].thread_elements()[1];
+    const float v1428 = v1427 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1429 = bfloat(v1428);
+    const uint v1430 = v1421 * v1;
+    const uint v1431 = v1430 + v1423;
+    out[v1431] = v1429;
   }
-  const uint v1440 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1442 = v615 + v1440;
-  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1445 = v618 + v1443;
-  const bool v1446 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1447 = v1445 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v39.m[3][5].thread_elements()[1];
-    const float v1450 = v1449 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1451 = bfloat(v1450);
-    const uint v1452 = v1442 * v1;
-    const uint v1453 = v1452 + v1445;
-    out[v1453] = v1451;
+  const uint v1432 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1433 = v615 + v1432;
+  const uint v1434 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1435 = v614 + v1434;
+  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1437 = v1435 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v39.m[4][2].thread_elements()[0];
+    const float v1440 = v1439 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1441 = bfloat(v1440);
+    const uint v1442 = v1433 * v1;
+    const uint v1443 = v1442 + v1435;
+    out[v1443] = v1441;
   }
-  const uint v1454 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1456 = v615 + v1454;
-  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1459 = v618 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1444 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1445 = v615 + v1444;
+  const uint v1446 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1447 = v614 + v1446;
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1449 = v1447 < v1;
+  const bool v1450 = v1448 && v1449;
+  if (v1450) {
+    const float v1451 = v39.m[4][2].thread_elements()[1];
+    const float v1452 = v1451 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1453 = bfloat(v1452);
+    const uint v1454 = v1445 * v1;
+    const uint v1455 = v1454 + v1447;
+    out[v1455] = v1453;
+  }
+  const uint v1456 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1457 = v615 + v1456;
+  const uint v1458 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1459 = v614 + v1458;
+  const bool v1460 = v1457 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
-    const float v1463 = v39.m[3][6].thread_elements()[0];
+    const float v1463 = v39.m[4][3].thread_elements()[0];
     const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1465 = bfloat(v1464);
-    const uint v1466 = v1456 * v1;
+    const uint v1466 = v1457 * v1;
     const uint v1467 = v1466 + v1459;
     out[v1467] = v1465;
   }
-  const uint v1468 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1470 = v615 + v1468;
-  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1473 = v618 + v1471;
-  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1475 = v1473 < v1;
-  const bool v1476 = v1474 && v1475;
-  if (v1476) {
-    const float v1477 = v39.m[3][6].thread_elements()[1];
-    const float v1478 = v1477 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1479 = bfloat(v1478);
-    const uint v1480 = v1470 * v1;
-    const uint v1481 = v1480 + v1473;
-    out[v1481] = v1479;
+  const uint v1468 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1469 = v615 + v1468;
+  const uint v1470 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1471 = v614 + v1470;
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1473 = v1471 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v39.m[4][3].thread_elements()[1];
+    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1477 = bfloat(v1476);
+    const uint v1478 = v1469 * v1;
+    const uint v1479 = v1478 + v1471;
+    out[v1479] = v1477;
   }
-  const uint v1482 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1484 = v615 + v1482;
-  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1487 = v618 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1489 = v1487 < v1;
-  const bool v1490 = v1488 && v1489;
-  if (v1490) {
-    const float v1491 = v39.m[3][7].thread_elements()[0];
-    const float v1492 = v1491 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1493 = bfloat(v1492);
-    const uint v1494 = v1484 * v1;
-    const uint v1495 = v1494 + v1487;
-    out[v1495] = v1493;
+  const uint v1480 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1481 = v615 + v1480;
+  const uint v1482 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1483 = v614 + v1482;
+  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1485 = v1483 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v39.m[4][4].thread_elements()[0];
+    const float v1488 = v1487 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1489 = bfloat(v1488);
+    const uint v1490 = v1481 * v1;
+    const uint v1491 = v1490 + v1483;
+    out[v1491] = v1489;
   }
-  const uint v1496 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1498 = v615 + v1496;
-  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1501 = v618 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1503 = v1501 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v39.m[3][7].thread_elements()[1];
-    const float v1506 = v1505 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1507 = bfloat(v1506);
-    const uint v1508 = v1498 * v1;
-    const uint v1509 = v1508 + v1501;
-    out[v1509] = v1507;
+  const uint v1492 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1493 = v615 + v1492;
+  const uint v1494 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1495 = v614 + v1494;
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1497 = v1495 < v1;
+  const bool v1498 = v1496 && v1497;
+  if (v1498) {
+    const float v1499 = v39.m[4][4].thread_elements()[1];
+    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1501 = bfloat(v1500);
+    const uint v1502 = v1493 * v1;
+    const uint v1503 = v1502 + v1495;
+    out[v1503] = v1501;
   }
-  const uint v1510 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1512 = v615 + v1510;
-  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1515 = v618 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v39.m[4][0].thread_elements()[0];
-    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1521 = bfloat(v1520);
-    const uint v1522 = v1512 * v1;
-    const uint v1523 = v1522 + v1515;
-    out[v1523] = v1521;
+  const uint v1504 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1505 = v615 + v1504;
+  const uint v1506 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1507 = v614 + v1506;
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1509 = v1507 < v1;
+  const bool v1510 = v1508 && v1509;
+  if (v1510) {
+    const float v1511 = v39.m[4][5].thread_elements()[0];
+    const float v1512 = v1511 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1513 = bfloat(v1512);
+    const uint v1514 = v1505 * v1;
+    const uint v1515 = v1514 + v1507;
+    out[v1515] = v1513;
   }
-  const uint v1524 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1526 = v615 + v1524;
-  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1529 = v618 + v1527;
-  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1531 = v1529 < v1;
-  const bool v1532 = v1530 && v1531;
-  if (v1532) {
-    const float v1533 = v39.m[4][0].thread_elements()[1];
-    const float v1534 = v1533 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1535 = bfloat(v1534);
-    const uint v1536 = v1526 * v1;
-    const uint v1537 = v1536 + v1529;
-    out[v1537] = v1535;
+  const uint v1516 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1517 = v615 + v1516;
+  const uint v1518 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1519 = v614 + v1518;
+  const bool v1520 = v1517 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1521 = v1519 < v1;
+  const bool v1522 = v1520 && v1521;
+  if (v1522) {
+    const float v1523 = v39.m[4][5].thread_elements()[1];
+    const float v1524 = v1523 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1525 = bfloat(v1524);
+    const uint v1526 = v1517 * v1;
+    const uint v1527 = v1526 + v1519;
+    out[v1527] = v1525;
   }
-  const uint v1538 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1540 = v615 + v1538;
-  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1543 = v618 + v1541;
-  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1528 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1529 = v615 + v1528;
+  const uint v1530 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1531 = v614 + v1530;
+  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1533 = v1531 < v1;
+  const bool v1534 = v1532 && v1533;
+  if (v1534) {
+    const float v1535 = v39.m[4][6].thread_elements()[0];
+    const float v1536 = v1535 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1537 = bfloat(v1536);
+    const uint v1538 = v1529 * v1;
+    const uint v1539 = v1538 + v1531;
+    out[v1539] = v1537;
+  }
+  const uint v1540 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1541 = v615 + v1540;
+  const uint v1542 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1543 = v614 + v1542;
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
-    const float v1547 = v39.m[4][1].thread_elements()[0];
+    const float v1547 = v39.m[4][6].thread_elements()[1];
     const float v1548 = v1547 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1549 = bfloat(v1548);
-    const uint v1550 = v1540 * v1;
+    const uint v1550 = v1541 * v1;
     const uint v1551 = v1550 + v1543;
     out[v1551] = v1549;
   }
-  const uint v1552 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1554 = v615 + v1552;
-  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1557 = v618 + v1555;
-  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1559 = v1557 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v39.m[4][1].thread_elements()[1];
-    const float v1562 = v1561 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1563 = bfloat(v1562);
-    const uint v1564 = v1554 * v1;
-    const uint v1565 = v1564 + v1557;
-    out[v1565] = v1563;
+  const uint v1552 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1553 = v615 + v1552;
+  const uint v1554 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1555 = v614 + v1554;
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.m[4][7].thread_elements()[0];
+    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1561 = bfloat(v1560);
+    const uint v1562 = v1553 * v1;
+    const uint v1563 = v1562 + v1555;
+    out[v1563] = v1561;
   }
-  const uint v1566 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1568 = v615 + v1566;
-  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1571 = v618 + v1569;
-  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1573 = v1571 < v1;
-  const bool v1574 = v1572 && v1573;
-  if (v1574) {
-    const float v1575 = v39.m[4][2].thread_elements()[0];
-    const float v1576 = v1575 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1577 = bfloat(v1576);
-    const uint v1578 = v1568 * v1;
-    const uint v1579 = v1578 + v1571;
-    out[v1579] = v1577;
+  const uint v1564 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1565 = v615 + v1564;
+  const uint v1566 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1567 = v614 + v1566;
+  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1569 = v1567 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v39.m[4][7].thread_elements()[1];
+    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1573 = bfloat(v1572);
+    const uint v1574 = v1565 * v1;
+    const uint v1575 = v1574 + v1567;
+    out[v1575] = v1573;
   }
-  const uint v1580 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1582 = v615 + v1580;
-  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1585 = v618 + v1583;
-  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1587 = v1585 < v1;
-  const bool v1588 = v1586 && v1587;
-  if (v1588) {
-    const float v1589 = v39.m[4][2].thread_elements()[1];
-    const float v1590 = v1589 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1591 = bfloat(v1590);
-    const uint v1592 = v1582 * v1;
-    const uint v1593 = v1592 + v1585;
-    out[v1593] = v1591;
+  const uint v1576 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1577 = v615 + v1576;
+  const uint v1578 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1579 = v614 + v1578;
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1581 = v1579 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v39.m[5][0].thread_elements()[0];
+    const float v1584 = v1583 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1585 = bfloat(v1584);
+    const uint v1586 = v1577 * v1;
+    const uint v1587 = v1586 + v1579;
+    out[v1587] = v1585;
   }
-  const uint v1594 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1596 = v615 + v1594;
-  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1599 = v618 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1601 = v1599 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v39.m[4][3].thread_elements()[0];
-    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1605 = bfloat(v1604);
-    const uint v1606 = v1596 * v1;
-    const uint v1607 = v1606 + v1599;
-    out[v1607] = v1605;
+  const uint v1588 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1589 = v615 + v1588;
+  const uint v1590 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1591 = v614 + v1590;
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1593 = v1591 < v1;
+  const bool v1594 = v1592 && v1593;
+  if (v1594) {
+    const float v1595 = v39.m[5][0].thread_elements()[1];
+    const float v1596 = v1595 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1597 = bfloat(v1596);
+    const uint v1598 = v1589 * v1;
+    const uint v1599 = v1598 + v1591;
+    out[v1599] = v1597;
   }
-  const uint v1608 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1610 = v615 + v1608;
-  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1613 = v618 + v1611;
-  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1615 = v1613 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v39.m[4][3].thread_elements()[1];
-    const float v1618 = v1617 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1619 = bfloat(v1618);
-    const uint v1620 = v1610 * v1;
-    const uint v1621 = v1620 + v1613;
-    out[v1621] = v1619;
+  const uint v1600 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1601 = v615 + v1600;
+  const uint v1602 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1603 = v614 + v1602;
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1605 = v1603 < v1;
+  const bool v1606 = v1604 && v1605;
+  if (v1606) {
+    const float v1607 = v39.m[5][1].thread_elements()[0];
+    const float v1608 = v1607 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1609 = bfloat(v1608);
+    const uint v1610 = v1601 * v1;
+    const uint v1611 = v1610 + v1603;
+    out[v1611] = v1609;
   }
-  const uint v1622 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1624 = v615 + v1622;
-  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1627 = v618 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1612 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1613 = v615 + v1612;
+  const uint v1614 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1615 = v614 + v1614;
+  const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1617 = v1615 < v1;
+  const bool v1618 = v1616 && v1617;
+  if (v1618) {
+    const float v1619 = v39.m[5][1].thread_elements()[1];
+    const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1621 = bfloat(v1620);
+    const uint v1622 = v1613 * v1;
+    const uint v1623 = v1622 + v1615;
+    out[v1623] = v1621;
+  }
+  const uint v1624 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1625 = v615 + v1624;
+  const uint v1626 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1627 = v614 + v1626;
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
-    const float v1631 = v39.m[4][4].thread_elements()[0];
+    const float v1631 = v39.m[5][2].thread_elements()[0];
     const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1633 = bfloat(v1632);
-    const uint v1634 = v1624 * v1;
+    const uint v1634 = v1625 * v1;
     const uint v1635 = v1634 + v1627;
     out[v1635] = v1633;
   }
-  const uint v1636 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1638 = v615 + v1636;
-  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1641 = v618 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1643 = v1641 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v39.m[4][4].thread_elements()[1];
-    const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1647 = bfloat(v1646);
-    const uint v1648 = v1638 * v1;
-    const uint v1649 = v1648 + v1641;
-    out[v1649] = v1647;
+  const uint v1636 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1637 = v615 + v1636;
+  const uint v1638 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1639 = v614 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1641 = v1639 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v39.m[5][2].thread_elements()[1];
+    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1645 = bfloat(v1644);
+    const uint v1646 = v1637 * v1;
+    const uint v1647 = v1646 + v1639;
+    out[v1647] = v1645;
   }
-  const uint v1650 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1652 = v615 + v1650;
-  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1655 = v618 + v1653;
-  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1657 = v1655 < v1;
-  const bool v1658 = v1656 && v1657;
-  if (v1658) {
-    const float v1659 = v39.m[4][5].thread_elements()[0];
-    const float v1660 = v1659 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1661 = bfloat(v1660);
-    const uint v1662 = v1652 * v1;
-    const uint v1663 = v1662 + v1655;
-    out[v1663] = v1661;
+  const uint v1648 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1649 = v615 + v1648;
+  const uint v1650 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1651 = v614 + v1650;
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1653 = v1651 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v39.m[5][3].thread_elements()[0];
+    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1657 = bfloat(v1656);
+    const uint v1658 = v1649 * v1;
+    const uint v1659 = v1658 + v1651;
+    out[v1659] = v1657;
   }
-  const uint v1664 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1666 = v615 + v1664;
-  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1669 = v618 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1671 = v1669 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v39.m[4][5].thread_elements()[1];
-    const float v1674 = v1673 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1675 = bfloat(v1674);
-    const uint v1676 = v1666 * v1;
-    const uint v1677 = v1676 + v1669;
-    out[v1677] = v1675;
+  const uint v1660 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1661 = v615 + v1660;
+  const uint v1662 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1663 = v614 + v1662;
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1665 = v1663 < v1;
+  const bool v1666 = v1664 && v1665;
+  if (v1666) {
+    const float v1667 = v39.m[5][3].thread_elements()[1];
+    const float v1668 = v1667 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1669 = bfloat(v1668);
+    const uint v1670 = v1661 * v1;
+    const uint v1671 = v1670 + v1663;
+    out[v1671] = v1669;
   }
-  const uint v1678 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1680 = v615 + v1678;
-  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1683 = v618 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1685 = v1683 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v39.m[4][6].thread_elements()[0];
-    const float v1688 = v1687 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1689 = bfloat(v1688);
-    const uint v1690 = v1680 * v1;
-    const uint v1691 = v1690 + v1683;
-    out[v1691] = v1689;
+  const uint v1672 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1673 = v615 + v1672;
+  const uint v1674 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1675 = v614 + v1674;
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1677 = v1675 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v39.m[5][4].thread_elements()[0];
+    const float v1680 = v1679 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1681 = bfloat(v1680);
+    const uint v1682 = v1673 * v1;
+    const uint v1683 = v1682 + v1675;
+    out[v1683] = v1681;
   }
-  const uint v1692 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1694 = v615 + v1692;
-  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1697 = v618 + v1695;
-  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1699 = v1697 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v39.m[4][6].thread_elements()[1];
-    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1703 = bfloat(v1702);
-    const uint v1704 = v1694 * v1;
-    const uint v1705 = v1704 + v1697;
-    out[v1705] = v1703;
+  const uint v1684 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1685 = v615 + v1684;
+  const uint v1686 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1687 = v614 + v1686;
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1689 = v1687 < v1;
+  const bool v1690 = v1688 && v1689;
+  if (v1690) {
+    const float v1691 = v39.m[5][4].thread_elements()[1];
+    const float v1692 = v1691 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1693 = bfloat(v1692);
+    const uint v1694 = v1685 * v1;
+    const uint v1695 = v1694 + v1687;
+    out[v1695] = v1693;
   }
-  const uint v1706 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1708 = v615 + v1706;
-  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1711 = v618 + v1709;
-  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1696 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1697 = v615 + v1696;
+  const uint v1698 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1699 = v614 + v1698;
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1701 = v1699 < v1;
+  const bool v1702 = v1700 && v1701;
+  if (v1702) {
+    const float v1703 = v39.m[5][5].thread_elements()[0];
+    const float v1704 = v1703 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1705 = bfloat(v1704);
+    const uint v1706 = v1697 * v1;
+    const uint v1707 = v1706 + v1699;
+    out[v1707] = v1705;
+  }
+  const uint v1708 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1709 = v615 + v1708;
+  const uint v1710 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1711 = v614 + v1710;
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
-    const float v1715 = v39.m[4][7].thread_elements()[0];
+    const float v1715 = v39.m[5][5].thread_elements()[1];
     const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1717 = bfloat(v1716);
-    const uint v1718 = v1708 * v1;
+    const uint v1718 = v1709 * v1;
     const uint v1719 = v1718 + v1711;
     out[v1719] = v1717;
   }
-  const uint v1720 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1722 = v615 + v1720;
-  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1725 = v618 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1727 = v1725 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v39.m[4][7].thread_elements()[1];
-    const float v1730 = v1729 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1731 = bfloat(v1730);
-    const uint v1732 = v1722 * v1;
-    const uint v1733 = v1732 + v1725;
-    out[v1733] = v1731;
+  const uint v1720 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1721 = v615 + v1720;
+  const uint v1722 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1723 = v614 + v1722;
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1725 = v1723 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v39.m[5][6].thread_elements()[0];
+    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1729 = bfloat(v1728);
+    const uint v1730 = v1721 * v1;
+    const uint v1731 = v1730 + v1723;
+    out[v1731] = v1729;
   }
-  const uint v1734 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1736 = v615 + v1734;
-  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1739 = v618 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1741 = v1739 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v39.m[5][0].thread_elements()[0];
-    const float v1744 = v1743 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1745 = bfloat(v1744);
-    const uint v1746 = v1736 * v1;
-    const uint v1747 = v1746 + v1739;
-    out[v1747] = v1745;
+  const uint v1732 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1733 = v615 + v1732;
+  const uint v1734 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1735 = v614 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1737 = v1735 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v39.m[5][6].thread_elements()[1];
+    const float v1740 = v1739 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1741 = bfloat(v1740);
+    const uint v1742 = v1733 * v1;
+    const uint v1743 = v1742 + v1735;
+    out[v1743] = v1741;
   }
-  const uint v1748 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1750 = v615 + v1748;
-  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1753 = v618 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1755 = v1753 < v1;
-  const bool v1756 = v1754 && v1755;
-  if (v1756) {
-    const float v1757 = v39.m[5][0].thread_elements()[1];
-    const float v1758 = v1757 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1759 = bfloat(v1758);
-    const uint v1760 = v1750 * v1;
-    const uint v1761 = v1760 + v1753;
-    out[v1761] = v1759;
+  const uint v1744 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1745 = v615 + v1744;
+  const uint v1746 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1747 = v614 + v1746;
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1749 = v1747 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v39.m[5][7].thread_elements()[0];
+    const float v1752 = v1751 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1753 = bfloat(v1752);
+    const uint v1754 = v1745 * v1;
+    const uint v1755 = v1754 + v1747;
+    out[v1755] = v1753;
   }
-  const uint v1762 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1764 = v615 + v1762;
-  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1767 = v618 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1769 = v1767 < v1;
-  const bool v1770 = v1768 && v1769;
-  if (v1770) {
-    const float v1771 = v39.m[5][1].thread_elements()[0];
-    const float v1772 = v1771 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1773 = bfloat(v1772);
-    const uint v1774 = v1764 * v1;
-    const uint v1775 = v1774 + v1767;
-    out[v1775] = v1773;
+  const uint v1756 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1757 = v615 + v1756;
+  const uint v1758 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1759 = v614 + v1758;
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1761 = v1759 < v1;
+  const bool v1762 = v1760 && v1761;
+  if (v1762) {
+    const float v1763 = v39.m[5][7].thread_elements()[1];
+    const float v1764 = v1763 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1765 = bfloat(v1764);
+    const uint v1766 = v1757 * v1;
+    const uint v1767 = v1766 + v1759;
+    out[v1767] = v1765;
   }
-  const uint v1776 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1778 = v615 + v1776;
-  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1781 = v618 + v1779;
-  const bool v1782 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1783 = v1781 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v39.m[5][1].thread_elements()[1];
-    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1787 = bfloat(v1786);
-    const uint v1788 = v1778 * v1;
-    const uint v1789 = v1788 + v1781;
-    out[v1789] = v1787;
+  const uint v1768 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1769 = v615 + v1768;
+  const uint v1770 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1771 = v614 + v1770;
+  const bool v1772 = v1769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1773 = v1771 < v1;
+  const bool v1774 = v1772 && v1773;
+  if (v1774) {
+    const float v1775 = v39.m[6][0].thread_elements()[0];
+    const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1777 = bfloat(v1776);
+    const uint v1778 = v1769 * v1;
+    const uint v1779 = v1778 + v1771;
+    out[v1779] = v1777;
   }
-  const uint v1790 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1792 = v615 + v1790;
-  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1795 = v618 + v1793;
-  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1780 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1781 = v615 + v1780;
+  const uint v1782 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1783 = v614 + v1782;
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1785 = v1783 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v39.m[6][0].thread_elements()[1];
+    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1789 = bfloat(v1788);
+    const uint v1790 = v1781 * v1;
+    const uint v1791 = v1790 + v1783;
+    out[v1791] = v1789;
+  }
+  const uint v1792 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1793 = v615 + v1792;
+  const uint v1794 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1795 = v614 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
-    const float v1799 = v39.m[5][2].thread_elements()[0];
+    const float v1799 = v39.m[6][1].thread_elements()[0];
     const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1801 = bfloat(v1800);
-    const uint v1802 = v1792 * v1;
+    const uint v1802 = v1793 * v1;
     const uint v1803 = v1802 + v1795;
     out[v1803] = v1801;
   }
-  const uint v1804 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1806 = v615 + v1804;
-  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1809 = v618 + v1807;
-  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1811 = v1809 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v39.m[5][2].thread_elements()[1];
-    const float v1814 = v1813 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1815 = bfloat(v1814);
-    const uint v1816 = v1806 * v1;
-    const uint v1817 = v1816 + v1809;
-    out[v1817] = v1815;
+  const uint v1804 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1805 = v615 + v1804;
+  const uint v1806 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1807 = v614 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v39.m[6][1].thread_elements()[1];
+    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1813 = bfloat(v1812);
+    const uint v1814 = v1805 * v1;
+    const uint v1815 = v1814 + v1807;
+    out[v1815] = v1813;
   }
-  const uint v1818 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1820 = v615 + v1818;
-  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1823 = v618 + v1821;
-  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1825 = v1823 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v39.m[5][3].thread_elements()[0];
-    const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1829 = bfloat(v1828);
-    const uint v1830 = v1820 * v1;
-    const uint v1831 = v1830 + v1823;
-    out[v1831] = v1829;
+  const uint v1816 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1817 = v615 + v1816;
+  const uint v1818 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1819 = v614 + v1818;
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1821 = v1819 < v1;
+  const bool v1822 = v1820 && v1821;
+  if (v1822) {
+    const float v1823 = v39.m[6][2].thread_elements()[0];
+    const float v1824 = v1823 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1825 = bfloat(v1824);
+    const uint v1826 = v1817 * v1;
+    const uint v1827 = v1826 + v1819;
+    out[v1827] = v1825;
   }
-  const uint v1832 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1834 = v615 + v1832;
-  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1837 = v618 + v1835;
-  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1839 = v1837 < v1;
-  const bool v1840 = v1838 && v1839;
-  if (v1840) {
-    const float v1841 = v39.m[5][3].thread_elements()[1];
-    const float v1842 = v1841 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1843 = bfloat(v1842);
-    const uint v1844 = v1834 * v1;
-    const uint v1845 = v1844 + v1837;
-    out[v1845] = v1843;
+  const uint v1828 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1829 = v615 + v1828;
+  const uint v1830 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1831 = v614 + v1830;
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1833 = v1831 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v39.m[6][2].thread_elements()[1];
+    const float v1836 = v1835 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1837 = bfloat(v1836);
+    const uint v1838 = v1829 * v1;
+    const uint v1839 = v1838 + v1831;
+    out[v1839] = v1837;
   }
-  const uint v1846 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1848 = v615 + v1846;
-  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1851 = v618 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v39.m[5][4].thread_elements()[0];
-    const float v1856 = v1855 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1857 = bfloat(v1856);
-    const uint v1858 = v1848 * v1;
-    const uint v1859 = v1858 + v1851;
-    out[v1859] = v1857;
+  const uint v1840 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1841 = v615 + v1840;
+  const uint v1842 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1843 = v614 + v1842;
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1845 = v1843 < v1;
+  const bool v1846 = v1844 && v1845;
+  if (v1846) {
+    const float v1847 = v39.m[6][3].thread_elements()[0];
+    const float v1848 = v1847 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1849 = bfloat(v1848);
+    const uint v1850 = v1841 * v1;
+    const uint v1851 = v1850 + v1843;
+    out[v1851] = v1849;
   }
-  const uint v1860 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1862 = v615 + v1860;
-  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1865 = v618 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1867 = v1865 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v39.m[5][4].thread_elements()[1];
-    const float v1870 = v1869 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1871 = bfloat(v1870);
-    const uint v1872 = v1862 * v1;
-    const uint v1873 = v1872 + v1865;
-    out[v1873] = v1871;
+  const uint v1852 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1853 = v615 + v1852;
+  const uint v1854 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1855 = v614 + v1854;
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1857 = v1855 < v1;
+  const bool v1858 = v1856 && v1857;
+  if (v1858) {
+    const float v1859 = v39.m[6][3].thread_elements()[1];
+    const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1861 = bfloat(v1860);
+    const uint v1862 = v1853 * v1;
+    const uint v1863 = v1862 + v1855;
+    out[v1863] = v1861;
   }
-  const uint v1874 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1876 = v615 + v1874;
-  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1879 = v618 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1864 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1865 = v615 + v1864;
+  const uint v1866 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1867 = v614 + v1866;
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1869 = v1867 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v39.m[6][4].thread_elements()[0];
+    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1873 = bfloat(v1872);
+    const uint v1874 = v1865 * v1;
+    const uint v1875 = v1874 + v1867;
+    out[v1875] = v1873;
+  }
+  const uint v1876 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1877 = v615 + v1876;
+  const uint v1878 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1879 = v614 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
-    const float v1883 = v39.m[5][5].thread_elements()[0];
+    const float v1883 = v39.m[6][4].thread_elements()[1];
     const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1885 = bfloat(v1884);
-    const uint v1886 = v1876 * v1;
+    const uint v1886 = v1877 * v1;
     const uint v1887 = v1886 + v1879;
     out[v1887] = v1885;
   }
-  const uint v1888 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1890 = v615 + v1888;
-  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1893 = v618 + v1891;
-  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1895 = v1893 < v1;
-  const bool v1896 = v1894 && v1895;
-  if (v1896) {
-    const float v1897 = v39.m[5][5].thread_elements()[1];
-    const float v1898 = v1897 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1899 = bfloat(v1898);
-    const uint v1900 = v1890 * v1;
-    const uint v1901 = v1900 + v1893;
-    out[v1901] = v1899;
+  const uint v1888 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1889 = v615 + v1888;
+  const uint v1890 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1891 = v614 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.m[6][5].thread_elements()[0];
+    const float v1896 = v1895 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1897 = bfloat(v1896);
+    const uint v1898 = v1889 * v1;
+    const uint v1899 = v1898 + v1891;
+    out[v1899] = v1897;
   }
-  const uint v1902 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1904 = v615 + v1902;
-  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1907 = v618 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1909 = v1907 < v1;
-  const bool v1910 = v1908 && v1909;
-  if (v1910) {
-    const float v1911 = v39.m[5][6].thread_elements()[0];
-    const float v1912 = v1911 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1913 = bfloat(v1912);
-    const uint v1914 = v1904 * v1;
-    const uint v1915 = v1914 + v1907;
-    out[v1915] = v1913;
+  const uint v1900 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1901 = v615 + v1900;
+  const uint v1902 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1903 = v614 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1905 = v1903 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v39.m[6][5].thread_elements()[1];
+    const float v1908 = v1907 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1909 = bfloat(v1908);
+    const uint v1910 = v1901 * v1;
+    const uint v1911 = v1910 + v1903;
+    out[v1911] = v1909;
   }
-  const uint v1916 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1918 = v615 + v1916;
-  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1921 = v618 + v1919;
-  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1923 = v1921 < v1;
-  const bool v1924 = v1922 && v1923;
-  if (v1924) {
-    const float v1925 = v39.m[5][6].thread_elements()[1];
-    const float v1926 = v1925 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1927 = bfloat(v1926);
-    const uint v1928 = v1918 * v1;
-    const uint v1929 = v1928 + v1921;
-    out[v1929] = v1927;
+  const uint v1912 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1913 = v615 + v1912;
+  const uint v1914 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1915 = v614 + v1914;
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1917 = v1915 < v1;
+  const bool v1918 = v1916 && v1917;
+  if (v1918) {
+    const float v1919 = v39.m[6][6].thread_elements()[0];
+    const float v1920 = v1919 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1921 = bfloat(v1920);
+    const uint v1922 = v1913 * v1;
+    const uint v1923 = v1922 + v1915;
+    out[v1923] = v1921;
   }
-  const uint v1930 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1932 = v615 + v1930;
-  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1935 = v618 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1937 = v1935 < v1;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v39.m[5][7].thread_elements()[0];
-    const float v1940 = v1939 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1941 = bfloat(v1940);
-    const uint v1942 = v1932 * v1;
-    const uint v1943 = v1942 + v1935;
-    out[v1943] = v1941;
+  const uint v1924 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1925 = v615 + v1924;
+  const uint v1926 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1927 = v614 + v1926;
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1929 = v1927 < v1;
+  const bool v1930 = v1928 && v1929;
+  if (v1930) {
+    const float v1931 = v39.m[6][6].thread_elements()[1];
+    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1933 = bfloat(v1932);
+    const uint v1934 = v1925 * v1;
+    const uint v1935 = v1934 + v1927;
+    out[v1935] = v1933;
   }
-  const uint v1944 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1946 = v615 + v1944;
-  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1949 = v618 + v1947;
-  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1951 = v1949 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v39.m[5][7].thread_elements()[1];
-    const float v1954 = v1953 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1955 = bfloat(v1954);
-    const uint v1956 = v1946 * v1;
-    const uint v1957 = v1956 + v1949;
-    out[v1957] = v1955;
+  const uint v1936 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1937 = v615 + v1936;
+  const uint v1938 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1939 = v614 + v1938;
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1941 = v1939 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v39.m[6][7].thread_elements()[0];
+    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1945 = bfloat(v1944);
+    const uint v1946 = v1937 * v1;
+    const uint v1947 = v1946 + v1939;
+    out[v1947] = v1945;
   }
-  const uint v1958 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1960 = v615 + v1958;
-  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1963 = v618 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1948 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1949 = v615 + v1948;
+  const uint v1950 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1951 = v614 + v1950;
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1953 = v1951 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v39.m[6][7].thread_elements()[1];
+    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1957 = bfloat(v1956);
+    const uint v1958 = v1949 * v1;
+    const uint v1959 = v1958 + v1951;
+    out[v1959] = v1957;
+  }
+  const uint v1960 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1961 = v615 + v1960;
+  const uint v1962 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1963 = v614 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
-    const float v1967 = v39.m[6][0].thread_elements()[0];
+    const float v1967 = v39.m[7][0].thread_elements()[0];
     const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v1969 = bfloat(v1968);
-    const uint v1970 = v1960 * v1;
+    const uint v1970 = v1961 * v1;
     const uint v1971 = v1970 + v1963;
     out[v1971] = v1969;
   }
-  const uint v1972 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1974 = v615 + v1972;
-  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1977 = v618 + v1975;
-  const bool v1978 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1979 = v1977 < v1;
-  const bool v1980 = v1978 && v1979;
-  if (v1980) {
-    const float v1981 = v39.m[6][0].thread_elements()[1];
-    const float v1982 = v1981 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1983 = bfloat(v1982);
-    const uint v1984 = v1974 * v1;
-    const uint v1985 = v1984 + v1977;
-    out[v1985] = v1983;
+  const uint v1972 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1973 = v615 + v1972;
+  const uint v1974 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1975 = v614 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1977 = v1975 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v39.m[7][0].thread_elements()[1];
+    const float v1980 = v1979 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1981 = bfloat(v1980);
+    const uint v1982 = v1973 * v1;
+    const uint v1983 = v1982 + v1975;
+    out[v1983] = v1981;
   }
-  const uint v1986 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1988 = v615 + v1986;
-  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1991 = v618 + v1989;
-  const bool v1992 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1993 = v1991 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v39.m[6][1].thread_elements()[0];
-    const float v1996 = v1995 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v1997 = bfloat(v1996);
-    const uint v1998 = v1988 * v1;
-    const uint v1999 = v1998 + v1991;
-    out[v1999] = v1997;
+  const uint v1984 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1985 = v615 + v1984;
+  const uint v1986 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1987 = v614 + v1986;
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1989 = v1987 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v39.m[7][1].thread_elements()[0];
+    const float v1992 = v1991 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v1993 = bfloat(v1992);
+    const uint v1994 = v1985 * v1;
+    const uint v1995 = v1994 + v1987;
+    out[v1995] = v1993;
   }
-  const uint v2000 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2002 = v615 + v2000;
-  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2005 = v618 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2007 = v2005 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v39.m[6][1].thread_elements()[1];
-    const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2011 = bfloat(v2010);
-    const uint v2012 = v2002 * v1;
-    const uint v2013 = v2012 + v2005;
-    out[v2013] = v2011;
+  const uint v1996 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1997 = v615 + v1996;
+  const uint v1998 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1999 = v614 + v1998;
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2001 = v1999 < v1;
+  const bool v2002 = v2000 && v2001;
+  if (v2002) {
+    const float v2003 = v39.m[7][1].thread_elements()[1];
+    const float v2004 = v2003 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2005 = bfloat(v2004);
+    const uint v2006 = v1997 * v1;
+    const uint v2007 = v2006 + v1999;
+    out[v2007] = v2005;
   }
-  const uint v2014 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2016 = v615 + v2014;
-  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2019 = v618 + v2017;
-  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2021 = v2019 < v1;
-  const bool v2022 = v2020 && v2021;
-  if (v2022) {
-    const float v2023 = v39.m[6][2].thread_elements()[0];
-    const float v2024 = v2023 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2025 = bfloat(v2024);
-    const uint v2026 = v2016 * v1;
-    const uint v2027 = v2026 + v2019;
-    out[v2027] = v2025;
+  const uint v2008 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2009 = v615 + v2008;
+  const uint v2010 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2011 = v614 + v2010;
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2013 = v2011 < v1;
+  const bool v2014 = v2012 && v2013;
+  if (v2014) {
+    const float v2015 = v39.m[7][2].thread_elements()[0];
+    const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2017 = bfloat(v2016);
+    const uint v2018 = v2009 * v1;
+    const uint v2019 = v2018 + v2011;
+    out[v2019] = v2017;
   }
-  const uint v2028 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2030 = v615 + v2028;
-  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2033 = v618 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2035 = v2033 < v1;
-  const bool v2036 = v2034 && v2035;
-  if (v2036) {
-    const float v2037 = v39.m[6][2].thread_elements()[1];
-    const float v2038 = v2037 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2039 = bfloat(v2038);
-    const uint v2040 = v2030 * v1;
-    const uint v2041 = v2040 + v2033;
-    out[v2041] = v2039;
+  const uint v2020 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2021 = v615 + v2020;
+  const uint v2022 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2023 = v614 + v2022;
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2025 = v2023 < v1;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v39.m[7][2].thread_elements()[1];
+    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2029 = bfloat(v2028);
+    const uint v2030 = v2021 * v1;
+    const uint v2031 = v2030 + v2023;
+    out[v2031] = v2029;
   }
-  const uint v2042 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2044 = v615 + v2042;
-  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2047 = v618 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2032 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2033 = v615 + v2032;
+  const uint v2034 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2035 = v614 + v2034;
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2037 = v2035 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v39.m[7][3].thread_elements()[0];
+    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2041 = bfloat(v2040);
+    const uint v2042 = v2033 * v1;
+    const uint v2043 = v2042 + v2035;
+    out[v2043] = v2041;
+  }
+  const uint v2044 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2045 = v615 + v2044;
+  const uint v2046 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2047 = v614 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
-    const float v2051 = v39.m[6][3].thread_elements()[0];
+    const float v2051 = v39.m[7][3].thread_elements()[1];
     const float v2052 = v2051 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v2053 = bfloat(v2052);
-    const uint v2054 = v2044 * v1;
+    const uint v2054 = v2045 * v1;
     const uint v2055 = v2054 + v2047;
     out[v2055] = v2053;
   }
-  const uint v2056 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2058 = v615 + v2056;
-  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2061 = v618 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2063 = v2061 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v39.m[6][3].thread_elements()[1];
-    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2067 = bfloat(v2066);
-    const uint v2068 = v2058 * v1;
-    const uint v2069 = v2068 + v2061;
-    out[v2069] = v2067;
+  const uint v2056 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2057 = v615 + v2056;
+  const uint v2058 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2059 = v614 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2061 = v2059 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v39.m[7][4].thread_elements()[0];
+    const float v2064 = v2063 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2065 = bfloat(v2064);
+    const uint v2066 = v2057 * v1;
+    const uint v2067 = v2066 + v2059;
+    out[v2067] = v2065;
   }
-  const uint v2070 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2072 = v615 + v2070;
-  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2075 = v618 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v39.m[6][4].thread_elements()[0];
-    const float v2080 = v2079 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2081 = bfloat(v2080);
-    const uint v2082 = v2072 * v1;
-    const uint v2083 = v2082 + v2075;
-    out[v2083] = v2081;
+  const uint v2068 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2069 = v615 + v2068;
+  const uint v2070 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2071 = v614 + v2070;
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2073 = v2071 < v1;
+  const bool v2074 = v2072 && v2073;
+  if (v2074) {
+    const float v2075 = v39.m[7][4].thread_elements()[1];
+    const float v2076 = v2075 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2077 = bfloat(v2076);
+    const uint v2078 = v2069 * v1;
+    const uint v2079 = v2078 + v2071;
+    out[v2079] = v2077;
   }
-  const uint v2084 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2086 = v615 + v2084;
-  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2089 = v618 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2091 = v2089 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v39.m[6][4].thread_elements()[1];
-    const float v2094 = v2093 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2095 = bfloat(v2094);
-    const uint v2096 = v2086 * v1;
-    const uint v2097 = v2096 + v2089;
-    out[v2097] = v2095;
+  const uint v2080 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2081 = v615 + v2080;
+  const uint v2082 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2083 = v614 + v2082;
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2085 = v2083 < v1;
+  const bool v2086 = v2084 && v2085;
+  if (v2086) {
+    const float v2087 = v39.m[7][5].thread_elements()[0];
+    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2089 = bfloat(v2088);
+    const uint v2090 = v2081 * v1;
+    const uint v2091 = v2090 + v2083;
+    out[v2091] = v2089;
   }
-  const uint v2098 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2100 = v615 + v2098;
-  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2103 = v618 + v2101;
-  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2105 = v2103 < v1;
-  const bool v2106 = v2104 && v2105;
-  if (v2106) {
-    const float v2107 = v39.m[6][5].thread_elements()[0];
-    const float v2108 = v2107 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2109 = bfloat(v2108);
-    const uint v2110 = v2100 * v1;
-    const uint v2111 = v2110 + v2103;
-    out[v2111] = v2109;
+  const uint v2092 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2093 = v615 + v2092;
+  const uint v2094 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2095 = v614 + v2094;
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2097 = v2095 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v39.m[7][5].thread_elements()[1];
+    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2101 = bfloat(v2100);
+    const uint v2102 = v2093 * v1;
+    const uint v2103 = v2102 + v2095;
+    out[v2103] = v2101;
   }
-  const uint v2112 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2114 = v615 + v2112;
-  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2117 = v618 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2119 = v2117 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v39.m[6][5].thread_elements()[1];
-    const float v2122 = v2121 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2123 = bfloat(v2122);
-    const uint v2124 = v2114 * v1;
-    const uint v2125 = v2124 + v2117;
-    out[v2125] = v2123;
+  const uint v2104 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2105 = v615 + v2104;
+  const uint v2106 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2107 = v614 + v2106;
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2109 = v2107 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v39.m[7][6].thread_elements()[0];
+    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2113 = bfloat(v2112);
+    const uint v2114 = v2105 * v1;
+    const uint v2115 = v2114 + v2107;
+    out[v2115] = v2113;
   }
-  const uint v2126 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2128 = v615 + v2126;
-  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2131 = v618 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2116 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2117 = v615 + v2116;
+  const uint v2118 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2119 = v614 + v2118;
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2121 = v2119 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v39.m[7][6].thread_elements()[1];
+    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2125 = bfloat(v2124);
+    const uint v2126 = v2117 * v1;
+    const uint v2127 = v2126 + v2119;
+    out[v2127] = v2125;
+  }
+  const uint v2128 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2129 = v615 + v2128;
+  const uint v2130 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2131 = v614 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
-    const float v2135 = v39.m[6][6].thread_elements()[0];
+    const float v2135 = v39.m[7][7].thread_elements()[0];
     const float v2136 = v2135 * v3;  // kernels/gemm/gemm.cpp:60
     const bfloat v2137 = bfloat(v2136);
-    const uint v2138 = v2128 * v1;
+    const uint v2138 = v2129 * v1;
     const uint v2139 = v2138 + v2131;
     out[v2139] = v2137;
   }
-  const uint v2140 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2142 = v615 + v2140;
-  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2145 = v618 + v2143;
-  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2147 = v2145 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v39.m[6][6].thread_elements()[1];
-    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2151 = bfloat(v2150);
-    const uint v2152 = v2142 * v1;
-    const uint v2153 = v2152 + v2145;
-    out[v2153] = v2151;
-  }
-  const uint v2154 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2156 = v615 + v2154;
-  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2159 = v618 + v2157;
-  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2161 = v2159 < v1;
-  const bool v2162 = v2160 && v2161;
-  if (v2162) {
-    const float v2163 = v39.m[6][7].thread_elements()[0];
-    const float v2164 = v2163 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2165 = bfloat(v2164);
-    const uint v2166 = v2156 * v1;
-    const uint v2167 = v2166 + v2159;
-    out[v2167] = v2165;
-  }
-  const uint v2168 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2170 = v615 + v2168;
-  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2173 = v618 + v2171;
-  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2175 = v2173 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v39.m[6][7].thread_elements()[1];
-    const float v2178 = v2177 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2179 = bfloat(v2178);
-    const uint v2180 = v2170 * v1;
-    const uint v2181 = v2180 + v2173;
-    out[v2181] = v2179;
-  }
-  const uint v2182 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2184 = v615 + v2182;
-  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2187 = v618 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v39.m[7][0].thread_elements()[0];
-    const float v2192 = v2191 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2193 = bfloat(v2192);
-    const uint v2194 = v2184 * v1;
-    const uint v2195 = v2194 + v2187;
-    out[v2195] = v2193;
-  }
-  const uint v2196 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2198 = v615 + v2196;
-  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2201 = v618 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2203 = v2201 < v1;
-  const bool v2204 = v2202 && v2203;
-  if (v2204) {
-    const float v2205 = v39.m[7][0].thread_elements()[1];
-    const float v2206 = v2205 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2207 = bfloat(v2206);
-    const uint v2208 = v2198 * v1;
-    const uint v2209 = v2208 + v2201;
-    out[v2209] = v2207;
-  }
-  const uint v2210 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2212 = v615 + v2210;
-  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2215 = v618 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2217 = v2215 < v1;
-  const bool v2218 = v2216 && v2217;
-  if (v2218) {
-    const float v2219 = v39.m[7][1].thread_elements()[0];
-    const float v2220 = v2219 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2221 = bfloat(v2220);
-    const uint v2222 = v2212 * v1;
-    const uint v2223 = v2222 + v2215;
-    out[v2223] = v2221;
-  }
-  const uint v2224 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2226 = v615 + v2224;
-  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2229 = v618 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2231 = v2229 < v1;
-  const bool v2232 = v2230 && v2231;
-  if (v2232) {
-    const float v2233 = v39.m[7][1].thread_elements()[1];
-    const float v2234 = v2233 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2235 = bfloat(v2234);
-    const uint v2236 = v2226 * v1;
-    const uint v2237 = v2236 + v2229;
-    out[v2237] = v2235;
-  }
-  const uint v2238 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2240 = v615 + v2238;
-  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2243 = v618 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2245 = v2243 < v1;
-  const bool v2246 = v2244 && v2245;
-  if (v2246) {
-    const float v2247 = v39.m[7][2].thread_elements()[0];
-    const float v2248 = v2247 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2249 = bfloat(v2248);
-    const uint v2250 = v2240 * v1;
-    const uint v2251 = v2250 + v2243;
-    out[v2251] = v2249;
-  }
-  const uint v2252 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2254 = v615 + v2252;
-  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2257 = v618 + v2255;
-  const bool v2258 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2259 = v2257 < v1;
-  const bool v2260 = v2258 && v2259;
-  if (v2260) {
-    const float v2261 = v39.m[7][2].thread_elements()[1];
-    const float v2262 = v2261 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2263 = bfloat(v2262);
-    const uint v2264 = v2254 * v1;
-    const uint v2265 = v2264 + v2257;
-    out[v2265] = v2263;
-  }
-  const uint v2266 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2268 = v615 + v2266;
-  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2271 = v618 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2273 = v2271 < v1;
-  const bool v2274 = v2272 && v2273;
-  if (v2274) {
-    const float v2275 = v39.m[7][3].thread_elements()[0];
-    const float v2276 = v2275 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2277 = bfloat(v2276);
-    const uint v2278 = v2268 * v1;
-    const uint v2279 = v2278 + v2271;
-    out[v2279] = v2277;
-  }
-  const uint v2280 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2282 = v615 + v2280;
-  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2285 = v618 + v2283;
-  const bool v2286 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2287 = v2285 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v39.m[7][3].thread_elements()[1];
-    const float v2290 = v2289 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2291 = bfloat(v2290);
-    const uint v2292 = v2282 * v1;
-    const uint v2293 = v2292 + v2285;
-    out[v2293] = v2291;
-  }
-  const uint v2294 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2296 = v615 + v2294;
-  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2299 = v618 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v39.m[7][4].thread_elements()[0];
-    const float v2304 = v2303 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2305 = bfloat(v2304);
-    const uint v2306 = v2296 * v1;
-    const uint v2307 = v2306 + v2299;
-    out[v2307] = v2305;
-  }
-  const uint v2308 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2310 = v615 + v2308;
-  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2313 = v618 + v2311;
-  const bool v2314 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2315 = v2313 < v1;
-  const bool v2316 = v2314 && v2315;
-  if (v2316) {
-    const float v2317 = v39.m[7][4].thread_elements()[1];
-    const float v2318 = v2317 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2319 = bfloat(v2318);
-    const uint v2320 = v2310 * v1;
-    const uint v2321 = v2320 + v2313;
-    out[v2321] = v2319;
-  }
-  const uint v2322 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2324 = v615 + v2322;
-  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2327 = v618 + v2325;
-  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2329 = v2327 < v1;
-  const bool v2330 = v2328 && v2329;
-  if (v2330) {
-    const float v2331 = v39.m[7][5].thread_elements()[0];
-    const float v2332 = v2331 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2333 = bfloat(v2332);
-    const uint v2334 = v2324 * v1;
-    const uint v2335 = v2334 + v2327;
-    out[v2335] = v2333;
-  }
-  const uint v2336 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2338 = v615 + v2336;
-  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2341 = v618 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2343 = v2341 < v1;
-  const bool v2344 = v2342 && v2343;
-  if (v2344) {
-    const float v2345 = v39.m[7][5].thread_elements()[1];
-    const float v2346 = v2345 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2347 = bfloat(v2346);
-    const uint v2348 = v2338 * v1;
-    const uint v2349 = v2348 + v2341;
-    out[v2349] = v2347;
-  }
-  const uint v2350 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2352 = v615 + v2350;
-  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2355 = v618 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2357 = v2355 < v1;
-  const bool v2358 = v2356 && v2357;
-  if (v2358) {
-    const float v2359 = v39.m[7][6].thread_elements()[0];
-    const float v2360 = v2359 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2361 = bfloat(v2360);
-    const uint v2362 = v2352 * v1;
-    const uint v2363 = v2362 + v2355;
-    out[v2363] = v2361;
-  }
-  const uint v2364 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2366 = v615 + v2364;
-  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2369 = v618 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2371 = v2369 < v1;
-  const bool v2372 = v2370 && v2371;
-  if (v2372) {
-    const float v2373 = v39.m[7][6].thread_elements()[1];
-    const float v2374 = v2373 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2375 = bfloat(v2374);
-    const uint v2376 = v2366 * v1;
-    const uint v2377 = v2376 + v2369;
-    out[v2377] = v2375;
-  }
-  const uint v2378 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2380 = v615 + v2378;
-  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2383 = v618 + v2381;
-  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2385 = v2383 < v1;
-  const bool v2386 = v2384 && v2385;
-  if (v2386) {
-    const float v2387 = v39.m[7][7].thread_elements()[0];
-    const float v2388 = v2387 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2389 = bfloat(v2388);
-    const uint v2390 = v2380 * v1;
-    const uint v2391 = v2390 + v2383;
-    out[v2391] = v2389;
-  }
-  const uint v2392 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2394 = v615 + v2392;
-  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2397 = v618 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2399 = v2397 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v39.m[7][7].thread_elements()[1];
-    const float v2402 = v2401 * v3;  // kernels/gemm/gemm.cpp:60
-    const bfloat v2403 = bfloat(v2402);
-    const uint v2404 = v2394 * v1;
-    const uint v2405 = v2404 + v2397;
-    out[v2405] = v2403;
+  const uint v2140 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2141 = v615 + v2140;
+  const uint v2142 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2143 = v614 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v39.m[7][7].thread_elements()[1];
+    const float v2148 = v2147 * v3;  // kernels/gemm/gemm.cpp:60
+    const bfloat v2149 = bfloat(v2148);
+    const uint v2150 = v2141 * v1;
+    const uint v2151 = v2150 + v2143;
+    out[v2151] = v2149;
   }
 }

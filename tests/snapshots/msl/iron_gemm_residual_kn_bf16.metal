@@ -103,366 +103,366 @@ kernel void iron_gemm_residual_kn_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:234
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:235
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
   const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:248
   if (v62) {
-    const uint v2654 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2657 = v2654 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2660 = v2654 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2661 = v2660 << 3u;
-    const uint v2662 = v24 + v2657;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2663 = v2662 < v0;
-    const uint v2668 = v2662 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2674 = v2657 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2679 = v2654 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2681 = v2679 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2684 = v2679 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2685 = v2684 << 3u;
-    const uint v2686 = v24 + v2681;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2687 = v2686 < v0;
-    const uint v2692 = v2686 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2698 = v2681 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2703 = v2654 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2705 = v2703 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2708 = v2703 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2709 = v2708 << 3u;
-    const uint v2710 = v24 + v2705;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2711 = v2710 < v0;
-    const uint v2716 = v2710 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2722 = v2705 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2727 = v2654 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2729 = v2727 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2732 = v2727 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2733 = v2732 << 3u;
-    const uint v2734 = v24 + v2729;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2735 = v2734 < v0;
-    const uint v2740 = v2734 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2746 = v2729 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2751 = v2654 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2753 = v2751 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2756 = v2751 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2757 = v2756 << 3u;
-    const uint v2758 = v24 + v2753;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2759 = v2758 < v0;
-    const uint v2764 = v2758 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2770 = v2753 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2775 = v2654 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2777 = v2775 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2780 = v2775 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2781 = v2780 << 3u;
-    const uint v2782 = v24 + v2777;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2783 = v2782 < v0;
-    const uint v2788 = v2782 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2794 = v2777 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2799 = v2654 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2801 = v2799 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2804 = v2799 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2805 = v2804 << 3u;
-    const uint v2806 = v24 + v2801;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2807 = v2806 < v0;
-    const uint v2812 = v2806 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2818 = v2801 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2823 = v2654 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
-    const uint v2825 = v2823 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2828 = v2823 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2829 = v2828 << 3u;
-    const uint v2830 = v24 + v2825;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2831 = v2830 < v0;
-    const uint v2836 = v2830 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2842 = v2825 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2851 = v2654 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2854 = v2654 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2855 = v2854 << 3u;
-    const uint v2858 = v28 + v2855;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2859 = v2858 < v1;
-    const uint v2868 = v2851 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2875 = v2679 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2878 = v2679 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2879 = v2878 << 3u;
-    const uint v2882 = v28 + v2879;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2883 = v2882 < v1;
-    const uint v2892 = v2875 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2899 = v2703 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2902 = v2703 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2903 = v2902 << 3u;
-    const uint v2906 = v28 + v2903;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2907 = v2906 < v1;
-    const uint v2916 = v2899 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2923 = v2727 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2926 = v2727 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2927 = v2926 << 3u;
-    const uint v2930 = v28 + v2927;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2931 = v2930 < v1;
-    const uint v2940 = v2923 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2947 = v2751 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2950 = v2751 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2951 = v2950 << 3u;
-    const uint v2954 = v28 + v2951;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2955 = v2954 < v1;
-    const uint v2964 = v2947 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2971 = v2775 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2974 = v2775 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2975 = v2974 << 3u;
-    const uint v2978 = v28 + v2975;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v2979 = v2978 < v1;
-    const uint v2988 = v2971 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2995 = v2799 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v2998 = v2799 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v2999 = v2998 << 3u;
-    const uint v3002 = v28 + v2999;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3003 = v3002 < v1;
-    const uint v3012 = v2995 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3019 = v2823 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v3022 = v2823 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v3023 = v3022 << 3u;
-    const uint v3026 = v28 + v3023;  // kernels/gemm/gemm_tiles.hpp:80
-    const bool v3027 = v3026 < v1;
-    const uint v3036 = v3019 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3046 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2400 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2407 = v2406 << 3u;
+    const uint v2408 = v24 + v2403;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2409 = v2408 < v0;
+    const uint v2414 = v2408 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2420 = v2403 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2425 = v2400 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2427 = v2425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2430 = v2425 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2431 = v2430 << 3u;
+    const uint v2432 = v24 + v2427;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2433 = v2432 < v0;
+    const uint v2438 = v2432 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2444 = v2427 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2449 = v2400 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2451 = v2449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2454 = v2449 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2455 = v2454 << 3u;
+    const uint v2456 = v24 + v2451;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2457 = v2456 < v0;
+    const uint v2462 = v2456 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2468 = v2451 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2473 = v2400 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2475 = v2473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2478 = v2473 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2479 = v2478 << 3u;
+    const uint v2480 = v24 + v2475;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2481 = v2480 < v0;
+    const uint v2486 = v2480 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2492 = v2475 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2497 = v2400 + 512u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2499 = v2497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2502 = v2497 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2503 = v2502 << 3u;
+    const uint v2504 = v24 + v2499;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2505 = v2504 < v0;
+    const uint v2510 = v2504 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2516 = v2499 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2521 = v2400 + 640u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2523 = v2521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2526 = v2521 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2527 = v2526 << 3u;
+    const uint v2528 = v24 + v2523;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2529 = v2528 < v0;
+    const uint v2534 = v2528 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2540 = v2523 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2545 = v2400 + 768u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2547 = v2545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2550 = v2545 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2551 = v2550 << 3u;
+    const uint v2552 = v24 + v2547;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2553 = v2552 < v0;
+    const uint v2558 = v2552 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2564 = v2547 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2569 = v2400 + 896u;  // kernels/gemm/gemm_tiles.hpp:77
+    const uint v2571 = v2569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2574 = v2569 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2575 = v2574 << 3u;
+    const uint v2576 = v24 + v2571;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2577 = v2576 < v0;
+    const uint v2582 = v2576 * v2;  // kernels/gemm/gemm_tiles.hpp:81
+    const uint v2588 = v2571 << 6u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2597 = v2400 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2600 = v2400 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2601 = v2600 << 3u;
+    const uint v2604 = v28 + v2601;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2605 = v2604 < v1;
+    const uint v2614 = v2597 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2621 = v2425 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2624 = v2425 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2625 = v2624 << 3u;
+    const uint v2628 = v28 + v2625;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2629 = v2628 < v1;
+    const uint v2638 = v2621 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2645 = v2449 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2648 = v2449 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2649 = v2648 << 3u;
+    const uint v2652 = v28 + v2649;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2653 = v2652 < v1;
+    const uint v2662 = v2645 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2669 = v2473 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2672 = v2473 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2673 = v2672 << 3u;
+    const uint v2676 = v28 + v2673;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2677 = v2676 < v1;
+    const uint v2686 = v2669 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2693 = v2497 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2696 = v2497 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2697 = v2696 << 3u;
+    const uint v2700 = v28 + v2697;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2701 = v2700 < v1;
+    const uint v2710 = v2693 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2717 = v2521 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2720 = v2521 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2721 = v2720 << 3u;
+    const uint v2724 = v28 + v2721;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2725 = v2724 < v1;
+    const uint v2734 = v2717 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2741 = v2545 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2744 = v2545 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2745 = v2744 << 3u;
+    const uint v2748 = v28 + v2745;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2749 = v2748 < v1;
+    const uint v2758 = v2741 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2765 = v2569 >> 4u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v2768 = v2569 & 15u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v2769 = v2768 << 3u;
+    const uint v2772 = v28 + v2769;  // kernels/gemm/gemm_tiles.hpp:80
+    const bool v2773 = v2772 < v1;
+    const uint v2782 = v2765 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v2792 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v2646 = 0u; v2646 < v2; v2646 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2648 = v2646 >> 6u;
-      const uint v2650 = v2648 % 1u;
+    for (uint v2392 = 0u; v2392 < v2; v2392 += 64u) {  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2394 = v2392 >> 6u;
+      const uint v2396 = v2394 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2652 = v2650 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2664 = v2646 + v2661;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2665 = v2664 < v2;
-      const bool v2666 = v2663 && v2665;
-      const uint v2670 = v2668 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2671 = v2670 + v2661;
-      const uint v2672 = v2666 ? v2671 : 0u;
-      const uint v2675 = v2652 + v2674;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2676 = v2675 + v2661;
+      const uint v2398 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2410 = v2392 + v2407;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2411 = v2410 < v2;
+      const bool v2412 = v2409 && v2411;
+      const uint v2416 = v2414 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2417 = v2416 + v2407;
+      const uint v2418 = v2412 ? v2417 : 0u;
+      const uint v2421 = v2398 + v2420;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2422 = v2421 + v2407;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2676 + e] = v2666 ? a[v2672 + e] : bfloat(0);
+        shm0[v2422 + e] = v2412 ? a[v2418 + e] : bfloat(0);
       }
-      const uint v2688 = v2646 + v2685;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2689 = v2688 < v2;
-      const bool v2690 = v2687 && v2689;
-      const uint v2694 = v2692 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2695 = v2694 + v2685;
-      const uint v2696 = v2690 ? v2695 : 0u;
-      const uint v2699 = v2652 + v2698;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2700 = v2699 + v2685;
+      const uint v2434 = v2392 + v2431;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2435 = v2434 < v2;
+      const bool v2436 = v2433 && v2435;
+      const uint v2440 = v2438 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2441 = v2440 + v2431;
+      const uint v2442 = v2436 ? v2441 : 0u;
+      const uint v2445 = v2398 + v2444;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2446 = v2445 + v2431;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2700 + e] = v2690 ? a[v2696 + e] : bfloat(0);
+        shm0[v2446 + e] = v2436 ? a[v2442 + e] : bfloat(0);
       }
-      const uint v2712 = v2646 + v2709;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2713 = v2712 < v2;
-      const bool v2714 = v2711 && v2713;
-      const uint v2718 = v2716 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2719 = v2718 + v2709;
-      const uint v2720 = v2714 ? v2719 : 0u;
-      const uint v2723 = v2652 + v2722;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2724 = v2723 + v2709;
+      const uint v2458 = v2392 + v2455;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2459 = v2458 < v2;
+      const bool v2460 = v2457 && v2459;
+      const uint v2464 = v2462 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2465 = v2464 + v2455;
+      const uint v2466 = v2460 ? v2465 : 0u;
+      const uint v2469 = v2398 + v2468;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2470 = v2469 + v2455;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2724 + e] = v2714 ? a[v2720 + e] : bfloat(0);
+        shm0[v2470 + e] = v2460 ? a[v2466 + e] : bfloat(0);
       }
-      const uint v2736 = v2646 + v2733;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2737 = v2736 < v2;
-      const bool v2738 = v2735 && v2737;
-      const uint v2742 = v2740 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2743 = v2742 + v2733;
-      const uint v2744 = v2738 ? v2743 : 0u;
-      const uint v2747 = v2652 + v2746;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2748 = v2747 + v2733;
+      const uint v2482 = v2392 + v2479;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2483 = v2482 < v2;
+      const bool v2484 = v2481 && v2483;
+      const uint v2488 = v2486 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2489 = v2488 + v2479;
+      const uint v2490 = v2484 ? v2489 : 0u;
+      const uint v2493 = v2398 + v2492;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2494 = v2493 + v2479;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2748 + e] = v2738 ? a[v2744 + e] : bfloat(0);
+        shm0[v2494 + e] = v2484 ? a[v2490 + e] : bfloat(0);
       }
-      const uint v2760 = v2646 + v2757;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2761 = v2760 < v2;
-      const bool v2762 = v2759 && v2761;
-      const uint v2766 = v2764 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2767 = v2766 + v2757;
-      const uint v2768 = v2762 ? v2767 : 0u;
-      const uint v2771 = v2652 + v2770;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2772 = v2771 + v2757;
+      const uint v2506 = v2392 + v2503;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2507 = v2506 < v2;
+      const bool v2508 = v2505 && v2507;
+      const uint v2512 = v2510 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2513 = v2512 + v2503;
+      const uint v2514 = v2508 ? v2513 : 0u;
+      const uint v2517 = v2398 + v2516;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2518 = v2517 + v2503;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2772 + e] = v2762 ? a[v2768 + e] : bfloat(0);
+        shm0[v2518 + e] = v2508 ? a[v2514 + e] : bfloat(0);
       }
-      const uint v2784 = v2646 + v2781;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2785 = v2784 < v2;
-      const bool v2786 = v2783 && v2785;
-      const uint v2790 = v2788 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2791 = v2790 + v2781;
-      const uint v2792 = v2786 ? v2791 : 0u;
-      const uint v2795 = v2652 + v2794;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2796 = v2795 + v2781;
+      const uint v2530 = v2392 + v2527;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2531 = v2530 < v2;
+      const bool v2532 = v2529 && v2531;
+      const uint v2536 = v2534 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2537 = v2536 + v2527;
+      const uint v2538 = v2532 ? v2537 : 0u;
+      const uint v2541 = v2398 + v2540;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2542 = v2541 + v2527;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2796 + e] = v2786 ? a[v2792 + e] : bfloat(0);
+        shm0[v2542 + e] = v2532 ? a[v2538 + e] : bfloat(0);
       }
-      const uint v2808 = v2646 + v2805;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2809 = v2808 < v2;
-      const bool v2810 = v2807 && v2809;
-      const uint v2814 = v2812 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2815 = v2814 + v2805;
-      const uint v2816 = v2810 ? v2815 : 0u;
-      const uint v2819 = v2652 + v2818;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2820 = v2819 + v2805;
+      const uint v2554 = v2392 + v2551;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2555 = v2554 < v2;
+      const bool v2556 = v2553 && v2555;
+      const uint v2560 = v2558 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2561 = v2560 + v2551;
+      const uint v2562 = v2556 ? v2561 : 0u;
+      const uint v2565 = v2398 + v2564;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2566 = v2565 + v2551;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2820 + e] = v2810 ? a[v2816 + e] : bfloat(0);
+        shm0[v2566 + e] = v2556 ? a[v2562 + e] : bfloat(0);
       }
-      const uint v2832 = v2646 + v2829;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2833 = v2832 < v2;
-      const bool v2834 = v2831 && v2833;
-      const uint v2838 = v2836 + v2646;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2839 = v2838 + v2829;
-      const uint v2840 = v2834 ? v2839 : 0u;
-      const uint v2843 = v2652 + v2842;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2844 = v2843 + v2829;
+      const uint v2578 = v2392 + v2575;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2579 = v2578 < v2;
+      const bool v2580 = v2577 && v2579;
+      const uint v2584 = v2582 + v2392;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2585 = v2584 + v2575;
+      const uint v2586 = v2580 ? v2585 : 0u;
+      const uint v2589 = v2398 + v2588;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2590 = v2589 + v2575;
       for (uint e = 0; e < 8u; ++e) {
-        shm0[v2844 + e] = v2834 ? a[v2840 + e] : bfloat(0);
+        shm0[v2590 + e] = v2580 ? a[v2586 + e] : bfloat(0);
       }
-      const uint v2856 = v2646 + v2851;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2857 = v2856 < v2;
-      const bool v2860 = v2857 && v2859;
-      const uint v2862 = v2856 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2864 = v2862 + v28;
-      const uint v2865 = v2864 + v2855;
-      const uint v2866 = v2860 ? v2865 : 0u;
-      const uint v2869 = v2652 + v2868;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2870 = v2869 + v2855;
+      const uint v2602 = v2392 + v2597;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2603 = v2602 < v2;
+      const bool v2606 = v2603 && v2605;
+      const uint v2608 = v2602 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2610 = v2608 + v28;
+      const uint v2611 = v2610 + v2601;
+      const uint v2612 = v2606 ? v2611 : 0u;
+      const uint v2615 = v2398 + v2614;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2616 = v2615 + v2601;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2870 + e] = v2860 ? b[v2866 + e] : bfloat(0);
+        shm1[v2616 + e] = v2606 ? b[v2612 + e] : bfloat(0);
       }
-      const uint v2880 = v2646 + v2875;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2881 = v2880 < v2;
-      const bool v2884 = v2881 && v2883;
-      const uint v2886 = v2880 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2888 = v2886 + v28;
-      const uint v2889 = v2888 + v2879;
-      const uint v2890 = v2884 ? v2889 : 0u;
-      const uint v2893 = v2652 + v2892;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2894 = v2893 + v2879;
+      const uint v2626 = v2392 + v2621;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2627 = v2626 < v2;
+      const bool v2630 = v2627 && v2629;
+      const uint v2632 = v2626 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2634 = v2632 + v28;
+      const uint v2635 = v2634 + v2625;
+      const uint v2636 = v2630 ? v2635 : 0u;
+      const uint v2639 = v2398 + v2638;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2640 = v2639 + v2625;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2894 + e] = v2884 ? b[v2890 + e] : bfloat(0);
+        shm1[v2640 + e] = v2630 ? b[v2636 + e] : bfloat(0);
       }
-      const uint v2904 = v2646 + v2899;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2905 = v2904 < v2;
-      const bool v2908 = v2905 && v2907;
-      const uint v2910 = v2904 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2912 = v2910 + v28;
-      const uint v2913 = v2912 + v2903;
-      const uint v2914 = v2908 ? v2913 : 0u;
-      const uint v2917 = v2652 + v2916;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2918 = v2917 + v2903;
+      const uint v2650 = v2392 + v2645;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2651 = v2650 < v2;
+      const bool v2654 = v2651 && v2653;
+      const uint v2656 = v2650 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2658 = v2656 + v28;
+      const uint v2659 = v2658 + v2649;
+      const uint v2660 = v2654 ? v2659 : 0u;
+      const uint v2663 = v2398 + v2662;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2664 = v2663 + v2649;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2918 + e] = v2908 ? b[v2914 + e] : bfloat(0);
+        shm1[v2664 + e] = v2654 ? b[v2660 + e] : bfloat(0);
       }
-      const uint v2928 = v2646 + v2923;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2929 = v2928 < v2;
-      const bool v2932 = v2929 && v2931;
-      const uint v2934 = v2928 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2936 = v2934 + v28;
-      const uint v2937 = v2936 + v2927;
-      const uint v2938 = v2932 ? v2937 : 0u;
-      const uint v2941 = v2652 + v2940;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2942 = v2941 + v2927;
+      const uint v2674 = v2392 + v2669;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2675 = v2674 < v2;
+      const bool v2678 = v2675 && v2677;
+      const uint v2680 = v2674 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2682 = v2680 + v28;
+      const uint v2683 = v2682 + v2673;
+      const uint v2684 = v2678 ? v2683 : 0u;
+      const uint v2687 = v2398 + v2686;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2688 = v2687 + v2673;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2942 + e] = v2932 ? b[v2938 + e] : bfloat(0);
+        shm1[v2688 + e] = v2678 ? b[v2684 + e] : bfloat(0);
       }
-      const uint v2952 = v2646 + v2947;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2953 = v2952 < v2;
-      const bool v2956 = v2953 && v2955;
-      const uint v2958 = v2952 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2960 = v2958 + v28;
-      const uint v2961 = v2960 + v2951;
-      const uint v2962 = v2956 ? v2961 : 0u;
-      const uint v2965 = v2652 + v2964;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2966 = v2965 + v2951;
+      const uint v2698 = v2392 + v2693;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2699 = v2698 < v2;
+      const bool v2702 = v2699 && v2701;
+      const uint v2704 = v2698 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2706 = v2704 + v28;
+      const uint v2707 = v2706 + v2697;
+      const uint v2708 = v2702 ? v2707 : 0u;
+      const uint v2711 = v2398 + v2710;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2712 = v2711 + v2697;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2966 + e] = v2956 ? b[v2962 + e] : bfloat(0);
+        shm1[v2712 + e] = v2702 ? b[v2708 + e] : bfloat(0);
       }
-      const uint v2976 = v2646 + v2971;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2977 = v2976 < v2;
-      const bool v2980 = v2977 && v2979;
-      const uint v2982 = v2976 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2984 = v2982 + v28;
-      const uint v2985 = v2984 + v2975;
-      const uint v2986 = v2980 ? v2985 : 0u;
-      const uint v2989 = v2652 + v2988;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2990 = v2989 + v2975;
+      const uint v2722 = v2392 + v2717;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2723 = v2722 < v2;
+      const bool v2726 = v2723 && v2725;
+      const uint v2728 = v2722 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2730 = v2728 + v28;
+      const uint v2731 = v2730 + v2721;
+      const uint v2732 = v2726 ? v2731 : 0u;
+      const uint v2735 = v2398 + v2734;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2736 = v2735 + v2721;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v2990 + e] = v2980 ? b[v2986 + e] : bfloat(0);
+        shm1[v2736 + e] = v2726 ? b[v2732 + e] : bfloat(0);
       }
-      const uint v3000 = v2646 + v2995;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3001 = v3000 < v2;
-      const bool v3004 = v3001 && v3003;
-      const uint v3006 = v3000 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3008 = v3006 + v28;
-      const uint v3009 = v3008 + v2999;
-      const uint v3010 = v3004 ? v3009 : 0u;
-      const uint v3013 = v2652 + v3012;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3014 = v3013 + v2999;
+      const uint v2746 = v2392 + v2741;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2747 = v2746 < v2;
+      const bool v2750 = v2747 && v2749;
+      const uint v2752 = v2746 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2754 = v2752 + v28;
+      const uint v2755 = v2754 + v2745;
+      const uint v2756 = v2750 ? v2755 : 0u;
+      const uint v2759 = v2398 + v2758;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2760 = v2759 + v2745;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v3014 + e] = v3004 ? b[v3010 + e] : bfloat(0);
+        shm1[v2760 + e] = v2750 ? b[v2756 + e] : bfloat(0);
       }
-      const uint v3024 = v2646 + v3019;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3025 = v3024 < v2;
-      const bool v3028 = v3025 && v3027;
-      const uint v3030 = v3024 * v1;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3032 = v3030 + v28;
-      const uint v3033 = v3032 + v3023;
-      const uint v3034 = v3028 ? v3033 : 0u;
-      const uint v3037 = v2652 + v3036;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3038 = v3037 + v3023;
+      const uint v2770 = v2392 + v2765;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2771 = v2770 < v2;
+      const bool v2774 = v2771 && v2773;
+      const uint v2776 = v2770 * v1;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2778 = v2776 + v28;
+      const uint v2779 = v2778 + v2769;
+      const uint v2780 = v2774 ? v2779 : 0u;
+      const uint v2783 = v2398 + v2782;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2784 = v2783 + v2769;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v3038 + e] = v3028 ? b[v3034 + e] : bfloat(0);
+        shm1[v2784 + e] = v2774 ? b[v2780 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3047 = v2652 + v3046;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3047), long(64u));
-      const uint v3052 = v2652 + v37;  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_load<false>(v43, shm1, long(v3052), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3058 = v3047 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3058), long(64u));
-      const uint v3061 = v2652 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3062 = v3061 + v37;
-      iron_frag_load<false>(v43, shm1, long(v3062), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3068 = v3047 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3068), long(64u));
-      const uint v3071 = v2652 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3072 = v3071 + v37;
-      iron_frag_load<false>(v43, shm1, long(v3072), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      const uint v3078 = v3047 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v41, shm0, long(v3078), long(64u));
-      const uint v3081 = v2652 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
-      const uint v3082 = v3081 + v37;
-      iron_frag_load<false>(v43, shm1, long(v3082), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2793 = v2398 + v2792;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2793), long(64u));
+      const uint v2798 = v2398 + v37;  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_load<false>(v43, shm1, long(v2798), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2804 = v2793 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2804), long(64u));
+      const uint v2807 = v2398 + 2048u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2808 = v2807 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2808), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2814 = v2793 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2814), long(64u));
+      const uint v2817 = v2398 + 4096u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2818 = v2817 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2818), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      const uint v2824 = v2793 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v41, shm0, long(v2824), long(64u));
+      const uint v2827 = v2398 + 6144u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2828 = v2827 + v37;
+      iron_frag_load<false>(v43, shm1, long(v2828), long(128u));
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
   } else {
     const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:239
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:260
       for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -508,34 +508,34 @@ kernel void iron_gemm_residual_kn_bf16(
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:245
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
     }
   }
-  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+  const uint v598 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:268
   const uint v599 = v24 + v33;
-  const uint v600 = v599 + v598;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v602 = v28 + v37;
-  const uint v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v600 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v601 = v599 + v600;
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v603 = v598 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
     const float v607 = v39.m[0][0].thread_elements()[0];
-    const uint v608 = v600 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v608 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v609 = v608 + v603;
     const bfloat v610 = residual[v609];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v611 = float(v610);
@@ -543,118 +543,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v613 = bfloat(v612);
     out[v609] = v613;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v616 = v599 + v614;
-  const uint v617 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v619 = v602 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v621 = v619 < v1;
-  const bool v622 = v620 && v621;
-  if (v622) {
-    const float v623 = v39.m[0][0].thread_elements()[1];
-    const uint v624 = v616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v625 = v624 + v619;
-    const bfloat v626 = residual[v625];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v627 = float(v626);
-    const float v628 = fma(v623, v3, v627);
-    const bfloat v629 = bfloat(v628);
-    out[v625] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v615 = v599 + v614;
+  const uint v616 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v617 = v598 + v616;
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v619 = v617 < v1;
+  const bool v620 = v618 && v619;
+  if (v620) {
+    const float v621 = v39.m[0][0].thread_elements()[1];
+    const uint v622 = v615 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v623 = v622 + v617;
+    const bfloat v624 = residual[v623];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v625 = float(v624);
+    const float v626 = fma(v621, v3, v625);
+    const bfloat v627 = bfloat(v626);
+    out[v623] = v627;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v630 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v632 = v599 + v630;
-  const uint v633 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v635 = v602 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v637 = v635 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v39.m[0][1].thread_elements()[0];
-    const uint v640 = v632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v641 = v640 + v635;
-    const bfloat v642 = residual[v641];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v643 = float(v642);
-    const float v644 = fma(v639, v3, v643);
-    const bfloat v645 = bfloat(v644);
-    out[v641] = v645;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v629 = v599 + v628;
+  const uint v630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v631 = v598 + v630;
+  const bool v632 = v629 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v633 = v631 < v1;
+  const bool v634 = v632 && v633;
+  if (v634) {
+    const float v635 = v39.m[0][1].thread_elements()[0];
+    const uint v636 = v629 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v637 = v636 + v631;
+    const bfloat v638 = residual[v637];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v639 = float(v638);
+    const float v640 = fma(v635, v3, v639);
+    const bfloat v641 = bfloat(v640);
+    out[v637] = v641;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v648 = v599 + v646;
-  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v651 = v602 + v649;
-  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v653 = v651 < v1;
-  const bool v654 = v652 && v653;
-  if (v654) {
-    const float v655 = v39.m[0][1].thread_elements()[1];
-    const uint v656 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v657 = v656 + v651;
-    const bfloat v658 = residual[v657];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v659 = float(v658);
-    const float v660 = fma(v655, v3, v659);
-    const bfloat v661 = bfloat(v660);
-    out[v657] = v661;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v643 = v599 + v642;
+  const uint v644 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v645 = v598 + v644;
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v647 = v645 < v1;
+  const bool v648 = v646 && v647;
+  if (v648) {
+    const float v649 = v39.m[0][1].thread_elements()[1];
+    const uint v650 = v643 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v651 = v650 + v645;
+    const bfloat v652 = residual[v651];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v653 = float(v652);
+    const float v654 = fma(v649, v3, v653);
+    const bfloat v655 = bfloat(v654);
+    out[v651] = v655;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v662 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v664 = v599 + v662;
-  const uint v665 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v667 = v602 + v665;
-  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v669 = v667 < v1;
-  const bool v670 = v668 && v669;
-  if (v670) {
-    const float v671 = v39.m[0][2].thread_elements()[0];
-    const uint v672 = v664 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v673 = v672 + v667;
-    const bfloat v674 = residual[v673];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v675 = float(v674);
-    const float v676 = fma(v671, v3, v675);
-    const bfloat v677 = bfloat(v676);
-    out[v673] = v677;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v656 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v657 = v599 + v656;
+  const uint v658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v659 = v598 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v661 = v659 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v39.m[0][2].thread_elements()[0];
+    const uint v664 = v657 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v665 = v664 + v659;
+    const bfloat v666 = residual[v665];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v667 = float(v666);
+    const float v668 = fma(v663, v3, v667);
+    const bfloat v669 = bfloat(v668);
+    out[v665] = v669;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v678 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v680 = v599 + v678;
-  const uint v681 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v683 = v602 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v685 = v683 < v1;
-  const bool v686 = v684 && v685;
-  if (v686) {
-    const float v687 = v39.m[0][2].thread_elements()[1];
-    const uint v688 = v680 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v689 = v688 + v683;
-    const bfloat v690 = residual[v689];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v691 = float(v690);
-    const float v692 = fma(v687, v3, v691);
-    const bfloat v693 = bfloat(v692);
-    out[v689] = v693;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v670 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v671 = v599 + v670;
+  const uint v672 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v673 = v598 + v672;
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v675 = v673 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v39.m[0][2].thread_elements()[1];
+    const uint v678 = v671 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v679 = v678 + v673;
+    const bfloat v680 = residual[v679];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v681 = float(v680);
+    const float v682 = fma(v677, v3, v681);
+    const bfloat v683 = bfloat(v682);
+    out[v679] = v683;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v694 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v696 = v599 + v694;
-  const uint v697 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v699 = v602 + v697;
-  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v701 = v699 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v39.m[0][3].thread_elements()[0];
-    const uint v704 = v696 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v705 = v704 + v699;
-    const bfloat v706 = residual[v705];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v707 = float(v706);
-    const float v708 = fma(v703, v3, v707);
-    const bfloat v709 = bfloat(v708);
-    out[v705] = v709;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v684 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v685 = v599 + v684;
+  const uint v686 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v687 = v598 + v686;
+  const bool v688 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v689 = v687 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v39.m[0][3].thread_elements()[0];
+    const uint v692 = v685 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v693 = v692 + v687;
+    const bfloat v694 = residual[v693];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v695 = float(v694);
+    const float v696 = fma(v691, v3, v695);
+    const bfloat v697 = bfloat(v696);
+    out[v693] = v697;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v710 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v712 = v599 + v710;
-  const uint v713 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v698 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v699 = v599 + v698;
+  const uint v700 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v701 = v598 + v700;
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v703 = v701 < v1;
+  const bool v704 = v702 && v703;
+  if (v704) {
+    const float v705 = v39.m[0][3].thread_elements()[1];
+    const uint v706 = v699 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v707 = v706 + v701;
+    const bfloat v708 = residual[v707];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v709 = float(v708);
+    const float v710 = fma(v705, v3, v709);
+    const bfloat v711 = bfloat(v710);
+    out[v707] = v711;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v712 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v713 = v599 + v712;
+  const uint v714 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v715 = v598 + v714;
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
-    const float v719 = v39.m[0][3].thread_elements()[1];
-    const uint v720 = v712 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v719 = v39.m[0][4].thread_elements()[0];
+    const uint v720 = v713 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v721 = v720 + v715;
     const bfloat v722 = residual[v721];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v723 = float(v722);
@@ -662,118 +679,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v725 = bfloat(v724);
     out[v721] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v726 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v728 = v599 + v726;
-  const uint v729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v731 = v602 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v733 = v731 < v1;
-  const bool v734 = v732 && v733;
-  if (v734) {
-    const float v735 = v39.m[0][4].thread_elements()[0];
-    const uint v736 = v728 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v737 = v736 + v731;
-    const bfloat v738 = residual[v737];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v739 = float(v738);
-    const float v740 = fma(v735, v3, v739);
-    const bfloat v741 = bfloat(v740);
-    out[v737] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v726 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v727 = v599 + v726;
+  const uint v728 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v729 = v598 + v728;
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v731 = v729 < v1;
+  const bool v732 = v730 && v731;
+  if (v732) {
+    const float v733 = v39.m[0][4].thread_elements()[1];
+    const uint v734 = v727 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v735 = v734 + v729;
+    const bfloat v736 = residual[v735];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v737 = float(v736);
+    const float v738 = fma(v733, v3, v737);
+    const bfloat v739 = bfloat(v738);
+    out[v735] = v739;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v744 = v599 + v742;
-  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v747 = v602 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v749 = v747 < v1;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v39.m[0][4].thread_elements()[1];
-    const uint v752 = v744 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v753 = v752 + v747;
-    const bfloat v754 = residual[v753];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v755 = float(v754);
-    const float v756 = fma(v751, v3, v755);
-    const bfloat v757 = bfloat(v756);
-    out[v753] = v757;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v740 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v741 = v599 + v740;
+  const uint v742 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v743 = v598 + v742;
+  const bool v744 = v741 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v745 = v743 < v1;
+  const bool v746 = v744 && v745;
+  if (v746) {
+    const float v747 = v39.m[0][5].thread_elements()[0];
+    const uint v748 = v741 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v749 = v748 + v743;
+    const bfloat v750 = residual[v749];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v751 = float(v750);
+    const float v752 = fma(v747, v3, v751);
+    const bfloat v753 = bfloat(v752);
+    out[v749] = v753;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v758 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v760 = v599 + v758;
-  const uint v761 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v763 = v602 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v765 = v763 < v1;
-  const bool v766 = v764 && v765;
-  if (v766) {
-    const float v767 = v39.m[0][5].thread_elements()[0];
-    const uint v768 = v760 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v769 = v768 + v763;
-    const bfloat v770 = residual[v769];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v771 = float(v770);
-    const float v772 = fma(v767, v3, v771);
-    const bfloat v773 = bfloat(v772);
-    out[v769] = v773;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v754 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v755 = v599 + v754;
+  const uint v756 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v757 = v598 + v756;
+  const bool v758 = v755 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v759 = v757 < v1;
+  const bool v760 = v758 && v759;
+  if (v760) {
+    const float v761 = v39.m[0][5].thread_elements()[1];
+    const uint v762 = v755 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v763 = v762 + v757;
+    const bfloat v764 = residual[v763];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v765 = float(v764);
+    const float v766 = fma(v761, v3, v765);
+    const bfloat v767 = bfloat(v766);
+    out[v763] = v767;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v774 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v776 = v599 + v774;
-  const uint v777 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v779 = v602 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v781 = v779 < v1;
-  const bool v782 = v780 && v781;
-  if (v782) {
-    const float v783 = v39.m[0][5].thread_elements()[1];
-    const uint v784 = v776 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v785 = v784 + v779;
-    const bfloat v786 = residual[v785];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v787 = float(v786);
-    const float v788 = fma(v783, v3, v787);
-    const bfloat v789 = bfloat(v788);
-    out[v785] = v789;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v768 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v769 = v599 + v768;
+  const uint v770 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v771 = v598 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v773 = v771 < v1;
+  const bool v774 = v772 && v773;
+  if (v774) {
+    const float v775 = v39.m[0][6].thread_elements()[0];
+    const uint v776 = v769 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v777 = v776 + v771;
+    const bfloat v778 = residual[v777];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v779 = float(v778);
+    const float v780 = fma(v775, v3, v779);
+    const bfloat v781 = bfloat(v780);
+    out[v777] = v781;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v790 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v792 = v599 + v790;
-  const uint v793 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v795 = v602 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v797 = v795 < v1;
-  const bool v798 = v796 && v797;
-  if (v798) {
-    const float v799 = v39.m[0][6].thread_elements()[0];
-    const uint v800 = v792 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v801 = v800 + v795;
-    const bfloat v802 = residual[v801];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v803 = float(v802);
-    const float v804 = fma(v799, v3, v803);
-    const bfloat v805 = bfloat(v804);
-    out[v801] = v805;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v782 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v783 = v599 + v782;
+  const uint v784 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v785 = v598 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v787 = v785 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v39.m[0][6].thread_elements()[1];
+    const uint v790 = v783 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v791 = v790 + v785;
+    const bfloat v792 = residual[v791];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v793 = float(v792);
+    const float v794 = fma(v789, v3, v793);
+    const bfloat v795 = bfloat(v794);
+    out[v791] = v795;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v806 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v808 = v599 + v806;
-  const uint v809 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v811 = v602 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v813 = v811 < v1;
-  const bool v814 = v812 && v813;
-  if (v814) {
-    const float v815 = v39.m[0][6].thread_elements()[1];
-    const uint v816 = v808 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v817 = v816 + v811;
-    const bfloat v818 = residual[v817];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v819 = float(v818);
-    const float v820 = fma(v815, v3, v819);
-    const bfloat v821 = bfloat(v820);
-    out[v817] = v821;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v796 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v797 = v599 + v796;
+  const uint v798 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v799 = v598 + v798;
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v801 = v799 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v39.m[0][7].thread_elements()[0];
+    const uint v804 = v797 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v805 = v804 + v799;
+    const bfloat v806 = residual[v805];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v807 = float(v806);
+    const float v808 = fma(v803, v3, v807);
+    const bfloat v809 = bfloat(v808);
+    out[v805] = v809;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v822 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v824 = v599 + v822;
-  const uint v825 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v810 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v811 = v599 + v810;
+  const uint v812 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v813 = v598 + v812;
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v815 = v813 < v1;
+  const bool v816 = v814 && v815;
+  if (v816) {
+    const float v817 = v39.m[0][7].thread_elements()[1];
+    const uint v818 = v811 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v819 = v818 + v813;
+    const bfloat v820 = residual[v819];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v821 = float(v820);
+    const float v822 = fma(v817, v3, v821);
+    const bfloat v823 = bfloat(v822);
+    out[v819] = v823;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v824 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v825 = v599 + v824;
+  const uint v826 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v827 = v598 + v826;
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
-    const float v831 = v39.m[0][7].thread_elements()[0];
-    const uint v832 = v824 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v831 = v39.m[1][0].thread_elements()[0];
+    const uint v832 = v825 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v833 = v832 + v827;
     const bfloat v834 = residual[v833];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v835 = float(v834);
@@ -781,118 +815,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v837 = bfloat(v836);
     out[v833] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v838 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v840 = v599 + v838;
-  const uint v841 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v843 = v602 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v845 = v843 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v39.m[0][7].thread_elements()[1];
-    const uint v848 = v840 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v849 = v848 + v843;
-    const bfloat v850 = residual[v849];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v851 = float(v850);
-    const float v852 = fma(v847, v3, v851);
-    const bfloat v853 = bfloat(v852);
-    out[v849] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v838 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v839 = v599 + v838;
+  const uint v840 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v841 = v598 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v843 = v841 < v1;
+  const bool v844 = v842 && v843;
+  if (v844) {
+    const float v845 = v39.m[1][0].thread_elements()[1];
+    const uint v846 = v839 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v847 = v846 + v841;
+    const bfloat v848 = residual[v847];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v849 = float(v848);
+    const float v850 = fma(v845, v3, v849);
+    const bfloat v851 = bfloat(v850);
+    out[v847] = v851;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v854 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v856 = v599 + v854;
-  const uint v857 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v859 = v602 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v861 = v859 < v1;
-  const bool v862 = v860 && v861;
-  if (v862) {
-    const float v863 = v39.m[1][0].thread_elements()[0];
-    const uint v864 = v856 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v865 = v864 + v859;
-    const bfloat v866 = residual[v865];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v867 = float(v866);
-    const float v868 = fma(v863, v3, v867);
-    const bfloat v869 = bfloat(v868);
-    out[v865] = v869;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v852 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v853 = v599 + v852;
+  const uint v854 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v855 = v598 + v854;
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v857 = v855 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v39.m[1][1].thread_elements()[0];
+    const uint v860 = v853 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v861 = v860 + v855;
+    const bfloat v862 = residual[v861];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v863 = float(v862);
+    const float v864 = fma(v859, v3, v863);
+    const bfloat v865 = bfloat(v864);
+    out[v861] = v865;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v870 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v872 = v599 + v870;
-  const uint v873 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v875 = v602 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v877 = v875 < v1;
-  const bool v878 = v876 && v877;
-  if (v878) {
-    const float v879 = v39.m[1][0].thread_elements()[1];
-    const uint v880 = v872 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v881 = v880 + v875;
-    const bfloat v882 = residual[v881];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v883 = float(v882);
-    const float v884 = fma(v879, v3, v883);
-    const bfloat v885 = bfloat(v884);
-    out[v881] = v885;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v866 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v867 = v599 + v866;
+  const uint v868 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v869 = v598 + v868;
+  const bool v870 = v867 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v871 = v869 < v1;
+  const bool v872 = v870 && v871;
+  if (v872) {
+    const float v873 = v39.m[1][1].thread_elements()[1];
+    const uint v874 = v867 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v875 = v874 + v869;
+    const bfloat v876 = residual[v875];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v877 = float(v876);
+    const float v878 = fma(v873, v3, v877);
+    const bfloat v879 = bfloat(v878);
+    out[v875] = v879;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v886 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v888 = v599 + v886;
-  const uint v889 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v891 = v602 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v893 = v891 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v39.m[1][1].thread_elements()[0];
-    const uint v896 = v888 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v897 = v896 + v891;
-    const bfloat v898 = residual[v897];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v899 = float(v898);
-    const float v900 = fma(v895, v3, v899);
-    const bfloat v901 = bfloat(v900);
-    out[v897] = v901;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v880 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v881 = v599 + v880;
+  const uint v882 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v883 = v598 + v882;
+  const bool v884 = v881 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v885 = v883 < v1;
+  const bool v886 = v884 && v885;
+  if (v886) {
+    const float v887 = v39.m[1][2].thread_elements()[0];
+    const uint v888 = v881 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v889 = v888 + v883;
+    const bfloat v890 = residual[v889];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v891 = float(v890);
+    const float v892 = fma(v887, v3, v891);
+    const bfloat v893 = bfloat(v892);
+    out[v889] = v893;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v902 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v904 = v599 + v902;
-  const uint v905 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v907 = v602 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v909 = v907 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v39.m[1][1].thread_elements()[1];
-    const uint v912 = v904 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v913 = v912 + v907;
-    const bfloat v914 = residual[v913];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v915 = float(v914);
-    const float v916 = fma(v911, v3, v915);
-    const bfloat v917 = bfloat(v916);
-    out[v913] = v917;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v894 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v895 = v599 + v894;
+  const uint v896 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v897 = v598 + v896;
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v899 = v897 < v1;
+  const bool v900 = v898 && v899;
+  if (v900) {
+    const float v901 = v39.m[1][2].thread_elements()[1];
+    const uint v902 = v895 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v903 = v902 + v897;
+    const bfloat v904 = residual[v903];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v905 = float(v904);
+    const float v906 = fma(v901, v3, v905);
+    const bfloat v907 = bfloat(v906);
+    out[v903] = v907;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v918 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v920 = v599 + v918;
-  const uint v921 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v923 = v602 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v925 = v923 < v1;
-  const bool v926 = v924 && v925;
-  if (v926) {
-    const float v927 = v39.m[1][2].thread_elements()[0];
-    const uint v928 = v920 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v929 = v928 + v923;
-    const bfloat v930 = residual[v929];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v931 = float(v930);
-    const float v932 = fma(v927, v3, v931);
-    const bfloat v933 = bfloat(v932);
-    out[v929] = v933;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v908 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v909 = v599 + v908;
+  const uint v910 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v911 = v598 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v913 = v911 < v1;
+  const bool v914 = v912 && v913;
+  if (v914) {
+    const float v915 = v39.m[1][3].thread_elements()[0];
+    const uint v916 = v909 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v917 = v916 + v911;
+    const bfloat v918 = residual[v917];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v919 = float(v918);
+    const float v920 = fma(v915, v3, v919);
+    const bfloat v921 = bfloat(v920);
+    out[v917] = v921;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v934 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v936 = v599 + v934;
-  const uint v937 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v922 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v923 = v599 + v922;
+  const uint v924 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v925 = v598 + v924;
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v927 = v925 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v39.m[1][3].thread_elements()[1];
+    const uint v930 = v923 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v931 = v930 + v925;
+    const bfloat v932 = residual[v931];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v933 = float(v932);
+    const float v934 = fma(v929, v3, v933);
+    const bfloat v935 = bfloat(v934);
+    out[v931] = v935;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v936 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v937 = v599 + v936;
+  const uint v938 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v939 = v598 + v938;
+  const bool v940 = v937 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
-    const float v943 = v39.m[1][2].thread_elements()[1];
-    const uint v944 = v936 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v943 = v39.m[1][4].thread_elements()[0];
+    const uint v944 = v937 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v945 = v944 + v939;
     const bfloat v946 = residual[v945];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v947 = float(v946);
@@ -900,118 +951,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v949 = bfloat(v948);
     out[v945] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v950 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v952 = v599 + v950;
-  const uint v953 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v955 = v602 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v957 = v955 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v39.m[1][3].thread_elements()[0];
-    const uint v960 = v952 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v961 = v960 + v955;
-    const bfloat v962 = residual[v961];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v963 = float(v962);
-    const float v964 = fma(v959, v3, v963);
-    const bfloat v965 = bfloat(v964);
-    out[v961] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v950 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v951 = v599 + v950;
+  const uint v952 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v953 = v598 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v955 = v953 < v1;
+  const bool v956 = v954 && v955;
+  if (v956) {
+    const float v957 = v39.m[1][4].thread_elements()[1];
+    const uint v958 = v951 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v959 = v958 + v953;
+    const bfloat v960 = residual[v959];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v961 = float(v960);
+    const float v962 = fma(v957, v3, v961);
+    const bfloat v963 = bfloat(v962);
+    out[v959] = v963;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v966 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v968 = v599 + v966;
-  const uint v969 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v971 = v602 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v973 = v971 < v1;
-  const bool v974 = v972 && v973;
-  if (v974) {
-    const float v975 = v39.m[1][3].thread_elements()[1];
-    const uint v976 = v968 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v977 = v976 + v971;
-    const bfloat v978 = residual[v977];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v979 = float(v978);
-    const float v980 = fma(v975, v3, v979);
-    const bfloat v981 = bfloat(v980);
-    out[v977] = v981;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v964 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v965 = v599 + v964;
+  const uint v966 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v967 = v598 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v969 = v967 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v39.m[1][5].thread_elements()[0];
+    const uint v972 = v965 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v973 = v972 + v967;
+    const bfloat v974 = residual[v973];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v975 = float(v974);
+    const float v976 = fma(v971, v3, v975);
+    const bfloat v977 = bfloat(v976);
+    out[v973] = v977;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v982 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v984 = v599 + v982;
-  const uint v985 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v987 = v602 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v989 = v987 < v1;
-  const bool v990 = v988 && v989;
-  if (v990) {
-    const float v991 = v39.m[1][4].thread_elements()[0];
-    const uint v992 = v984 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v993 = v992 + v987;
-    const bfloat v994 = residual[v993];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v995 = float(v994);
-    const float v996 = fma(v991, v3, v995);
-    const bfloat v997 = bfloat(v996);
-    out[v993] = v997;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v978 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v979 = v599 + v978;
+  const uint v980 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v981 = v598 + v980;
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v983 = v981 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v39.m[1][5].thread_elements()[1];
+    const uint v986 = v979 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v987 = v986 + v981;
+    const bfloat v988 = residual[v987];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v989 = float(v988);
+    const float v990 = fma(v985, v3, v989);
+    const bfloat v991 = bfloat(v990);
+    out[v987] = v991;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v998 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1000 = v599 + v998;
-  const uint v1001 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1003 = v602 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1005 = v1003 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v39.m[1][4].thread_elements()[1];
-    const uint v1008 = v1000 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1009 = v1008 + v1003;
-    const bfloat v1010 = residual[v1009];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1011 = float(v1010);
-    const float v1012 = fma(v1007, v3, v1011);
-    const bfloat v1013 = bfloat(v1012);
-    out[v1009] = v1013;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v992 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v993 = v599 + v992;
+  const uint v994 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v995 = v598 + v994;
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v997 = v995 < v1;
+  const bool v998 = v996 && v997;
+  if (v998) {
+    const float v999 = v39.m[1][6].thread_elements()[0];
+    const uint v1000 = v993 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1001 = v1000 + v995;
+    const bfloat v1002 = residual[v1001];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1003 = float(v1002);
+    const float v1004 = fma(v999, v3, v1003);
+    const bfloat v1005 = bfloat(v1004);
+    out[v1001] = v1005;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1014 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1016 = v599 + v1014;
-  const uint v1017 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1019 = v602 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1021 = v1019 < v1;
-  const bool v1022 = v1020 && v1021;
-  if (v1022) {
-    const float v1023 = v39.m[1][5].thread_elements()[0];
-    const uint v1024 = v1016 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1025 = v1024 + v1019;
-    const bfloat v1026 = residual[v1025];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1027 = float(v1026);
-    const float v1028 = fma(v1023, v3, v1027);
-    const bfloat v1029 = bfloat(v1028);
-    out[v1025] = v1029;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1006 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1007 = v599 + v1006;
+  const uint v1008 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1009 = v598 + v1008;
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1011 = v1009 < v1;
+  const bool v1012 = v1010 && v1011;
+  if (v1012) {
+    const float v1013 = v39.m[1][6].thread_elements()[1];
+    const uint v1014 = v1007 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1015 = v1014 + v1009;
+    const bfloat v1016 = residual[v1015];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1017 = float(v1016);
+    const float v1018 = fma(v1013, v3, v1017);
+    const bfloat v1019 = bfloat(v1018);
+    out[v1015] = v1019;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1030 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1032 = v599 + v1030;
-  const uint v1033 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1035 = v602 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1037 = v1035 < v1;
-  const bool v1038 = v1036 && v1037;
-  if (v1038) {
-    const float v1039 = v39.m[1][5].thread_elements()[1];
-    const uint v1040 = v1032 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1041 = v1040 + v1035;
-    const bfloat v1042 = residual[v1041];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1043 = float(v1042);
-    const float v1044 = fma(v1039, v3, v1043);
-    const bfloat v1045 = bfloat(v1044);
-    out[v1041] = v1045;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1020 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1021 = v599 + v1020;
+  const uint v1022 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1023 = v598 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1025 = v1023 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v39.m[1][7].thread_elements()[0];
+    const uint v1028 = v1021 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1029 = v1028 + v1023;
+    const bfloat v1030 = residual[v1029];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1031 = float(v1030);
+    const float v1032 = fma(v1027, v3, v1031);
+    const bfloat v1033 = bfloat(v1032);
+    out[v1029] = v1033;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1046 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1048 = v599 + v1046;
-  const uint v1049 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1034 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1035 = v599 + v1034;
+  const uint v1036 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1037 = v598 + v1036;
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1039 = v1037 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v39.m[1][7].thread_elements()[1];
+    const uint v1042 = v1035 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1043 = v1042 + v1037;
+    const bfloat v1044 = residual[v1043];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1045 = float(v1044);
+    const float v1046 = fma(v1041, v3, v1045);
+    const bfloat v1047 = bfloat(v1046);
+    out[v1043] = v1047;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1048 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1049 = v599 + v1048;
+  const uint v1050 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1051 = v598 + v1050;
+  const bool v1052 = v1049 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
-    const float v1055 = v39.m[1][6].thread_elements()[0];
-    const uint v1056 = v1048 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1055 = v39.m[2][0].thread_elements()[0];
+    const uint v1056 = v1049 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1057 = v1056 + v1051;
     const bfloat v1058 = residual[v1057];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1059 = float(v1058);
@@ -1019,118 +1087,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1061 = bfloat(v1060);
     out[v1057] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1062 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1064 = v599 + v1062;
-  const uint v1065 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1067 = v602 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1069 = v1067 < v1;
-  const bool v1070 = v1068 && v1069;
-  if (v1070) {
-    const float v1071 = v39.m[1][6].thread_elements()[1];
-    const uint v1072 = v1064 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1073 = v1072 + v1067;
-    const bfloat v1074 = residual[v1073];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1075 = float(v1074);
-    const float v1076 = fma(v1071, v3, v1075);
-    const bfloat v1077 = bfloat(v1076);
-    out[v1073] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1062 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1063 = v599 + v1062;
+  const uint v1064 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1065 = v598 + v1064;
+  const bool v1066 = v1063 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1067 = v1065 < v1;
+  const bool v1068 = v1066 && v1067;
+  if (v1068) {
+    const float v1069 = v39.m[2][0].thread_elements()[1];
+    const uint v1070 = v1063 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1071 = v1070 + v1065;
+    const bfloat v1072 = residual[v1071];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1073 = float(v1072);
+    const float v1074 = fma(v1069, v3, v1073);
+    const bfloat v1075 = bfloat(v1074);
+    out[v1071] = v1075;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1078 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1080 = v599 + v1078;
-  const uint v1081 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1083 = v602 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1085 = v1083 < v1;
-  const bool v1086 = v1084 && v1085;
-  if (v1086) {
-    const float v1087 = v39.m[1][7].thread_elements()[0];
-    const uint v1088 = v1080 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1089 = v1088 + v1083;
-    const bfloat v1090 = residual[v1089];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1091 = float(v1090);
-    const float v1092 = fma(v1087, v3, v1091);
-    const bfloat v1093 = bfloat(v1092);
-    out[v1089] = v1093;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1076 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1077 = v599 + v1076;
+  const uint v1078 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1079 = v598 + v1078;
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1081 = v1079 < v1;
+  const bool v1082 = v1080 && v1081;
+  if (v1082) {
+    const float v1083 = v39.m[2][1].thread_elements()[0];
+    const uint v1084 = v1077 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1085 = v1084 + v1079;
+    const bfloat v1086 = residual[v1085];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1087 = float(v1086);
+    const float v1088 = fma(v1083, v3, v1087);
+    const bfloat v1089 = bfloat(v1088);
+    out[v1085] = v1089;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1094 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1096 = v599 + v1094;
-  const uint v1097 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1099 = v602 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1101 = v1099 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v39.m[1][7].thread_elements()[1];
-    const uint v1104 = v1096 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1105 = v1104 + v1099;
-    const bfloat v1106 = residual[v1105];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1107 = float(v1106);
-    const float v1108 = fma(v1103, v3, v1107);
-    const bfloat v1109 = bfloat(v1108);
-    out[v1105] = v1109;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1090 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1091 = v599 + v1090;
+  const uint v1092 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1093 = v598 + v1092;
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1095 = v1093 < v1;
+  const bool v1096 = v1094 && v1095;
+  if (v1096) {
+    const float v1097 = v39.m[2][1].thread_elements()[1];
+    const uint v1098 = v1091 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1099 = v1098 + v1093;
+    const bfloat v1100 = residual[v1099];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1101 = float(v1100);
+    const float v1102 = fma(v1097, v3, v1101);
+    const bfloat v1103 = bfloat(v1102);
+    out[v1099] = v1103;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1110 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1112 = v599 + v1110;
-  const uint v1113 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1115 = v602 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1117 = v1115 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v39.m[2][0].thread_elements()[0];
-    const uint v1120 = v1112 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1121 = v1120 + v1115;
-    const bfloat v1122 = residual[v1121];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1123 = float(v1122);
-    const float v1124 = fma(v1119, v3, v1123);
-    const bfloat v1125 = bfloat(v1124);
-    out[v1121] = v1125;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1104 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1105 = v599 + v1104;
+  const uint v1106 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1107 = v598 + v1106;
+  const bool v1108 = v1105 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1109 = v1107 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v39.m[2][2].thread_elements()[0];
+    const uint v1112 = v1105 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1113 = v1112 + v1107;
+    const bfloat v1114 = residual[v1113];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1115 = float(v1114);
+    const float v1116 = fma(v1111, v3, v1115);
+    const bfloat v1117 = bfloat(v1116);
+    out[v1113] = v1117;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1126 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1128 = v599 + v1126;
-  const uint v1129 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1131 = v602 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1133 = v1131 < v1;
-  const bool v1134 = v1132 && v1133;
-  if (v1134) {
-    const float v1135 = v39.m[2][0].thread_elements()[1];
-    const uint v1136 = v1128 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1137 = v1136 + v1131;
-    const bfloat v1138 = residual[v1137];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1139 = float(v1138);
-    const float v1140 = fma(v1135, v3, v1139);
-    const bfloat v1141 = bfloat(v1140);
-    out[v1137] = v1141;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1118 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1119 = v599 + v1118;
+  const uint v1120 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1121 = v598 + v1120;
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1123 = v1121 < v1;
+  const bool v1124 = v1122 && v1123;
+  if (v1124) {
+    const float v1125 = v39.m[2][2].thread_elements()[1];
+    const uint v1126 = v1119 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1127 = v1126 + v1121;
+    const bfloat v1128 = residual[v1127];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1129 = float(v1128);
+    const float v1130 = fma(v1125, v3, v1129);
+    const bfloat v1131 = bfloat(v1130);
+    out[v1127] = v1131;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1142 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1144 = v599 + v1142;
-  const uint v1145 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1147 = v602 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1149 = v1147 < v1;
-  const bool v1150 = v1148 && v1149;
-  if (v1150) {
-    const float v1151 = v39.m[2][1].thread_elements()[0];
-    const uint v1152 = v1144 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1153 = v1152 + v1147;
-    const bfloat v1154 = residual[v1153];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1155 = float(v1154);
-    const float v1156 = fma(v1151, v3, v1155);
-    const bfloat v1157 = bfloat(v1156);
-    out[v1153] = v1157;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1132 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1133 = v599 + v1132;
+  const uint v1134 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1135 = v598 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1137 = v1135 < v1;
+  const bool v1138 = v1136 && v1137;
+  if (v1138) {
+    const float v1139 = v39.m[2][3].thread_elements()[0];
+    const uint v1140 = v1133 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1141 = v1140 + v1135;
+    const bfloat v1142 = residual[v1141];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1143 = float(v1142);
+    const float v1144 = fma(v1139, v3, v1143);
+    const bfloat v1145 = bfloat(v1144);
+    out[v1141] = v1145;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1158 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1160 = v599 + v1158;
-  const uint v1161 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1146 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1147 = v599 + v1146;
+  const uint v1148 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1149 = v598 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1151 = v1149 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v39.m[2][3].thread_elements()[1];
+    const uint v1154 = v1147 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1155 = v1154 + v1149;
+    const bfloat v1156 = residual[v1155];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1157 = float(v1156);
+    const float v1158 = fma(v1153, v3, v1157);
+    const bfloat v1159 = bfloat(v1158);
+    out[v1155] = v1159;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1160 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1161 = v599 + v1160;
+  const uint v1162 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1163 = v598 + v1162;
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
-    const float v1167 = v39.m[2][1].thread_elements()[1];
-    const uint v1168 = v1160 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1167 = v39.m[2][4].thread_elements()[0];
+    const uint v1168 = v1161 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1169 = v1168 + v1163;
     const bfloat v1170 = residual[v1169];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1171 = float(v1170);
@@ -1138,118 +1223,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1173 = bfloat(v1172);
     out[v1169] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1174 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1176 = v599 + v1174;
-  const uint v1177 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1179 = v602 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1181 = v1179 < v1;
-  const bool v1182 = v1180 && v1181;
-  if (v1182) {
-    const float v1183 = v39.m[2][2].thread_elements()[0];
-    const uint v1184 = v1176 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1185 = v1184 + v1179;
-    const bfloat v1186 = residual[v1185];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1187 = float(v1186);
-    const float v1188 = fma(v1183, v3, v1187);
-    const bfloat v1189 = bfloat(v1188);
-    out[v1185] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1174 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1175 = v599 + v1174;
+  const uint v1176 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1177 = v598 + v1176;
+  const bool v1178 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1179 = v1177 < v1;
+  const bool v1180 = v1178 && v1179;
+  if (v1180) {
+    const float v1181 = v39.m[2][4].thread_elements()[1];
+    const uint v1182 = v1175 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1183 = v1182 + v1177;
+    const bfloat v1184 = residual[v1183];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1185 = float(v1184);
+    const float v1186 = fma(v1181, v3, v1185);
+    const bfloat v1187 = bfloat(v1186);
+    out[v1183] = v1187;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1190 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1192 = v599 + v1190;
-  const uint v1193 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1195 = v602 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1197 = v1195 < v1;
-  const bool v1198 = v1196 && v1197;
-  if (v1198) {
-    const float v1199 = v39.m[2][2].thread_elements()[1];
-    const uint v1200 = v1192 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1201 = v1200 + v1195;
-    const bfloat v1202 = residual[v1201];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1203 = float(v1202);
-    const float v1204 = fma(v1199, v3, v1203);
-    const bfloat v1205 = bfloat(v1204);
-    out[v1201] = v1205;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1188 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1189 = v599 + v1188;
+  const uint v1190 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1191 = v598 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1193 = v1191 < v1;
+  const bool v1194 = v1192 && v1193;
+  if (v1194) {
+    const float v1195 = v39.m[2][5].thread_elements()[0];
+    const uint v1196 = v1189 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1197 = v1196 + v1191;
+    const bfloat v1198 = residual[v1197];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1199 = float(v1198);
+    const float v1200 = fma(v1195, v3, v1199);
+    const bfloat v1201 = bfloat(v1200);
+    out[v1197] = v1201;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1206 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1208 = v599 + v1206;
-  const uint v1209 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1211 = v602 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1213 = v1211 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v39.m[2][3].thread_elements()[0];
-    const uint v1216 = v1208 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1217 = v1216 + v1211;
-    const bfloat v1218 = residual[v1217];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1219 = float(v1218);
-    const float v1220 = fma(v1215, v3, v1219);
-    const bfloat v1221 = bfloat(v1220);
-    out[v1217] = v1221;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1202 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1203 = v599 + v1202;
+  const uint v1204 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1205 = v598 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1207 = v1205 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v39.m[2][5].thread_elements()[1];
+    const uint v1210 = v1203 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1211 = v1210 + v1205;
+    const bfloat v1212 = residual[v1211];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1213 = float(v1212);
+    const float v1214 = fma(v1209, v3, v1213);
+    const bfloat v1215 = bfloat(v1214);
+    out[v1211] = v1215;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1222 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1224 = v599 + v1222;
-  const uint v1225 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1227 = v602 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1229 = v1227 < v1;
-  const bool v1230 = v1228 && v1229;
-  if (v1230) {
-    const float v1231 = v39.m[2][3].thread_elements()[1];
-    const uint v1232 = v1224 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1233 = v1232 + v1227;
-    const bfloat v1234 = residual[v1233];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1235 = float(v1234);
-    const float v1236 = fma(v1231, v3, v1235);
-    const bfloat v1237 = bfloat(v1236);
-    out[v1233] = v1237;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1216 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1217 = v599 + v1216;
+  const uint v1218 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1219 = v598 + v1218;
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1221 = v1219 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v39.m[2][6].thread_elements()[0];
+    const uint v1224 = v1217 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1225 = v1224 + v1219;
+    const bfloat v1226 = residual[v1225];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1227 = float(v1226);
+    const float v1228 = fma(v1223, v3, v1227);
+    const bfloat v1229 = bfloat(v1228);
+    out[v1225] = v1229;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1238 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1240 = v599 + v1238;
-  const uint v1241 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1243 = v602 + v1241;
-  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1245 = v1243 < v1;
-  const bool v1246 = v1244 && v1245;
-  if (v1246) {
-    const float v1247 = v39.m[2][4].thread_elements()[0];
-    const uint v1248 = v1240 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1249 = v1248 + v1243;
-    const bfloat v1250 = residual[v1249];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1251 = float(v1250);
-    const float v1252 = fma(v1247, v3, v1251);
-    const bfloat v1253 = bfloat(v1252);
-    out[v1249] = v1253;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1230 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1231 = v599 + v1230;
+  const uint v1232 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1233 = v598 + v1232;
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1235 = v1233 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v39.m[2][6].thread_elements()[1];
+    const uint v1238 = v1231 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1239 = v1238 + v1233;
+    const bfloat v1240 = residual[v1239];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1241 = float(v1240);
+    const float v1242 = fma(v1237, v3, v1241);
+    const bfloat v1243 = bfloat(v1242);
+    out[v1239] = v1243;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1254 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1256 = v599 + v1254;
-  const uint v1257 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1259 = v602 + v1257;
-  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1261 = v1259 < v1;
-  const bool v1262 = v1260 && v1261;
-  if (v1262) {
-    const float v1263 = v39.m[2][4].thread_elements()[1];
-    const uint v1264 = v1256 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1265 = v1264 + v1259;
-    const bfloat v1266 = residual[v1265];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1267 = float(v1266);
-    const float v1268 = fma(v1263, v3, v1267);
-    const bfloat v1269 = bfloat(v1268);
-    out[v1265] = v1269;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1244 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1245 = v599 + v1244;
+  const uint v1246 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1247 = v598 + v1246;
+  const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1249 = v1247 < v1;
+  const bool v1250 = v1248 && v1249;
+  if (v1250) {
+    const float v1251 = v39.m[2][7].thread_elements()[0];
+    const uint v1252 = v1245 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1253 = v1252 + v1247;
+    const bfloat v1254 = residual[v1253];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1255 = float(v1254);
+    const float v1256 = fma(v1251, v3, v1255);
+    const bfloat v1257 = bfloat(v1256);
+    out[v1253] = v1257;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1270 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1272 = v599 + v1270;
-  const uint v1273 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1258 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1259 = v599 + v1258;
+  const uint v1260 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1261 = v598 + v1260;
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1263 = v1261 < v1;
+  const bool v1264 = v1262 && v1263;
+  if (v1264) {
+    const float v1265 = v39.m[2][7].thread_elements()[1];
+    const uint v1266 = v1259 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1267 = v1266 + v1261;
+    const bfloat v1268 = residual[v1267];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1269 = float(v1268);
+    const float v1270 = fma(v1265, v3, v1269);
+    const bfloat v1271 = bfloat(v1270);
+    out[v1267] = v1271;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1272 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1273 = v599 + v1272;
+  const uint v1274 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1275 = v598 + v1274;
+  const bool v1276 = v1273 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
-    const float v1279 = v39.m[2][5].thread_elements()[0];
-    const uint v1280 = v1272 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1279 = v39.m[3][0].thread_elements()[0];
+    const uint v1280 = v1273 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1281 = v1280 + v1275;
     const bfloat v1282 = residual[v1281];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1283 = float(v1282);
@@ -1257,118 +1359,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1285 = bfloat(v1284);
     out[v1281] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1286 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1288 = v599 + v1286;
-  const uint v1289 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1291 = v602 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1293 = v1291 < v1;
-  const bool v1294 = v1292 && v1293;
-  if (v1294) {
-    const float v1295 = v39.m[2][5].thread_elements()[1];
-    const uint v1296 = v1288 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1297 = v1296 + v1291;
-    const bfloat v1298 = residual[v1297];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1299 = float(v1298);
-    const float v1300 = fma(v1295, v3, v1299);
-    const bfloat v1301 = bfloat(v1300);
-    out[v1297] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1287 = v599 + v1286;
+  const uint v1288 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1289 = v598 + v1288;
+  const bool v1290 = v1287 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1291 = v1289 < v1;
+  const bool v1292 = v1290 && v1291;
+  if (v1292) {
+    const float v1293 = v39.m[3][0].thread_elements()[1];
+    const uint v1294 = v1287 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1295 = v1294 + v1289;
+    const bfloat v1296 = residual[v1295];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1297 = float(v1296);
+    const float v1298 = fma(v1293, v3, v1297);
+    const bfloat v1299 = bfloat(v1298);
+    out[v1295] = v1299;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1302 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1304 = v599 + v1302;
-  const uint v1305 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1307 = v602 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1309 = v1307 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v39.m[2][6].thread_elements()[0];
-    const uint v1312 = v1304 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1313 = v1312 + v1307;
-    const bfloat v1314 = residual[v1313];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1315 = float(v1314);
-    const float v1316 = fma(v1311, v3, v1315);
-    const bfloat v1317 = bfloat(v1316);
-    out[v1313] = v1317;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1301 = v599 + v1300;
+  const uint v1302 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1303 = v598 + v1302;
+  const bool v1304 = v1301 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1305 = v1303 < v1;
+  const bool v1306 = v1304 && v1305;
+  if (v1306) {
+    const float v1307 = v39.m[3][1].thread_elements()[0];
+    const uint v1308 = v1301 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1309 = v1308 + v1303;
+    const bfloat v1310 = residual[v1309];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1311 = float(v1310);
+    const float v1312 = fma(v1307, v3, v1311);
+    const bfloat v1313 = bfloat(v1312);
+    out[v1309] = v1313;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1318 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1320 = v599 + v1318;
-  const uint v1321 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1323 = v602 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1325 = v1323 < v1;
-  const bool v1326 = v1324 && v1325;
-  if (v1326) {
-    const float v1327 = v39.m[2][6].thread_elements()[1];
-    const uint v1328 = v1320 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1329 = v1328 + v1323;
-    const bfloat v1330 = residual[v1329];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1331 = float(v1330);
-    const float v1332 = fma(v1327, v3, v1331);
-    const bfloat v1333 = bfloat(v1332);
-    out[v1329] = v1333;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1314 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1315 = v599 + v1314;
+  const uint v1316 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1317 = v598 + v1316;
+  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1319 = v1317 < v1;
+  const bool v1320 = v1318 && v1319;
+  if (v1320) {
+    const float v1321 = v39.m[3][1].thread_elements()[1];
+    const uint v1322 = v1315 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1323 = v1322 + v1317;
+    const bfloat v1324 = residual[v1323];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1325 = float(v1324);
+    const float v1326 = fma(v1321, v3, v1325);
+    const bfloat v1327 = bfloat(v1326);
+    out[v1323] = v1327;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1334 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1336 = v599 + v1334;
-  const uint v1337 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1339 = v602 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1341 = v1339 < v1;
-  const bool v1342 = v1340 && v1341;
-  if (v1342) {
-    const float v1343 = v39.m[2][7].thread_elements()[0];
-    const uint v1344 = v1336 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1345 = v1344 + v1339;
-    const bfloat v1346 = residual[v1345];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1347 = float(v1346);
-    const float v1348 = fma(v1343, v3, v1347);
-    const bfloat v1349 = bfloat(v1348);
-    out[v1345] = v1349;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1328 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1329 = v599 + v1328;
+  const uint v1330 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1331 = v598 + v1330;
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1333 = v1331 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v39.m[3][2].thread_elements()[0];
+    const uint v1336 = v1329 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1337 = v1336 + v1331;
+    const bfloat v1338 = residual[v1337];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1339 = float(v1338);
+    const float v1340 = fma(v1335, v3, v1339);
+    const bfloat v1341 = bfloat(v1340);
+    out[v1337] = v1341;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1350 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1352 = v599 + v1350;
-  const uint v1353 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1355 = v602 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1357 = v1355 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v39.m[2][7].thread_elements()[1];
-    const uint v1360 = v1352 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1361 = v1360 + v1355;
-    const bfloat v1362 = residual[v1361];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1363 = float(v1362);
-    const float v1364 = fma(v1359, v3, v1363);
-    const bfloat v1365 = bfloat(v1364);
-    out[v1361] = v1365;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1342 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1343 = v599 + v1342;
+  const uint v1344 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1345 = v598 + v1344;
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1347 = v1345 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v39.m[3][2].thread_elements()[1];
+    const uint v1350 = v1343 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1351 = v1350 + v1345;
+    const bfloat v1352 = residual[v1351];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1353 = float(v1352);
+    const float v1354 = fma(v1349, v3, v1353);
+    const bfloat v1355 = bfloat(v1354);
+    out[v1351] = v1355;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1366 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1368 = v599 + v1366;
-  const uint v1369 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1371 = v602 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1373 = v1371 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v39.m[3][0].thread_elements()[0];
-    const uint v1376 = v1368 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1377 = v1376 + v1371;
-    const bfloat v1378 = residual[v1377];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1379 = float(v1378);
-    const float v1380 = fma(v1375, v3, v1379);
-    const bfloat v1381 = bfloat(v1380);
-    out[v1377] = v1381;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1356 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1357 = v599 + v1356;
+  const uint v1358 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1359 = v598 + v1358;
+  const bool v1360 = v1357 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1361 = v1359 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v39.m[3][3].thread_elements()[0];
+    const uint v1364 = v1357 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1365 = v1364 + v1359;
+    const bfloat v1366 = residual[v1365];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1367 = float(v1366);
+    const float v1368 = fma(v1363, v3, v1367);
+    const bfloat v1369 = bfloat(v1368);
+    out[v1365] = v1369;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1382 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1384 = v599 + v1382;
-  const uint v1385 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1371 = v599 + v1370;
+  const uint v1372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1373 = v598 + v1372;
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1375 = v1373 < v1;
+  const bool v1376 = v1374 && v1375;
+  if (v1376) {
+    const float v1377 = v39.m[3][3].thread_elements()[1];
+    const uint v1378 = v1371 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1379 = v1378 + v1373;
+    const bfloat v1380 = residual[v1379];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1381 = float(v1380);
+    const float v1382 = fma(v1377, v3, v1381);
+    const bfloat v1383 = bfloat(v1382);
+    out[v1379] = v1383;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1384 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1385 = v599 + v1384;
+  const uint v1386 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1387 = v598 + v1386;
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
-    const float v1391 = v39.m[3][0].thread_elements()[1];
-    const uint v1392 = v1384 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1391 = v39.m[3][4].thread_elements()[0];
+    const uint v1392 = v1385 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1393 = v1392 + v1387;
     const bfloat v1394 = residual[v1393];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1395 = float(v1394);
@@ -1376,118 +1495,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1397 = bfloat(v1396);
     out[v1393] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1398 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1400 = v599 + v1398;
-  const uint v1401 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1403 = v602 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1405 = v1403 < v1;
-  const bool v1406 = v1404 && v1405;
-  if (v1406) {
-    const float v1407 = v39.m[3][1].thread_elements()[0];
-    const uint v1408 = v1400 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1409 = v1408 + v1403;
-    const bfloat v1410 = residual[v1409];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1411 = float(v1410);
-    const float v1412 = fma(v1407, v3, v1411);
-    const bfloat v1413 = bfloat(v1412);
-    out[v1409] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1398 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1399 = v599 + v1398;
+  const uint v1400 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1401 = v598 + v1400;
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1403 = v1401 < v1;
+  const bool v1404 = v1402 && v1403;
+  if (v1404) {
+    const float v1405 = v39.m[3][4].thread_elements()[1];
+    const uint v1406 = v1399 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1407 = v1406 + v1401;
+    const bfloat v1408 = residual[v1407];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1409 = float(v1408);
+    const float v1410 = fma(v1405, v3, v1409);
+    const bfloat v1411 = bfloat(v1410);
+    out[v1407] = v1411;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1414 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1416 = v599 + v1414;
-  const uint v1417 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1419 = v602 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1421 = v1419 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v39.m[3][1].thread_elements()[1];
-    const uint v1424 = v1416 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1425 = v1424 + v1419;
-    const bfloat v1426 = residual[v1425];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1427 = float(v1426);
-    const float v1428 = fma(v1423, v3, v1427);
-    const bfloat v1429 = bfloat(v1428);
-    out[v1425] = v1429;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1412 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1413 = v599 + v1412;
+  const uint v1414 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1415 = v598 + v1414;
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1417 = v1415 < v1;
+  const bool v1418 = v1416 && v1417;
+  if (v1418) {
+    const float v1419 = v39.m[3][5].thread_elements()[0];
+    const uint v1420 = v1413 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1421 = v1420 + v1415;
+    const bfloat v1422 = residual[v1421];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1423 = float(v1422);
+    const float v1424 = fma(v1419, v3, v1423);
+    const bfloat v1425 = bfloat(v1424);
+    out[v1421] = v1425;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1430 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1432 = v599 + v1430;
-  const uint v1433 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1435 = v602 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1437 = v1435 < v1;
-  const bool v1438 = v1436 && v1437;
-  if (v1438) {
-    const float v1439 = v39.m[3][2].thread_elements()[0];
-    const uint v1440 = v1432 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1441 = v1440 + v1435;
-    const bfloat v1442 = residual[v1441];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1443 = float(v1442);
-    const float v1444 = fma(v1439, v3, v1443);
-    const bfloat v1445 = bfloat(v1444);
-    out[v1441] = v1445;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1426 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1427 = v599 + v1426;
+  const uint v1428 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1429 = v598 + v1428;
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1431 = v1429 < v1;
+  const bool v1432 = v1430 && v1431;
+  if (v1432) {
+    const float v1433 = v39.m[3][5].thread_elements()[1];
+    const uint v1434 = v1427 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1435 = v1434 + v1429;
+    const bfloat v1436 = residual[v1435];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1437 = float(v1436);
+    const float v1438 = fma(v1433, v3, v1437);
+    const bfloat v1439 = bfloat(v1438);
+    out[v1435] = v1439;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1446 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1448 = v599 + v1446;
-  const uint v1449 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1451 = v602 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1453 = v1451 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v39.m[3][2].thread_elements()[1];
-    const uint v1456 = v1448 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1457 = v1456 + v1451;
-    const bfloat v1458 = residual[v1457];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1459 = float(v1458);
-    const float v1460 = fma(v1455, v3, v1459);
-    const bfloat v1461 = bfloat(v1460);
-    out[v1457] = v1461;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1440 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1441 = v599 + v1440;
+  const uint v1442 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1443 = v598 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1445 = v1443 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v39.m[3][6].thread_elements()[0];
+    const uint v1448 = v1441 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1449 = v1448 + v1443;
+    const bfloat v1450 = residual[v1449];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1451 = float(v1450);
+    const float v1452 = fma(v1447, v3, v1451);
+    const bfloat v1453 = bfloat(v1452);
+    out[v1449] = v1453;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1462 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1464 = v599 + v1462;
-  const uint v1465 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1467 = v602 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1469 = v1467 < v1;
-  const bool v1470 = v1468 && v1469;
-  if (v1470) {
-    const float v1471 = v39.m[3][3].thread_elements()[0];
-    const uint v1472 = v1464 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1473 = v1472 + v1467;
-    const bfloat v1474 = residual[v1473];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1475 = float(v1474);
-    const float v1476 = fma(v1471, v3, v1475);
-    const bfloat v1477 = bfloat(v1476);
-    out[v1473] = v1477;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1454 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1455 = v599 + v1454;
+  const uint v1456 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1457 = v598 + v1456;
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1459 = v1457 < v1;
+  const bool v1460 = v1458 && v1459;
+  if (v1460) {
+    const float v1461 = v39.m[3][6].thread_elements()[1];
+    const uint v1462 = v1455 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1463 = v1462 + v1457;
+    const bfloat v1464 = residual[v1463];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1465 = float(v1464);
+    const float v1466 = fma(v1461, v3, v1465);
+    const bfloat v1467 = bfloat(v1466);
+    out[v1463] = v1467;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1478 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1480 = v599 + v1478;
-  const uint v1481 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1483 = v602 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1485 = v1483 < v1;
-  const bool v1486 = v1484 && v1485;
-  if (v1486) {
-    const float v1487 = v39.m[3][3].thread_elements()[1];
-    const uint v1488 = v1480 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1489 = v1488 + v1483;
-    const bfloat v1490 = residual[v1489];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1491 = float(v1490);
-    const float v1492 = fma(v1487, v3, v1491);
-    const bfloat v1493 = bfloat(v1492);
-    out[v1489] = v1493;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1468 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1469 = v599 + v1468;
+  const uint v1470 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1471 = v598 + v1470;
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1473 = v1471 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v39.m[3][7].thread_elements()[0];
+    const uint v1476 = v1469 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1477 = v1476 + v1471;
+    const bfloat v1478 = residual[v1477];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1479 = float(v1478);
+    const float v1480 = fma(v1475, v3, v1479);
+    const bfloat v1481 = bfloat(v1480);
+    out[v1477] = v1481;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1494 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1496 = v599 + v1494;
-  const uint v1497 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1482 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1483 = v599 + v1482;
+  const uint v1484 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1485 = v598 + v1484;
+  const bool v1486 = v1483 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1487 = v1485 < v1;
+  const bool v1488 = v1486 && v1487;
+  if (v1488) {
+    const float v1489 = v39.m[3][7].thread_elements()[1];
+    const uint v1490 = v1483 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1491 = v1490 + v1485;
+    const bfloat v1492 = residual[v1491];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1493 = float(v1492);
+    const float v1494 = fma(v1489, v3, v1493);
+    const bfloat v1495 = bfloat(v1494);
+    out[v1491] = v1495;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1496 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1497 = v599 + v1496;
+  const uint v1498 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1499 = v598 + v1498;
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
-    const float v1503 = v39.m[3][4].thread_elements()[0];
-    const uint v1504 = v1496 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1503 = v39.m[4][0].thread_elements()[0];
+    const uint v1504 = v1497 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1505 = v1504 + v1499;
     const bfloat v1506 = residual[v1505];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1507 = float(v1506);
@@ -1495,118 +1631,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1509 = bfloat(v1508);
     out[v1505] = v1509;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1510 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1512 = v599 + v1510;
-  const uint v1513 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1515 = v602 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1517 = v1515 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v39.m[3][4].thread_elements()[1];
-    const uint v1520 = v1512 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1521 = v1520 + v1515;
-    const bfloat v1522 = residual[v1521];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1523 = float(v1522);
-    const float v1524 = fma(v1519, v3, v1523);
-    const bfloat v1525 = bfloat(v1524);
-    out[v1521] = v1525;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1510 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1511 = v599 + v1510;
+  const uint v1512 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1513 = v598 + v1512;
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1515 = v1513 < v1;
+  const bool v1516 = v1514 && v1515;
+  if (v1516) {
+    const float v1517 = v39.m[4][0].thread_elements()[1];
+    const uint v1518 = v1511 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1519 = v1518 + v1513;
+    const bfloat v1520 = residual[v1519];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1521 = float(v1520);
+    const float v1522 = fma(v1517, v3, v1521);
+    const bfloat v1523 = bfloat(v1522);
+    out[v1519] = v1523;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1526 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1528 = v599 + v1526;
-  const uint v1529 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1531 = v602 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1533 = v1531 < v1;
-  const bool v1534 = v1532 && v1533;
-  if (v1534) {
-    const float v1535 = v39.m[3][5].thread_elements()[0];
-    const uint v1536 = v1528 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1537 = v1536 + v1531;
-    const bfloat v1538 = residual[v1537];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1539 = float(v1538);
-    const float v1540 = fma(v1535, v3, v1539);
-    const bfloat v1541 = bfloat(v1540);
-    out[v1537] = v1541;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1524 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1525 = v599 + v1524;
+  const uint v1526 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1527 = v598 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1529 = v1527 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v39.m[4][1].thread_elements()[0];
+    const uint v1532 = v1525 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1533 = v1532 + v1527;
+    const bfloat v1534 = residual[v1533];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1535 = float(v1534);
+    const float v1536 = fma(v1531, v3, v1535);
+    const bfloat v1537 = bfloat(v1536);
+    out[v1533] = v1537;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1542 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1544 = v599 + v1542;
-  const uint v1545 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1547 = v602 + v1545;
-  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1549 = v1547 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v39.m[3][5].thread_elements()[1];
-    const uint v1552 = v1544 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1553 = v1552 + v1547;
-    const bfloat v1554 = residual[v1553];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1555 = float(v1554);
-    const float v1556 = fma(v1551, v3, v1555);
-    const bfloat v1557 = bfloat(v1556);
-    out[v1553] = v1557;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1538 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1539 = v599 + v1538;
+  const uint v1540 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1541 = v598 + v1540;
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1543 = v1541 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v39.m[4][1].thread_elements()[1];
+    const uint v1546 = v1539 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1547 = v1546 + v1541;
+    const bfloat v1548 = residual[v1547];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1549 = float(v1548);
+    const float v1550 = fma(v1545, v3, v1549);
+    const bfloat v1551 = bfloat(v1550);
+    out[v1547] = v1551;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1558 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1560 = v599 + v1558;
-  const uint v1561 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1563 = v602 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1565 = v1563 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v39.m[3][6].thread_elements()[0];
-    const uint v1568 = v1560 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1569 = v1568 + v1563;
-    const bfloat v1570 = residual[v1569];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1571 = float(v1570);
-    const float v1572 = fma(v1567, v3, v1571);
-    const bfloat v1573 = bfloat(v1572);
-    out[v1569] = v1573;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1552 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1553 = v599 + v1552;
+  const uint v1554 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1555 = v598 + v1554;
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1557 = v1555 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v39.m[4][2].thread_elements()[0];
+    const uint v1560 = v1553 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1561 = v1560 + v1555;
+    const bfloat v1562 = residual[v1561];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1563 = float(v1562);
+    const float v1564 = fma(v1559, v3, v1563);
+    const bfloat v1565 = bfloat(v1564);
+    out[v1561] = v1565;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1574 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1576 = v599 + v1574;
-  const uint v1577 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1579 = v602 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1581 = v1579 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v39.m[3][6].thread_elements()[1];
-    const uint v1584 = v1576 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1585 = v1584 + v1579;
-    const bfloat v1586 = residual[v1585];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1587 = float(v1586);
-    const float v1588 = fma(v1583, v3, v1587);
-    const bfloat v1589 = bfloat(v1588);
-    out[v1585] = v1589;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1566 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1567 = v599 + v1566;
+  const uint v1568 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1569 = v598 + v1568;
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1571 = v1569 < v1;
+  const bool v1572 = v1570 && v1571;
+  if (v1572) {
+    const float v1573 = v39.m[4][2].thread_elements()[1];
+    const uint v1574 = v1567 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1575 = v1574 + v1569;
+    const bfloat v1576 = residual[v1575];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1577 = float(v1576);
+    const float v1578 = fma(v1573, v3, v1577);
+    const bfloat v1579 = bfloat(v1578);
+    out[v1575] = v1579;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1590 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1592 = v599 + v1590;
-  const uint v1593 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1595 = v602 + v1593;
-  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1597 = v1595 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v39.m[3][7].thread_elements()[0];
-    const uint v1600 = v1592 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1601 = v1600 + v1595;
-    const bfloat v1602 = residual[v1601];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1603 = float(v1602);
-    const float v1604 = fma(v1599, v3, v1603);
-    const bfloat v1605 = bfloat(v1604);
-    out[v1601] = v1605;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1580 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1581 = v599 + v1580;
+  const uint v1582 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1583 = v598 + v1582;
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1585 = v1583 < v1;
+  const bool v1586 = v1584 && v1585;
+  if (v1586) {
+    const float v1587 = v39.m[4][3].thread_elements()[0];
+    const uint v1588 = v1581 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1589 = v1588 + v1583;
+    const bfloat v1590 = residual[v1589];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1591 = float(v1590);
+    const float v1592 = fma(v1587, v3, v1591);
+    const bfloat v1593 = bfloat(v1592);
+    out[v1589] = v1593;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1606 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1608 = v599 + v1606;
-  const uint v1609 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1594 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1595 = v599 + v1594;
+  const uint v1596 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1597 = v598 + v1596;
+  const bool v1598 = v1595 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1599 = v1597 < v1;
+  const bool v1600 = v1598 && v1599;
+  if (v1600) {
+    const float v1601 = v39.m[4][3].thread_elements()[1];
+    const uint v1602 = v1595 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1603 = v1602 + v1597;
+    const bfloat v1604 = residual[v1603];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1605 = float(v1604);
+    const float v1606 = fma(v1601, v3, v1605);
+    const bfloat v1607 = bfloat(v1606);
+    out[v1603] = v1607;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1608 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1609 = v599 + v1608;
+  const uint v1610 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1611 = v598 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
-    const float v1615 = v39.m[3][7].thread_elements()[1];
-    const uint v1616 = v1608 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1615 = v39.m[4][4].thread_elements()[0];
+    const uint v1616 = v1609 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1617 = v1616 + v1611;
     const bfloat v1618 = residual[v1617];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1619 = float(v1618);
@@ -1614,118 +1767,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1621 = bfloat(v1620);
     out[v1617] = v1621;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1622 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1624 = v599 + v1622;
-  const uint v1625 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1627 = v602 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1629 = v1627 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v39.m[4][0].thread_elements()[0];
-    const uint v1632 = v1624 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1633 = v1632 + v1627;
-    const bfloat v1634 = residual[v1633];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1635 = float(v1634);
-    const float v1636 = fma(v1631, v3, v1635);
-    const bfloat v1637 = bfloat(v1636);
-    out[v1633] = v1637;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1622 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1623 = v599 + v1622;
+  const uint v1624 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1625 = v598 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1627 = v1625 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v39.m[4][4].thread_elements()[1];
+    const uint v1630 = v1623 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1631 = v1630 + v1625;
+    const bfloat v1632 = residual[v1631];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1633 = float(v1632);
+    const float v1634 = fma(v1629, v3, v1633);
+    const bfloat v1635 = bfloat(v1634);
+    out[v1631] = v1635;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1638 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1640 = v599 + v1638;
-  const uint v1641 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1643 = v602 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1645 = v1643 < v1;
-  const bool v1646 = v1644 && v1645;
-  if (v1646) {
-    const float v1647 = v39.m[4][0].thread_elements()[1];
-    const uint v1648 = v1640 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1649 = v1648 + v1643;
-    const bfloat v1650 = residual[v1649];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1651 = float(v1650);
-    const float v1652 = fma(v1647, v3, v1651);
-    const bfloat v1653 = bfloat(v1652);
-    out[v1649] = v1653;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1636 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1637 = v599 + v1636;
+  const uint v1638 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1639 = v598 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1641 = v1639 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v39.m[4][5].thread_elements()[0];
+    const uint v1644 = v1637 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1645 = v1644 + v1639;
+    const bfloat v1646 = residual[v1645];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1647 = float(v1646);
+    const float v1648 = fma(v1643, v3, v1647);
+    const bfloat v1649 = bfloat(v1648);
+    out[v1645] = v1649;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1654 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1656 = v599 + v1654;
-  const uint v1657 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1659 = v602 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1661 = v1659 < v1;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v39.m[4][1].thread_elements()[0];
-    const uint v1664 = v1656 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1665 = v1664 + v1659;
-    const bfloat v1666 = residual[v1665];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1667 = float(v1666);
-    const float v1668 = fma(v1663, v3, v1667);
-    const bfloat v1669 = bfloat(v1668);
-    out[v1665] = v1669;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1650 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1651 = v599 + v1650;
+  const uint v1652 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1653 = v598 + v1652;
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1655 = v1653 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v39.m[4][5].thread_elements()[1];
+    const uint v1658 = v1651 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1659 = v1658 + v1653;
+    const bfloat v1660 = residual[v1659];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1661 = float(v1660);
+    const float v1662 = fma(v1657, v3, v1661);
+    const bfloat v1663 = bfloat(v1662);
+    out[v1659] = v1663;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1670 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1672 = v599 + v1670;
-  const uint v1673 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1675 = v602 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1677 = v1675 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v39.m[4][1].thread_elements()[1];
-    const uint v1680 = v1672 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1681 = v1680 + v1675;
-    const bfloat v1682 = residual[v1681];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1683 = float(v1682);
-    const float v1684 = fma(v1679, v3, v1683);
-    const bfloat v1685 = bfloat(v1684);
-    out[v1681] = v1685;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1664 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1665 = v599 + v1664;
+  const uint v1666 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1667 = v598 + v1666;
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1669 = v1667 < v1;
+  const bool v1670 = v1668 && v1669;
+  if (v1670) {
+    const float v1671 = v39.m[4][6].thread_elements()[0];
+    const uint v1672 = v1665 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1673 = v1672 + v1667;
+    const bfloat v1674 = residual[v1673];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1675 = float(v1674);
+    const float v1676 = fma(v1671, v3, v1675);
+    const bfloat v1677 = bfloat(v1676);
+    out[v1673] = v1677;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1686 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1688 = v599 + v1686;
-  const uint v1689 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1691 = v602 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1693 = v1691 < v1;
-  const bool v1694 = v1692 && v1693;
-  if (v1694) {
-    const float v1695 = v39.m[4][2].thread_elements()[0];
-    const uint v1696 = v1688 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1697 = v1696 + v1691;
-    const bfloat v1698 = residual[v1697];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1699 = float(v1698);
-    const float v1700 = fma(v1695, v3, v1699);
-    const bfloat v1701 = bfloat(v1700);
-    out[v1697] = v1701;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1678 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1679 = v599 + v1678;
+  const uint v1680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1681 = v598 + v1680;
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1683 = v1681 < v1;
+  const bool v1684 = v1682 && v1683;
+  if (v1684) {
+    const float v1685 = v39.m[4][6].thread_elements()[1];
+    const uint v1686 = v1679 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1687 = v1686 + v1681;
+    const bfloat v1688 = residual[v1687];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1689 = float(v1688);
+    const float v1690 = fma(v1685, v3, v1689);
+    const bfloat v1691 = bfloat(v1690);
+    out[v1687] = v1691;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1702 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1704 = v599 + v1702;
-  const uint v1705 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1707 = v602 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1709 = v1707 < v1;
-  const bool v1710 = v1708 && v1709;
-  if (v1710) {
-    const float v1711 = v39.m[4][2].thread_elements()[1];
-    const uint v1712 = v1704 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1713 = v1712 + v1707;
-    const bfloat v1714 = residual[v1713];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1715 = float(v1714);
-    const float v1716 = fma(v1711, v3, v1715);
-    const bfloat v1717 = bfloat(v1716);
-    out[v1713] = v1717;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1692 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1693 = v599 + v1692;
+  const uint v1694 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1695 = v598 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1697 = v1695 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v39.m[4][7].thread_elements()[0];
+    const uint v1700 = v1693 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1701 = v1700 + v1695;
+    const bfloat v1702 = residual[v1701];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1703 = float(v1702);
+    const float v1704 = fma(v1699, v3, v1703);
+    const bfloat v1705 = bfloat(v1704);
+    out[v1701] = v1705;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1718 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1720 = v599 + v1718;
-  const uint v1721 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1706 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1707 = v599 + v1706;
+  const uint v1708 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1709 = v598 + v1708;
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1711 = v1709 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v39.m[4][7].thread_elements()[1];
+    const uint v1714 = v1707 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1715 = v1714 + v1709;
+    const bfloat v1716 = residual[v1715];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1717 = float(v1716);
+    const float v1718 = fma(v1713, v3, v1717);
+    const bfloat v1719 = bfloat(v1718);
+    out[v1715] = v1719;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1720 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1721 = v599 + v1720;
+  const uint v1722 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1723 = v598 + v1722;
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
-    const float v1727 = v39.m[4][3].thread_elements()[0];
-    const uint v1728 = v1720 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1727 = v39.m[5][0].thread_elements()[0];
+    const uint v1728 = v1721 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1729 = v1728 + v1723;
     const bfloat v1730 = residual[v1729];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1731 = float(v1730);
@@ -1733,118 +1903,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1733 = bfloat(v1732);
     out[v1729] = v1733;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1734 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1736 = v599 + v1734;
-  const uint v1737 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1739 = v602 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1741 = v1739 < v1;
-  const bool v1742 = v1740 && v1741;
-  if (v1742) {
-    const float v1743 = v39.m[4][3].thread_elements()[1];
-    const uint v1744 = v1736 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1745 = v1744 + v1739;
-    const bfloat v1746 = residual[v1745];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1747 = float(v1746);
-    const float v1748 = fma(v1743, v3, v1747);
-    const bfloat v1749 = bfloat(v1748);
-    out[v1745] = v1749;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1734 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1735 = v599 + v1734;
+  const uint v1736 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1737 = v598 + v1736;
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1739 = v1737 < v1;
+  const bool v1740 = v1738 && v1739;
+  if (v1740) {
+    const float v1741 = v39.m[5][0].thread_elements()[1];
+    const uint v1742 = v1735 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1743 = v1742 + v1737;
+    const bfloat v1744 = residual[v1743];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1745 = float(v1744);
+    const float v1746 = fma(v1741, v3, v1745);
+    const bfloat v1747 = bfloat(v1746);
+    out[v1743] = v1747;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1750 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1752 = v599 + v1750;
-  const uint v1753 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1755 = v602 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1757 = v1755 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v39.m[4][4].thread_elements()[0];
-    const uint v1760 = v1752 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1761 = v1760 + v1755;
-    const bfloat v1762 = residual[v1761];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1763 = float(v1762);
-    const float v1764 = fma(v1759, v3, v1763);
-    const bfloat v1765 = bfloat(v1764);
-    out[v1761] = v1765;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1748 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1749 = v599 + v1748;
+  const uint v1750 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1751 = v598 + v1750;
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1753 = v1751 < v1;
+  const bool v1754 = v1752 && v1753;
+  if (v1754) {
+    const float v1755 = v39.m[5][1].thread_elements()[0];
+    const uint v1756 = v1749 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1757 = v1756 + v1751;
+    const bfloat v1758 = residual[v1757];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1759 = float(v1758);
+    const float v1760 = fma(v1755, v3, v1759);
+    const bfloat v1761 = bfloat(v1760);
+    out[v1757] = v1761;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1766 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1768 = v599 + v1766;
-  const uint v1769 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1771 = v602 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1773 = v1771 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v39.m[4][4].thread_elements()[1];
-    const uint v1776 = v1768 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1777 = v1776 + v1771;
-    const bfloat v1778 = residual[v1777];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1779 = float(v1778);
-    const float v1780 = fma(v1775, v3, v1779);
-    const bfloat v1781 = bfloat(v1780);
-    out[v1777] = v1781;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1762 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1763 = v599 + v1762;
+  const uint v1764 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1765 = v598 + v1764;
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1767 = v1765 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v39.m[5][1].thread_elements()[1];
+    const uint v1770 = v1763 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1771 = v1770 + v1765;
+    const bfloat v1772 = residual[v1771];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1773 = float(v1772);
+    const float v1774 = fma(v1769, v3, v1773);
+    const bfloat v1775 = bfloat(v1774);
+    out[v1771] = v1775;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1782 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1784 = v599 + v1782;
-  const uint v1785 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1787 = v602 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1789 = v1787 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v39.m[4][5].thread_elements()[0];
-    const uint v1792 = v1784 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1793 = v1792 + v1787;
-    const bfloat v1794 = residual[v1793];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1795 = float(v1794);
-    const float v1796 = fma(v1791, v3, v1795);
-    const bfloat v1797 = bfloat(v1796);
-    out[v1793] = v1797;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1776 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1777 = v599 + v1776;
+  const uint v1778 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1779 = v598 + v1778;
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1781 = v1779 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v39.m[5][2].thread_elements()[0];
+    const uint v1784 = v1777 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1785 = v1784 + v1779;
+    const bfloat v1786 = residual[v1785];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1787 = float(v1786);
+    const float v1788 = fma(v1783, v3, v1787);
+    const bfloat v1789 = bfloat(v1788);
+    out[v1785] = v1789;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1798 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1800 = v599 + v1798;
-  const uint v1801 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1803 = v602 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1805 = v1803 < v1;
-  const bool v1806 = v1804 && v1805;
-  if (v1806) {
-    const float v1807 = v39.m[4][5].thread_elements()[1];
-    const uint v1808 = v1800 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1809 = v1808 + v1803;
-    const bfloat v1810 = residual[v1809];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1811 = float(v1810);
-    const float v1812 = fma(v1807, v3, v1811);
-    const bfloat v1813 = bfloat(v1812);
-    out[v1809] = v1813;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1790 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1791 = v599 + v1790;
+  const uint v1792 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1793 = v598 + v1792;
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1795 = v1793 < v1;
+  const bool v1796 = v1794 && v1795;
+  if (v1796) {
+    const float v1797 = v39.m[5][2].thread_elements()[1];
+    const uint v1798 = v1791 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1799 = v1798 + v1793;
+    const bfloat v1800 = residual[v1799];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1801 = float(v1800);
+    const float v1802 = fma(v1797, v3, v1801);
+    const bfloat v1803 = bfloat(v1802);
+    out[v1799] = v1803;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1814 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1816 = v599 + v1814;
-  const uint v1817 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1819 = v602 + v1817;
-  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1821 = v1819 < v1;
-  const bool v1822 = v1820 && v1821;
-  if (v1822) {
-    const float v1823 = v39.m[4][6].thread_elements()[0];
-    const uint v1824 = v1816 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1825 = v1824 + v1819;
-    const bfloat v1826 = residual[v1825];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1827 = float(v1826);
-    const float v1828 = fma(v1823, v3, v1827);
-    const bfloat v1829 = bfloat(v1828);
-    out[v1825] = v1829;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1804 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1805 = v599 + v1804;
+  const uint v1806 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1807 = v598 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1809 = v1807 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v39.m[5][3].thread_elements()[0];
+    const uint v1812 = v1805 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1813 = v1812 + v1807;
+    const bfloat v1814 = residual[v1813];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1815 = float(v1814);
+    const float v1816 = fma(v1811, v3, v1815);
+    const bfloat v1817 = bfloat(v1816);
+    out[v1813] = v1817;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1830 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1832 = v599 + v1830;
-  const uint v1833 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1818 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1819 = v599 + v1818;
+  const uint v1820 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1821 = v598 + v1820;
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1823 = v1821 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v39.m[5][3].thread_elements()[1];
+    const uint v1826 = v1819 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1827 = v1826 + v1821;
+    const bfloat v1828 = residual[v1827];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1829 = float(v1828);
+    const float v1830 = fma(v1825, v3, v1829);
+    const bfloat v1831 = bfloat(v1830);
+    out[v1827] = v1831;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1832 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1833 = v599 + v1832;
+  const uint v1834 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1835 = v598 + v1834;
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
-    const float v1839 = v39.m[4][6].thread_elements()[1];
-    const uint v1840 = v1832 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1839 = v39.m[5][4].thread_elements()[0];
+    const uint v1840 = v1833 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1841 = v1840 + v1835;
     const bfloat v1842 = residual[v1841];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1843 = float(v1842);
@@ -1852,118 +2039,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1845 = bfloat(v1844);
     out[v1841] = v1845;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1846 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1848 = v599 + v1846;
-  const uint v1849 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1851 = v602 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1853 = v1851 < v1;
-  const bool v1854 = v1852 && v1853;
-  if (v1854) {
-    const float v1855 = v39.m[4][7].thread_elements()[0];
-    const uint v1856 = v1848 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1857 = v1856 + v1851;
-    const bfloat v1858 = residual[v1857];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1859 = float(v1858);
-    const float v1860 = fma(v1855, v3, v1859);
-    const bfloat v1861 = bfloat(v1860);
-    out[v1857] = v1861;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1846 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1847 = v599 + v1846;
+  const uint v1848 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1849 = v598 + v1848;
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1851 = v1849 < v1;
+  const bool v1852 = v1850 && v1851;
+  if (v1852) {
+    const float v1853 = v39.m[5][4].thread_elements()[1];
+    const uint v1854 = v1847 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1855 = v1854 + v1849;
+    const bfloat v1856 = residual[v1855];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1857 = float(v1856);
+    const float v1858 = fma(v1853, v3, v1857);
+    const bfloat v1859 = bfloat(v1858);
+    out[v1855] = v1859;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1862 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1864 = v599 + v1862;
-  const uint v1865 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1867 = v602 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1869 = v1867 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v39.m[4][7].thread_elements()[1];
-    const uint v1872 = v1864 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1873 = v1872 + v1867;
-    const bfloat v1874 = residual[v1873];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1875 = float(v1874);
-    const float v1876 = fma(v1871, v3, v1875);
-    const bfloat v1877 = bfloat(v1876);
-    out[v1873] = v1877;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1860 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1861 = v599 + v1860;
+  const uint v1862 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1863 = v598 + v1862;
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1865 = v1863 < v1;
+  const bool v1866 = v1864 && v1865;
+  if (v1866) {
+    const float v1867 = v39.m[5][5].thread_elements()[0];
+    const uint v1868 = v1861 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1869 = v1868 + v1863;
+    const bfloat v1870 = residual[v1869];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1871 = float(v1870);
+    const float v1872 = fma(v1867, v3, v1871);
+    const bfloat v1873 = bfloat(v1872);
+    out[v1869] = v1873;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1878 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1880 = v599 + v1878;
-  const uint v1881 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1883 = v602 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1885 = v1883 < v1;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v39.m[5][0].thread_elements()[0];
-    const uint v1888 = v1880 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1889 = v1888 + v1883;
-    const bfloat v1890 = residual[v1889];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1891 = float(v1890);
-    const float v1892 = fma(v1887, v3, v1891);
-    const bfloat v1893 = bfloat(v1892);
-    out[v1889] = v1893;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1874 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1875 = v599 + v1874;
+  const uint v1876 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1877 = v598 + v1876;
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1879 = v1877 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v39.m[5][5].thread_elements()[1];
+    const uint v1882 = v1875 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1883 = v1882 + v1877;
+    const bfloat v1884 = residual[v1883];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1885 = float(v1884);
+    const float v1886 = fma(v1881, v3, v1885);
+    const bfloat v1887 = bfloat(v1886);
+    out[v1883] = v1887;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1894 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1896 = v599 + v1894;
-  const uint v1897 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1899 = v602 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1901 = v1899 < v1;
-  const bool v1902 = v1900 && v1901;
-  if (v1902) {
-    const float v1903 = v39.m[5][0].thread_elements()[1];
-    const uint v1904 = v1896 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1905 = v1904 + v1899;
-    const bfloat v1906 = residual[v1905];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1907 = float(v1906);
-    const float v1908 = fma(v1903, v3, v1907);
-    const bfloat v1909 = bfloat(v1908);
-    out[v1905] = v1909;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1888 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1889 = v599 + v1888;
+  const uint v1890 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1891 = v598 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1893 = v1891 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v39.m[5][6].thread_elements()[0];
+    const uint v1896 = v1889 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1897 = v1896 + v1891;
+    const bfloat v1898 = residual[v1897];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1899 = float(v1898);
+    const float v1900 = fma(v1895, v3, v1899);
+    const bfloat v1901 = bfloat(v1900);
+    out[v1897] = v1901;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1910 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1912 = v599 + v1910;
-  const uint v1913 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1915 = v602 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1917 = v1915 < v1;
-  const bool v1918 = v1916 && v1917;
-  if (v1918) {
-    const float v1919 = v39.m[5][1].thread_elements()[0];
-    const uint v1920 = v1912 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1921 = v1920 + v1915;
-    const bfloat v1922 = residual[v1921];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1923 = float(v1922);
-    const float v1924 = fma(v1919, v3, v1923);
-    const bfloat v1925 = bfloat(v1924);
-    out[v1921] = v1925;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1902 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1903 = v599 + v1902;
+  const uint v1904 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1905 = v598 + v1904;
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1907 = v1905 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v39.m[5][6].thread_elements()[1];
+    const uint v1910 = v1903 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1911 = v1910 + v1905;
+    const bfloat v1912 = residual[v1911];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1913 = float(v1912);
+    const float v1914 = fma(v1909, v3, v1913);
+    const bfloat v1915 = bfloat(v1914);
+    out[v1911] = v1915;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1926 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1928 = v599 + v1926;
-  const uint v1929 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1931 = v602 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1933 = v1931 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v39.m[5][1].thread_elements()[1];
-    const uint v1936 = v1928 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1937 = v1936 + v1931;
-    const bfloat v1938 = residual[v1937];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1939 = float(v1938);
-    const float v1940 = fma(v1935, v3, v1939);
-    const bfloat v1941 = bfloat(v1940);
-    out[v1937] = v1941;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1916 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1917 = v599 + v1916;
+  const uint v1918 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1919 = v598 + v1918;
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1921 = v1919 < v1;
+  const bool v1922 = v1920 && v1921;
+  if (v1922) {
+    const float v1923 = v39.m[5][7].thread_elements()[0];
+    const uint v1924 = v1917 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1925 = v1924 + v1919;
+    const bfloat v1926 = residual[v1925];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1927 = float(v1926);
+    const float v1928 = fma(v1923, v3, v1927);
+    const bfloat v1929 = bfloat(v1928);
+    out[v1925] = v1929;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1942 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1944 = v599 + v1942;
-  const uint v1945 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v1930 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1931 = v599 + v1930;
+  const uint v1932 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1933 = v598 + v1932;
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1935 = v1933 < v1;
+  const bool v1936 = v1934 && v1935;
+  if (v1936) {
+    const float v1937 = v39.m[5][7].thread_elements()[1];
+    const uint v1938 = v1931 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1939 = v1938 + v1933;
+    const bfloat v1940 = residual[v1939];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1941 = float(v1940);
+    const float v1942 = fma(v1937, v3, v1941);
+    const bfloat v1943 = bfloat(v1942);
+    out[v1939] = v1943;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v1944 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1945 = v599 + v1944;
+  const uint v1946 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1947 = v598 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
-    const float v1951 = v39.m[5][2].thread_elements()[0];
-    const uint v1952 = v1944 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v1951 = v39.m[6][0].thread_elements()[0];
+    const uint v1952 = v1945 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v1953 = v1952 + v1947;
     const bfloat v1954 = residual[v1953];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v1955 = float(v1954);
@@ -1971,118 +2175,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1957 = bfloat(v1956);
     out[v1953] = v1957;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1958 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1960 = v599 + v1958;
-  const uint v1961 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1963 = v602 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1965 = v1963 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v39.m[5][2].thread_elements()[1];
-    const uint v1968 = v1960 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1969 = v1968 + v1963;
-    const bfloat v1970 = residual[v1969];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1971 = float(v1970);
-    const float v1972 = fma(v1967, v3, v1971);
-    const bfloat v1973 = bfloat(v1972);
-    out[v1969] = v1973;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1958 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1959 = v599 + v1958;
+  const uint v1960 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1961 = v598 + v1960;
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1963 = v1961 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v39.m[6][0].thread_elements()[1];
+    const uint v1966 = v1959 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1967 = v1966 + v1961;
+    const bfloat v1968 = residual[v1967];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1969 = float(v1968);
+    const float v1970 = fma(v1965, v3, v1969);
+    const bfloat v1971 = bfloat(v1970);
+    out[v1967] = v1971;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1974 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1976 = v599 + v1974;
-  const uint v1977 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1979 = v602 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1981 = v1979 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v39.m[5][3].thread_elements()[0];
-    const uint v1984 = v1976 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v1985 = v1984 + v1979;
-    const bfloat v1986 = residual[v1985];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v1987 = float(v1986);
-    const float v1988 = fma(v1983, v3, v1987);
-    const bfloat v1989 = bfloat(v1988);
-    out[v1985] = v1989;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1972 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1973 = v599 + v1972;
+  const uint v1974 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1975 = v598 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1977 = v1975 < v1;
+  const bool v1978 = v1976 && v1977;
+  if (v1978) {
+    const float v1979 = v39.m[6][1].thread_elements()[0];
+    const uint v1980 = v1973 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1981 = v1980 + v1975;
+    const bfloat v1982 = residual[v1981];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1983 = float(v1982);
+    const float v1984 = fma(v1979, v3, v1983);
+    const bfloat v1985 = bfloat(v1984);
+    out[v1981] = v1985;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1990 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v1992 = v599 + v1990;
-  const uint v1993 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v1995 = v602 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v1997 = v1995 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v39.m[5][3].thread_elements()[1];
-    const uint v2000 = v1992 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2001 = v2000 + v1995;
-    const bfloat v2002 = residual[v2001];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2003 = float(v2002);
-    const float v2004 = fma(v1999, v3, v2003);
-    const bfloat v2005 = bfloat(v2004);
-    out[v2001] = v2005;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v1986 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v1987 = v599 + v1986;
+  const uint v1988 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v1989 = v598 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v1991 = v1989 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v39.m[6][1].thread_elements()[1];
+    const uint v1994 = v1987 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v1995 = v1994 + v1989;
+    const bfloat v1996 = residual[v1995];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v1997 = float(v1996);
+    const float v1998 = fma(v1993, v3, v1997);
+    const bfloat v1999 = bfloat(v1998);
+    out[v1995] = v1999;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2006 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2008 = v599 + v2006;
-  const uint v2009 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2011 = v602 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2013 = v2011 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v39.m[5][4].thread_elements()[0];
-    const uint v2016 = v2008 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2017 = v2016 + v2011;
-    const bfloat v2018 = residual[v2017];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2019 = float(v2018);
-    const float v2020 = fma(v2015, v3, v2019);
-    const bfloat v2021 = bfloat(v2020);
-    out[v2017] = v2021;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2000 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2001 = v599 + v2000;
+  const uint v2002 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2003 = v598 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2005 = v2003 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v39.m[6][2].thread_elements()[0];
+    const uint v2008 = v2001 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2009 = v2008 + v2003;
+    const bfloat v2010 = residual[v2009];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2011 = float(v2010);
+    const float v2012 = fma(v2007, v3, v2011);
+    const bfloat v2013 = bfloat(v2012);
+    out[v2009] = v2013;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2022 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2024 = v599 + v2022;
-  const uint v2025 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2027 = v602 + v2025;
-  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2029 = v2027 < v1;
-  const bool v2030 = v2028 && v2029;
-  if (v2030) {
-    const float v2031 = v39.m[5][4].thread_elements()[1];
-    const uint v2032 = v2024 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2033 = v2032 + v2027;
-    const bfloat v2034 = residual[v2033];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2035 = float(v2034);
-    const float v2036 = fma(v2031, v3, v2035);
-    const bfloat v2037 = bfloat(v2036);
-    out[v2033] = v2037;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2014 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2015 = v599 + v2014;
+  const uint v2016 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2017 = v598 + v2016;
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2019 = v2017 < v1;
+  const bool v2020 = v2018 && v2019;
+  if (v2020) {
+    const float v2021 = v39.m[6][2].thread_elements()[1];
+    const uint v2022 = v2015 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2023 = v2022 + v2017;
+    const bfloat v2024 = residual[v2023];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2025 = float(v2024);
+    const float v2026 = fma(v2021, v3, v2025);
+    const bfloat v2027 = bfloat(v2026);
+    out[v2023] = v2027;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2038 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2040 = v599 + v2038;
-  const uint v2041 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2043 = v602 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2045 = v2043 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v39.m[5][5].thread_elements()[0];
-    const uint v2048 = v2040 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2049 = v2048 + v2043;
-    const bfloat v2050 = residual[v2049];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2051 = float(v2050);
-    const float v2052 = fma(v2047, v3, v2051);
-    const bfloat v2053 = bfloat(v2052);
-    out[v2049] = v2053;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2028 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2029 = v599 + v2028;
+  const uint v2030 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2031 = v598 + v2030;
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2033 = v2031 < v1;
+  const bool v2034 = v2032 && v2033;
+  if (v2034) {
+    const float v2035 = v39.m[6][3].thread_elements()[0];
+    const uint v2036 = v2029 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2037 = v2036 + v2031;
+    const bfloat v2038 = residual[v2037];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2039 = float(v2038);
+    const float v2040 = fma(v2035, v3, v2039);
+    const bfloat v2041 = bfloat(v2040);
+    out[v2037] = v2041;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2054 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2056 = v599 + v2054;
-  const uint v2057 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2042 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2043 = v599 + v2042;
+  const uint v2044 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2045 = v598 + v2044;
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2047 = v2045 < v1;
+  const bool v2048 = v2046 && v2047;
+  if (v2048) {
+    const float v2049 = v39.m[6][3].thread_elements()[1];
+    const uint v2050 = v2043 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2051 = v2050 + v2045;
+    const bfloat v2052 = residual[v2051];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2053 = float(v2052);
+    const float v2054 = fma(v2049, v3, v2053);
+    const bfloat v2055 = bfloat(v2054);
+    out[v2051] = v2055;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2056 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2057 = v599 + v2056;
+  const uint v2058 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2059 = v598 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
-    const float v2063 = v39.m[5][5].thread_elements()[1];
-    const uint v2064 = v2056 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v2063 = v39.m[6][4].thread_elements()[0];
+    const uint v2064 = v2057 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v2065 = v2064 + v2059;
     const bfloat v2066 = residual[v2065];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v2067 = float(v2066);
@@ -2090,118 +2311,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2069 = bfloat(v2068);
     out[v2065] = v2069;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2070 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2072 = v599 + v2070;
-  const uint v2073 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2075 = v602 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2077 = v2075 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v39.m[5][6].thread_elements()[0];
-    const uint v2080 = v2072 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2081 = v2080 + v2075;
-    const bfloat v2082 = residual[v2081];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2083 = float(v2082);
-    const float v2084 = fma(v2079, v3, v2083);
-    const bfloat v2085 = bfloat(v2084);
-    out[v2081] = v2085;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2070 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2071 = v599 + v2070;
+  const uint v2072 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2073 = v598 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2075 = v2073 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v39.m[6][4].thread_elements()[1];
+    const uint v2078 = v2071 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2079 = v2078 + v2073;
+    const bfloat v2080 = residual[v2079];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2081 = float(v2080);
+    const float v2082 = fma(v2077, v3, v2081);
+    const bfloat v2083 = bfloat(v2082);
+    out[v2079] = v2083;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2086 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2088 = v599 + v2086;
-  const uint v2089 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2091 = v602 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2093 = v2091 < v1;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v39.m[5][6].thread_elements()[1];
-    const uint v2096 = v2088 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2097 = v2096 + v2091;
-    const bfloat v2098 = residual[v2097];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2099 = float(v2098);
-    const float v2100 = fma(v2095, v3, v2099);
-    const bfloat v2101 = bfloat(v2100);
-    out[v2097] = v2101;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2084 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2085 = v599 + v2084;
+  const uint v2086 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2087 = v598 + v2086;
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2089 = v2087 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v39.m[6][5].thread_elements()[0];
+    const uint v2092 = v2085 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2093 = v2092 + v2087;
+    const bfloat v2094 = residual[v2093];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2095 = float(v2094);
+    const float v2096 = fma(v2091, v3, v2095);
+    const bfloat v2097 = bfloat(v2096);
+    out[v2093] = v2097;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2102 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2104 = v599 + v2102;
-  const uint v2105 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2107 = v602 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2109 = v2107 < v1;
-  const bool v2110 = v2108 && v2109;
-  if (v2110) {
-    const float v2111 = v39.m[5][7].thread_elements()[0];
-    const uint v2112 = v2104 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2113 = v2112 + v2107;
-    const bfloat v2114 = residual[v2113];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2115 = float(v2114);
-    const float v2116 = fma(v2111, v3, v2115);
-    const bfloat v2117 = bfloat(v2116);
-    out[v2113] = v2117;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2098 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2099 = v599 + v2098;
+  const uint v2100 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2101 = v598 + v2100;
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2103 = v2101 < v1;
+  const bool v2104 = v2102 && v2103;
+  if (v2104) {
+    const float v2105 = v39.m[6][5].thread_elements()[1];
+    const uint v2106 = v2099 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2107 = v2106 + v2101;
+    const bfloat v2108 = residual[v2107];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2109 = float(v2108);
+    const float v2110 = fma(v2105, v3, v2109);
+    const bfloat v2111 = bfloat(v2110);
+    out[v2107] = v2111;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2118 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2120 = v599 + v2118;
-  const uint v2121 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2123 = v602 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2125 = v2123 < v1;
-  const bool v2126 = v2124 && v2125;
-  if (v2126) {
-    const float v2127 = v39.m[5][7].thread_elements()[1];
-    const uint v2128 = v2120 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2129 = v2128 + v2123;
-    const bfloat v2130 = residual[v2129];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2131 = float(v2130);
-    const float v2132 = fma(v2127, v3, v2131);
-    const bfloat v2133 = bfloat(v2132);
-    out[v2129] = v2133;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2112 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2113 = v599 + v2112;
+  const uint v2114 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2115 = v598 + v2114;
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2117 = v2115 < v1;
+  const bool v2118 = v2116 && v2117;
+  if (v2118) {
+    const float v2119 = v39.m[6][6].thread_elements()[0];
+    const uint v2120 = v2113 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2121 = v2120 + v2115;
+    const bfloat v2122 = residual[v2121];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2123 = float(v2122);
+    const float v2124 = fma(v2119, v3, v2123);
+    const bfloat v2125 = bfloat(v2124);
+    out[v2121] = v2125;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2134 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2136 = v599 + v2134;
-  const uint v2137 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2139 = v602 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2141 = v2139 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v39.m[6][0].thread_elements()[0];
-    const uint v2144 = v2136 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2145 = v2144 + v2139;
-    const bfloat v2146 = residual[v2145];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2147 = float(v2146);
-    const float v2148 = fma(v2143, v3, v2147);
-    const bfloat v2149 = bfloat(v2148);
-    out[v2145] = v2149;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2126 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2127 = v599 + v2126;
+  const uint v2128 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2129 = v598 + v2128;
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2131 = v2129 < v1;
+  const bool v2132 = v2130 && v2131;
+  if (v2132) {
+    const float v2133 = v39.m[6][6].thread_elements()[1];
+    const uint v2134 = v2127 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2135 = v2134 + v2129;
+    const bfloat v2136 = residual[v2135];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2137 = float(v2136);
+    const float v2138 = fma(v2133, v3, v2137);
+    const bfloat v2139 = bfloat(v2138);
+    out[v2135] = v2139;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2150 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2152 = v599 + v2150;
-  const uint v2153 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2155 = v602 + v2153;
-  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2157 = v2155 < v1;
-  const bool v2158 = v2156 && v2157;
-  if (v2158) {
-    const float v2159 = v39.m[6][0].thread_elements()[1];
-    const uint v2160 = v2152 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2161 = v2160 + v2155;
-    const bfloat v2162 = residual[v2161];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2163 = float(v2162);
-    const float v2164 = fma(v2159, v3, v2163);
-    const bfloat v2165 = bfloat(v2164);
-    out[v2161] = v2165;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2140 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2141 = v599 + v2140;
+  const uint v2142 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2143 = v598 + v2142;
+  const bool v2144 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2145 = v2143 < v1;
+  const bool v2146 = v2144 && v2145;
+  if (v2146) {
+    const float v2147 = v39.m[6][7].thread_elements()[0];
+    const uint v2148 = v2141 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2149 = v2148 + v2143;
+    const bfloat v2150 = residual[v2149];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2151 = float(v2150);
+    const float v2152 = fma(v2147, v3, v2151);
+    const bfloat v2153 = bfloat(v2152);
+    out[v2149] = v2153;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2166 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2168 = v599 + v2166;
-  const uint v2169 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2154 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2155 = v599 + v2154;
+  const uint v2156 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2157 = v598 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2159 = v2157 < v1;
+  const bool v2160 = v2158 && v2159;
+  if (v2160) {
+    const float v2161 = v39.m[6][7].thread_elements()[1];
+    const uint v2162 = v2155 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2163 = v2162 + v2157;
+    const bfloat v2164 = residual[v2163];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2165 = float(v2164);
+    const float v2166 = fma(v2161, v3, v2165);
+    const bfloat v2167 = bfloat(v2166);
+    out[v2163] = v2167;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2168 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2169 = v599 + v2168;
+  const uint v2170 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2171 = v598 + v2170;
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
-    const float v2175 = v39.m[6][1].thread_elements()[0];
-    const uint v2176 = v2168 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v2175 = v39.m[7][0].thread_elements()[0];
+    const uint v2176 = v2169 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v2177 = v2176 + v2171;
     const bfloat v2178 = residual[v2177];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v2179 = float(v2178);
@@ -2209,118 +2447,135 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2181 = bfloat(v2180);
     out[v2177] = v2181;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2182 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2184 = v599 + v2182;
-  const uint v2185 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2187 = v602 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2189 = v2187 < v1;
-  const bool v2190 = v2188 && v2189;
-  if (v2190) {
-    const float v2191 = v39.m[6][1].thread_elements()[1];
-    const uint v2192 = v2184 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2193 = v2192 + v2187;
-    const bfloat v2194 = residual[v2193];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2195 = float(v2194);
-    const float v2196 = fma(v2191, v3, v2195);
-    const bfloat v2197 = bfloat(v2196);
-    out[v2193] = v2197;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2182 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2183 = v599 + v2182;
+  const uint v2184 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2185 = v598 + v2184;
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2187 = v2185 < v1;
+  const bool v2188 = v2186 && v2187;
+  if (v2188) {
+    const float v2189 = v39.m[7][0].thread_elements()[1];
+    const uint v2190 = v2183 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2191 = v2190 + v2185;
+    const bfloat v2192 = residual[v2191];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2193 = float(v2192);
+    const float v2194 = fma(v2189, v3, v2193);
+    const bfloat v2195 = bfloat(v2194);
+    out[v2191] = v2195;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2198 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2200 = v599 + v2198;
-  const uint v2201 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2203 = v602 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2205 = v2203 < v1;
-  const bool v2206 = v2204 && v2205;
-  if (v2206) {
-    const float v2207 = v39.m[6][2].thread_elements()[0];
-    const uint v2208 = v2200 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2209 = v2208 + v2203;
-    const bfloat v2210 = residual[v2209];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2211 = float(v2210);
-    const float v2212 = fma(v2207, v3, v2211);
-    const bfloat v2213 = bfloat(v2212);
-    out[v2209] = v2213;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2196 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2197 = v599 + v2196;
+  const uint v2198 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2199 = v598 + v2198;
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2201 = v2199 < v1;
+  const bool v2202 = v2200 && v2201;
+  if (v2202) {
+    const float v2203 = v39.m[7][1].thread_elements()[0];
+    const uint v2204 = v2197 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2205 = v2204 + v2199;
+    const bfloat v2206 = residual[v2205];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2207 = float(v2206);
+    const float v2208 = fma(v2203, v3, v2207);
+    const bfloat v2209 = bfloat(v2208);
+    out[v2205] = v2209;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2214 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2216 = v599 + v2214;
-  const uint v2217 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2219 = v602 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2221 = v2219 < v1;
-  const bool v2222 = v2220 && v2221;
-  if (v2222) {
-    const float v2223 = v39.m[6][2].thread_elements()[1];
-    const uint v2224 = v2216 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2225 = v2224 + v2219;
-    const bfloat v2226 = residual[v2225];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2227 = float(v2226);
-    const float v2228 = fma(v2223, v3, v2227);
-    const bfloat v2229 = bfloat(v2228);
-    out[v2225] = v2229;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2210 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2211 = v599 + v2210;
+  const uint v2212 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2213 = v598 + v2212;
+  const bool v2214 = v2211 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2215 = v2213 < v1;
+  const bool v2216 = v2214 && v2215;
+  if (v2216) {
+    const float v2217 = v39.m[7][1].thread_elements()[1];
+    const uint v2218 = v2211 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2219 = v2218 + v2213;
+    const bfloat v2220 = residual[v2219];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2221 = float(v2220);
+    const float v2222 = fma(v2217, v3, v2221);
+    const bfloat v2223 = bfloat(v2222);
+    out[v2219] = v2223;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2230 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2232 = v599 + v2230;
-  const uint v2233 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2235 = v602 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2237 = v2235 < v1;
-  const bool v2238 = v2236 && v2237;
-  if (v2238) {
-    const float v2239 = v39.m[6][3].thread_elements()[0];
-    const uint v2240 = v2232 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2241 = v2240 + v2235;
-    const bfloat v2242 = residual[v2241];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2243 = float(v2242);
-    const float v2244 = fma(v2239, v3, v2243);
-    const bfloat v2245 = bfloat(v2244);
-    out[v2241] = v2245;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2224 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2225 = v599 + v2224;
+  const uint v2226 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2227 = v598 + v2226;
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2229 = v2227 < v1;
+  const bool v2230 = v2228 && v2229;
+  if (v2230) {
+    const float v2231 = v39.m[7][2].thread_elements()[0];
+    const uint v2232 = v2225 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2233 = v2232 + v2227;
+    const bfloat v2234 = residual[v2233];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2235 = float(v2234);
+    const float v2236 = fma(v2231, v3, v2235);
+    const bfloat v2237 = bfloat(v2236);
+    out[v2233] = v2237;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2246 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2248 = v599 + v2246;
-  const uint v2249 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2251 = v602 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2253 = v2251 < v1;
-  const bool v2254 = v2252 && v2253;
-  if (v2254) {
-    const float v2255 = v39.m[6][3].thread_elements()[1];
-    const uint v2256 = v2248 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2257 = v2256 + v2251;
-    const bfloat v2258 = residual[v2257];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2259 = float(v2258);
-    const float v2260 = fma(v2255, v3, v2259);
-    const bfloat v2261 = bfloat(v2260);
-    out[v2257] = v2261;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2238 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2239 = v599 + v2238;
+  const uint v2240 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2241 = v598 + v2240;
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2243 = v2241 < v1;
+  const bool v2244 = v2242 && v2243;
+  if (v2244) {
+    const float v2245 = v39.m[7][2].thread_elements()[1];
+    const uint v2246 = v2239 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2247 = v2246 + v2241;
+    const bfloat v2248 = residual[v2247];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2249 = float(v2248);
+    const float v2250 = fma(v2245, v3, v2249);
+    const bfloat v2251 = bfloat(v2250);
+    out[v2247] = v2251;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2262 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2264 = v599 + v2262;
-  const uint v2265 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2267 = v602 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2269 = v2267 < v1;
-  const bool v2270 = v2268 && v2269;
-  if (v2270) {
-    const float v2271 = v39.m[6][4].thread_elements()[0];
-    const uint v2272 = v2264 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2273 = v2272 + v2267;
-    const bfloat v2274 = residual[v2273];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2275 = float(v2274);
-    const float v2276 = fma(v2271, v3, v2275);
-    const bfloat v2277 = bfloat(v2276);
-    out[v2273] = v2277;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2252 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2253 = v599 + v2252;
+  const uint v2254 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2255 = v598 + v2254;
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2257 = v2255 < v1;
+  const bool v2258 = v2256 && v2257;
+  if (v2258) {
+    const float v2259 = v39.m[7][3].thread_elements()[0];
+    const uint v2260 = v2253 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2261 = v2260 + v2255;
+    const bfloat v2262 = residual[v2261];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2263 = float(v2262);
+    const float v2264 = fma(v2259, v3, v2263);
+    const bfloat v2265 = bfloat(v2264);
+    out[v2261] = v2265;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2278 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2280 = v599 + v2278;
-  const uint v2281 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
+  const uint v2266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2267 = v599 + v2266;
+  const uint v2268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2269 = v598 + v2268;
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2271 = v2269 < v1;
+  const bool v2272 = v2270 && v2271;
+  if (v2272) {
+    const float v2273 = v39.m[7][3].thread_elements()[1];
+    const uint v2274 = v2267 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2275 = v2274 + v2269;
+    const bfloat v2276 = residual[v2275];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2277 = float(v2276);
+    const float v2278 = fma(v2273, v3, v2277);
+    const bfloat v2279 = bfloat(v2278);
+    out[v2275] = v2279;  // kernels/gemm/gemm_epilogue.cpp:86
+  }
+  const uint v2280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2281 = v599 + v2280;
+  const uint v2282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2283 = v598 + v2282;
+  const bool v2284 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:286
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
-    const float v2287 = v39.m[6][4].thread_elements()[1];
-    const uint v2288 = v2280 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const float v2287 = v39.m[7][4].thread_elements()[0];
+    const uint v2288 = v2281 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
     const uint v2289 = v2288 + v2283;
     const bfloat v2290 = residual[v2289];  // kernels/gemm/gemm_epilogue.cpp:87
     const float v2291 = float(v2290);
@@ -2328,378 +2583,123 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2293 = bfloat(v2292);
     out[v2289] = v2293;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2294 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2296 = v599 + v2294;
-  const uint v2297 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2299 = v602 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2301 = v2299 < v1;
-  const bool v2302 = v2300 && v2301;
-  if (v2302) {
-    const float v2303 = v39.m[6][5].thread_elements()[0];
-    const uint v2304 = v2296 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2305 = v2304 + v2299;
-    const bfloat v2306 = residual[v2305];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2307 = float(v2306);
-    const float v2308 = fma(v2303, v3, v2307);
-    const bfloat v2309 = bfloat(v2308);
-    out[v2305] = v2309;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2294 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2295 = v599 + v2294;
+  const uint v2296 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2297 = v598 + v2296;
+  const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2299 = v2297 < v1;
+  const bool v2300 = v2298 && v2299;
+  if (v2300) {
+    const float v2301 = v39.m[7][4].thread_elements()[1];
+    const uint v2302 = v2295 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2303 = v2302 + v2297;
+    const bfloat v2304 = residual[v2303];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2305 = float(v2304);
+    const float v2306 = fma(v2301, v3, v2305);
+    const bfloat v2307 = bfloat(v2306);
+    out[v2303] = v2307;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2310 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2312 = v599 + v2310;
-  const uint v2313 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2315 = v602 + v2313;
-  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2317 = v2315 < v1;
-  const bool v2318 = v2316 && v2317;
-  if (v2318) {
-    const float v2319 = v39.m[6][5].thread_elements()[1];
-    const uint v2320 = v2312 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2321 = v2320 + v2315;
-    const bfloat v2322 = residual[v2321];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2323 = float(v2322);
-    const float v2324 = fma(v2319, v3, v2323);
-    const bfloat v2325 = bfloat(v2324);
-    out[v2321] = v2325;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2309 = v599 + v2308;
+  const uint v2310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2311 = v598 + v2310;
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2313 = v2311 < v1;
+  const bool v2314 = v2312 && v2313;
+  if (v2314) {
+    const float v2315 = v39.m[7][5].thread_elements()[0];
+    const uint v2316 = v2309 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2317 = v2316 + v2311;
+    const bfloat v2318 = residual[v2317];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2319 = float(v2318);
+    const float v2320 = fma(v2315, v3, v2319);
+    const bfloat v2321 = bfloat(v2320);
+    out[v2317] = v2321;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2326 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2328 = v599 + v2326;
-  const uint v2329 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2331 = v602 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2333 = v2331 < v1;
-  const bool v2334 = v2332 && v2333;
-  if (v2334) {
-    const float v2335 = v39.m[6][6].thread_elements()[0];
-    const uint v2336 = v2328 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2337 = v2336 + v2331;
-    const bfloat v2338 = residual[v2337];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2339 = float(v2338);
-    const float v2340 = fma(v2335, v3, v2339);
-    const bfloat v2341 = bfloat(v2340);
-    out[v2337] = v2341;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2323 = v599 + v2322;
+  const uint v2324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2325 = v598 + v2324;
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2327 = v2325 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v39.m[7][5].thread_elements()[1];
+    const uint v2330 = v2323 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2331 = v2330 + v2325;
+    const bfloat v2332 = residual[v2331];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2333 = float(v2332);
+    const float v2334 = fma(v2329, v3, v2333);
+    const bfloat v2335 = bfloat(v2334);
+    out[v2331] = v2335;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2342 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2344 = v599 + v2342;
-  const uint v2345 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2347 = v602 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2349 = v2347 < v1;
-  const bool v2350 = v2348 && v2349;
-  if (v2350) {
-    const float v2351 = v39.m[6][6].thread_elements()[1];
-    const uint v2352 = v2344 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2353 = v2352 + v2347;
-    const bfloat v2354 = residual[v2353];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2355 = float(v2354);
-    const float v2356 = fma(v2351, v3, v2355);
-    const bfloat v2357 = bfloat(v2356);
-    out[v2353] = v2357;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2336 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2337 = v599 + v2336;
+  const uint v2338 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2339 = v598 + v2338;
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2341 = v2339 < v1;
+  const bool v2342 = v2340 && v2341;
+  if (v2342) {
+    const float v2343 = v39.m[7][6].thread_elements()[0];
+    const uint v2344 = v2337 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2345 = v2344 + v2339;
+    const bfloat v2346 = residual[v2345];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2347 = float(v2346);
+    const float v2348 = fma(v2343, v3, v2347);
+    const bfloat v2349 = bfloat(v2348);
+    out[v2345] = v2349;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2358 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2360 = v599 + v2358;
-  const uint v2361 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2363 = v602 + v2361;
-  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2365 = v2363 < v1;
-  const bool v2366 = v2364 && v2365;
-  if (v2366) {
-    const float v2367 = v39.m[6][7].thread_elements()[0];
-    const uint v2368 = v2360 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2369 = v2368 + v2363;
-    const bfloat v2370 = residual[v2369];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2371 = float(v2370);
-    const float v2372 = fma(v2367, v3, v2371);
-    const bfloat v2373 = bfloat(v2372);
-    out[v2369] = v2373;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2350 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2351 = v599 + v2350;
+  const uint v2352 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2353 = v598 + v2352;
+  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2355 = v2353 < v1;
+  const bool v2356 = v2354 && v2355;
+  if (v2356) {
+    const float v2357 = v39.m[7][6].thread_elements()[1];
+    const uint v2358 = v2351 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2359 = v2358 + v2353;
+    const bfloat v2360 = residual[v2359];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2361 = float(v2360);
+    const float v2362 = fma(v2357, v3, v2361);
+    const bfloat v2363 = bfloat(v2362);
+    out[v2359] = v2363;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2374 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2376 = v599 + v2374;
-  const uint v2377 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2379 = v602 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2381 = v2379 < v1;
-  const bool v2382 = v2380 && v2381;
-  if (v2382) {
-    const float v2383 = v39.m[6][7].thread_elements()[1];
-    const uint v2384 = v2376 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2385 = v2384 + v2379;
-    const bfloat v2386 = residual[v2385];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2387 = float(v2386);
-    const float v2388 = fma(v2383, v3, v2387);
-    const bfloat v2389 = bfloat(v2388);
-    out[v2385] = v2389;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2364 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2365 = v599 + v2364;
+  const uint v2366 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2367 = v598 + v2366;
+  const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2369 = v2367 < v1;
+  const bool v2370 = v2368 && v2369;
+  if (v2370) {
+    const float v2371 = v39.m[7][7].thread_elements()[0];
+    const uint v2372 = v2365 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2373 = v2372 + v2367;
+    const bfloat v2374 = residual[v2373];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2375 = float(v2374);
+    const float v2376 = fma(v2371, v3, v2375);
+    const bfloat v2377 = bfloat(v2376);
+    out[v2373] = v2377;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2390 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2392 = v599 + v2390;
-  const uint v2393 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2395 = v602 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2397 = v2395 < v1;
-  const bool v2398 = v2396 && v2397;
-  if (v2398) {
-    const float v2399 = v39.m[7][0].thread_elements()[0];
-    const uint v2400 = v2392 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2401 = v2400 + v2395;
-    const bfloat v2402 = residual[v2401];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2403 = float(v2402);
-    const float v2404 = fma(v2399, v3, v2403);
-    const bfloat v2405 = bfloat(v2404);
-    out[v2401] = v2405;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2406 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2408 = v599 + v2406;
-  const uint v2409 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2411 = v602 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2413 = v2411 < v1;
-  const bool v2414 = v2412 && v2413;
-  if (v2414) {
-    const float v2415 = v39.m[7][0].thread_elements()[1];
-    const uint v2416 = v2408 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2417 = v2416 + v2411;
-    const bfloat v2418 = residual[v2417];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2419 = float(v2418);
-    const float v2420 = fma(v2415, v3, v2419);
-    const bfloat v2421 = bfloat(v2420);
-    out[v2417] = v2421;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2422 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2424 = v599 + v2422;
-  const uint v2425 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2427 = v602 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2429 = v2427 < v1;
-  const bool v2430 = v2428 && v2429;
-  if (v2430) {
-    const float v2431 = v39.m[7][1].thread_elements()[0];
-    const uint v2432 = v2424 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2433 = v2432 + v2427;
-    const bfloat v2434 = residual[v2433];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2435 = float(v2434);
-    const float v2436 = fma(v2431, v3, v2435);
-    const bfloat v2437 = bfloat(v2436);
-    out[v2433] = v2437;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2438 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2440 = v599 + v2438;
-  const uint v2441 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2443 = v602 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2445 = v2443 < v1;
-  const bool v2446 = v2444 && v2445;
-  if (v2446) {
-    const float v2447 = v39.m[7][1].thread_elements()[1];
-    const uint v2448 = v2440 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2449 = v2448 + v2443;
-    const bfloat v2450 = residual[v2449];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2451 = float(v2450);
-    const float v2452 = fma(v2447, v3, v2451);
-    const bfloat v2453 = bfloat(v2452);
-    out[v2449] = v2453;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2454 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2456 = v599 + v2454;
-  const uint v2457 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2459 = v602 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2461 = v2459 < v1;
-  const bool v2462 = v2460 && v2461;
-  if (v2462) {
-    const float v2463 = v39.m[7][2].thread_elements()[0];
-    const uint v2464 = v2456 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2465 = v2464 + v2459;
-    const bfloat v2466 = residual[v2465];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2467 = float(v2466);
-    const float v2468 = fma(v2463, v3, v2467);
-    const bfloat v2469 = bfloat(v2468);
-    out[v2465] = v2469;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2470 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2472 = v599 + v2470;
-  const uint v2473 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2475 = v602 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2477 = v2475 < v1;
-  const bool v2478 = v2476 && v2477;
-  if (v2478) {
-    const float v2479 = v39.m[7][2].thread_elements()[1];
-    const uint v2480 = v2472 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2481 = v2480 + v2475;
-    const bfloat v2482 = residual[v2481];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2483 = float(v2482);
-    const float v2484 = fma(v2479, v3, v2483);
-    const bfloat v2485 = bfloat(v2484);
-    out[v2481] = v2485;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2486 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2488 = v599 + v2486;
-  const uint v2489 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2491 = v602 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2493 = v2491 < v1;
-  const bool v2494 = v2492 && v2493;
-  if (v2494) {
-    const float v2495 = v39.m[7][3].thread_elements()[0];
-    const uint v2496 = v2488 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2497 = v2496 + v2491;
-    const bfloat v2498 = residual[v2497];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2499 = float(v2498);
-    const float v2500 = fma(v2495, v3, v2499);
-    const bfloat v2501 = bfloat(v2500);
-    out[v2497] = v2501;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2502 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2504 = v599 + v2502;
-  const uint v2505 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2507 = v602 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2509 = v2507 < v1;
-  const bool v2510 = v2508 && v2509;
-  if (v2510) {
-    const float v2511 = v39.m[7][3].thread_elements()[1];
-    const uint v2512 = v2504 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2513 = v2512 + v2507;
-    const bfloat v2514 = residual[v2513];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2515 = float(v2514);
-    const float v2516 = fma(v2511, v3, v2515);
-    const bfloat v2517 = bfloat(v2516);
-    out[v2513] = v2517;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2518 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2520 = v599 + v2518;
-  const uint v2521 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2523 = v602 + v2521;
-  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2525 = v2523 < v1;
-  const bool v2526 = v2524 && v2525;
-  if (v2526) {
-    const float v2527 = v39.m[7][4].thread_elements()[0];
-    const uint v2528 = v2520 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2529 = v2528 + v2523;
-    const bfloat v2530 = residual[v2529];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2531 = float(v2530);
-    const float v2532 = fma(v2527, v3, v2531);
-    const bfloat v2533 = bfloat(v2532);
-    out[v2529] = v2533;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2534 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2536 = v599 + v2534;
-  const uint v2537 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2539 = v602 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2541 = v2539 < v1;
-  const bool v2542 = v2540 && v2541;
-  if (v2542) {
-    const float v2543 = v39.m[7][4].thread_elements()[1];
-    const uint v2544 = v2536 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2545 = v2544 + v2539;
-    const bfloat v2546 = residual[v2545];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2547 = float(v2546);
-    const float v2548 = fma(v2543, v3, v2547);
-    const bfloat v2549 = bfloat(v2548);
-    out[v2545] = v2549;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2550 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2552 = v599 + v2550;
-  const uint v2553 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2555 = v602 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2557 = v2555 < v1;
-  const bool v2558 = v2556 && v2557;
-  if (v2558) {
-    const float v2559 = v39.m[7][5].thread_elements()[0];
-    const uint v2560 = v2552 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2561 = v2560 + v2555;
-    const bfloat v2562 = residual[v2561];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2563 = float(v2562);
-    const float v2564 = fma(v2559, v3, v2563);
-    const bfloat v2565 = bfloat(v2564);
-    out[v2561] = v2565;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2566 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2568 = v599 + v2566;
-  const uint v2569 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2571 = v602 + v2569;
-  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2573 = v2571 < v1;
-  const bool v2574 = v2572 && v2573;
-  if (v2574) {
-    const float v2575 = v39.m[7][5].thread_elements()[1];
-    const uint v2576 = v2568 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2577 = v2576 + v2571;
-    const bfloat v2578 = residual[v2577];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2579 = float(v2578);
-    const float v2580 = fma(v2575, v3, v2579);
-    const bfloat v2581 = bfloat(v2580);
-    out[v2577] = v2581;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2582 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2584 = v599 + v2582;
-  const uint v2585 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2587 = v602 + v2585;
-  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2589 = v2587 < v1;
-  const bool v2590 = v2588 && v2589;
-  if (v2590) {
-    const float v2591 = v39.m[7][6].thread_elements()[0];
-    const uint v2592 = v2584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2593 = v2592 + v2587;
-    const bfloat v2594 = residual[v2593];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2595 = float(v2594);
-    const float v2596 = fma(v2591, v3, v2595);
-    const bfloat v2597 = bfloat(v2596);
-    out[v2593] = v2597;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2598 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2600 = v599 + v2598;
-  const uint v2601 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2603 = v602 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2605 = v2603 < v1;
-  const bool v2606 = v2604 && v2605;
-  if (v2606) {
-    const float v2607 = v39.m[7][6].thread_elements()[1];
-    const uint v2608 = v2600 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2609 = v2608 + v2603;
-    const bfloat v2610 = residual[v2609];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2611 = float(v2610);
-    const float v2612 = fma(v2607, v3, v2611);
-    const bfloat v2613 = bfloat(v2612);
-    out[v2609] = v2613;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2614 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2616 = v599 + v2614;
-  const uint v2617 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2619 = v602 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2621 = v2619 < v1;
-  const bool v2622 = v2620 && v2621;
-  if (v2622) {
-    const float v2623 = v39.m[7][7].thread_elements()[0];
-    const uint v2624 = v2616 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2625 = v2624 + v2619;
-    const bfloat v2626 = residual[v2625];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2627 = float(v2626);
-    const float v2628 = fma(v2623, v3, v2627);
-    const bfloat v2629 = bfloat(v2628);
-    out[v2625] = v2629;  // kernels/gemm/gemm_epilogue.cpp:86
-  }
-  const uint v2630 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-  const uint v2632 = v599 + v2630;
-  const uint v2633 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-  const uint v2635 = v602 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
-  const bool v2637 = v2635 < v1;
-  const bool v2638 = v2636 && v2637;
-  if (v2638) {
-    const float v2639 = v39.m[7][7].thread_elements()[1];
-    const uint v2640 = v2632 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-    const uint v2641 = v2640 + v2635;
-    const bfloat v2642 = residual[v2641];  // kernels/gemm/gemm_epilogue.cpp:87
-    const float v2643 = float(v2642);
-    const float v2644 = fma(v2639, v3, v2643);
-    const bfloat v2645 = bfloat(v2644);
-    out[v2641] = v2645;  // kernels/gemm/gemm_epilogue.cpp:86
+  const uint v2378 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+  const uint v2379 = v599 + v2378;
+  const uint v2380 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+  const uint v2381 = v598 + v2380;
+  const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v2383 = v2381 < v1;
+  const bool v2384 = v2382 && v2383;
+  if (v2384) {
+    const float v2385 = v39.m[7][7].thread_elements()[1];
+    const uint v2386 = v2379 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+    const uint v2387 = v2386 + v2381;
+    const bfloat v2388 = residual[v2387];  // kernels/gemm/gemm_epilogue.cpp:87
+    const float v2389 = float(v2388);
+    const float v2390 = fma(v2385, v3, v2389);
+    const bfloat v2391 = bfloat(v2390);
+    out[v2387] = v2391;  // kernels/gemm/gemm_epilogue.cpp:86
   }
 }

@@ -136,15 +136,15 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v4840 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4841 = v57 ? v39 : v4840;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v4841;
-    const uint v4842 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4843 = v57 ? v63 : v4842;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v4843;
-    const uint v4844 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v4845 = v57 ? v45 : v4844;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v4845;
+    const uint v4586 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4587 = v57 ? v39 : v4586;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4587;
+    const uint v4588 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4589 = v57 ? v63 : v4588;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4589;
+    const uint v4590 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4591 = v57 ? v45 : v4590;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4591;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -157,9 +157,9 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v4846 = v29;
-  const uint v4847 = v67 ? v73 : v4846;
-  v29 = v4847;
+  const uint v4592 = v29;
+  const uint v4593 = v67 ? v73 : v4592;
+  v29 = v4593;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -168,447 +168,447 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:152
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:231
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:233
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:232
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:234
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:233
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:235
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
     const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v3963 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3966 = v3963 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3969 = v3963 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3970 = v3969 << 3u;
-      const uint v3971 = v75 + v3966;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3972 = v3971 < v76;
-      const uint v3977 = v3971 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3983 = v3966 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3988 = v3963 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3990 = v3988 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3993 = v3988 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3994 = v3993 << 3u;
-      const uint v3995 = v75 + v3990;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3996 = v3995 < v76;
-      const uint v4001 = v3995 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4007 = v3990 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4012 = v3963 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4014 = v4012 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4017 = v4012 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4018 = v4017 << 3u;
-      const uint v4019 = v75 + v4014;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4020 = v4019 < v76;
-      const uint v4025 = v4019 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4031 = v4014 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4036 = v3963 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4038 = v4036 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4041 = v4036 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4042 = v4041 << 3u;
-      const uint v4043 = v75 + v4038;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4044 = v4043 < v76;
-      const uint v4049 = v4043 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4055 = v4038 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4069 = v80 + v3966;  // kernels/gemm/quant_b.hpp:137
-      const bool v4070 = v4069 < v79;
-      const uint v4075 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v4079 = v79 - 1u;
-      const uint v4081 = min(v4069, v4079);
-      const uint v4085 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4086 = v4081 * v4085;
-      const uint v4094 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4095 = v4081 * v4094;
-      const uint v4236 = v80 + v3990;  // kernels/gemm/quant_b.hpp:137
-      const bool v4237 = v4236 < v79;
-      const uint v4248 = min(v4236, v4079);  // kernels/gemm/quant_b.hpp:138
-      const uint v4253 = v4248 * v4085;  // kernels/gemm/quant_b.hpp:35
-      const uint v4262 = v4248 * v4094;  // kernels/gemm/quant_b.hpp:38
-      const uint v4403 = v80 + v4014;  // kernels/gemm/quant_b.hpp:137
-      const bool v4404 = v4403 < v79;
-      const uint v4415 = min(v4403, v4079);  // kernels/gemm/quant_b.hpp:138
-      const uint v4420 = v4415 * v4085;  // kernels/gemm/quant_b.hpp:35
-      const uint v4429 = v4415 * v4094;  // kernels/gemm/quant_b.hpp:38
-      const uint v4570 = v80 + v4038;  // kernels/gemm/quant_b.hpp:137
-      const bool v4571 = v4570 < v79;
-      const uint v4582 = min(v4570, v4079);  // kernels/gemm/quant_b.hpp:138
-      const uint v4587 = v4582 * v4085;  // kernels/gemm/quant_b.hpp:35
-      const uint v4596 = v4582 * v4094;  // kernels/gemm/quant_b.hpp:38
-      const uint v4735 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-      const uint v4741 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:248
+      const uint v3709 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3712 = v3709 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3715 = v3709 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3716 = v3715 << 3u;
+      const uint v3717 = v75 + v3712;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3718 = v3717 < v76;
+      const uint v3723 = v3717 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3729 = v3712 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3734 = v3709 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3736 = v3734 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3739 = v3734 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3740 = v3739 << 3u;
+      const uint v3741 = v75 + v3736;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3742 = v3741 < v76;
+      const uint v3747 = v3741 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3753 = v3736 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3758 = v3709 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3760 = v3758 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3763 = v3758 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3764 = v3763 << 3u;
+      const uint v3765 = v75 + v3760;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3766 = v3765 < v76;
+      const uint v3771 = v3765 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3777 = v3760 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3782 = v3709 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3784 = v3782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3787 = v3782 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3788 = v3787 << 3u;
+      const uint v3789 = v75 + v3784;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3790 = v3789 < v76;
+      const uint v3795 = v3789 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3801 = v3784 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3815 = v80 + v3712;  // kernels/gemm/quant_b.hpp:137
+      const bool v3816 = v3815 < v79;
+      const uint v3821 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v3825 = v79 - 1u;
+      const uint v3827 = min(v3815, v3825);
+      const uint v3831 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3832 = v3827 * v3831;
+      const uint v3840 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3841 = v3827 * v3840;
+      const uint v3982 = v80 + v3736;  // kernels/gemm/quant_b.hpp:137
+      const bool v3983 = v3982 < v79;
+      const uint v3994 = min(v3982, v3825);  // kernels/gemm/quant_b.hpp:138
+      const uint v3999 = v3994 * v3831;  // kernels/gemm/quant_b.hpp:35
+      const uint v4008 = v3994 * v3840;  // kernels/gemm/quant_b.hpp:38
+      const uint v4149 = v80 + v3760;  // kernels/gemm/quant_b.hpp:137
+      const bool v4150 = v4149 < v79;
+      const uint v4161 = min(v4149, v3825);  // kernels/gemm/quant_b.hpp:138
+      const uint v4166 = v4161 * v3831;  // kernels/gemm/quant_b.hpp:35
+      const uint v4175 = v4161 * v3840;  // kernels/gemm/quant_b.hpp:38
+      const uint v4316 = v80 + v3784;  // kernels/gemm/quant_b.hpp:137
+      const bool v4317 = v4316 < v79;
+      const uint v4328 = min(v4316, v3825);  // kernels/gemm/quant_b.hpp:138
+      const uint v4333 = v4328 * v3831;  // kernels/gemm/quant_b.hpp:35
+      const uint v4342 = v4328 * v3840;  // kernels/gemm/quant_b.hpp:38
+      const uint v4481 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v4487 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
 
-      for (uint v3955 = 0u; v3955 < v3; v3955 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
-        const uint v3957 = v3955 >> 5u;
-        const uint v3959 = v3957 % 1u;
+      for (uint v3701 = 0u; v3701 < v3; v3701 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+        const uint v3703 = v3701 >> 5u;
+        const uint v3705 = v3703 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3961 = v3959 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
-        const uint v3973 = v3955 + v3970;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3974 = v3973 < v3;
-        const bool v3975 = v3972 && v3974;
-        const uint v3979 = v3977 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3980 = v3979 + v3970;
-        const uint v3981 = v3975 ? v3980 : 0u;
-        const uint v3984 = v3961 + v3983;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3985 = v3984 + v3970;
+        const uint v3707 = v3705 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+        const uint v3719 = v3701 + v3716;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3720 = v3719 < v3;
+        const bool v3721 = v3718 && v3720;
+        const uint v3725 = v3723 + v3701;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3726 = v3725 + v3716;
+        const uint v3727 = v3721 ? v3726 : 0u;
+        const uint v3730 = v3707 + v3729;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3731 = v3730 + v3716;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3985 + e] = v3975 ? x_sorted[v3981 + e] : bfloat(0);
+          shm0[v3731 + e] = v3721 ? x_sorted[v3727 + e] : bfloat(0);
         }
-        const uint v3997 = v3955 + v3994;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3998 = v3997 < v3;
-        const bool v3999 = v3996 && v3998;
-        const uint v4003 = v4001 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4004 = v4003 + v3994;
-        const uint v4005 = v3999 ? v4004 : 0u;
-        const uint v4008 = v3961 + v4007;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4009 = v4008 + v3994;
+        const uint v3743 = v3701 + v3740;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3744 = v3743 < v3;
+        const bool v3745 = v3742 && v3744;
+        const uint v3749 = v3747 + v3701;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3750 = v3749 + v3740;
+        const uint v3751 = v3745 ? v3750 : 0u;
+        const uint v3754 = v3707 + v3753;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3755 = v3754 + v3740;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4009 + e] = v3999 ? x_sorted[v4005 + e] : bfloat(0);
+          shm0[v3755 + e] = v3745 ? x_sorted[v3751 + e] : bfloat(0);
         }
-        const uint v4021 = v3955 + v4018;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4022 = v4021 < v3;
-        const bool v4023 = v4020 && v4022;
-        const uint v4027 = v4025 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4028 = v4027 + v4018;
-        const uint v4029 = v4023 ? v4028 : 0u;
-        const uint v4032 = v3961 + v4031;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4033 = v4032 + v4018;
+        const uint v3767 = v3701 + v3764;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3768 = v3767 < v3;
+        const bool v3769 = v3766 && v3768;
+        const uint v3773 = v3771 + v3701;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3774 = v3773 + v3764;
+        const uint v3775 = v3769 ? v3774 : 0u;
+        const uint v3778 = v3707 + v3777;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3779 = v3778 + v3764;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4033 + e] = v4023 ? x_sorted[v4029 + e] : bfloat(0);
+          shm0[v3779 + e] = v3769 ? x_sorted[v3775 + e] : bfloat(0);
         }
-        const uint v4045 = v3955 + v4042;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4046 = v4045 < v3;
-        const bool v4047 = v4044 && v4046;
-        const uint v4051 = v4049 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4052 = v4051 + v4042;
-        const uint v4053 = v4047 ? v4052 : 0u;
-        const uint v4056 = v3961 + v4055;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4057 = v4056 + v4042;
+        const uint v3791 = v3701 + v3788;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3792 = v3791 < v3;
+        const bool v3793 = v3790 && v3792;
+        const uint v3797 = v3795 + v3701;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3798 = v3797 + v3788;
+        const uint v3799 = v3793 ? v3798 : 0u;
+        const uint v3802 = v3707 + v3801;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3803 = v3802 + v3788;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4057 + e] = v4047 ? x_sorted[v4053 + e] : bfloat(0);
+          shm0[v3803 + e] = v3793 ? x_sorted[v3799 + e] : bfloat(0);
         }
-        const bool v4073 = v4070 && v3974;  // kernels/gemm/quant_b.hpp:137
-        const uint v4077 = min(v3973, v4075);  // kernels/gemm/quant_b.hpp:138
-        const uint v4083 = v4077 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4087 = v4086 + v4083;
-        const uint v4090 = packed[v4087];  // kernels/gemm/quant_b.hpp:37
-        const uint v4092 = v4077 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4096 = v4095 + v4092;
-        const bfloat v4097 = scales[v4096];  // kernels/gemm/quant_b.hpp:39
-        const float v4098 = float(v4097);
-        const bfloat v4099 = biases[v4096];  // kernels/gemm/quant_b.hpp:40
-        const float v4100 = float(v4099);
-        const uint v4105 = v4090 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4106 = v4105 & 15u;
-        const uint v4109 = v4106 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4110 = as_type<float>(v4109);
-        const float v4111 = v4110 - 8388608.0f;
-        const float v4112 = fma(v4111, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
-        const uint v4117 = v4090 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4118 = v4117 & 15u;
-        const uint v4121 = v4118 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4122 = as_type<float>(v4121);
-        const float v4123 = v4122 - 8388608.0f;
-        const float v4124 = fma(v4123, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
-        const uint v4129 = v4090 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4130 = v4129 & 15u;
-        const uint v4133 = v4130 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4134 = as_type<float>(v4133);
-        const float v4135 = v4134 - 8388608.0f;
-        const float v4136 = fma(v4135, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
-        const uint v4141 = v4090 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4142 = v4141 & 15u;
-        const uint v4145 = v4142 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4146 = as_type<float>(v4145);
-        const float v4147 = v4146 - 8388608.0f;
-        const float v4148 = fma(v4147, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
-        const uint v4153 = v4090 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4154 = v4153 & 15u;
-        const uint v4157 = v4154 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4158 = as_type<float>(v4157);
-        const float v4159 = v4158 - 8388608.0f;
-        const float v4160 = fma(v4159, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
-        const uint v4165 = v4090 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4166 = v4165 & 15u;
-        const uint v4169 = v4166 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4170 = as_type<float>(v4169);
-        const float v4171 = v4170 - 8388608.0f;
-        const float v4172 = fma(v4171, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
-        const uint v4177 = v4090 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4178 = v4177 & 15u;
-        const uint v4181 = v4178 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4182 = as_type<float>(v4181);
-        const float v4183 = v4182 - 8388608.0f;
-        const float v4184 = fma(v4183, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
-        const uint v4189 = v4090 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4190 = v4189 & 15u;
-        const uint v4193 = v4190 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4194 = as_type<float>(v4193);
-        const float v4195 = v4194 - 8388608.0f;
-        const float v4196 = fma(v4195, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
-        const float v4198 = v4073 ? v4112 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4199 = bfloat(v4198);
-        const float v4201 = v4073 ? v4124 : 0.0f;
-        const bfloat v4202 = bfloat(v4201);
-        const float v4204 = v4073 ? v4136 : 0.0f;
-        const bfloat v4205 = bfloat(v4204);
-        const float v4207 = v4073 ? v4148 : 0.0f;
-        const bfloat v4208 = bfloat(v4207);
-        const float v4210 = v4073 ? v4160 : 0.0f;
-        const bfloat v4211 = bfloat(v4210);
-        const float v4213 = v4073 ? v4172 : 0.0f;
-        const bfloat v4214 = bfloat(v4213);
-        const float v4216 = v4073 ? v4184 : 0.0f;
-        const bfloat v4217 = bfloat(v4216);
-        const float v4219 = v4073 ? v4196 : 0.0f;
-        const bfloat v4220 = bfloat(v4219);
-        *(threadgroup iron_bf16x8*)(shm1 + v3985) = iron_bf16x8{{bfloat4(v4199, v4202, v4205, v4208), bfloat4(v4211, v4214, v4217, v4220)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4240 = v4237 && v3998;  // kernels/gemm/quant_b.hpp:137
-        const uint v4244 = min(v3997, v4075);  // kernels/gemm/quant_b.hpp:138
-        const uint v4250 = v4244 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4254 = v4253 + v4250;
-        const uint v4257 = packed[v4254];  // kernels/gemm/quant_b.hpp:37
-        const uint v4259 = v4244 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4263 = v4262 + v4259;
-        const bfloat v4264 = scales[v4263];  // kernels/gemm/quant_b.hpp:39
-        const float v4265 = float(v4264);
-        const bfloat v4266 = biases[v4263];  // kernels/gemm/quant_b.hpp:40
-        const float v4267 = float(v4266);
-        const uint v4272 = v4257 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4273 = v4272 & 15u;
-        const uint v4276 = v4273 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4277 = as_type<float>(v4276);
-        const float v4278 = v4277 - 8388608.0f;
-        const float v4279 = fma(v4278, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
-        const uint v4284 = v4257 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4285 = v4284 & 15u;
-        const uint v4288 = v4285 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4289 = as_type<float>(v4288);
-        const float v4290 = v4289 - 8388608.0f;
-        const float v4291 = fma(v4290, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
-        const uint v4296 = v4257 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4297 = v4296 & 15u;
-        const uint v4300 = v4297 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4301 = as_type<float>(v4300);
-        const float v4302 = v4301 - 8388608.0f;
-        const float v4303 = fma(v4302, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
-        const uint v4308 = v4257 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4309 = v4308 & 15u;
-        const uint v4312 = v4309 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4313 = as_type<float>(v4312);
-        const float v4314 = v4313 - 8388608.0f;
-        const float v4315 = fma(v4314, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
-        const uint v4320 = v4257 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4321 = v4320 & 15u;
-        const uint v4324 = v4321 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4325 = as_type<float>(v4324);
-        const float v4326 = v4325 - 8388608.0f;
-        const float v4327 = fma(v4326, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
-        const uint v4332 = v4257 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4333 = v4332 & 15u;
-        const uint v4336 = v4333 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4337 = as_type<float>(v4336);
-        const float v4338 = v4337 - 8388608.0f;
-        const float v4339 = fma(v4338, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
-        const uint v4344 = v4257 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4345 = v4344 & 15u;
-        const uint v4348 = v4345 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4349 = as_type<float>(v4348);
-        const float v4350 = v4349 - 8388608.0f;
-        const float v4351 = fma(v4350, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
-        const uint v4356 = v4257 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4357 = v4356 & 15u;
-        const uint v4360 = v4357 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4361 = as_type<float>(v4360);
-        const float v4362 = v4361 - 8388608.0f;
-        const float v4363 = fma(v4362, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
-        const float v4365 = v4240 ? v4279 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4366 = bfloat(v4365);
-        const float v4368 = v4240 ? v4291 : 0.0f;
-        const bfloat v4369 = bfloat(v4368);
-        const float v4371 = v4240 ? v4303 : 0.0f;
-        const bfloat v4372 = bfloat(v4371);
-        const float v4374 = v4240 ? v4315 : 0.0f;
-        const bfloat v4375 = bfloat(v4374);
-        const float v4377 = v4240 ? v4327 : 0.0f;
-        const bfloat v4378 = bfloat(v4377);
-        const float v4380 = v4240 ? v4339 : 0.0f;
-        const bfloat v4381 = bfloat(v4380);
-        const float v4383 = v4240 ? v4351 : 0.0f;
-        const bfloat v4384 = bfloat(v4383);
-        const float v4386 = v4240 ? v4363 : 0.0f;
-        const bfloat v4387 = bfloat(v4386);
-        *(threadgroup iron_bf16x8*)(shm1 + v4009) = iron_bf16x8{{bfloat4(v4366, v4369, v4372, v4375), bfloat4(v4378, v4381, v4384, v4387)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4407 = v4404 && v4022;  // kernels/gemm/quant_b.hpp:137
-        const uint v4411 = min(v4021, v4075);  // kernels/gemm/quant_b.hpp:138
-        const uint v4417 = v4411 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4421 = v4420 + v4417;
-        const uint v4424 = packed[v4421];  // kernels/gemm/quant_b.hpp:37
-        const uint v4426 = v4411 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4430 = v4429 + v4426;
-        const bfloat v4431 = scales[v4430];  // kernels/gemm/quant_b.hpp:39
-        const float v4432 = float(v4431);
-        const bfloat v4433 = biases[v4430];  // kernels/gemm/quant_b.hpp:40
-        const float v4434 = float(v4433);
-        const uint v4439 = v4424 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4440 = v4439 & 15u;
-        const uint v4443 = v4440 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4444 = as_type<float>(v4443);
-        const float v4445 = v4444 - 8388608.0f;
-        const float v4446 = fma(v4445, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
-        const uint v4451 = v4424 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4452 = v4451 & 15u;
-        const uint v4455 = v4452 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4456 = as_type<float>(v4455);
-        const float v4457 = v4456 - 8388608.0f;
-        const float v4458 = fma(v4457, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
-        const uint v4463 = v4424 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4464 = v4463 & 15u;
-        const uint v4467 = v4464 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4468 = as_type<float>(v4467);
-        const float v4469 = v4468 - 8388608.0f;
-        const float v4470 = fma(v4469, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
-        const uint v4475 = v4424 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4476 = v4475 & 15u;
-        const uint v4479 = v4476 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4480 = as_type<float>(v4479);
-        const float v4481 = v4480 - 8388608.0f;
-        const float v4482 = fma(v4481, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
-        const uint v4487 = v4424 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4488 = v4487 & 15u;
-        const uint v4491 = v4488 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4492 = as_type<float>(v4491);
-        const float v4493 = v4492 - 8388608.0f;
-        const float v4494 = fma(v4493, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
-        const uint v4499 = v4424 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4500 = v4499 & 15u;
-        const uint v4503 = v4500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4504 = as_type<float>(v4503);
-        const float v4505 = v4504 - 8388608.0f;
-        const float v4506 = fma(v4505, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
-        const uint v4511 = v4424 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4512 = v4511 & 15u;
-        const uint v4515 = v4512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4516 = as_type<float>(v4515);
-        const float v4517 = v4516 - 8388608.0f;
-        const float v4518 = fma(v4517, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
-        const uint v4523 = v4424 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4524 = v4523 & 15u;
-        const uint v4527 = v4524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4528 = as_type<float>(v4527);
-        const float v4529 = v4528 - 8388608.0f;
-        const float v4530 = fma(v4529, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
-        const float v4532 = v4407 ? v4446 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4533 = bfloat(v4532);
-        const float v4535 = v4407 ? v4458 : 0.0f;
-        const bfloat v4536 = bfloat(v4535);
-        const float v4538 = v4407 ? v4470 : 0.0f;
-        const bfloat v4539 = bfloat(v4538);
-        const float v4541 = v4407 ? v4482 : 0.0f;
-        const bfloat v4542 = bfloat(v4541);
-        const float v4544 = v4407 ? v4494 : 0.0f;
-        const bfloat v4545 = bfloat(v4544);
-        const float v4547 = v4407 ? v4506 : 0.0f;
-        const bfloat v4548 = bfloat(v4547);
-        const float v4550 = v4407 ? v4518 : 0.0f;
-        const bfloat v4551 = bfloat(v4550);
-        const float v4553 = v4407 ? v4530 : 0.0f;
-        const bfloat v4554 = bfloat(v4553);
-        *(threadgroup iron_bf16x8*)(shm1 + v4033) = iron_bf16x8{{bfloat4(v4533, v4536, v4539, v4542), bfloat4(v4545, v4548, v4551, v4554)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4574 = v4571 && v4046;  // kernels/gemm/quant_b.hpp:137
-        const uint v4578 = min(v4045, v4075);  // kernels/gemm/quant_b.hpp:138
-        const uint v4584 = v4578 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4588 = v4587 + v4584;
-        const uint v4591 = packed[v4588];  // kernels/gemm/quant_b.hpp:37
-        const uint v4593 = v4578 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4597 = v4596 + v4593;
-        const bfloat v4598 = scales[v4597];  // kernels/gemm/quant_b.hpp:39
-        const float v4599 = float(v4598);
-        const bfloat v4600 = biases[v4597];  // kernels/gemm/quant_b.hpp:40
-        const float v4601 = float(v4600);
-        const uint v4606 = v4591 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4607 = v4606 & 15u;
-        const uint v4610 = v4607 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4611 = as_type<float>(v4610);
-        const float v4612 = v4611 - 8388608.0f;
-        const float v4613 = fma(v4612, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
-        const uint v4618 = v4591 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4619 = v4618 & 15u;
-        const uint v4622 = v4619 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4623 = as_type<float>(v4622);
-        const float v4624 = v4623 - 8388608.0f;
-        const float v4625 = fma(v4624, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
-        const uint v4630 = v4591 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4631 = v4630 & 15u;
-        const uint v4634 = v4631 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4635 = as_type<float>(v4634);
-        const float v4636 = v4635 - 8388608.0f;
-        const float v4637 = fma(v4636, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
-        const uint v4642 = v4591 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4643 = v4642 & 15u;
-        const uint v4646 = v4643 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4647 = as_type<float>(v4646);
-        const float v4648 = v4647 - 8388608.0f;
-        const float v4649 = fma(v4648, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
-        const uint v4654 = v4591 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4655 = v4654 & 15u;
-        const uint v4658 = v4655 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4659 = as_type<float>(v4658);
-        const float v4660 = v4659 - 8388608.0f;
-        const float v4661 = fma(v4660, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
-        const uint v4666 = v4591 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4667 = v4666 & 15u;
-        const uint v4670 = v4667 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4671 = as_type<float>(v4670);
-        const float v4672 = v4671 - 8388608.0f;
-        const float v4673 = fma(v4672, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
-        const uint v4678 = v4591 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4679 = v4678 & 15u;
-        const uint v4682 = v4679 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4683 = as_type<float>(v4682);
-        const float v4684 = v4683 - 8388608.0f;
-        const float v4685 = fma(v4684, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
-        const uint v4690 = v4591 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4691 = v4690 & 15u;
-        const uint v4694 = v4691 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4695 = as_type<float>(v4694);
-        const float v4696 = v4695 - 8388608.0f;
-        const float v4697 = fma(v4696, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
-        const float v4699 = v4574 ? v4613 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4700 = bfloat(v4699);
-        const float v4702 = v4574 ? v4625 : 0.0f;
-        const bfloat v4703 = bfloat(v4702);
-        const float v4705 = v4574 ? v4637 : 0.0f;
-        const bfloat v4706 = bfloat(v4705);
-        const float v4708 = v4574 ? v4649 : 0.0f;
-        const bfloat v4709 = bfloat(v4708);
-        const float v4711 = v4574 ? v4661 : 0.0f;
-        const bfloat v4712 = bfloat(v4711);
-        const float v4714 = v4574 ? v4673 : 0.0f;
-        const bfloat v4715 = bfloat(v4714);
-        const float v4717 = v4574 ? v4685 : 0.0f;
-        const bfloat v4718 = bfloat(v4717);
-        const float v4720 = v4574 ? v4697 : 0.0f;
-        const bfloat v4721 = bfloat(v4720);
-        *(threadgroup iron_bf16x8*)(shm1 + v4057) = iron_bf16x8{{bfloat4(v4700, v4703, v4706, v4709), bfloat4(v4712, v4715, v4718, v4721)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+        const bool v3819 = v3816 && v3720;  // kernels/gemm/quant_b.hpp:137
+        const uint v3823 = min(v3719, v3821);  // kernels/gemm/quant_b.hpp:138
+        const uint v3829 = v3823 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v3833 = v3832 + v3829;
+        const uint v3836 = packed[v3833];  // kernels/gemm/quant_b.hpp:37
+        const uint v3838 = v3823 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v3842 = v3841 + v3838;
+        const bfloat v3843 = scales[v3842];  // kernels/gemm/quant_b.hpp:39
+        const float v3844 = float(v3843);
+        const bfloat v3845 = biases[v3842];  // kernels/gemm/quant_b.hpp:40
+        const float v3846 = float(v3845);
+        const uint v3851 = v3836 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3852 = v3851 & 15u;
+        const uint v3855 = v3852 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3856 = as_type<float>(v3855);
+        const float v3857 = v3856 - 8388608.0f;
+        const float v3858 = fma(v3857, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
+        const uint v3863 = v3836 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3864 = v3863 & 15u;
+        const uint v3867 = v3864 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3868 = as_type<float>(v3867);
+        const float v3869 = v3868 - 8388608.0f;
+        const float v3870 = fma(v3869, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
+        const uint v3875 = v3836 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3876 = v3875 & 15u;
+        const uint v3879 = v3876 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3880 = as_type<float>(v3879);
+        const float v3881 = v3880 - 8388608.0f;
+        const float v3882 = fma(v3881, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
+        const uint v3887 = v3836 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3888 = v3887 & 15u;
+        const uint v3891 = v3888 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3892 = as_type<float>(v3891);
+        const float v3893 = v3892 - 8388608.0f;
+        const float v3894 = fma(v3893, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
+        const uint v3899 = v3836 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3900 = v3899 & 15u;
+        const uint v3903 = v3900 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3904 = as_type<float>(v3903);
+        const float v3905 = v3904 - 8388608.0f;
+        const float v3906 = fma(v3905, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
+        const uint v3911 = v3836 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3912 = v3911 & 15u;
+        const uint v3915 = v3912 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3916 = as_type<float>(v3915);
+        const float v3917 = v3916 - 8388608.0f;
+        const float v3918 = fma(v3917, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
+        const uint v3923 = v3836 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3924 = v3923 & 15u;
+        const uint v3927 = v3924 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3928 = as_type<float>(v3927);
+        const float v3929 = v3928 - 8388608.0f;
+        const float v3930 = fma(v3929, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
+        const uint v3935 = v3836 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3936 = v3935 & 15u;
+        const uint v3939 = v3936 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3940 = as_type<float>(v3939);
+        const float v3941 = v3940 - 8388608.0f;
+        const float v3942 = fma(v3941, v3844, v3846);  // kernels/gemm/quant_b.hpp:51
+        const float v3944 = v3819 ? v3858 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v3945 = bfloat(v3944);
+        const float v3947 = v3819 ? v3870 : 0.0f;
+        const bfloat v3948 = bfloat(v3947);
+        const float v3950 = v3819 ? v3882 : 0.0f;
+        const bfloat v3951 = bfloat(v3950);
+        const float v3953 = v3819 ? v3894 : 0.0f;
+        const bfloat v3954 = bfloat(v3953);
+        const float v3956 = v3819 ? v3906 : 0.0f;
+        const bfloat v3957 = bfloat(v3956);
+        const float v3959 = v3819 ? v3918 : 0.0f;
+        const bfloat v3960 = bfloat(v3959);
+        const float v3962 = v3819 ? v3930 : 0.0f;
+        const bfloat v3963 = bfloat(v3962);
+        const float v3965 = v3819 ? v3942 : 0.0f;
+        const bfloat v3966 = bfloat(v3965);
+        *(threadgroup iron_bf16x8*)(shm1 + v3731) = iron_bf16x8{{bfloat4(v3945, v3948, v3951, v3954), bfloat4(v3957, v3960, v3963, v3966)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v3986 = v3983 && v3744;  // kernels/gemm/quant_b.hpp:137
+        const uint v3990 = min(v3743, v3821);  // kernels/gemm/quant_b.hpp:138
+        const uint v3996 = v3990 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4000 = v3999 + v3996;
+        const uint v4003 = packed[v4000];  // kernels/gemm/quant_b.hpp:37
+        const uint v4005 = v3990 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4009 = v4008 + v4005;
+        const bfloat v4010 = scales[v4009];  // kernels/gemm/quant_b.hpp:39
+        const float v4011 = float(v4010);
+        const bfloat v4012 = biases[v4009];  // kernels/gemm/quant_b.hpp:40
+        const float v4013 = float(v4012);
+        const uint v4018 = v4003 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4019 = v4018 & 15u;
+        const uint v4022 = v4019 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4023 = as_type<float>(v4022);
+        const float v4024 = v4023 - 8388608.0f;
+        const float v4025 = fma(v4024, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
+        const uint v4030 = v4003 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4031 = v4030 & 15u;
+        const uint v4034 = v4031 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4035 = as_type<float>(v4034);
+        const float v4036 = v4035 - 8388608.0f;
+        const float v4037 = fma(v4036, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
+        const uint v4042 = v4003 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4043 = v4042 & 15u;
+        const uint v4046 = v4043 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4047 = as_type<float>(v4046);
+        const float v4048 = v4047 - 8388608.0f;
+        const float v4049 = fma(v4048, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
+        const uint v4054 = v4003 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4055 = v4054 & 15u;
+        const uint v4058 = v4055 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4059 = as_type<float>(v4058);
+        const float v4060 = v4059 - 8388608.0f;
+        const float v4061 = fma(v4060, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
+        const uint v4066 = v4003 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4067 = v4066 & 15u;
+        const uint v4070 = v4067 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4071 = as_type<float>(v4070);
+        const float v4072 = v4071 - 8388608.0f;
+        const float v4073 = fma(v4072, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
+        const uint v4078 = v4003 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4079 = v4078 & 15u;
+        const uint v4082 = v4079 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4083 = as_type<float>(v4082);
+        const float v4084 = v4083 - 8388608.0f;
+        const float v4085 = fma(v4084, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
+        const uint v4090 = v4003 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4091 = v4090 & 15u;
+        const uint v4094 = v4091 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4095 = as_type<float>(v4094);
+        const float v4096 = v4095 - 8388608.0f;
+        const float v4097 = fma(v4096, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
+        const uint v4102 = v4003 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4103 = v4102 & 15u;
+        const uint v4106 = v4103 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4107 = as_type<float>(v4106);
+        const float v4108 = v4107 - 8388608.0f;
+        const float v4109 = fma(v4108, v4011, v4013);  // kernels/gemm/quant_b.hpp:51
+        const float v4111 = v3986 ? v4025 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4112 = bfloat(v4111);
+        const float v4114 = v3986 ? v4037 : 0.0f;
+        const bfloat v4115 = bfloat(v4114);
+        const float v4117 = v3986 ? v4049 : 0.0f;
+        const bfloat v4118 = bfloat(v4117);
+        const float v4120 = v3986 ? v4061 : 0.0f;
+        const bfloat v4121 = bfloat(v4120);
+        const float v4123 = v3986 ? v4073 : 0.0f;
+        const bfloat v4124 = bfloat(v4123);
+        const float v4126 = v3986 ? v4085 : 0.0f;
+        const bfloat v4127 = bfloat(v4126);
+        const float v4129 = v3986 ? v4097 : 0.0f;
+        const bfloat v4130 = bfloat(v4129);
+        const float v4132 = v3986 ? v4109 : 0.0f;
+        const bfloat v4133 = bfloat(v4132);
+        *(threadgroup iron_bf16x8*)(shm1 + v3755) = iron_bf16x8{{bfloat4(v4112, v4115, v4118, v4121), bfloat4(v4124, v4127, v4130, v4133)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4153 = v4150 && v3768;  // kernels/gemm/quant_b.hpp:137
+        const uint v4157 = min(v3767, v3821);  // kernels/gemm/quant_b.hpp:138
+        const uint v4163 = v4157 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4167 = v4166 + v4163;
+        const uint v4170 = packed[v4167];  // kernels/gemm/quant_b.hpp:37
+        const uint v4172 = v4157 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4176 = v4175 + v4172;
+        const bfloat v4177 = scales[v4176];  // kernels/gemm/quant_b.hpp:39
+        const float v4178 = float(v4177);
+        const bfloat v4179 = biases[v4176];  // kernels/gemm/quant_b.hpp:40
+        const float v4180 = float(v4179);
+        const uint v4185 = v4170 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4186 = v4185 & 15u;
+        const uint v4189 = v4186 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4190 = as_type<float>(v4189);
+        const float v4191 = v4190 - 8388608.0f;
+        const float v4192 = fma(v4191, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
+        const uint v4197 = v4170 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4198 = v4197 & 15u;
+        const uint v4201 = v4198 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4202 = as_type<float>(v4201);
+        const float v4203 = v4202 - 8388608.0f;
+        const float v4204 = fma(v4203, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
+        const uint v4209 = v4170 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4210 = v4209 & 15u;
+        const uint v4213 = v4210 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4214 = as_type<float>(v4213);
+        const float v4215 = v4214 - 8388608.0f;
+        const float v4216 = fma(v4215, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
+        const uint v4221 = v4170 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4222 = v4221 & 15u;
+        const uint v4225 = v4222 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4226 = as_type<float>(v4225);
+        const float v4227 = v4226 - 8388608.0f;
+        const float v4228 = fma(v4227, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
+        const uint v4233 = v4170 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4234 = v4233 & 15u;
+        const uint v4237 = v4234 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4238 = as_type<float>(v4237);
+        const float v4239 = v4238 - 8388608.0f;
+        const float v4240 = fma(v4239, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
+        const uint v4245 = v4170 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4246 = v4245 & 15u;
+        const uint v4249 = v4246 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4250 = as_type<float>(v4249);
+        const float v4251 = v4250 - 8388608.0f;
+        const float v4252 = fma(v4251, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
+        const uint v4257 = v4170 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4258 = v4257 & 15u;
+        const uint v4261 = v4258 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4262 = as_type<float>(v4261);
+        const float v4263 = v4262 - 8388608.0f;
+        const float v4264 = fma(v4263, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
+        const uint v4269 = v4170 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4270 = v4269 & 15u;
+        const uint v4273 = v4270 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4274 = as_type<float>(v4273);
+        const float v4275 = v4274 - 8388608.0f;
+        const float v4276 = fma(v4275, v4178, v4180);  // kernels/gemm/quant_b.hpp:51
+        const float v4278 = v4153 ? v4192 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4279 = bfloat(v4278);
+        const float v4281 = v4153 ? v4204 : 0.0f;
+        const bfloat v4282 = bfloat(v4281);
+        const float v4284 = v4153 ? v4216 : 0.0f;
+        const bfloat v4285 = bfloat(v4284);
+        const float v4287 = v4153 ? v4228 : 0.0f;
+        const bfloat v4288 = bfloat(v4287);
+        const float v4290 = v4153 ? v4240 : 0.0f;
+        const bfloat v4291 = bfloat(v4290);
+        const float v4293 = v4153 ? v4252 : 0.0f;
+        const bfloat v4294 = bfloat(v4293);
+        const float v4296 = v4153 ? v4264 : 0.0f;
+        const bfloat v4297 = bfloat(v4296);
+        const float v4299 = v4153 ? v4276 : 0.0f;
+        const bfloat v4300 = bfloat(v4299);
+        *(threadgroup iron_bf16x8*)(shm1 + v3779) = iron_bf16x8{{bfloat4(v4279, v4282, v4285, v4288), bfloat4(v4291, v4294, v4297, v4300)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4320 = v4317 && v3792;  // kernels/gemm/quant_b.hpp:137
+        const uint v4324 = min(v3791, v3821);  // kernels/gemm/quant_b.hpp:138
+        const uint v4330 = v4324 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4334 = v4333 + v4330;
+        const uint v4337 = packed[v4334];  // kernels/gemm/quant_b.hpp:37
+        const uint v4339 = v4324 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4343 = v4342 + v4339;
+        const bfloat v4344 = scales[v4343];  // kernels/gemm/quant_b.hpp:39
+        const float v4345 = float(v4344);
+        const bfloat v4346 = biases[v4343];  // kernels/gemm/quant_b.hpp:40
+        const float v4347 = float(v4346);
+        const uint v4352 = v4337 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4353 = v4352 & 15u;
+        const uint v4356 = v4353 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4357 = as_type<float>(v4356);
+        const float v4358 = v4357 - 8388608.0f;
+        const float v4359 = fma(v4358, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
+        const uint v4364 = v4337 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4365 = v4364 & 15u;
+        const uint v4368 = v4365 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4369 = as_type<float>(v4368);
+        const float v4370 = v4369 - 8388608.0f;
+        const float v4371 = fma(v4370, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
+        const uint v4376 = v4337 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4377 = v4376 & 15u;
+        const uint v4380 = v4377 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4381 = as_type<float>(v4380);
+        const float v4382 = v4381 - 8388608.0f;
+        const float v4383 = fma(v4382, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
+        const uint v4388 = v4337 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4389 = v4388 & 15u;
+        const uint v4392 = v4389 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4393 = as_type<float>(v4392);
+        const float v4394 = v4393 - 8388608.0f;
+        const float v4395 = fma(v4394, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
+        const uint v4400 = v4337 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4401 = v4400 & 15u;
+        const uint v4404 = v4401 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4405 = as_type<float>(v4404);
+        const float v4406 = v4405 - 8388608.0f;
+        const float v4407 = fma(v4406, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
+        const uint v4412 = v4337 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4413 = v4412 & 15u;
+        const uint v4416 = v4413 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4417 = as_type<float>(v4416);
+        const float v4418 = v4417 - 8388608.0f;
+        const float v4419 = fma(v4418, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
+        const uint v4424 = v4337 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4425 = v4424 & 15u;
+        const uint v4428 = v4425 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4429 = as_type<float>(v4428);
+        const float v4430 = v4429 - 8388608.0f;
+        const float v4431 = fma(v4430, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
+        const uint v4436 = v4337 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4437 = v4436 & 15u;
+        const uint v4440 = v4437 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4441 = as_type<float>(v4440);
+        const float v4442 = v4441 - 8388608.0f;
+        const float v4443 = fma(v4442, v4345, v4347);  // kernels/gemm/quant_b.hpp:51
+        const float v4445 = v4320 ? v4359 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4446 = bfloat(v4445);
+        const float v4448 = v4320 ? v4371 : 0.0f;
+        const bfloat v4449 = bfloat(v4448);
+        const float v4451 = v4320 ? v4383 : 0.0f;
+        const bfloat v4452 = bfloat(v4451);
+        const float v4454 = v4320 ? v4395 : 0.0f;
+        const bfloat v4455 = bfloat(v4454);
+        const float v4457 = v4320 ? v4407 : 0.0f;
+        const bfloat v4458 = bfloat(v4457);
+        const float v4460 = v4320 ? v4419 : 0.0f;
+        const bfloat v4461 = bfloat(v4460);
+        const float v4463 = v4320 ? v4431 : 0.0f;
+        const bfloat v4464 = bfloat(v4463);
+        const float v4466 = v4320 ? v4443 : 0.0f;
+        const bfloat v4467 = bfloat(v4466);
+        *(threadgroup iron_bf16x8*)(shm1 + v3803) = iron_bf16x8{{bfloat4(v4446, v4449, v4452, v4455), bfloat4(v4458, v4461, v4464, v4467)}};  // kernels/gemm/quant_b.hpp:146
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4736 = v3961 + v4735;  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load<false>(v94, shm0, long(v4736), long(40u));
-        const uint v4742 = v3961 + v4741;  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_load<true>(v96, shm1, long(v4742), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        const uint v4749 = v4736 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load<false>(v94, shm0, long(v4749), long(40u));
-        const uint v4755 = v4742 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_load<true>(v96, shm1, long(v4755), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        const uint v4482 = v3707 + v4481;  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load<false>(v94, shm0, long(v4482), long(40u));
+        const uint v4488 = v3707 + v4487;  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load<true>(v96, shm1, long(v4488), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        const uint v4495 = v4482 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load<false>(v94, shm0, long(v4495), long(40u));
+        const uint v4501 = v4488 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load<true>(v96, shm1, long(v4501), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
     } else {
       const uint v913 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
       const uint v914 = iron_tid.x;
@@ -659,12 +659,12 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
       const uint v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
       const uint v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v1606 = v1604 + v1449;
-      const uint v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-      const uint v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
-      const uint v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      const uint v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
 
-      for (uint v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
+      for (uint v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
         for (uint v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:93
           const uint v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
           const uint v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -999,23 +999,23 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
         const float v1600 = v1454 ? v1577 : 0.0f;
         const bfloat v1601 = bfloat(v1600);
         *(threadgroup iron_bf16x8*)(shm1 + v1606) = iron_bf16x8{{bfloat4(v1580, v1583, v1586, v1589), bfloat4(v1592, v1595, v1598, v1601)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-        iron_frag_load<false>(v94, shm0, long(v1613), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load<true>(v96, shm1, long(v1619), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        iron_frag_load<false>(v94, shm0, long(v1627), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load<true>(v96, shm1, long(v1633), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+        iron_frag_load<false>(v94, shm0, long(v1613), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load<true>(v96, shm1, long(v1619), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        iron_frag_load<false>(v94, shm0, long(v1627), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load<true>(v96, shm1, long(v1633), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
       }
     }
-    const uint v1634 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+    const uint v1634 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1635 = v75 + v86;
-    const uint v1636 = v1635 + v1634;
-    const uint v1637 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1638 = v80 + v90;
-    const uint v1639 = v1638 + v1637;
-    const bool v1640 = v1636 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v1636 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1637 = v1635 + v1636;
+    const uint v1638 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1639 = v1634 + v1638;
+    const bool v1640 = v1637 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v1641 = v1639 < v79;
     const bool v1642 = v1640 && v1641;
     if (v1642) {
@@ -1025,2568 +1025,2568 @@ kernel void iron_moe_gemm_affine_b4_g128_bf16(
       const bool v1647 = v1640 && v1646;
       if (v1647) {
         const bfloat v1648 = bfloat(v1643);
-        const uint v1649 = v1636 * v2;
+        const uint v1649 = v1637 * v2;
         const uint v1650 = v1649 + v1639;
         const uint v1651 = v1650 - v78;
         out[v1651] = v1648;
       }
     }
-    const uint v1652 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1654 = v1635 + v1652;
-    const uint v1655 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1657 = v1638 + v1655;
-    const bool v1658 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1659 = v1657 < v79;
-    const bool v1660 = v1658 && v1659;
-    if (v1660) {
-      const float v1661 = v92.m[0][0].thread_elements()[1];
-      const uint v1663 = v1657 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1664 = v1663 < v2;
-      const bool v1665 = v1658 && v1664;
-      if (v1665) {
-        const bfloat v1666 = bfloat(v1661);
-        const uint v1667 = v1654 * v2;
-        const uint v1668 = v1667 + v1657;
-        const uint v1669 = v1668 - v78;
-        out[v1669] = v1666;
+    const uint v1652 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1653 = v1635 + v1652;
+    const uint v1654 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1655 = v1634 + v1654;
+    const bool v1656 = v1653 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1657 = v1655 < v79;
+    const bool v1658 = v1656 && v1657;
+    if (v1658) {
+      const float v1659 = v92.m[0][0].thread_elements()[1];
+      const uint v1661 = v1655 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1662 = v1661 < v2;
+      const bool v1663 = v1656 && v1662;
+      if (v1663) {
+        const bfloat v1664 = bfloat(v1659);
+        const uint v1665 = v1653 * v2;
+        const uint v1666 = v1665 + v1655;
+        const uint v1667 = v1666 - v78;
+        out[v1667] = v1664;
       }
     }
-    const uint v1670 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1672 = v1635 + v1670;
-    const uint v1673 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1675 = v1638 + v1673;
-    const bool v1676 = v1672 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1677 = v1675 < v79;
-    const bool v1678 = v1676 && v1677;
-    if (v1678) {
-      const float v1679 = v92.m[0][1].thread_elements()[0];
-      const uint v1681 = v1675 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1682 = v1681 < v2;
-      const bool v1683 = v1676 && v1682;
-      if (v1683) {
-        const bfloat v1684 = bfloat(v1679);
-        const uint v1685 = v1672 * v2;
-        const uint v1686 = v1685 + v1675;
-        const uint v1687 = v1686 - v78;
-        out[v1687] = v1684;
+    const uint v1668 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1669 = v1635 + v1668;
+    const uint v1670 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1671 = v1634 + v1670;
+    const bool v1672 = v1669 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1673 = v1671 < v79;
+    const bool v1674 = v1672 && v1673;
+    if (v1674) {
+      const float v1675 = v92.m[0][1].thread_elements()[0];
+      const uint v1677 = v1671 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1678 = v1677 < v2;
+      const bool v1679 = v1672 && v1678;
+      if (v1679) {
+        const bfloat v1680 = bfloat(v1675);
+        const uint v1681 = v1669 * v2;
+        const uint v1682 = v1681 + v1671;
+        const uint v1683 = v1682 - v78;
+        out[v1683] = v1680;
       }
     }
-    const uint v1688 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1690 = v1635 + v1688;
-    const uint v1691 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1693 = v1638 + v1691;
-    const bool v1694 = v1690 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1695 = v1693 < v79;
-    const bool v1696 = v1694 && v1695;
-    if (v1696) {
-      const float v1697 = v92.m[0][1].thread_elements()[1];
-      const uint v1699 = v1693 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1700 = v1699 < v2;
-      const bool v1701 = v1694 && v1700;
-      if (v1701) {
-        const bfloat v1702 = bfloat(v1697);
-        const uint v1703 = v1690 * v2;
-        const uint v1704 = v1703 + v1693;
-        const uint v1705 = v1704 - v78;
-        out[v1705] = v1702;
+    const uint v1684 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1685 = v1635 + v1684;
+    const uint v1686 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1687 = v1634 + v1686;
+    const bool v1688 = v1685 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1689 = v1687 < v79;
+    const bool v1690 = v1688 && v1689;
+    if (v1690) {
+      const float v1691 = v92.m[0][1].thread_elements()[1];
+      const uint v1693 = v1687 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1694 = v1693 < v2;
+      const bool v1695 = v1688 && v1694;
+      if (v1695) {
+        const bfloat v1696 = bfloat(v1691);
+        const uint v1697 = v1685 * v2;
+        const uint v1698 = v1697 + v1687;
+        const uint v1699 = v1698 - v78;
+        out[v1699] = v1696;
       }
     }
-    const uint v1706 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1708 = v1635 + v1706;
-    const uint v1709 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1711 = v1638 + v1709;
-    const bool v1712 = v1708 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1713 = v1711 < v79;
-    const bool v1714 = v1712 && v1713;
-    if (v1714) {
-      const float v1715 = v92.m[0][2].thread_elements()[0];
-      const uint v1717 = v1711 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1718 = v1717 < v2;
-      const bool v1719 = v1712 && v1718;
-      if (v1719) {
-        const bfloat v1720 = bfloat(v1715);
-        const uint v1721 = v1708 * v2;
-        const uint v1722 = v1721 + v1711;
-        const uint v1723 = v1722 - v78;
-        out[v1723] = v1720;
+    const uint v1700 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1701 = v1635 + v1700;
+    const uint v1702 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1703 = v1634 + v1702;
+    const bool v1704 = v1701 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1705 = v1703 < v79;
+    const bool v1706 = v1704 && v1705;
+    if (v1706) {
+      const float v1707 = v92.m[0][2].thread_elements()[0];
+      const uint v1709 = v1703 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1710 = v1709 < v2;
+      const bool v1711 = v1704 && v1710;
+      if (v1711) {
+        const bfloat v1712 = bfloat(v1707);
+        const uint v1713 = v1701 * v2;
+        const uint v1714 = v1713 + v1703;
+        const uint v1715 = v1714 - v78;
+        out[v1715] = v1712;
       }
     }
-    const uint v1724 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1726 = v1635 + v1724;
-    const uint v1727 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1729 = v1638 + v1727;
-    const bool v1730 = v1726 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1731 = v1729 < v79;
-    const bool v1732 = v1730 && v1731;
-    if (v1732) {
-      const float v1733 = v92.m[0][2].thread_elements()[1];
-      const uint v1735 = v1729 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1736 = v1735 < v2;
-      const bool v1737 = v1730 && v1736;
-      if (v1737) {
-        const bfloat v1738 = bfloat(v1733);
-        const uint v1739 = v1726 * v2;
-        const uint v1740 = v1739 + v1729;
-        const uint v1741 = v1740 - v78;
-        out[v1741] = v1738;
+    const uint v1716 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1717 = v1635 + v1716;
+    const uint v1718 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1719 = v1634 + v1718;
+    const bool v1720 = v1717 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1721 = v1719 < v79;
+    const bool v1722 = v1720 && v1721;
+    if (v1722) {
+      const float v1723 = v92.m[0][2].thread_elements()[1];
+      const uint v1725 = v1719 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1726 = v1725 < v2;
+      const bool v1727 = v1720 && v1726;
+      if (v1727) {
+        const bfloat v1728 = bfloat(v1723);
+        const uint v1729 = v1717 * v2;
+        const uint v1730 = v1729 + v1719;
+        const uint v1731 = v1730 - v78;
+        out[v1731] = v1728;
       }
     }
-    const uint v1742 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1744 = v1635 + v1742;
-    const uint v1745 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1747 = v1638 + v1745;
-    const bool v1748 = v1744 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1749 = v1747 < v79;
-    const bool v1750 = v1748 && v1749;
-    if (v1750) {
-      const float v1751 = v92.m[0][3].thread_elements()[0];
-      const uint v1753 = v1747 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1754 = v1753 < v2;
-      const bool v1755 = v1748 && v1754;
-      if (v1755) {
-        const bfloat v1756 = bfloat(v1751);
-        const uint v1757 = v1744 * v2;
-        const uint v1758 = v1757 + v1747;
-        const uint v1759 = v1758 - v78;
-        out[v1759] = v1756;
+    const uint v1732 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1733 = v1635 + v1732;
+    const uint v1734 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1735 = v1634 + v1734;
+    const bool v1736 = v1733 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1737 = v1735 < v79;
+    const bool v1738 = v1736 && v1737;
+    if (v1738) {
+      const float v1739 = v92.m[0][3].thread_elements()[0];
+      const uint v1741 = v1735 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1742 = v1741 < v2;
+      const bool v1743 = v1736 && v1742;
+      if (v1743) {
+        const bfloat v1744 = bfloat(v1739);
+        const uint v1745 = v1733 * v2;
+        const uint v1746 = v1745 + v1735;
+        const uint v1747 = v1746 - v78;
+        out[v1747] = v1744;
       }
     }
-    const uint v1760 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1762 = v1635 + v1760;
-    const uint v1763 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1765 = v1638 + v1763;
-    const bool v1766 = v1762 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1767 = v1765 < v79;
-    const bool v1768 = v1766 && v1767;
-    if (v1768) {
-      const float v1769 = v92.m[0][3].thread_elements()[1];
-      const uint v1771 = v1765 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1772 = v1771 < v2;
-      const bool v1773 = v1766 && v1772;
-      if (v1773) {
-        const bfloat v1774 = bfloat(v1769);
-        const uint v1775 = v1762 * v2;
-        const uint v1776 = v1775 + v1765;
-        const uint v1777 = v1776 - v78;
-        out[v1777] = v1774;
+    const uint v1748 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1749 = v1635 + v1748;
+    const uint v1750 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1751 = v1634 + v1750;
+    const bool v1752 = v1749 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1753 = v1751 < v79;
+    const bool v1754 = v1752 && v1753;
+    if (v1754) {
+      const float v1755 = v92.m[0][3].thread_elements()[1];
+      const uint v1757 = v1751 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1758 = v1757 < v2;
+      const bool v1759 = v1752 && v1758;
+      if (v1759) {
+        const bfloat v1760 = bfloat(v1755);
+        const uint v1761 = v1749 * v2;
+        const uint v1762 = v1761 + v1751;
+        const uint v1763 = v1762 - v78;
+        out[v1763] = v1760;
       }
     }
-    const uint v1778 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1780 = v1635 + v1778;
-    const uint v1781 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1783 = v1638 + v1781;
-    const bool v1784 = v1780 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v1764 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1765 = v1635 + v1764;
+    const uint v1766 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1767 = v1634 + v1766;
+    const bool v1768 = v1765 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1769 = v1767 < v79;
+    const bool v1770 = v1768 && v1769;
+    if (v1770) {
+      const float v1771 = v92.m[0][4].thread_elements()[0];
+      const uint v1773 = v1767 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1774 = v1773 < v2;
+      const bool v1775 = v1768 && v1774;
+      if (v1775) {
+        const bfloat v1776 = bfloat(v1771);
+        const uint v1777 = v1765 * v2;
+        const uint v1778 = v1777 + v1767;
+        const uint v1779 = v1778 - v78;
+        out[v1779] = v1776;
+      }
+    }
+    const uint v1780 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1781 = v1635 + v1780;
+    const uint v1782 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1783 = v1634 + v1782;
+    const bool v1784 = v1781 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v1785 = v1783 < v79;
     const bool v1786 = v1784 && v1785;
     if (v1786) {
-      const float v1787 = v92.m[0][4].thread_elements()[0];
+      const float v1787 = v92.m[0][4].thread_elements()[1];
       const uint v1789 = v1783 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v1790 = v1789 < v2;
       const bool v1791 = v1784 && v1790;
       if (v1791) {
         const bfloat v1792 = bfloat(v1787);
-        const uint v1793 = v1780 * v2;
+        const uint v1793 = v1781 * v2;
         const uint v1794 = v1793 + v1783;
         const uint v1795 = v1794 - v78;
         out[v1795] = v1792;
       }
     }
-    const uint v1796 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1798 = v1635 + v1796;
-    const uint v1799 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1801 = v1638 + v1799;
-    const bool v1802 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1803 = v1801 < v79;
-    const bool v1804 = v1802 && v1803;
-    if (v1804) {
-      const float v1805 = v92.m[0][4].thread_elements()[1];
-      const uint v1807 = v1801 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1808 = v1807 < v2;
-      const bool v1809 = v1802 && v1808;
-      if (v1809) {
-        const bfloat v1810 = bfloat(v1805);
-        const uint v1811 = v1798 * v2;
-        const uint v1812 = v1811 + v1801;
-        const uint v1813 = v1812 - v78;
-        out[v1813] = v1810;
+    const uint v1796 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1797 = v1635 + v1796;
+    const uint v1798 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1799 = v1634 + v1798;
+    const bool v1800 = v1797 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1801 = v1799 < v79;
+    const bool v1802 = v1800 && v1801;
+    if (v1802) {
+      const float v1803 = v92.m[0][5].thread_elements()[0];
+      const uint v1805 = v1799 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1806 = v1805 < v2;
+      const bool v1807 = v1800 && v1806;
+      if (v1807) {
+        const bfloat v1808 = bfloat(v1803);
+        const uint v1809 = v1797 * v2;
+        const uint v1810 = v1809 + v1799;
+        const uint v1811 = v1810 - v78;
+        out[v1811] = v1808;
       }
     }
-    const uint v1814 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1816 = v1635 + v1814;
-    const uint v1817 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1819 = v1638 + v1817;
-    const bool v1820 = v1816 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1821 = v1819 < v79;
-    const bool v1822 = v1820 && v1821;
-    if (v1822) {
-      const float v1823 = v92.m[0][5].thread_elements()[0];
-      const uint v1825 = v1819 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1826 = v1825 < v2;
-      const bool v1827 = v1820 && v1826;
-      if (v1827) {
-        const bfloat v1828 = bfloat(v1823);
-        const uint v1829 = v1816 * v2;
-        const uint v1830 = v1829 + v1819;
-        const uint v1831 = v1830 - v78;
-        out[v1831] = v1828;
+    const uint v1812 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1813 = v1635 + v1812;
+    const uint v1814 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1815 = v1634 + v1814;
+    const bool v1816 = v1813 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1817 = v1815 < v79;
+    const bool v1818 = v1816 && v1817;
+    if (v1818) {
+      const float v1819 = v92.m[0][5].thread_elements()[1];
+      const uint v1821 = v1815 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1822 = v1821 < v2;
+      const bool v1823 = v1816 && v1822;
+      if (v1823) {
+        const bfloat v1824 = bfloat(v1819);
+        const uint v1825 = v1813 * v2;
+        const uint v1826 = v1825 + v1815;
+        const uint v1827 = v1826 - v78;
+        out[v1827] = v1824;
       }
     }
-    const uint v1832 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1834 = v1635 + v1832;
-    const uint v1835 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1837 = v1638 + v1835;
-    const bool v1838 = v1834 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1839 = v1837 < v79;
-    const bool v1840 = v1838 && v1839;
-    if (v1840) {
-      const float v1841 = v92.m[0][5].thread_elements()[1];
-      const uint v1843 = v1837 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1844 = v1843 < v2;
-      const bool v1845 = v1838 && v1844;
-      if (v1845) {
-        const bfloat v1846 = bfloat(v1841);
-        const uint v1847 = v1834 * v2;
-        const uint v1848 = v1847 + v1837;
-        const uint v1849 = v1848 - v78;
-        out[v1849] = v1846;
+    const uint v1828 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1829 = v1635 + v1828;
+    const uint v1830 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1831 = v1634 + v1830;
+    const bool v1832 = v1829 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1833 = v1831 < v79;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const float v1835 = v92.m[0][6].thread_elements()[0];
+      const uint v1837 = v1831 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1838 = v1837 < v2;
+      const bool v1839 = v1832 && v1838;
+      if (v1839) {
+        const bfloat v1840 = bfloat(v1835);
+        const uint v1841 = v1829 * v2;
+        const uint v1842 = v1841 + v1831;
+        const uint v1843 = v1842 - v78;
+        out[v1843] = v1840;
       }
     }
-    const uint v1850 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1852 = v1635 + v1850;
-    const uint v1853 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1855 = v1638 + v1853;
-    const bool v1856 = v1852 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1857 = v1855 < v79;
-    const bool v1858 = v1856 && v1857;
-    if (v1858) {
-      const float v1859 = v92.m[0][6].thread_elements()[0];
-      const uint v1861 = v1855 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1862 = v1861 < v2;
-      const bool v1863 = v1856 && v1862;
-      if (v1863) {
-        const bfloat v1864 = bfloat(v1859);
-        const uint v1865 = v1852 * v2;
-        const uint v1866 = v1865 + v1855;
-        const uint v1867 = v1866 - v78;
-        out[v1867] = v1864;
+    const uint v1844 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1845 = v1635 + v1844;
+    const uint v1846 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1847 = v1634 + v1846;
+    const bool v1848 = v1845 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1849 = v1847 < v79;
+    const bool v1850 = v1848 && v1849;
+    if (v1850) {
+      const float v1851 = v92.m[0][6].thread_elements()[1];
+      const uint v1853 = v1847 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1854 = v1853 < v2;
+      const bool v1855 = v1848 && v1854;
+      if (v1855) {
+        const bfloat v1856 = bfloat(v1851);
+        const uint v1857 = v1845 * v2;
+        const uint v1858 = v1857 + v1847;
+        const uint v1859 = v1858 - v78;
+        out[v1859] = v1856;
       }
     }
-    const uint v1868 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1870 = v1635 + v1868;
-    const uint v1871 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1873 = v1638 + v1871;
-    const bool v1874 = v1870 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1875 = v1873 < v79;
-    const bool v1876 = v1874 && v1875;
-    if (v1876) {
-      const float v1877 = v92.m[0][6].thread_elements()[1];
-      const uint v1879 = v1873 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1880 = v1879 < v2;
-      const bool v1881 = v1874 && v1880;
-      if (v1881) {
-        const bfloat v1882 = bfloat(v1877);
-        const uint v1883 = v1870 * v2;
-        const uint v1884 = v1883 + v1873;
-        const uint v1885 = v1884 - v78;
-        out[v1885] = v1882;
+    const uint v1860 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1861 = v1635 + v1860;
+    const uint v1862 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1863 = v1634 + v1862;
+    const bool v1864 = v1861 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1865 = v1863 < v79;
+    const bool v1866 = v1864 && v1865;
+    if (v1866) {
+      const float v1867 = v92.m[0][7].thread_elements()[0];
+      const uint v1869 = v1863 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1870 = v1869 < v2;
+      const bool v1871 = v1864 && v1870;
+      if (v1871) {
+        const bfloat v1872 = bfloat(v1867);
+        const uint v1873 = v1861 * v2;
+        const uint v1874 = v1873 + v1863;
+        const uint v1875 = v1874 - v78;
+        out[v1875] = v1872;
       }
     }
-    const uint v1886 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1888 = v1635 + v1886;
-    const uint v1889 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1891 = v1638 + v1889;
-    const bool v1892 = v1888 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1893 = v1891 < v79;
-    const bool v1894 = v1892 && v1893;
-    if (v1894) {
-      const float v1895 = v92.m[0][7].thread_elements()[0];
-      const uint v1897 = v1891 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1898 = v1897 < v2;
-      const bool v1899 = v1892 && v1898;
-      if (v1899) {
-        const bfloat v1900 = bfloat(v1895);
-        const uint v1901 = v1888 * v2;
-        const uint v1902 = v1901 + v1891;
-        const uint v1903 = v1902 - v78;
-        out[v1903] = v1900;
+    const uint v1876 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1877 = v1635 + v1876;
+    const uint v1878 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1879 = v1634 + v1878;
+    const bool v1880 = v1877 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1881 = v1879 < v79;
+    const bool v1882 = v1880 && v1881;
+    if (v1882) {
+      const float v1883 = v92.m[0][7].thread_elements()[1];
+      const uint v1885 = v1879 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1886 = v1885 < v2;
+      const bool v1887 = v1880 && v1886;
+      if (v1887) {
+        const bfloat v1888 = bfloat(v1883);
+        const uint v1889 = v1877 * v2;
+        const uint v1890 = v1889 + v1879;
+        const uint v1891 = v1890 - v78;
+        out[v1891] = v1888;
       }
     }
-    const uint v1904 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1906 = v1635 + v1904;
-    const uint v1907 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1909 = v1638 + v1907;
-    const bool v1910 = v1906 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1911 = v1909 < v79;
-    const bool v1912 = v1910 && v1911;
-    if (v1912) {
-      const float v1913 = v92.m[0][7].thread_elements()[1];
-      const uint v1915 = v1909 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1916 = v1915 < v2;
-      const bool v1917 = v1910 && v1916;
-      if (v1917) {
-        const bfloat v1918 = bfloat(v1913);
-        const uint v1919 = v1906 * v2;
-        const uint v1920 = v1919 + v1909;
-        const uint v1921 = v1920 - v78;
-        out[v1921] = v1918;
+    const uint v1892 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1893 = v1635 + v1892;
+    const uint v1894 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1895 = v1634 + v1894;
+    const bool v1896 = v1893 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1897 = v1895 < v79;
+    const bool v1898 = v1896 && v1897;
+    if (v1898) {
+      const float v1899 = v92.m[1][0].thread_elements()[0];
+      const uint v1901 = v1895 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1902 = v1901 < v2;
+      const bool v1903 = v1896 && v1902;
+      if (v1903) {
+        const bfloat v1904 = bfloat(v1899);
+        const uint v1905 = v1893 * v2;
+        const uint v1906 = v1905 + v1895;
+        const uint v1907 = v1906 - v78;
+        out[v1907] = v1904;
       }
     }
-    const uint v1922 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1924 = v1635 + v1922;
-    const uint v1925 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1927 = v1638 + v1925;
-    const bool v1928 = v1924 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v1908 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1909 = v1635 + v1908;
+    const uint v1910 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1911 = v1634 + v1910;
+    const bool v1912 = v1909 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1913 = v1911 < v79;
+    const bool v1914 = v1912 && v1913;
+    if (v1914) {
+      const float v1915 = v92.m[1][0].thread_elements()[1];
+      const uint v1917 = v1911 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1918 = v1917 < v2;
+      const bool v1919 = v1912 && v1918;
+      if (v1919) {
+        const bfloat v1920 = bfloat(v1915);
+        const uint v1921 = v1909 * v2;
+        const uint v1922 = v1921 + v1911;
+        const uint v1923 = v1922 - v78;
+        out[v1923] = v1920;
+      }
+    }
+    const uint v1924 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1925 = v1635 + v1924;
+    const uint v1926 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1927 = v1634 + v1926;
+    const bool v1928 = v1925 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v1929 = v1927 < v79;
     const bool v1930 = v1928 && v1929;
     if (v1930) {
-      const float v1931 = v92.m[1][0].thread_elements()[0];
+      const float v1931 = v92.m[1][1].thread_elements()[0];
       const uint v1933 = v1927 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v1934 = v1933 < v2;
       const bool v1935 = v1928 && v1934;
       if (v1935) {
         const bfloat v1936 = bfloat(v1931);
-        const uint v1937 = v1924 * v2;
+        const uint v1937 = v1925 * v2;
         const uint v1938 = v1937 + v1927;
         const uint v1939 = v1938 - v78;
         out[v1939] = v1936;
       }
     }
-    const uint v1940 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1942 = v1635 + v1940;
-    const uint v1943 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1945 = v1638 + v1943;
-    const bool v1946 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1947 = v1945 < v79;
-    const bool v1948 = v1946 && v1947;
-    if (v1948) {
-      const float v1949 = v92.m[1][0].thread_elements()[1];
-      const uint v1951 = v1945 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1952 = v1951 < v2;
-      const bool v1953 = v1946 && v1952;
-      if (v1953) {
-        const bfloat v1954 = bfloat(v1949);
-        const uint v1955 = v1942 * v2;
-        const uint v1956 = v1955 + v1945;
-        const uint v1957 = v1956 - v78;
-        out[v1957] = v1954;
+    const uint v1940 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1941 = v1635 + v1940;
+    const uint v1942 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1943 = v1634 + v1942;
+    const bool v1944 = v1941 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1945 = v1943 < v79;
+    const bool v1946 = v1944 && v1945;
+    if (v1946) {
+      const float v1947 = v92.m[1][1].thread_elements()[1];
+      const uint v1949 = v1943 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1950 = v1949 < v2;
+      const bool v1951 = v1944 && v1950;
+      if (v1951) {
+        const bfloat v1952 = bfloat(v1947);
+        const uint v1953 = v1941 * v2;
+        const uint v1954 = v1953 + v1943;
+        const uint v1955 = v1954 - v78;
+        out[v1955] = v1952;
       }
     }
-    const uint v1958 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1960 = v1635 + v1958;
-    const uint v1961 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1963 = v1638 + v1961;
-    const bool v1964 = v1960 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1965 = v1963 < v79;
-    const bool v1966 = v1964 && v1965;
-    if (v1966) {
-      const float v1967 = v92.m[1][1].thread_elements()[0];
-      const uint v1969 = v1963 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1970 = v1969 < v2;
-      const bool v1971 = v1964 && v1970;
-      if (v1971) {
-        const bfloat v1972 = bfloat(v1967);
-        const uint v1973 = v1960 * v2;
-        const uint v1974 = v1973 + v1963;
-        const uint v1975 = v1974 - v78;
-        out[v1975] = v1972;
+    const uint v1956 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1957 = v1635 + v1956;
+    const uint v1958 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1959 = v1634 + v1958;
+    const bool v1960 = v1957 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1961 = v1959 < v79;
+    const bool v1962 = v1960 && v1961;
+    if (v1962) {
+      const float v1963 = v92.m[1][2].thread_elements()[0];
+      const uint v1965 = v1959 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1966 = v1965 < v2;
+      const bool v1967 = v1960 && v1966;
+      if (v1967) {
+        const bfloat v1968 = bfloat(v1963);
+        const uint v1969 = v1957 * v2;
+        const uint v1970 = v1969 + v1959;
+        const uint v1971 = v1970 - v78;
+        out[v1971] = v1968;
       }
     }
-    const uint v1976 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1978 = v1635 + v1976;
-    const uint v1979 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1981 = v1638 + v1979;
-    const bool v1982 = v1978 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v1983 = v1981 < v79;
-    const bool v1984 = v1982 && v1983;
-    if (v1984) {
-      const float v1985 = v92.m[1][1].thread_elements()[1];
-      const uint v1987 = v1981 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v1988 = v1987 < v2;
-      const bool v1989 = v1982 && v1988;
-      if (v1989) {
-        const bfloat v1990 = bfloat(v1985);
-        const uint v1991 = v1978 * v2;
-        const uint v1992 = v1991 + v1981;
-        const uint v1993 = v1992 - v78;
-        out[v1993] = v1990;
+    const uint v1972 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1973 = v1635 + v1972;
+    const uint v1974 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1975 = v1634 + v1974;
+    const bool v1976 = v1973 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1977 = v1975 < v79;
+    const bool v1978 = v1976 && v1977;
+    if (v1978) {
+      const float v1979 = v92.m[1][2].thread_elements()[1];
+      const uint v1981 = v1975 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1982 = v1981 < v2;
+      const bool v1983 = v1976 && v1982;
+      if (v1983) {
+        const bfloat v1984 = bfloat(v1979);
+        const uint v1985 = v1973 * v2;
+        const uint v1986 = v1985 + v1975;
+        const uint v1987 = v1986 - v78;
+        out[v1987] = v1984;
       }
     }
-    const uint v1994 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v1996 = v1635 + v1994;
-    const uint v1997 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v1999 = v1638 + v1997;
-    const bool v2000 = v1996 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2001 = v1999 < v79;
-    const bool v2002 = v2000 && v2001;
-    if (v2002) {
-      const float v2003 = v92.m[1][2].thread_elements()[0];
-      const uint v2005 = v1999 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2006 = v2005 < v2;
-      const bool v2007 = v2000 && v2006;
-      if (v2007) {
-        const bfloat v2008 = bfloat(v2003);
-        const uint v2009 = v1996 * v2;
-        const uint v2010 = v2009 + v1999;
-        const uint v2011 = v2010 - v78;
-        out[v2011] = v2008;
+    const uint v1988 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v1989 = v1635 + v1988;
+    const uint v1990 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v1991 = v1634 + v1990;
+    const bool v1992 = v1989 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v1993 = v1991 < v79;
+    const bool v1994 = v1992 && v1993;
+    if (v1994) {
+      const float v1995 = v92.m[1][3].thread_elements()[0];
+      const uint v1997 = v1991 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v1998 = v1997 < v2;
+      const bool v1999 = v1992 && v1998;
+      if (v1999) {
+        const bfloat v2000 = bfloat(v1995);
+        const uint v2001 = v1989 * v2;
+        const uint v2002 = v2001 + v1991;
+        const uint v2003 = v2002 - v78;
+        out[v2003] = v2000;
       }
     }
-    const uint v2012 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2014 = v1635 + v2012;
-    const uint v2015 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2017 = v1638 + v2015;
-    const bool v2018 = v2014 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2019 = v2017 < v79;
-    const bool v2020 = v2018 && v2019;
-    if (v2020) {
-      const float v2021 = v92.m[1][2].thread_elements()[1];
-      const uint v2023 = v2017 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2024 = v2023 < v2;
-      const bool v2025 = v2018 && v2024;
-      if (v2025) {
-        const bfloat v2026 = bfloat(v2021);
-        const uint v2027 = v2014 * v2;
-        const uint v2028 = v2027 + v2017;
-        const uint v2029 = v2028 - v78;
-        out[v2029] = v2026;
+    const uint v2004 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2005 = v1635 + v2004;
+    const uint v2006 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2007 = v1634 + v2006;
+    const bool v2008 = v2005 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2009 = v2007 < v79;
+    const bool v2010 = v2008 && v2009;
+    if (v2010) {
+      const float v2011 = v92.m[1][3].thread_elements()[1];
+      const uint v2013 = v2007 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2014 = v2013 < v2;
+      const bool v2015 = v2008 && v2014;
+      if (v2015) {
+        const bfloat v2016 = bfloat(v2011);
+        const uint v2017 = v2005 * v2;
+        const uint v2018 = v2017 + v2007;
+        const uint v2019 = v2018 - v78;
+        out[v2019] = v2016;
       }
     }
-    const uint v2030 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2032 = v1635 + v2030;
-    const uint v2033 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2035 = v1638 + v2033;
-    const bool v2036 = v2032 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2037 = v2035 < v79;
-    const bool v2038 = v2036 && v2037;
-    if (v2038) {
-      const float v2039 = v92.m[1][3].thread_elements()[0];
-      const uint v2041 = v2035 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2042 = v2041 < v2;
-      const bool v2043 = v2036 && v2042;
-      if (v2043) {
-        const bfloat v2044 = bfloat(v2039);
-        const uint v2045 = v2032 * v2;
-        const uint v2046 = v2045 + v2035;
-        const uint v2047 = v2046 - v78;
-        out[v2047] = v2044;
+    const uint v2020 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2021 = v1635 + v2020;
+    const uint v2022 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2023 = v1634 + v2022;
+    const bool v2024 = v2021 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2025 = v2023 < v79;
+    const bool v2026 = v2024 && v2025;
+    if (v2026) {
+      const float v2027 = v92.m[1][4].thread_elements()[0];
+      const uint v2029 = v2023 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2030 = v2029 < v2;
+      const bool v2031 = v2024 && v2030;
+      if (v2031) {
+        const bfloat v2032 = bfloat(v2027);
+        const uint v2033 = v2021 * v2;
+        const uint v2034 = v2033 + v2023;
+        const uint v2035 = v2034 - v78;
+        out[v2035] = v2032;
       }
     }
-    const uint v2048 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2050 = v1635 + v2048;
-    const uint v2051 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2053 = v1638 + v2051;
-    const bool v2054 = v2050 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2055 = v2053 < v79;
-    const bool v2056 = v2054 && v2055;
-    if (v2056) {
-      const float v2057 = v92.m[1][3].thread_elements()[1];
-      const uint v2059 = v2053 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2060 = v2059 < v2;
-      const bool v2061 = v2054 && v2060;
-      if (v2061) {
-        const bfloat v2062 = bfloat(v2057);
-        const uint v2063 = v2050 * v2;
-        const uint v2064 = v2063 + v2053;
-        const uint v2065 = v2064 - v78;
-        out[v2065] = v2062;
+    const uint v2036 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2037 = v1635 + v2036;
+    const uint v2038 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2039 = v1634 + v2038;
+    const bool v2040 = v2037 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2041 = v2039 < v79;
+    const bool v2042 = v2040 && v2041;
+    if (v2042) {
+      const float v2043 = v92.m[1][4].thread_elements()[1];
+      const uint v2045 = v2039 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2046 = v2045 < v2;
+      const bool v2047 = v2040 && v2046;
+      if (v2047) {
+        const bfloat v2048 = bfloat(v2043);
+        const uint v2049 = v2037 * v2;
+        const uint v2050 = v2049 + v2039;
+        const uint v2051 = v2050 - v78;
+        out[v2051] = v2048;
       }
     }
-    const uint v2066 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2068 = v1635 + v2066;
-    const uint v2069 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2071 = v1638 + v2069;
-    const bool v2072 = v2068 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2052 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2053 = v1635 + v2052;
+    const uint v2054 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2055 = v1634 + v2054;
+    const bool v2056 = v2053 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2057 = v2055 < v79;
+    const bool v2058 = v2056 && v2057;
+    if (v2058) {
+      const float v2059 = v92.m[1][5].thread_elements()[0];
+      const uint v2061 = v2055 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2062 = v2061 < v2;
+      const bool v2063 = v2056 && v2062;
+      if (v2063) {
+        const bfloat v2064 = bfloat(v2059);
+        const uint v2065 = v2053 * v2;
+        const uint v2066 = v2065 + v2055;
+        const uint v2067 = v2066 - v78;
+        out[v2067] = v2064;
+      }
+    }
+    const uint v2068 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2069 = v1635 + v2068;
+    const uint v2070 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2071 = v1634 + v2070;
+    const bool v2072 = v2069 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2073 = v2071 < v79;
     const bool v2074 = v2072 && v2073;
     if (v2074) {
-      const float v2075 = v92.m[1][4].thread_elements()[0];
+      const float v2075 = v92.m[1][5].thread_elements()[1];
       const uint v2077 = v2071 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2078 = v2077 < v2;
       const bool v2079 = v2072 && v2078;
       if (v2079) {
         const bfloat v2080 = bfloat(v2075);
-        const uint v2081 = v2068 * v2;
+        const uint v2081 = v2069 * v2;
         const uint v2082 = v2081 + v2071;
         const uint v2083 = v2082 - v78;
         out[v2083] = v2080;
       }
     }
-    const uint v2084 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2086 = v1635 + v2084;
-    const uint v2087 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2089 = v1638 + v2087;
-    const bool v2090 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2091 = v2089 < v79;
-    const bool v2092 = v2090 && v2091;
-    if (v2092) {
-      const float v2093 = v92.m[1][4].thread_elements()[1];
-      const uint v2095 = v2089 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2096 = v2095 < v2;
-      const bool v2097 = v2090 && v2096;
-      if (v2097) {
-        const bfloat v2098 = bfloat(v2093);
-        const uint v2099 = v2086 * v2;
-        const uint v2100 = v2099 + v2089;
-        const uint v2101 = v2100 - v78;
-        out[v2101] = v2098;
+    const uint v2084 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2085 = v1635 + v2084;
+    const uint v2086 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2087 = v1634 + v2086;
+    const bool v2088 = v2085 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2089 = v2087 < v79;
+    const bool v2090 = v2088 && v2089;
+    if (v2090) {
+      const float v2091 = v92.m[1][6].thread_elements()[0];
+      const uint v2093 = v2087 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2094 = v2093 < v2;
+      const bool v2095 = v2088 && v2094;
+      if (v2095) {
+        const bfloat v2096 = bfloat(v2091);
+        const uint v2097 = v2085 * v2;
+        const uint v2098 = v2097 + v2087;
+        const uint v2099 = v2098 - v78;
+        out[v2099] = v2096;
       }
     }
-    const uint v2102 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2104 = v1635 + v2102;
-    const uint v2105 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2107 = v1638 + v2105;
-    const bool v2108 = v2104 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2109 = v2107 < v79;
-    const bool v2110 = v2108 && v2109;
-    if (v2110) {
-      const float v2111 = v92.m[1][5].thread_elements()[0];
-      const uint v2113 = v2107 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2114 = v2113 < v2;
-      const bool v2115 = v2108 && v2114;
-      if (v2115) {
-        const bfloat v2116 = bfloat(v2111);
-        const uint v2117 = v2104 * v2;
-        const uint v2118 = v2117 + v2107;
-        const uint v2119 = v2118 - v78;
-        out[v2119] = v2116;
+    const uint v2100 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2101 = v1635 + v2100;
+    const uint v2102 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2103 = v1634 + v2102;
+    const bool v2104 = v2101 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2105 = v2103 < v79;
+    const bool v2106 = v2104 && v2105;
+    if (v2106) {
+      const float v2107 = v92.m[1][6].thread_elements()[1];
+      const uint v2109 = v2103 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2110 = v2109 < v2;
+      const bool v2111 = v2104 && v2110;
+      if (v2111) {
+        const bfloat v2112 = bfloat(v2107);
+        const uint v2113 = v2101 * v2;
+        const uint v2114 = v2113 + v2103;
+        const uint v2115 = v2114 - v78;
+        out[v2115] = v2112;
       }
     }
-    const uint v2120 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2122 = v1635 + v2120;
-    const uint v2123 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2125 = v1638 + v2123;
-    const bool v2126 = v2122 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2127 = v2125 < v79;
-    const bool v2128 = v2126 && v2127;
-    if (v2128) {
-      const float v2129 = v92.m[1][5].thread_elements()[1];
-      const uint v2131 = v2125 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2132 = v2131 < v2;
-      const bool v2133 = v2126 && v2132;
-      if (v2133) {
-        const bfloat v2134 = bfloat(v2129);
-        const uint v2135 = v2122 * v2;
-        const uint v2136 = v2135 + v2125;
-        const uint v2137 = v2136 - v78;
-        out[v2137] = v2134;
+    const uint v2116 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2117 = v1635 + v2116;
+    const uint v2118 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2119 = v1634 + v2118;
+    const bool v2120 = v2117 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2121 = v2119 < v79;
+    const bool v2122 = v2120 && v2121;
+    if (v2122) {
+      const float v2123 = v92.m[1][7].thread_elements()[0];
+      const uint v2125 = v2119 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2126 = v2125 < v2;
+      const bool v2127 = v2120 && v2126;
+      if (v2127) {
+        const bfloat v2128 = bfloat(v2123);
+        const uint v2129 = v2117 * v2;
+        const uint v2130 = v2129 + v2119;
+        const uint v2131 = v2130 - v78;
+        out[v2131] = v2128;
       }
     }
-    const uint v2138 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2140 = v1635 + v2138;
-    const uint v2141 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2143 = v1638 + v2141;
-    const bool v2144 = v2140 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2145 = v2143 < v79;
-    const bool v2146 = v2144 && v2145;
-    if (v2146) {
-      const float v2147 = v92.m[1][6].thread_elements()[0];
-      const uint v2149 = v2143 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2150 = v2149 < v2;
-      const bool v2151 = v2144 && v2150;
-      if (v2151) {
-        const bfloat v2152 = bfloat(v2147);
-        const uint v2153 = v2140 * v2;
-        const uint v2154 = v2153 + v2143;
-        const uint v2155 = v2154 - v78;
-        out[v2155] = v2152;
+    const uint v2132 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2133 = v1635 + v2132;
+    const uint v2134 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2135 = v1634 + v2134;
+    const bool v2136 = v2133 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2137 = v2135 < v79;
+    const bool v2138 = v2136 && v2137;
+    if (v2138) {
+      const float v2139 = v92.m[1][7].thread_elements()[1];
+      const uint v2141 = v2135 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2142 = v2141 < v2;
+      const bool v2143 = v2136 && v2142;
+      if (v2143) {
+        const bfloat v2144 = bfloat(v2139);
+        const uint v2145 = v2133 * v2;
+        const uint v2146 = v2145 + v2135;
+        const uint v2147 = v2146 - v78;
+        out[v2147] = v2144;
       }
     }
-    const uint v2156 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2158 = v1635 + v2156;
-    const uint v2159 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2161 = v1638 + v2159;
-    const bool v2162 = v2158 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2163 = v2161 < v79;
-    const bool v2164 = v2162 && v2163;
-    if (v2164) {
-      const float v2165 = v92.m[1][6].thread_elements()[1];
-      const uint v2167 = v2161 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2168 = v2167 < v2;
-      const bool v2169 = v2162 && v2168;
-      if (v2169) {
-        const bfloat v2170 = bfloat(v2165);
-        const uint v2171 = v2158 * v2;
-        const uint v2172 = v2171 + v2161;
-        const uint v2173 = v2172 - v78;
-        out[v2173] = v2170;
+    const uint v2148 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2149 = v1635 + v2148;
+    const uint v2150 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2151 = v1634 + v2150;
+    const bool v2152 = v2149 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2153 = v2151 < v79;
+    const bool v2154 = v2152 && v2153;
+    if (v2154) {
+      const float v2155 = v92.m[2][0].thread_elements()[0];
+      const uint v2157 = v2151 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2158 = v2157 < v2;
+      const bool v2159 = v2152 && v2158;
+      if (v2159) {
+        const bfloat v2160 = bfloat(v2155);
+        const uint v2161 = v2149 * v2;
+        const uint v2162 = v2161 + v2151;
+        const uint v2163 = v2162 - v78;
+        out[v2163] = v2160;
       }
     }
-    const uint v2174 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2176 = v1635 + v2174;
-    const uint v2177 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2179 = v1638 + v2177;
-    const bool v2180 = v2176 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2181 = v2179 < v79;
-    const bool v2182 = v2180 && v2181;
-    if (v2182) {
-      const float v2183 = v92.m[1][7].thread_elements()[0];
-      const uint v2185 = v2179 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2186 = v2185 < v2;
-      const bool v2187 = v2180 && v2186;
-      if (v2187) {
-        const bfloat v2188 = bfloat(v2183);
-        const uint v2189 = v2176 * v2;
-        const uint v2190 = v2189 + v2179;
-        const uint v2191 = v2190 - v78;
-        out[v2191] = v2188;
+    const uint v2164 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2165 = v1635 + v2164;
+    const uint v2166 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2167 = v1634 + v2166;
+    const bool v2168 = v2165 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2169 = v2167 < v79;
+    const bool v2170 = v2168 && v2169;
+    if (v2170) {
+      const float v2171 = v92.m[2][0].thread_elements()[1];
+      const uint v2173 = v2167 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2174 = v2173 < v2;
+      const bool v2175 = v2168 && v2174;
+      if (v2175) {
+        const bfloat v2176 = bfloat(v2171);
+        const uint v2177 = v2165 * v2;
+        const uint v2178 = v2177 + v2167;
+        const uint v2179 = v2178 - v78;
+        out[v2179] = v2176;
       }
     }
-    const uint v2192 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2194 = v1635 + v2192;
-    const uint v2195 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2197 = v1638 + v2195;
-    const bool v2198 = v2194 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2199 = v2197 < v79;
-    const bool v2200 = v2198 && v2199;
-    if (v2200) {
-      const float v2201 = v92.m[1][7].thread_elements()[1];
-      const uint v2203 = v2197 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2204 = v2203 < v2;
-      const bool v2205 = v2198 && v2204;
-      if (v2205) {
-        const bfloat v2206 = bfloat(v2201);
-        const uint v2207 = v2194 * v2;
-        const uint v2208 = v2207 + v2197;
-        const uint v2209 = v2208 - v78;
-        out[v2209] = v2206;
+    const uint v2180 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2181 = v1635 + v2180;
+    const uint v2182 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2183 = v1634 + v2182;
+    const bool v2184 = v2181 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2185 = v2183 < v79;
+    const bool v2186 = v2184 && v2185;
+    if (v2186) {
+      const float v2187 = v92.m[2][1].thread_elements()[0];
+      const uint v2189 = v2183 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2190 = v2189 < v2;
+      const bool v2191 = v2184 && v2190;
+      if (v2191) {
+        const bfloat v2192 = bfloat(v2187);
+        const uint v2193 = v2181 * v2;
+        const uint v2194 = v2193 + v2183;
+        const uint v2195 = v2194 - v78;
+        out[v2195] = v2192;
       }
     }
-    const uint v2210 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2212 = v1635 + v2210;
-    const uint v2213 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2215 = v1638 + v2213;
-    const bool v2216 = v2212 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2196 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2197 = v1635 + v2196;
+    const uint v2198 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2199 = v1634 + v2198;
+    const bool v2200 = v2197 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2201 = v2199 < v79;
+    const bool v2202 = v2200 && v2201;
+    if (v2202) {
+      const float v2203 = v92.m[2][1].thread_elements()[1];
+      const uint v2205 = v2199 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2206 = v2205 < v2;
+      const bool v2207 = v2200 && v2206;
+      if (v2207) {
+        const bfloat v2208 = bfloat(v2203);
+        const uint v2209 = v2197 * v2;
+        const uint v2210 = v2209 + v2199;
+        const uint v2211 = v2210 - v78;
+        out[v2211] = v2208;
+      }
+    }
+    const uint v2212 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2213 = v1635 + v2212;
+    const uint v2214 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2215 = v1634 + v2214;
+    const bool v2216 = v2213 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2217 = v2215 < v79;
     const bool v2218 = v2216 && v2217;
     if (v2218) {
-      const float v2219 = v92.m[2][0].thread_elements()[0];
+      const float v2219 = v92.m[2][2].thread_elements()[0];
       const uint v2221 = v2215 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2222 = v2221 < v2;
       const bool v2223 = v2216 && v2222;
       if (v2223) {
         const bfloat v2224 = bfloat(v2219);
-        const uint v2225 = v2212 * v2;
+        const uint v2225 = v2213 * v2;
         const uint v2226 = v2225 + v2215;
         const uint v2227 = v2226 - v78;
         out[v2227] = v2224;
       }
     }
-    const uint v2228 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2230 = v1635 + v2228;
-    const uint v2231 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2233 = v1638 + v2231;
-    const bool v2234 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2235 = v2233 < v79;
-    const bool v2236 = v2234 && v2235;
-    if (v2236) {
-      const float v2237 = v92.m[2][0].thread_elements()[1];
-      const uint v2239 = v2233 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2240 = v2239 < v2;
-      const bool v2241 = v2234 && v2240;
-      if (v2241) {
-        const bfloat v2242 = bfloat(v2237);
-        const uint v2243 = v2230 * v2;
-        const uint v2244 = v2243 + v2233;
-        const uint v2245 = v2244 - v78;
-        out[v2245] = v2242;
+    const uint v2228 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2229 = v1635 + v2228;
+    const uint v2230 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2231 = v1634 + v2230;
+    const bool v2232 = v2229 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2233 = v2231 < v79;
+    const bool v2234 = v2232 && v2233;
+    if (v2234) {
+      const float v2235 = v92.m[2][2].thread_elements()[1];
+      const uint v2237 = v2231 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2238 = v2237 < v2;
+      const bool v2239 = v2232 && v2238;
+      if (v2239) {
+        const bfloat v2240 = bfloat(v2235);
+        const uint v2241 = v2229 * v2;
+        const uint v2242 = v2241 + v2231;
+        const uint v2243 = v2242 - v78;
+        out[v2243] = v2240;
       }
     }
-    const uint v2246 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2248 = v1635 + v2246;
-    const uint v2249 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2251 = v1638 + v2249;
-    const bool v2252 = v2248 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2253 = v2251 < v79;
-    const bool v2254 = v2252 && v2253;
-    if (v2254) {
-      const float v2255 = v92.m[2][1].thread_elements()[0];
-      const uint v2257 = v2251 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2258 = v2257 < v2;
-      const bool v2259 = v2252 && v2258;
-      if (v2259) {
-        const bfloat v2260 = bfloat(v2255);
-        const uint v2261 = v2248 * v2;
-        const uint v2262 = v2261 + v2251;
-        const uint v2263 = v2262 - v78;
-        out[v2263] = v2260;
+    const uint v2244 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2245 = v1635 + v2244;
+    const uint v2246 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2247 = v1634 + v2246;
+    const bool v2248 = v2245 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2249 = v2247 < v79;
+    const bool v2250 = v2248 && v2249;
+    if (v2250) {
+      const float v2251 = v92.m[2][3].thread_elements()[0];
+      const uint v2253 = v2247 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2254 = v2253 < v2;
+      const bool v2255 = v2248 && v2254;
+      if (v2255) {
+        const bfloat v2256 = bfloat(v2251);
+        const uint v2257 = v2245 * v2;
+        const uint v2258 = v2257 + v2247;
+        const uint v2259 = v2258 - v78;
+        out[v2259] = v2256;
       }
     }
-    const uint v2264 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2266 = v1635 + v2264;
-    const uint v2267 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2269 = v1638 + v2267;
-    const bool v2270 = v2266 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2271 = v2269 < v79;
-    const bool v2272 = v2270 && v2271;
-    if (v2272) {
-      const float v2273 = v92.m[2][1].thread_elements()[1];
-      const uint v2275 = v2269 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2276 = v2275 < v2;
-      const bool v2277 = v2270 && v2276;
-      if (v2277) {
-        const bfloat v2278 = bfloat(v2273);
-        const uint v2279 = v2266 * v2;
-        const uint v2280 = v2279 + v2269;
-        const uint v2281 = v2280 - v78;
-        out[v2281] = v2278;
+    const uint v2260 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2261 = v1635 + v2260;
+    const uint v2262 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2263 = v1634 + v2262;
+    const bool v2264 = v2261 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2265 = v2263 < v79;
+    const bool v2266 = v2264 && v2265;
+    if (v2266) {
+      const float v2267 = v92.m[2][3].thread_elements()[1];
+      const uint v2269 = v2263 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2270 = v2269 < v2;
+      const bool v2271 = v2264 && v2270;
+      if (v2271) {
+        const bfloat v2272 = bfloat(v2267);
+        const uint v2273 = v2261 * v2;
+        const uint v2274 = v2273 + v2263;
+        const uint v2275 = v2274 - v78;
+        out[v2275] = v2272;
       }
     }
-    const uint v2282 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2284 = v1635 + v2282;
-    const uint v2285 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2287 = v1638 + v2285;
-    const bool v2288 = v2284 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2289 = v2287 < v79;
-    const bool v2290 = v2288 && v2289;
-    if (v2290) {
-      const float v2291 = v92.m[2][2].thread_elements()[0];
-      const uint v2293 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2294 = v2293 < v2;
-      const bool v2295 = v2288 && v2294;
-      if (v2295) {
-        const bfloat v2296 = bfloat(v2291);
-        const uint v2297 = v2284 * v2;
-        const uint v2298 = v2297 + v2287;
-        const uint v2299 = v2298 - v78;
-        out[v2299] = v2296;
+    const uint v2276 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2277 = v1635 + v2276;
+    const uint v2278 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2279 = v1634 + v2278;
+    const bool v2280 = v2277 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2281 = v2279 < v79;
+    const bool v2282 = v2280 && v2281;
+    if (v2282) {
+      const float v2283 = v92.m[2][4].thread_elements()[0];
+      const uint v2285 = v2279 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2286 = v2285 < v2;
+      const bool v2287 = v2280 && v2286;
+      if (v2287) {
+        const bfloat v2288 = bfloat(v2283);
+        const uint v2289 = v2277 * v2;
+        const uint v2290 = v2289 + v2279;
+        const uint v2291 = v2290 - v78;
+        out[v2291] = v2288;
       }
     }
-    const uint v2300 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2302 = v1635 + v2300;
-    const uint v2303 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2305 = v1638 + v2303;
-    const bool v2306 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2307 = v2305 < v79;
-    const bool v2308 = v2306 && v2307;
-    if (v2308) {
-      const float v2309 = v92.m[2][2].thread_elements()[1];
-      const uint v2311 = v2305 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2312 = v2311 < v2;
-      const bool v2313 = v2306 && v2312;
-      if (v2313) {
-        const bfloat v2314 = bfloat(v2309);
-        const uint v2315 = v2302 * v2;
-        const uint v2316 = v2315 + v2305;
-        const uint v2317 = v2316 - v78;
-        out[v2317] = v2314;
+    const uint v2292 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2293 = v1635 + v2292;
+    const uint v2294 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2295 = v1634 + v2294;
+    const bool v2296 = v2293 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2297 = v2295 < v79;
+    const bool v2298 = v2296 && v2297;
+    if (v2298) {
+      const float v2299 = v92.m[2][4].thread_elements()[1];
+      const uint v2301 = v2295 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2302 = v2301 < v2;
+      const bool v2303 = v2296 && v2302;
+      if (v2303) {
+        const bfloat v2304 = bfloat(v2299);
+        const uint v2305 = v2293 * v2;
+        const uint v2306 = v2305 + v2295;
+        const uint v2307 = v2306 - v78;
+        out[v2307] = v2304;
       }
     }
-    const uint v2318 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2320 = v1635 + v2318;
-    const uint v2321 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2323 = v1638 + v2321;
-    const bool v2324 = v2320 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2325 = v2323 < v79;
-    const bool v2326 = v2324 && v2325;
-    if (v2326) {
-      const float v2327 = v92.m[2][3].thread_elements()[0];
-      const uint v2329 = v2323 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2330 = v2329 < v2;
-      const bool v2331 = v2324 && v2330;
-      if (v2331) {
-        const bfloat v2332 = bfloat(v2327);
-        const uint v2333 = v2320 * v2;
-        const uint v2334 = v2333 + v2323;
-        const uint v2335 = v2334 - v78;
-        out[v2335] = v2332;
+    const uint v2308 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2309 = v1635 + v2308;
+    const uint v2310 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2311 = v1634 + v2310;
+    const bool v2312 = v2309 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2313 = v2311 < v79;
+    const bool v2314 = v2312 && v2313;
+    if (v2314) {
+      const float v2315 = v92.m[2][5].thread_elements()[0];
+      const uint v2317 = v2311 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2318 = v2317 < v2;
+      const bool v2319 = v2312 && v2318;
+      if (v2319) {
+        const bfloat v2320 = bfloat(v2315);
+        const uint v2321 = v2309 * v2;
+        const uint v2322 = v2321 + v2311;
+        const uint v2323 = v2322 - v78;
+        out[v2323] = v2320;
       }
     }
-    const uint v2336 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2338 = v1635 + v2336;
-    const uint v2339 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2341 = v1638 + v2339;
-    const bool v2342 = v2338 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2343 = v2341 < v79;
-    const bool v2344 = v2342 && v2343;
-    if (v2344) {
-      const float v2345 = v92.m[2][3].thread_elements()[1];
-      const uint v2347 = v2341 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2348 = v2347 < v2;
-      const bool v2349 = v2342 && v2348;
-      if (v2349) {
-        const bfloat v2350 = bfloat(v2345);
-        const uint v2351 = v2338 * v2;
-        const uint v2352 = v2351 + v2341;
-        const uint v2353 = v2352 - v78;
-        out[v2353] = v2350;
+    const uint v2324 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2325 = v1635 + v2324;
+    const uint v2326 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2327 = v1634 + v2326;
+    const bool v2328 = v2325 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2329 = v2327 < v79;
+    const bool v2330 = v2328 && v2329;
+    if (v2330) {
+      const float v2331 = v92.m[2][5].thread_elements()[1];
+      const uint v2333 = v2327 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2334 = v2333 < v2;
+      const bool v2335 = v2328 && v2334;
+      if (v2335) {
+        const bfloat v2336 = bfloat(v2331);
+        const uint v2337 = v2325 * v2;
+        const uint v2338 = v2337 + v2327;
+        const uint v2339 = v2338 - v78;
+        out[v2339] = v2336;
       }
     }
-    const uint v2354 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2356 = v1635 + v2354;
-    const uint v2357 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2359 = v1638 + v2357;
-    const bool v2360 = v2356 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2340 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2341 = v1635 + v2340;
+    const uint v2342 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2343 = v1634 + v2342;
+    const bool v2344 = v2341 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2345 = v2343 < v79;
+    const bool v2346 = v2344 && v2345;
+    if (v2346) {
+      const float v2347 = v92.m[2][6].thread_elements()[0];
+      const uint v2349 = v2343 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2350 = v2349 < v2;
+      const bool v2351 = v2344 && v2350;
+      if (v2351) {
+        const bfloat v2352 = bfloat(v2347);
+        const uint v2353 = v2341 * v2;
+        const uint v2354 = v2353 + v2343;
+        const uint v2355 = v2354 - v78;
+        out[v2355] = v2352;
+      }
+    }
+    const uint v2356 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2357 = v1635 + v2356;
+    const uint v2358 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2359 = v1634 + v2358;
+    const bool v2360 = v2357 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2361 = v2359 < v79;
     const bool v2362 = v2360 && v2361;
     if (v2362) {
-      const float v2363 = v92.m[2][4].thread_elements()[0];
+      const float v2363 = v92.m[2][6].thread_elements()[1];
       const uint v2365 = v2359 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2366 = v2365 < v2;
       const bool v2367 = v2360 && v2366;
       if (v2367) {
         const bfloat v2368 = bfloat(v2363);
-        const uint v2369 = v2356 * v2;
+        const uint v2369 = v2357 * v2;
         const uint v2370 = v2369 + v2359;
         const uint v2371 = v2370 - v78;
         out[v2371] = v2368;
       }
     }
-    const uint v2372 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2374 = v1635 + v2372;
-    const uint v2375 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2377 = v1638 + v2375;
-    const bool v2378 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2379 = v2377 < v79;
-    const bool v2380 = v2378 && v2379;
-    if (v2380) {
-      const float v2381 = v92.m[2][4].thread_elements()[1];
-      const uint v2383 = v2377 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2384 = v2383 < v2;
-      const bool v2385 = v2378 && v2384;
-      if (v2385) {
-        const bfloat v2386 = bfloat(v2381);
-        const uint v2387 = v2374 * v2;
-        const uint v2388 = v2387 + v2377;
-        const uint v2389 = v2388 - v78;
-        out[v2389] = v2386;
+    const uint v2372 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2373 = v1635 + v2372;
+    const uint v2374 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2375 = v1634 + v2374;
+    const bool v2376 = v2373 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2377 = v2375 < v79;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v92.m[2][7].thread_elements()[0];
+      const uint v2381 = v2375 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2382 = v2381 < v2;
+      const bool v2383 = v2376 && v2382;
+      if (v2383) {
+        const bfloat v2384 = bfloat(v2379);
+        const uint v2385 = v2373 * v2;
+        const uint v2386 = v2385 + v2375;
+        const uint v2387 = v2386 - v78;
+        out[v2387] = v2384;
       }
     }
-    const uint v2390 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2392 = v1635 + v2390;
-    const uint v2393 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2395 = v1638 + v2393;
-    const bool v2396 = v2392 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2397 = v2395 < v79;
-    const bool v2398 = v2396 && v2397;
-    if (v2398) {
-      const float v2399 = v92.m[2][5].thread_elements()[0];
-      const uint v2401 = v2395 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2402 = v2401 < v2;
-      const bool v2403 = v2396 && v2402;
-      if (v2403) {
-        const bfloat v2404 = bfloat(v2399);
-        const uint v2405 = v2392 * v2;
-        const uint v2406 = v2405 + v2395;
-        const uint v2407 = v2406 - v78;
-        out[v2407] = v2404;
+    const uint v2388 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2389 = v1635 + v2388;
+    const uint v2390 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2391 = v1634 + v2390;
+    const bool v2392 = v2389 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2393 = v2391 < v79;
+    const bool v2394 = v2392 && v2393;
+    if (v2394) {
+      const float v2395 = v92.m[2][7].thread_elements()[1];
+      const uint v2397 = v2391 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2398 = v2397 < v2;
+      const bool v2399 = v2392 && v2398;
+      if (v2399) {
+        const bfloat v2400 = bfloat(v2395);
+        const uint v2401 = v2389 * v2;
+        const uint v2402 = v2401 + v2391;
+        const uint v2403 = v2402 - v78;
+        out[v2403] = v2400;
       }
     }
-    const uint v2408 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2410 = v1635 + v2408;
-    const uint v2411 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2413 = v1638 + v2411;
-    const bool v2414 = v2410 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2415 = v2413 < v79;
-    const bool v2416 = v2414 && v2415;
-    if (v2416) {
-      const float v2417 = v92.m[2][5].thread_elements()[1];
-      const uint v2419 = v2413 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2420 = v2419 < v2;
-      const bool v2421 = v2414 && v2420;
-      if (v2421) {
-        const bfloat v2422 = bfloat(v2417);
-        const uint v2423 = v2410 * v2;
-        const uint v2424 = v2423 + v2413;
-        const uint v2425 = v2424 - v78;
-        out[v2425] = v2422;
+    const uint v2404 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2405 = v1635 + v2404;
+    const uint v2406 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2407 = v1634 + v2406;
+    const bool v2408 = v2405 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2409 = v2407 < v79;
+    const bool v2410 = v2408 && v2409;
+    if (v2410) {
+      const float v2411 = v92.m[3][0].thread_elements()[0];
+      const uint v2413 = v2407 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2414 = v2413 < v2;
+      const bool v2415 = v2408 && v2414;
+      if (v2415) {
+        const bfloat v2416 = bfloat(v2411);
+        const uint v2417 = v2405 * v2;
+        const uint v2418 = v2417 + v2407;
+        const uint v2419 = v2418 - v78;
+        out[v2419] = v2416;
       }
     }
-    const uint v2426 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2428 = v1635 + v2426;
-    const uint v2429 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2431 = v1638 + v2429;
-    const bool v2432 = v2428 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2433 = v2431 < v79;
-    const bool v2434 = v2432 && v2433;
-    if (v2434) {
-      const float v2435 = v92.m[2][6].thread_elements()[0];
-      const uint v2437 = v2431 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2438 = v2437 < v2;
-      const bool v2439 = v2432 && v2438;
-      if (v2439) {
-        const bfloat v2440 = bfloat(v2435);
-        const uint v2441 = v2428 * v2;
-        const uint v2442 = v2441 + v2431;
-        const uint v2443 = v2442 - v78;
-        out[v2443] = v2440;
+    const uint v2420 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2421 = v1635 + v2420;
+    const uint v2422 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2423 = v1634 + v2422;
+    const bool v2424 = v2421 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2425 = v2423 < v79;
+    const bool v2426 = v2424 && v2425;
+    if (v2426) {
+      const float v2427 = v92.m[3][0].thread_elements()[1];
+      const uint v2429 = v2423 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2430 = v2429 < v2;
+      const bool v2431 = v2424 && v2430;
+      if (v2431) {
+        const bfloat v2432 = bfloat(v2427);
+        const uint v2433 = v2421 * v2;
+        const uint v2434 = v2433 + v2423;
+        const uint v2435 = v2434 - v78;
+        out[v2435] = v2432;
       }
     }
-    const uint v2444 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2446 = v1635 + v2444;
-    const uint v2447 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2449 = v1638 + v2447;
-    const bool v2450 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2451 = v2449 < v79;
-    const bool v2452 = v2450 && v2451;
-    if (v2452) {
-      const float v2453 = v92.m[2][6].thread_elements()[1];
-      const uint v2455 = v2449 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2456 = v2455 < v2;
-      const bool v2457 = v2450 && v2456;
-      if (v2457) {
-        const bfloat v2458 = bfloat(v2453);
-        const uint v2459 = v2446 * v2;
-        const uint v2460 = v2459 + v2449;
-        const uint v2461 = v2460 - v78;
-        out[v2461] = v2458;
+    const uint v2436 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2437 = v1635 + v2436;
+    const uint v2438 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2439 = v1634 + v2438;
+    const bool v2440 = v2437 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2441 = v2439 < v79;
+    const bool v2442 = v2440 && v2441;
+    if (v2442) {
+      const float v2443 = v92.m[3][1].thread_elements()[0];
+      const uint v2445 = v2439 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2446 = v2445 < v2;
+      const bool v2447 = v2440 && v2446;
+      if (v2447) {
+        const bfloat v2448 = bfloat(v2443);
+        const uint v2449 = v2437 * v2;
+        const uint v2450 = v2449 + v2439;
+        const uint v2451 = v2450 - v78;
+        out[v2451] = v2448;
       }
     }
-    const uint v2462 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2464 = v1635 + v2462;
-    const uint v2465 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2467 = v1638 + v2465;
-    const bool v2468 = v2464 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2469 = v2467 < v79;
-    const bool v2470 = v2468 && v2469;
-    if (v2470) {
-      const float v2471 = v92.m[2][7].thread_elements()[0];
-      const uint v2473 = v2467 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2474 = v2473 < v2;
-      const bool v2475 = v2468 && v2474;
-      if (v2475) {
-        const bfloat v2476 = bfloat(v2471);
-        const uint v2477 = v2464 * v2;
-        const uint v2478 = v2477 + v2467;
-        const uint v2479 = v2478 - v78;
-        out[v2479] = v2476;
+    const uint v2452 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2453 = v1635 + v2452;
+    const uint v2454 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2455 = v1634 + v2454;
+    const bool v2456 = v2453 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2457 = v2455 < v79;
+    const bool v2458 = v2456 && v2457;
+    if (v2458) {
+      const float v2459 = v92.m[3][1].thread_elements()[1];
+      const uint v2461 = v2455 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2462 = v2461 < v2;
+      const bool v2463 = v2456 && v2462;
+      if (v2463) {
+        const bfloat v2464 = bfloat(v2459);
+        const uint v2465 = v2453 * v2;
+        const uint v2466 = v2465 + v2455;
+        const uint v2467 = v2466 - v78;
+        out[v2467] = v2464;
       }
     }
-    const uint v2480 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2482 = v1635 + v2480;
-    const uint v2483 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2485 = v1638 + v2483;
-    const bool v2486 = v2482 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2487 = v2485 < v79;
-    const bool v2488 = v2486 && v2487;
-    if (v2488) {
-      const float v2489 = v92.m[2][7].thread_elements()[1];
-      const uint v2491 = v2485 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2492 = v2491 < v2;
-      const bool v2493 = v2486 && v2492;
-      if (v2493) {
-        const bfloat v2494 = bfloat(v2489);
-        const uint v2495 = v2482 * v2;
-        const uint v2496 = v2495 + v2485;
-        const uint v2497 = v2496 - v78;
-        out[v2497] = v2494;
+    const uint v2468 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2469 = v1635 + v2468;
+    const uint v2470 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2471 = v1634 + v2470;
+    const bool v2472 = v2469 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2473 = v2471 < v79;
+    const bool v2474 = v2472 && v2473;
+    if (v2474) {
+      const float v2475 = v92.m[3][2].thread_elements()[0];
+      const uint v2477 = v2471 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2478 = v2477 < v2;
+      const bool v2479 = v2472 && v2478;
+      if (v2479) {
+        const bfloat v2480 = bfloat(v2475);
+        const uint v2481 = v2469 * v2;
+        const uint v2482 = v2481 + v2471;
+        const uint v2483 = v2482 - v78;
+        out[v2483] = v2480;
       }
     }
-    const uint v2498 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2500 = v1635 + v2498;
-    const uint v2501 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2503 = v1638 + v2501;
-    const bool v2504 = v2500 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2484 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2485 = v1635 + v2484;
+    const uint v2486 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2487 = v1634 + v2486;
+    const bool v2488 = v2485 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2489 = v2487 < v79;
+    const bool v2490 = v2488 && v2489;
+    if (v2490) {
+      const float v2491 = v92.m[3][2].thread_elements()[1];
+      const uint v2493 = v2487 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2494 = v2493 < v2;
+      const bool v2495 = v2488 && v2494;
+      if (v2495) {
+        const bfloat v2496 = bfloat(v2491);
+        const uint v2497 = v2485 * v2;
+        const uint v2498 = v2497 + v2487;
+        const uint v2499 = v2498 - v78;
+        out[v2499] = v2496;
+      }
+    }
+    const uint v2500 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2501 = v1635 + v2500;
+    const uint v2502 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2503 = v1634 + v2502;
+    const bool v2504 = v2501 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2505 = v2503 < v79;
     const bool v2506 = v2504 && v2505;
     if (v2506) {
-      const float v2507 = v92.m[3][0].thread_elements()[0];
+      const float v2507 = v92.m[3][3].thread_elements()[0];
       const uint v2509 = v2503 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2510 = v2509 < v2;
       const bool v2511 = v2504 && v2510;
       if (v2511) {
         const bfloat v2512 = bfloat(v2507);
-        const uint v2513 = v2500 * v2;
+        const uint v2513 = v2501 * v2;
         const uint v2514 = v2513 + v2503;
         const uint v2515 = v2514 - v78;
         out[v2515] = v2512;
       }
     }
-    const uint v2516 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2518 = v1635 + v2516;
-    const uint v2519 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2521 = v1638 + v2519;
-    const bool v2522 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2523 = v2521 < v79;
-    const bool v2524 = v2522 && v2523;
-    if (v2524) {
-      const float v2525 = v92.m[3][0].thread_elements()[1];
-      const uint v2527 = v2521 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2528 = v2527 < v2;
-      const bool v2529 = v2522 && v2528;
-      if (v2529) {
-        const bfloat v2530 = bfloat(v2525);
-        const uint v2531 = v2518 * v2;
-        const uint v2532 = v2531 + v2521;
-        const uint v2533 = v2532 - v78;
-        out[v2533] = v2530;
+    const uint v2516 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2517 = v1635 + v2516;
+    const uint v2518 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2519 = v1634 + v2518;
+    const bool v2520 = v2517 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2521 = v2519 < v79;
+    const bool v2522 = v2520 && v2521;
+    if (v2522) {
+      const float v2523 = v92.m[3][3].thread_elements()[1];
+      const uint v2525 = v2519 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2526 = v2525 < v2;
+      const bool v2527 = v2520 && v2526;
+      if (v2527) {
+        const bfloat v2528 = bfloat(v2523);
+        const uint v2529 = v2517 * v2;
+        const uint v2530 = v2529 + v2519;
+        const uint v2531 = v2530 - v78;
+        out[v2531] = v2528;
       }
     }
-    const uint v2534 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2536 = v1635 + v2534;
-    const uint v2537 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2539 = v1638 + v2537;
-    const bool v2540 = v2536 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2541 = v2539 < v79;
-    const bool v2542 = v2540 && v2541;
-    if (v2542) {
-      const float v2543 = v92.m[3][1].thread_elements()[0];
-      const uint v2545 = v2539 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2546 = v2545 < v2;
-      const bool v2547 = v2540 && v2546;
-      if (v2547) {
-        const bfloat v2548 = bfloat(v2543);
-        const uint v2549 = v2536 * v2;
-        const uint v2550 = v2549 + v2539;
-        const uint v2551 = v2550 - v78;
-        out[v2551] = v2548;
+    const uint v2532 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2533 = v1635 + v2532;
+    const uint v2534 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2535 = v1634 + v2534;
+    const bool v2536 = v2533 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2537 = v2535 < v79;
+    const bool v2538 = v2536 && v2537;
+    if (v2538) {
+      const float v2539 = v92.m[3][4].thread_elements()[0];
+      const uint v2541 = v2535 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2542 = v2541 < v2;
+      const bool v2543 = v2536 && v2542;
+      if (v2543) {
+        const bfloat v2544 = bfloat(v2539);
+        const uint v2545 = v2533 * v2;
+        const uint v2546 = v2545 + v2535;
+        const uint v2547 = v2546 - v78;
+        out[v2547] = v2544;
       }
     }
-    const uint v2552 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2554 = v1635 + v2552;
-    const uint v2555 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2557 = v1638 + v2555;
-    const bool v2558 = v2554 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2559 = v2557 < v79;
-    const bool v2560 = v2558 && v2559;
-    if (v2560) {
-      const float v2561 = v92.m[3][1].thread_elements()[1];
-      const uint v2563 = v2557 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2564 = v2563 < v2;
-      const bool v2565 = v2558 && v2564;
-      if (v2565) {
-        const bfloat v2566 = bfloat(v2561);
-        const uint v2567 = v2554 * v2;
-        const uint v2568 = v2567 + v2557;
-        const uint v2569 = v2568 - v78;
-        out[v2569] = v2566;
+    const uint v2548 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2549 = v1635 + v2548;
+    const uint v2550 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2551 = v1634 + v2550;
+    const bool v2552 = v2549 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2553 = v2551 < v79;
+    const bool v2554 = v2552 && v2553;
+    if (v2554) {
+      const float v2555 = v92.m[3][4].thread_elements()[1];
+      const uint v2557 = v2551 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2558 = v2557 < v2;
+      const bool v2559 = v2552 && v2558;
+      if (v2559) {
+        const bfloat v2560 = bfloat(v2555);
+        const uint v2561 = v2549 * v2;
+        const uint v2562 = v2561 + v2551;
+        const uint v2563 = v2562 - v78;
+        out[v2563] = v2560;
       }
     }
-    const uint v2570 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2572 = v1635 + v2570;
-    const uint v2573 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2575 = v1638 + v2573;
-    const bool v2576 = v2572 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2577 = v2575 < v79;
-    const bool v2578 = v2576 && v2577;
-    if (v2578) {
-      const float v2579 = v92.m[3][2].thread_elements()[0];
-      const uint v2581 = v2575 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2582 = v2581 < v2;
-      const bool v2583 = v2576 && v2582;
-      if (v2583) {
-        const bfloat v2584 = bfloat(v2579);
-        const uint v2585 = v2572 * v2;
-        const uint v2586 = v2585 + v2575;
-        const uint v2587 = v2586 - v78;
-        out[v2587] = v2584;
+    const uint v2564 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2565 = v1635 + v2564;
+    const uint v2566 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2567 = v1634 + v2566;
+    const bool v2568 = v2565 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2569 = v2567 < v79;
+    const bool v2570 = v2568 && v2569;
+    if (v2570) {
+      const float v2571 = v92.m[3][5].thread_elements()[0];
+      const uint v2573 = v2567 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2574 = v2573 < v2;
+      const bool v2575 = v2568 && v2574;
+      if (v2575) {
+        const bfloat v2576 = bfloat(v2571);
+        const uint v2577 = v2565 * v2;
+        const uint v2578 = v2577 + v2567;
+        const uint v2579 = v2578 - v78;
+        out[v2579] = v2576;
       }
     }
-    const uint v2588 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2590 = v1635 + v2588;
-    const uint v2591 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2593 = v1638 + v2591;
-    const bool v2594 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2595 = v2593 < v79;
-    const bool v2596 = v2594 && v2595;
-    if (v2596) {
-      const float v2597 = v92.m[3][2].thread_elements()[1];
-      const uint v2599 = v2593 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2600 = v2599 < v2;
-      const bool v2601 = v2594 && v2600;
-      if (v2601) {
-        const bfloat v2602 = bfloat(v2597);
-        const uint v2603 = v2590 * v2;
-        const uint v2604 = v2603 + v2593;
-        const uint v2605 = v2604 - v78;
-        out[v2605] = v2602;
+    const uint v2580 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2581 = v1635 + v2580;
+    const uint v2582 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2583 = v1634 + v2582;
+    const bool v2584 = v2581 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2585 = v2583 < v79;
+    const bool v2586 = v2584 && v2585;
+    if (v2586) {
+      const float v2587 = v92.m[3][5].thread_elements()[1];
+      const uint v2589 = v2583 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2590 = v2589 < v2;
+      const bool v2591 = v2584 && v2590;
+      if (v2591) {
+        const bfloat v2592 = bfloat(v2587);
+        const uint v2593 = v2581 * v2;
+        const uint v2594 = v2593 + v2583;
+        const uint v2595 = v2594 - v78;
+        out[v2595] = v2592;
       }
     }
-    const uint v2606 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2608 = v1635 + v2606;
-    const uint v2609 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2611 = v1638 + v2609;
-    const bool v2612 = v2608 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2613 = v2611 < v79;
-    const bool v2614 = v2612 && v2613;
-    if (v2614) {
-      const float v2615 = v92.m[3][3].thread_elements()[0];
-      const uint v2617 = v2611 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2618 = v2617 < v2;
-      const bool v2619 = v2612 && v2618;
-      if (v2619) {
-        const bfloat v2620 = bfloat(v2615);
-        const uint v2621 = v2608 * v2;
-        const uint v2622 = v2621 + v2611;
-        const uint v2623 = v2622 - v78;
-        out[v2623] = v2620;
+    const uint v2596 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2597 = v1635 + v2596;
+    const uint v2598 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2599 = v1634 + v2598;
+    const bool v2600 = v2597 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2601 = v2599 < v79;
+    const bool v2602 = v2600 && v2601;
+    if (v2602) {
+      const float v2603 = v92.m[3][6].thread_elements()[0];
+      const uint v2605 = v2599 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2606 = v2605 < v2;
+      const bool v2607 = v2600 && v2606;
+      if (v2607) {
+        const bfloat v2608 = bfloat(v2603);
+        const uint v2609 = v2597 * v2;
+        const uint v2610 = v2609 + v2599;
+        const uint v2611 = v2610 - v78;
+        out[v2611] = v2608;
       }
     }
-    const uint v2624 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2626 = v1635 + v2624;
-    const uint v2627 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2629 = v1638 + v2627;
-    const bool v2630 = v2626 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2631 = v2629 < v79;
-    const bool v2632 = v2630 && v2631;
-    if (v2632) {
-      const float v2633 = v92.m[3][3].thread_elements()[1];
-      const uint v2635 = v2629 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2636 = v2635 < v2;
-      const bool v2637 = v2630 && v2636;
-      if (v2637) {
-        const bfloat v2638 = bfloat(v2633);
-        const uint v2639 = v2626 * v2;
-        const uint v2640 = v2639 + v2629;
-        const uint v2641 = v2640 - v78;
-        out[v2641] = v2638;
+    const uint v2612 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2613 = v1635 + v2612;
+    const uint v2614 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2615 = v1634 + v2614;
+    const bool v2616 = v2613 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2617 = v2615 < v79;
+    const bool v2618 = v2616 && v2617;
+    if (v2618) {
+      const float v2619 = v92.m[3][6].thread_elements()[1];
+      const uint v2621 = v2615 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2622 = v2621 < v2;
+      const bool v2623 = v2616 && v2622;
+      if (v2623) {
+        const bfloat v2624 = bfloat(v2619);
+        const uint v2625 = v2613 * v2;
+        const uint v2626 = v2625 + v2615;
+        const uint v2627 = v2626 - v78;
+        out[v2627] = v2624;
       }
     }
-    const uint v2642 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2644 = v1635 + v2642;
-    const uint v2645 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2647 = v1638 + v2645;
-    const bool v2648 = v2644 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2628 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2629 = v1635 + v2628;
+    const uint v2630 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2631 = v1634 + v2630;
+    const bool v2632 = v2629 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2633 = v2631 < v79;
+    const bool v2634 = v2632 && v2633;
+    if (v2634) {
+      const float v2635 = v92.m[3][7].thread_elements()[0];
+      const uint v2637 = v2631 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2638 = v2637 < v2;
+      const bool v2639 = v2632 && v2638;
+      if (v2639) {
+        const bfloat v2640 = bfloat(v2635);
+        const uint v2641 = v2629 * v2;
+        const uint v2642 = v2641 + v2631;
+        const uint v2643 = v2642 - v78;
+        out[v2643] = v2640;
+      }
+    }
+    const uint v2644 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2645 = v1635 + v2644;
+    const uint v2646 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2647 = v1634 + v2646;
+    const bool v2648 = v2645 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2649 = v2647 < v79;
     const bool v2650 = v2648 && v2649;
     if (v2650) {
-      const float v2651 = v92.m[3][4].thread_elements()[0];
+      const float v2651 = v92.m[3][7].thread_elements()[1];
       const uint v2653 = v2647 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2654 = v2653 < v2;
       const bool v2655 = v2648 && v2654;
       if (v2655) {
         const bfloat v2656 = bfloat(v2651);
-        const uint v2657 = v2644 * v2;
+        const uint v2657 = v2645 * v2;
         const uint v2658 = v2657 + v2647;
         const uint v2659 = v2658 - v78;
         out[v2659] = v2656;
       }
     }
-    const uint v2660 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2662 = v1635 + v2660;
-    const uint v2663 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2665 = v1638 + v2663;
-    const bool v2666 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2667 = v2665 < v79;
-    const bool v2668 = v2666 && v2667;
-    if (v2668) {
-      const float v2669 = v92.m[3][4].thread_elements()[1];
-      const uint v2671 = v2665 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2672 = v2671 < v2;
-      const bool v2673 = v2666 && v2672;
-      if (v2673) {
-        const bfloat v2674 = bfloat(v2669);
-        const uint v2675 = v2662 * v2;
-        const uint v2676 = v2675 + v2665;
-        const uint v2677 = v2676 - v78;
-        out[v2677] = v2674;
+    const uint v2660 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2661 = v1635 + v2660;
+    const uint v2662 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2663 = v1634 + v2662;
+    const bool v2664 = v2661 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2665 = v2663 < v79;
+    const bool v2666 = v2664 && v2665;
+    if (v2666) {
+      const float v2667 = v92.m[4][0].thread_elements()[0];
+      const uint v2669 = v2663 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2670 = v2669 < v2;
+      const bool v2671 = v2664 && v2670;
+      if (v2671) {
+        const bfloat v2672 = bfloat(v2667);
+        const uint v2673 = v2661 * v2;
+        const uint v2674 = v2673 + v2663;
+        const uint v2675 = v2674 - v78;
+        out[v2675] = v2672;
       }
     }
-    const uint v2678 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2680 = v1635 + v2678;
-    const uint v2681 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2683 = v1638 + v2681;
-    const bool v2684 = v2680 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2685 = v2683 < v79;
-    const bool v2686 = v2684 && v2685;
-    if (v2686) {
-      const float v2687 = v92.m[3][5].thread_elements()[0];
-      const uint v2689 = v2683 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2690 = v2689 < v2;
-      const bool v2691 = v2684 && v2690;
-      if (v2691) {
-        const bfloat v2692 = bfloat(v2687);
-        const uint v2693 = v2680 * v2;
-        const uint v2694 = v2693 + v2683;
-        const uint v2695 = v2694 - v78;
-        out[v2695] = v2692;
+    const uint v2676 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2677 = v1635 + v2676;
+    const uint v2678 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2679 = v1634 + v2678;
+    const bool v2680 = v2677 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2681 = v2679 < v79;
+    const bool v2682 = v2680 && v2681;
+    if (v2682) {
+      const float v2683 = v92.m[4][0].thread_elements()[1];
+      const uint v2685 = v2679 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2686 = v2685 < v2;
+      const bool v2687 = v2680 && v2686;
+      if (v2687) {
+        const bfloat v2688 = bfloat(v2683);
+        const uint v2689 = v2677 * v2;
+        const uint v2690 = v2689 + v2679;
+        const uint v2691 = v2690 - v78;
+        out[v2691] = v2688;
       }
     }
-    const uint v2696 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2698 = v1635 + v2696;
-    const uint v2699 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2701 = v1638 + v2699;
-    const bool v2702 = v2698 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2703 = v2701 < v79;
-    const bool v2704 = v2702 && v2703;
-    if (v2704) {
-      const float v2705 = v92.m[3][5].thread_elements()[1];
-      const uint v2707 = v2701 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2708 = v2707 < v2;
-      const bool v2709 = v2702 && v2708;
-      if (v2709) {
-        const bfloat v2710 = bfloat(v2705);
-        const uint v2711 = v2698 * v2;
-        const uint v2712 = v2711 + v2701;
-        const uint v2713 = v2712 - v78;
-        out[v2713] = v2710;
+    const uint v2692 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2693 = v1635 + v2692;
+    const uint v2694 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2695 = v1634 + v2694;
+    const bool v2696 = v2693 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2697 = v2695 < v79;
+    const bool v2698 = v2696 && v2697;
+    if (v2698) {
+      const float v2699 = v92.m[4][1].thread_elements()[0];
+      const uint v2701 = v2695 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2702 = v2701 < v2;
+      const bool v2703 = v2696 && v2702;
+      if (v2703) {
+        const bfloat v2704 = bfloat(v2699);
+        const uint v2705 = v2693 * v2;
+        const uint v2706 = v2705 + v2695;
+        const uint v2707 = v2706 - v78;
+        out[v2707] = v2704;
       }
     }
-    const uint v2714 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2716 = v1635 + v2714;
-    const uint v2717 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2719 = v1638 + v2717;
-    const bool v2720 = v2716 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2721 = v2719 < v79;
-    const bool v2722 = v2720 && v2721;
-    if (v2722) {
-      const float v2723 = v92.m[3][6].thread_elements()[0];
-      const uint v2725 = v2719 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2726 = v2725 < v2;
-      const bool v2727 = v2720 && v2726;
-      if (v2727) {
-        const bfloat v2728 = bfloat(v2723);
-        const uint v2729 = v2716 * v2;
-        const uint v2730 = v2729 + v2719;
-        const uint v2731 = v2730 - v78;
-        out[v2731] = v2728;
+    const uint v2708 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2709 = v1635 + v2708;
+    const uint v2710 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2711 = v1634 + v2710;
+    const bool v2712 = v2709 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2713 = v2711 < v79;
+    const bool v2714 = v2712 && v2713;
+    if (v2714) {
+      const float v2715 = v92.m[4][1].thread_elements()[1];
+      const uint v2717 = v2711 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2718 = v2717 < v2;
+      const bool v2719 = v2712 && v2718;
+      if (v2719) {
+        const bfloat v2720 = bfloat(v2715);
+        const uint v2721 = v2709 * v2;
+        const uint v2722 = v2721 + v2711;
+        const uint v2723 = v2722 - v78;
+        out[v2723] = v2720;
       }
     }
-    const uint v2732 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2734 = v1635 + v2732;
-    const uint v2735 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2737 = v1638 + v2735;
-    const bool v2738 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2739 = v2737 < v79;
-    const bool v2740 = v2738 && v2739;
-    if (v2740) {
-      const float v2741 = v92.m[3][6].thread_elements()[1];
-      const uint v2743 = v2737 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2744 = v2743 < v2;
-      const bool v2745 = v2738 && v2744;
-      if (v2745) {
-        const bfloat v2746 = bfloat(v2741);
-        const uint v2747 = v2734 * v2;
-        const uint v2748 = v2747 + v2737;
-        const uint v2749 = v2748 - v78;
-        out[v2749] = v2746;
+    const uint v2724 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2725 = v1635 + v2724;
+    const uint v2726 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2727 = v1634 + v2726;
+    const bool v2728 = v2725 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2729 = v2727 < v79;
+    const bool v2730 = v2728 && v2729;
+    if (v2730) {
+      const float v2731 = v92.m[4][2].thread_elements()[0];
+      const uint v2733 = v2727 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2734 = v2733 < v2;
+      const bool v2735 = v2728 && v2734;
+      if (v2735) {
+        const bfloat v2736 = bfloat(v2731);
+        const uint v2737 = v2725 * v2;
+        const uint v2738 = v2737 + v2727;
+        const uint v2739 = v2738 - v78;
+        out[v2739] = v2736;
       }
     }
-    const uint v2750 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2752 = v1635 + v2750;
-    const uint v2753 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2755 = v1638 + v2753;
-    const bool v2756 = v2752 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2757 = v2755 < v79;
-    const bool v2758 = v2756 && v2757;
-    if (v2758) {
-      const float v2759 = v92.m[3][7].thread_elements()[0];
-      const uint v2761 = v2755 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2762 = v2761 < v2;
-      const bool v2763 = v2756 && v2762;
-      if (v2763) {
-        const bfloat v2764 = bfloat(v2759);
-        const uint v2765 = v2752 * v2;
-        const uint v2766 = v2765 + v2755;
-        const uint v2767 = v2766 - v78;
-        out[v2767] = v2764;
+    const uint v2740 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2741 = v1635 + v2740;
+    const uint v2742 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2743 = v1634 + v2742;
+    const bool v2744 = v2741 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2745 = v2743 < v79;
+    const bool v2746 = v2744 && v2745;
+    if (v2746) {
+      const float v2747 = v92.m[4][2].thread_elements()[1];
+      const uint v2749 = v2743 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2750 = v2749 < v2;
+      const bool v2751 = v2744 && v2750;
+      if (v2751) {
+        const bfloat v2752 = bfloat(v2747);
+        const uint v2753 = v2741 * v2;
+        const uint v2754 = v2753 + v2743;
+        const uint v2755 = v2754 - v78;
+        out[v2755] = v2752;
       }
     }
-    const uint v2768 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2770 = v1635 + v2768;
-    const uint v2771 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2773 = v1638 + v2771;
-    const bool v2774 = v2770 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2775 = v2773 < v79;
-    const bool v2776 = v2774 && v2775;
-    if (v2776) {
-      const float v2777 = v92.m[3][7].thread_elements()[1];
-      const uint v2779 = v2773 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2780 = v2779 < v2;
-      const bool v2781 = v2774 && v2780;
-      if (v2781) {
-        const bfloat v2782 = bfloat(v2777);
-        const uint v2783 = v2770 * v2;
-        const uint v2784 = v2783 + v2773;
-        const uint v2785 = v2784 - v78;
-        out[v2785] = v2782;
+    const uint v2756 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2757 = v1635 + v2756;
+    const uint v2758 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2759 = v1634 + v2758;
+    const bool v2760 = v2757 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2761 = v2759 < v79;
+    const bool v2762 = v2760 && v2761;
+    if (v2762) {
+      const float v2763 = v92.m[4][3].thread_elements()[0];
+      const uint v2765 = v2759 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2766 = v2765 < v2;
+      const bool v2767 = v2760 && v2766;
+      if (v2767) {
+        const bfloat v2768 = bfloat(v2763);
+        const uint v2769 = v2757 * v2;
+        const uint v2770 = v2769 + v2759;
+        const uint v2771 = v2770 - v78;
+        out[v2771] = v2768;
       }
     }
-    const uint v2786 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2788 = v1635 + v2786;
-    const uint v2789 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2791 = v1638 + v2789;
-    const bool v2792 = v2788 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2772 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2773 = v1635 + v2772;
+    const uint v2774 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2775 = v1634 + v2774;
+    const bool v2776 = v2773 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2777 = v2775 < v79;
+    const bool v2778 = v2776 && v2777;
+    if (v2778) {
+      const float v2779 = v92.m[4][3].thread_elements()[1];
+      const uint v2781 = v2775 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2782 = v2781 < v2;
+      const bool v2783 = v2776 && v2782;
+      if (v2783) {
+        const bfloat v2784 = bfloat(v2779);
+        const uint v2785 = v2773 * v2;
+        const uint v2786 = v2785 + v2775;
+        const uint v2787 = v2786 - v78;
+        out[v2787] = v2784;
+      }
+    }
+    const uint v2788 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2789 = v1635 + v2788;
+    const uint v2790 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2791 = v1634 + v2790;
+    const bool v2792 = v2789 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2793 = v2791 < v79;
     const bool v2794 = v2792 && v2793;
     if (v2794) {
-      const float v2795 = v92.m[4][0].thread_elements()[0];
+      const float v2795 = v92.m[4][4].thread_elements()[0];
       const uint v2797 = v2791 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2798 = v2797 < v2;
       const bool v2799 = v2792 && v2798;
       if (v2799) {
         const bfloat v2800 = bfloat(v2795);
-        const uint v2801 = v2788 * v2;
+        const uint v2801 = v2789 * v2;
         const uint v2802 = v2801 + v2791;
         const uint v2803 = v2802 - v78;
         out[v2803] = v2800;
       }
     }
-    const uint v2804 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2806 = v1635 + v2804;
-    const uint v2807 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2809 = v1638 + v2807;
-    const bool v2810 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2811 = v2809 < v79;
-    const bool v2812 = v2810 && v2811;
-    if (v2812) {
-      const float v2813 = v92.m[4][0].thread_elements()[1];
-      const uint v2815 = v2809 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2816 = v2815 < v2;
-      const bool v2817 = v2810 && v2816;
-      if (v2817) {
-        const bfloat v2818 = bfloat(v2813);
-        const uint v2819 = v2806 * v2;
-        const uint v2820 = v2819 + v2809;
-        const uint v2821 = v2820 - v78;
-        out[v2821] = v2818;
+    const uint v2804 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2805 = v1635 + v2804;
+    const uint v2806 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2807 = v1634 + v2806;
+    const bool v2808 = v2805 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2809 = v2807 < v79;
+    const bool v2810 = v2808 && v2809;
+    if (v2810) {
+      const float v2811 = v92.m[4][4].thread_elements()[1];
+      const uint v2813 = v2807 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2814 = v2813 < v2;
+      const bool v2815 = v2808 && v2814;
+      if (v2815) {
+        const bfloat v2816 = bfloat(v2811);
+        const uint v2817 = v2805 * v2;
+        const uint v2818 = v2817 + v2807;
+        const uint v2819 = v2818 - v78;
+        out[v2819] = v2816;
       }
     }
-    const uint v2822 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2824 = v1635 + v2822;
-    const uint v2825 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2827 = v1638 + v2825;
-    const bool v2828 = v2824 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2829 = v2827 < v79;
-    const bool v2830 = v2828 && v2829;
-    if (v2830) {
-      const float v2831 = v92.m[4][1].thread_elements()[0];
-      const uint v2833 = v2827 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2834 = v2833 < v2;
-      const bool v2835 = v2828 && v2834;
-      if (v2835) {
-        const bfloat v2836 = bfloat(v2831);
-        const uint v2837 = v2824 * v2;
-        const uint v2838 = v2837 + v2827;
-        const uint v2839 = v2838 - v78;
-        out[v2839] = v2836;
+    const uint v2820 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2821 = v1635 + v2820;
+    const uint v2822 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2823 = v1634 + v2822;
+    const bool v2824 = v2821 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2825 = v2823 < v79;
+    const bool v2826 = v2824 && v2825;
+    if (v2826) {
+      const float v2827 = v92.m[4][5].thread_elements()[0];
+      const uint v2829 = v2823 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2830 = v2829 < v2;
+      const bool v2831 = v2824 && v2830;
+      if (v2831) {
+        const bfloat v2832 = bfloat(v2827);
+        const uint v2833 = v2821 * v2;
+        const uint v2834 = v2833 + v2823;
+        const uint v2835 = v2834 - v78;
+        out[v2835] = v2832;
       }
     }
-    const uint v2840 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2842 = v1635 + v2840;
-    const uint v2843 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2845 = v1638 + v2843;
-    const bool v2846 = v2842 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2847 = v2845 < v79;
-    const bool v2848 = v2846 && v2847;
-    if (v2848) {
-      const float v2849 = v92.m[4][1].thread_elements()[1];
-      const uint v2851 = v2845 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2852 = v2851 < v2;
-      const bool v2853 = v2846 && v2852;
-      if (v2853) {
-        const bfloat v2854 = bfloat(v2849);
-        const uint v2855 = v2842 * v2;
-        const uint v2856 = v2855 + v2845;
-        const uint v2857 = v2856 - v78;
-        out[v2857] = v2854;
+    const uint v2836 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2837 = v1635 + v2836;
+    const uint v2838 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2839 = v1634 + v2838;
+    const bool v2840 = v2837 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2841 = v2839 < v79;
+    const bool v2842 = v2840 && v2841;
+    if (v2842) {
+      const float v2843 = v92.m[4][5].thread_elements()[1];
+      const uint v2845 = v2839 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2846 = v2845 < v2;
+      const bool v2847 = v2840 && v2846;
+      if (v2847) {
+        const bfloat v2848 = bfloat(v2843);
+        const uint v2849 = v2837 * v2;
+        const uint v2850 = v2849 + v2839;
+        const uint v2851 = v2850 - v78;
+        out[v2851] = v2848;
       }
     }
-    const uint v2858 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2860 = v1635 + v2858;
-    const uint v2861 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2863 = v1638 + v2861;
-    const bool v2864 = v2860 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2865 = v2863 < v79;
-    const bool v2866 = v2864 && v2865;
-    if (v2866) {
-      const float v2867 = v92.m[4][2].thread_elements()[0];
-      const uint v2869 = v2863 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2870 = v2869 < v2;
-      const bool v2871 = v2864 && v2870;
-      if (v2871) {
-        const bfloat v2872 = bfloat(v2867);
-        const uint v2873 = v2860 * v2;
-        const uint v2874 = v2873 + v2863;
-        const uint v2875 = v2874 - v78;
-        out[v2875] = v2872;
+    const uint v2852 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2853 = v1635 + v2852;
+    const uint v2854 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2855 = v1634 + v2854;
+    const bool v2856 = v2853 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2857 = v2855 < v79;
+    const bool v2858 = v2856 && v2857;
+    if (v2858) {
+      const float v2859 = v92.m[4][6].thread_elements()[0];
+      const uint v2861 = v2855 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2862 = v2861 < v2;
+      const bool v2863 = v2856 && v2862;
+      if (v2863) {
+        const bfloat v2864 = bfloat(v2859);
+        const uint v2865 = v2853 * v2;
+        const uint v2866 = v2865 + v2855;
+        const uint v2867 = v2866 - v78;
+        out[v2867] = v2864;
       }
     }
-    const uint v2876 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2878 = v1635 + v2876;
-    const uint v2879 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2881 = v1638 + v2879;
-    const bool v2882 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2883 = v2881 < v79;
-    const bool v2884 = v2882 && v2883;
-    if (v2884) {
-      const float v2885 = v92.m[4][2].thread_elements()[1];
-      const uint v2887 = v2881 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2888 = v2887 < v2;
-      const bool v2889 = v2882 && v2888;
-      if (v2889) {
-        const bfloat v2890 = bfloat(v2885);
-        const uint v2891 = v2878 * v2;
-        const uint v2892 = v2891 + v2881;
-        const uint v2893 = v2892 - v78;
-        out[v2893] = v2890;
+    const uint v2868 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2869 = v1635 + v2868;
+    const uint v2870 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2871 = v1634 + v2870;
+    const bool v2872 = v2869 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2873 = v2871 < v79;
+    const bool v2874 = v2872 && v2873;
+    if (v2874) {
+      const float v2875 = v92.m[4][6].thread_elements()[1];
+      const uint v2877 = v2871 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2878 = v2877 < v2;
+      const bool v2879 = v2872 && v2878;
+      if (v2879) {
+        const bfloat v2880 = bfloat(v2875);
+        const uint v2881 = v2869 * v2;
+        const uint v2882 = v2881 + v2871;
+        const uint v2883 = v2882 - v78;
+        out[v2883] = v2880;
       }
     }
-    const uint v2894 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2896 = v1635 + v2894;
-    const uint v2897 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2899 = v1638 + v2897;
-    const bool v2900 = v2896 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2901 = v2899 < v79;
-    const bool v2902 = v2900 && v2901;
-    if (v2902) {
-      const float v2903 = v92.m[4][3].thread_elements()[0];
-      const uint v2905 = v2899 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2906 = v2905 < v2;
-      const bool v2907 = v2900 && v2906;
-      if (v2907) {
-        const bfloat v2908 = bfloat(v2903);
-        const uint v2909 = v2896 * v2;
-        const uint v2910 = v2909 + v2899;
-        const uint v2911 = v2910 - v78;
-        out[v2911] = v2908;
+    const uint v2884 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2885 = v1635 + v2884;
+    const uint v2886 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2887 = v1634 + v2886;
+    const bool v2888 = v2885 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2889 = v2887 < v79;
+    const bool v2890 = v2888 && v2889;
+    if (v2890) {
+      const float v2891 = v92.m[4][7].thread_elements()[0];
+      const uint v2893 = v2887 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2894 = v2893 < v2;
+      const bool v2895 = v2888 && v2894;
+      if (v2895) {
+        const bfloat v2896 = bfloat(v2891);
+        const uint v2897 = v2885 * v2;
+        const uint v2898 = v2897 + v2887;
+        const uint v2899 = v2898 - v78;
+        out[v2899] = v2896;
       }
     }
-    const uint v2912 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2914 = v1635 + v2912;
-    const uint v2915 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2917 = v1638 + v2915;
-    const bool v2918 = v2914 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2919 = v2917 < v79;
-    const bool v2920 = v2918 && v2919;
-    if (v2920) {
-      const float v2921 = v92.m[4][3].thread_elements()[1];
-      const uint v2923 = v2917 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2924 = v2923 < v2;
-      const bool v2925 = v2918 && v2924;
-      if (v2925) {
-        const bfloat v2926 = bfloat(v2921);
-        const uint v2927 = v2914 * v2;
-        const uint v2928 = v2927 + v2917;
-        const uint v2929 = v2928 - v78;
-        out[v2929] = v2926;
+    const uint v2900 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2901 = v1635 + v2900;
+    const uint v2902 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2903 = v1634 + v2902;
+    const bool v2904 = v2901 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2905 = v2903 < v79;
+    const bool v2906 = v2904 && v2905;
+    if (v2906) {
+      const float v2907 = v92.m[4][7].thread_elements()[1];
+      const uint v2909 = v2903 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2910 = v2909 < v2;
+      const bool v2911 = v2904 && v2910;
+      if (v2911) {
+        const bfloat v2912 = bfloat(v2907);
+        const uint v2913 = v2901 * v2;
+        const uint v2914 = v2913 + v2903;
+        const uint v2915 = v2914 - v78;
+        out[v2915] = v2912;
       }
     }
-    const uint v2930 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2932 = v1635 + v2930;
-    const uint v2933 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2935 = v1638 + v2933;
-    const bool v2936 = v2932 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2916 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2917 = v1635 + v2916;
+    const uint v2918 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2919 = v1634 + v2918;
+    const bool v2920 = v2917 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2921 = v2919 < v79;
+    const bool v2922 = v2920 && v2921;
+    if (v2922) {
+      const float v2923 = v92.m[5][0].thread_elements()[0];
+      const uint v2925 = v2919 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2926 = v2925 < v2;
+      const bool v2927 = v2920 && v2926;
+      if (v2927) {
+        const bfloat v2928 = bfloat(v2923);
+        const uint v2929 = v2917 * v2;
+        const uint v2930 = v2929 + v2919;
+        const uint v2931 = v2930 - v78;
+        out[v2931] = v2928;
+      }
+    }
+    const uint v2932 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2933 = v1635 + v2932;
+    const uint v2934 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2935 = v1634 + v2934;
+    const bool v2936 = v2933 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2937 = v2935 < v79;
     const bool v2938 = v2936 && v2937;
     if (v2938) {
-      const float v2939 = v92.m[4][4].thread_elements()[0];
+      const float v2939 = v92.m[5][0].thread_elements()[1];
       const uint v2941 = v2935 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2942 = v2941 < v2;
       const bool v2943 = v2936 && v2942;
       if (v2943) {
         const bfloat v2944 = bfloat(v2939);
-        const uint v2945 = v2932 * v2;
+        const uint v2945 = v2933 * v2;
         const uint v2946 = v2945 + v2935;
         const uint v2947 = v2946 - v78;
         out[v2947] = v2944;
       }
     }
-    const uint v2948 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2950 = v1635 + v2948;
-    const uint v2951 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2953 = v1638 + v2951;
-    const bool v2954 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2955 = v2953 < v79;
-    const bool v2956 = v2954 && v2955;
-    if (v2956) {
-      const float v2957 = v92.m[4][4].thread_elements()[1];
-      const uint v2959 = v2953 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2960 = v2959 < v2;
-      const bool v2961 = v2954 && v2960;
-      if (v2961) {
-        const bfloat v2962 = bfloat(v2957);
-        const uint v2963 = v2950 * v2;
-        const uint v2964 = v2963 + v2953;
-        const uint v2965 = v2964 - v78;
-        out[v2965] = v2962;
+    const uint v2948 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2949 = v1635 + v2948;
+    const uint v2950 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2951 = v1634 + v2950;
+    const bool v2952 = v2949 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2953 = v2951 < v79;
+    const bool v2954 = v2952 && v2953;
+    if (v2954) {
+      const float v2955 = v92.m[5][1].thread_elements()[0];
+      const uint v2957 = v2951 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2958 = v2957 < v2;
+      const bool v2959 = v2952 && v2958;
+      if (v2959) {
+        const bfloat v2960 = bfloat(v2955);
+        const uint v2961 = v2949 * v2;
+        const uint v2962 = v2961 + v2951;
+        const uint v2963 = v2962 - v78;
+        out[v2963] = v2960;
       }
     }
-    const uint v2966 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2968 = v1635 + v2966;
-    const uint v2969 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2971 = v1638 + v2969;
-    const bool v2972 = v2968 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2973 = v2971 < v79;
-    const bool v2974 = v2972 && v2973;
-    if (v2974) {
-      const float v2975 = v92.m[4][5].thread_elements()[0];
-      const uint v2977 = v2971 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2978 = v2977 < v2;
-      const bool v2979 = v2972 && v2978;
-      if (v2979) {
-        const bfloat v2980 = bfloat(v2975);
-        const uint v2981 = v2968 * v2;
-        const uint v2982 = v2981 + v2971;
-        const uint v2983 = v2982 - v78;
-        out[v2983] = v2980;
+    const uint v2964 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2965 = v1635 + v2964;
+    const uint v2966 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2967 = v1634 + v2966;
+    const bool v2968 = v2965 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2969 = v2967 < v79;
+    const bool v2970 = v2968 && v2969;
+    if (v2970) {
+      const float v2971 = v92.m[5][1].thread_elements()[1];
+      const uint v2973 = v2967 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2974 = v2973 < v2;
+      const bool v2975 = v2968 && v2974;
+      if (v2975) {
+        const bfloat v2976 = bfloat(v2971);
+        const uint v2977 = v2965 * v2;
+        const uint v2978 = v2977 + v2967;
+        const uint v2979 = v2978 - v78;
+        out[v2979] = v2976;
       }
     }
-    const uint v2984 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2986 = v1635 + v2984;
-    const uint v2987 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2989 = v1638 + v2987;
-    const bool v2990 = v2986 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2991 = v2989 < v79;
-    const bool v2992 = v2990 && v2991;
-    if (v2992) {
-      const float v2993 = v92.m[4][5].thread_elements()[1];
-      const uint v2995 = v2989 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2996 = v2995 < v2;
-      const bool v2997 = v2990 && v2996;
-      if (v2997) {
-        const bfloat v2998 = bfloat(v2993);
-        const uint v2999 = v2986 * v2;
-        const uint v3000 = v2999 + v2989;
-        const uint v3001 = v3000 - v78;
-        out[v3001] = v2998;
+    const uint v2980 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2981 = v1635 + v2980;
+    const uint v2982 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2983 = v1634 + v2982;
+    const bool v2984 = v2981 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2985 = v2983 < v79;
+    const bool v2986 = v2984 && v2985;
+    if (v2986) {
+      const float v2987 = v92.m[5][2].thread_elements()[0];
+      const uint v2989 = v2983 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2990 = v2989 < v2;
+      const bool v2991 = v2984 && v2990;
+      if (v2991) {
+        const bfloat v2992 = bfloat(v2987);
+        const uint v2993 = v2981 * v2;
+        const uint v2994 = v2993 + v2983;
+        const uint v2995 = v2994 - v78;
+        out[v2995] = v2992;
       }
     }
-    const uint v3002 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3004 = v1635 + v3002;
-    const uint v3005 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3007 = v1638 + v3005;
-    const bool v3008 = v3004 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3009 = v3007 < v79;
-    const bool v3010 = v3008 && v3009;
-    if (v3010) {
-      const float v3011 = v92.m[4][6].thread_elements()[0];
-      const uint v3013 = v3007 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3014 = v3013 < v2;
-      const bool v3015 = v3008 && v3014;
-      if (v3015) {
-        const bfloat v3016 = bfloat(v3011);
-        const uint v3017 = v3004 * v2;
-        const uint v3018 = v3017 + v3007;
-        const uint v3019 = v3018 - v78;
-        out[v3019] = v3016;
+    const uint v2996 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2997 = v1635 + v2996;
+    const uint v2998 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2999 = v1634 + v2998;
+    const bool v3000 = v2997 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3001 = v2999 < v79;
+    const bool v3002 = v3000 && v3001;
+    if (v3002) {
+      const float v3003 = v92.m[5][2].thread_elements()[1];
+      const uint v3005 = v2999 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3006 = v3005 < v2;
+      const bool v3007 = v3000 && v3006;
+      if (v3007) {
+        const bfloat v3008 = bfloat(v3003);
+        const uint v3009 = v2997 * v2;
+        const uint v3010 = v3009 + v2999;
+        const uint v3011 = v3010 - v78;
+        out[v3011] = v3008;
       }
     }
-    const uint v3020 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3022 = v1635 + v3020;
-    const uint v3023 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3025 = v1638 + v3023;
-    const bool v3026 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3027 = v3025 < v79;
-    const bool v3028 = v3026 && v3027;
-    if (v3028) {
-      const float v3029 = v92.m[4][6].thread_elements()[1];
-      const uint v3031 = v3025 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3032 = v3031 < v2;
-      const bool v3033 = v3026 && v3032;
-      if (v3033) {
-        const bfloat v3034 = bfloat(v3029);
-        const uint v3035 = v3022 * v2;
-        const uint v3036 = v3035 + v3025;
-        const uint v3037 = v3036 - v78;
-        out[v3037] = v3034;
+    const uint v3012 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3013 = v1635 + v3012;
+    const uint v3014 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3015 = v1634 + v3014;
+    const bool v3016 = v3013 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3017 = v3015 < v79;
+    const bool v3018 = v3016 && v3017;
+    if (v3018) {
+      const float v3019 = v92.m[5][3].thread_elements()[0];
+      const uint v3021 = v3015 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3022 = v3021 < v2;
+      const bool v3023 = v3016 && v3022;
+      if (v3023) {
+        const bfloat v3024 = bfloat(v3019);
+        const uint v3025 = v3013 * v2;
+        const uint v3026 = v3025 + v3015;
+        const uint v3027 = v3026 - v78;
+        out[v3027] = v3024;
       }
     }
-    const uint v3038 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3040 = v1635 + v3038;
-    const uint v3041 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3043 = v1638 + v3041;
-    const bool v3044 = v3040 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3045 = v3043 < v79;
-    const bool v3046 = v3044 && v3045;
-    if (v3046) {
-      const float v3047 = v92.m[4][7].thread_elements()[0];
-      const uint v3049 = v3043 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3050 = v3049 < v2;
-      const bool v3051 = v3044 && v3050;
-      if (v3051) {
-        const bfloat v3052 = bfloat(v3047);
-        const uint v3053 = v3040 * v2;
-        const uint v3054 = v3053 + v3043;
-        const uint v3055 = v3054 - v78;
-        out[v3055] = v3052;
+    const uint v3028 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3029 = v1635 + v3028;
+    const uint v3030 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3031 = v1634 + v3030;
+    const bool v3032 = v3029 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3033 = v3031 < v79;
+    const bool v3034 = v3032 && v3033;
+    if (v3034) {
+      const float v3035 = v92.m[5][3].thread_elements()[1];
+      const uint v3037 = v3031 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3038 = v3037 < v2;
+      const bool v3039 = v3032 && v3038;
+      if (v3039) {
+        const bfloat v3040 = bfloat(v3035);
+        const uint v3041 = v3029 * v2;
+        const uint v3042 = v3041 + v3031;
+        const uint v3043 = v3042 - v78;
+        out[v3043] = v3040;
       }
     }
-    const uint v3056 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3058 = v1635 + v3056;
-    const uint v3059 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3061 = v1638 + v3059;
-    const bool v3062 = v3058 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3063 = v3061 < v79;
-    const bool v3064 = v3062 && v3063;
-    if (v3064) {
-      const float v3065 = v92.m[4][7].thread_elements()[1];
-      const uint v3067 = v3061 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3068 = v3067 < v2;
-      const bool v3069 = v3062 && v3068;
-      if (v3069) {
-        const bfloat v3070 = bfloat(v3065);
-        const uint v3071 = v3058 * v2;
-        const uint v3072 = v3071 + v3061;
-        const uint v3073 = v3072 - v78;
-        out[v3073] = v3070;
+    const uint v3044 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3045 = v1635 + v3044;
+    const uint v3046 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3047 = v1634 + v3046;
+    const bool v3048 = v3045 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3049 = v3047 < v79;
+    const bool v3050 = v3048 && v3049;
+    if (v3050) {
+      const float v3051 = v92.m[5][4].thread_elements()[0];
+      const uint v3053 = v3047 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3054 = v3053 < v2;
+      const bool v3055 = v3048 && v3054;
+      if (v3055) {
+        const bfloat v3056 = bfloat(v3051);
+        const uint v3057 = v3045 * v2;
+        const uint v3058 = v3057 + v3047;
+        const uint v3059 = v3058 - v78;
+        out[v3059] = v3056;
       }
     }
-    const uint v3074 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3076 = v1635 + v3074;
-    const uint v3077 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3079 = v1638 + v3077;
-    const bool v3080 = v3076 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3060 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3061 = v1635 + v3060;
+    const uint v3062 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3063 = v1634 + v3062;
+    const bool v3064 = v3061 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3065 = v3063 < v79;
+    const bool v3066 = v3064 && v3065;
+    if (v3066) {
+      const float v3067 = v92.m[5][4].thread_elements()[1];
+      const uint v3069 = v3063 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3070 = v3069 < v2;
+      const bool v3071 = v3064 && v3070;
+      if (v3071) {
+        const bfloat v3072 = bfloat(v3067);
+        const uint v3073 = v3061 * v2;
+        const uint v3074 = v3073 + v3063;
+        const uint v3075 = v3074 - v78;
+        out[v3075] = v3072;
+      }
+    }
+    const uint v3076 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3077 = v1635 + v3076;
+    const uint v3078 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3079 = v1634 + v3078;
+    const bool v3080 = v3077 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3081 = v3079 < v79;
     const bool v3082 = v3080 && v3081;
     if (v3082) {
-      const float v3083 = v92.m[5][0].thread_elements()[0];
+      const float v3083 = v92.m[5][5].thread_elements()[0];
       const uint v3085 = v3079 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3086 = v3085 < v2;
       const bool v3087 = v3080 && v3086;
       if (v3087) {
         const bfloat v3088 = bfloat(v3083);
-        const uint v3089 = v3076 * v2;
+        const uint v3089 = v3077 * v2;
         const uint v3090 = v3089 + v3079;
         const uint v3091 = v3090 - v78;
         out[v3091] = v3088;
       }
     }
-    const uint v3092 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3094 = v1635 + v3092;
-    const uint v3095 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3097 = v1638 + v3095;
-    const bool v3098 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3099 = v3097 < v79;
-    const bool v3100 = v3098 && v3099;
-    if (v3100) {
-      const float v3101 = v92.m[5][0].thread_elements()[1];
-      const uint v3103 = v3097 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3104 = v3103 < v2;
-      const bool v3105 = v3098 && v3104;
-      if (v3105) {
-        const bfloat v3106 = bfloat(v3101);
-        const uint v3107 = v3094 * v2;
-        const uint v3108 = v3107 + v3097;
-        const uint v3109 = v3108 - v78;
-        out[v3109] = v3106;
+    const uint v3092 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3093 = v1635 + v3092;
+    const uint v3094 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3095 = v1634 + v3094;
+    const bool v3096 = v3093 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3097 = v3095 < v79;
+    const bool v3098 = v3096 && v3097;
+    if (v3098) {
+      const float v3099 = v92.m[5][5].thread_elements()[1];
+      const uint v3101 = v3095 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3102 = v3101 < v2;
+      const bool v3103 = v3096 && v3102;
+      if (v3103) {
+        const bfloat v3104 = bfloat(v3099);
+        const uint v3105 = v3093 * v2;
+        const uint v3106 = v3105 + v3095;
+        const uint v3107 = v3106 - v78;
+        out[v3107] = v3104;
       }
     }
-    const uint v3110 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3112 = v1635 + v3110;
-    const uint v3113 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3115 = v1638 + v3113;
-    const bool v3116 = v3112 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3117 = v3115 < v79;
-    const bool v3118 = v3116 && v3117;
-    if (v3118) {
-      const float v3119 = v92.m[5][1].thread_elements()[0];
-      const uint v3121 = v3115 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3122 = v3121 < v2;
-      const bool v3123 = v3116 && v3122;
-      if (v3123) {
-        const bfloat v3124 = bfloat(v3119);
-        const uint v3125 = v3112 * v2;
-        const uint v3126 = v3125 + v3115;
-        const uint v3127 = v3126 - v78;
-        out[v3127] = v3124;
+    const uint v3108 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3109 = v1635 + v3108;
+    const uint v3110 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3111 = v1634 + v3110;
+    const bool v3112 = v3109 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3113 = v3111 < v79;
+    const bool v3114 = v3112 && v3113;
+    if (v3114) {
+      const float v3115 = v92.m[5][6].thread_elements()[0];
+      const uint v3117 = v3111 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3118 = v3117 < v2;
+      const bool v3119 = v3112 && v3118;
+      if (v3119) {
+        const bfloat v3120 = bfloat(v3115);
+        const uint v3121 = v3109 * v2;
+        const uint v3122 = v3121 + v3111;
+        const uint v3123 = v3122 - v78;
+        out[v3123] = v3120;
       }
     }
-    const uint v3128 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3130 = v1635 + v3128;
-    const uint v3131 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3133 = v1638 + v3131;
-    const bool v3134 = v3130 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3135 = v3133 < v79;
-    const bool v3136 = v3134 && v3135;
-    if (v3136) {
-      const float v3137 = v92.m[5][1].thread_elements()[1];
-      const uint v3139 = v3133 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3140 = v3139 < v2;
-      const bool v3141 = v3134 && v3140;
-      if (v3141) {
-        const bfloat v3142 = bfloat(v3137);
-        const uint v3143 = v3130 * v2;
-        const uint v3144 = v3143 + v3133;
-        const uint v3145 = v3144 - v78;
-        out[v3145] = v3142;
+    const uint v3124 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3125 = v1635 + v3124;
+    const uint v3126 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3127 = v1634 + v3126;
+    const bool v3128 = v3125 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3129 = v3127 < v79;
+    const bool v3130 = v3128 && v3129;
+    if (v3130) {
+      const float v3131 = v92.m[5][6].thread_elements()[1];
+      const uint v3133 = v3127 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3134 = v3133 < v2;
+      const bool v3135 = v3128 && v3134;
+      if (v3135) {
+        const bfloat v3136 = bfloat(v3131);
+        const uint v3137 = v3125 * v2;
+        const uint v3138 = v3137 + v3127;
+        const uint v3139 = v3138 - v78;
+        out[v3139] = v3136;
       }
     }
-    const uint v3146 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3148 = v1635 + v3146;
-    const uint v3149 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3151 = v1638 + v3149;
-    const bool v3152 = v3148 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3153 = v3151 < v79;
-    const bool v3154 = v3152 && v3153;
-    if (v3154) {
-      const float v3155 = v92.m[5][2].thread_elements()[0];
-      const uint v3157 = v3151 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3158 = v3157 < v2;
-      const bool v3159 = v3152 && v3158;
-      if (v3159) {
-        const bfloat v3160 = bfloat(v3155);
-        const uint v3161 = v3148 * v2;
-        const uint v3162 = v3161 + v3151;
-        const uint v3163 = v3162 - v78;
-        out[v3163] = v3160;
+    const uint v3140 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3141 = v1635 + v3140;
+    const uint v3142 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3143 = v1634 + v3142;
+    const bool v3144 = v3141 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3145 = v3143 < v79;
+    const bool v3146 = v3144 && v3145;
+    if (v3146) {
+      const float v3147 = v92.m[5][7].thread_elements()[0];
+      const uint v3149 = v3143 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3150 = v3149 < v2;
+      const bool v3151 = v3144 && v3150;
+      if (v3151) {
+        const bfloat v3152 = bfloat(v3147);
+        const uint v3153 = v3141 * v2;
+        const uint v3154 = v3153 + v3143;
+        const uint v3155 = v3154 - v78;
+        out[v3155] = v3152;
       }
     }
-    const uint v3164 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3166 = v1635 + v3164;
-    const uint v3167 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3169 = v1638 + v3167;
-    const bool v3170 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3171 = v3169 < v79;
-    const bool v3172 = v3170 && v3171;
-    if (v3172) {
-      const float v3173 = v92.m[5][2].thread_elements()[1];
-      const uint v3175 = v3169 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3176 = v3175 < v2;
-      const bool v3177 = v3170 && v3176;
-      if (v3177) {
-        const bfloat v3178 = bfloat(v3173);
-        const uint v3179 = v3166 * v2;
-        const uint v3180 = v3179 + v3169;
-        const uint v3181 = v3180 - v78;
-        out[v3181] = v3178;
+    const uint v3156 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3157 = v1635 + v3156;
+    const uint v3158 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3159 = v1634 + v3158;
+    const bool v3160 = v3157 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3161 = v3159 < v79;
+    const bool v3162 = v3160 && v3161;
+    if (v3162) {
+      const float v3163 = v92.m[5][7].thread_elements()[1];
+      const uint v3165 = v3159 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3166 = v3165 < v2;
+      const bool v3167 = v3160 && v3166;
+      if (v3167) {
+        const bfloat v3168 = bfloat(v3163);
+        const uint v3169 = v3157 * v2;
+        const uint v3170 = v3169 + v3159;
+        const uint v3171 = v3170 - v78;
+        out[v3171] = v3168;
       }
     }
-    const uint v3182 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3184 = v1635 + v3182;
-    const uint v3185 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3187 = v1638 + v3185;
-    const bool v3188 = v3184 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3189 = v3187 < v79;
-    const bool v3190 = v3188 && v3189;
-    if (v3190) {
-      const float v3191 = v92.m[5][3].thread_elements()[0];
-      const uint v3193 = v3187 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3194 = v3193 < v2;
-      const bool v3195 = v3188 && v3194;
-      if (v3195) {
-        const bfloat v3196 = bfloat(v3191);
-        const uint v3197 = v3184 * v2;
-        const uint v3198 = v3197 + v3187;
-        const uint v3199 = v3198 - v78;
-        out[v3199] = v3196;
+    const uint v3172 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3173 = v1635 + v3172;
+    const uint v3174 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3175 = v1634 + v3174;
+    const bool v3176 = v3173 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3177 = v3175 < v79;
+    const bool v3178 = v3176 && v3177;
+    if (v3178) {
+      const float v3179 = v92.m[6][0].thread_elements()[0];
+      const uint v3181 = v3175 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3182 = v3181 < v2;
+      const bool v3183 = v3176 && v3182;
+      if (v3183) {
+        const bfloat v3184 = bfloat(v3179);
+        const uint v3185 = v3173 * v2;
+        const uint v3186 = v3185 + v3175;
+        const uint v3187 = v3186 - v78;
+        out[v3187] = v3184;
       }
     }
-    const uint v3200 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3202 = v1635 + v3200;
-    const uint v3203 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3205 = v1638 + v3203;
-    const bool v3206 = v3202 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3207 = v3205 < v79;
-    const bool v3208 = v3206 && v3207;
-    if (v3208) {
-      const float v3209 = v92.m[5][3].thread_elements()[1];
-      const uint v3211 = v3205 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3212 = v3211 < v2;
-      const bool v3213 = v3206 && v3212;
-      if (v3213) {
-        const bfloat v3214 = bfloat(v3209);
-        const uint v3215 = v3202 * v2;
-        const uint v3216 = v3215 + v3205;
-        const uint v3217 = v3216 - v78;
-        out[v3217] = v3214;
+    const uint v3188 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3189 = v1635 + v3188;
+    const uint v3190 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3191 = v1634 + v3190;
+    const bool v3192 = v3189 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3193 = v3191 < v79;
+    const bool v3194 = v3192 && v3193;
+    if (v3194) {
+      const float v3195 = v92.m[6][0].thread_elements()[1];
+      const uint v3197 = v3191 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3198 = v3197 < v2;
+      const bool v3199 = v3192 && v3198;
+      if (v3199) {
+        const bfloat v3200 = bfloat(v3195);
+        const uint v3201 = v3189 * v2;
+        const uint v3202 = v3201 + v3191;
+        const uint v3203 = v3202 - v78;
+        out[v3203] = v3200;
       }
     }
-    const uint v3218 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3220 = v1635 + v3218;
-    const uint v3221 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3223 = v1638 + v3221;
-    const bool v3224 = v3220 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3204 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3205 = v1635 + v3204;
+    const uint v3206 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3207 = v1634 + v3206;
+    const bool v3208 = v3205 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3209 = v3207 < v79;
+    const bool v3210 = v3208 && v3209;
+    if (v3210) {
+      const float v3211 = v92.m[6][1].thread_elements()[0];
+      const uint v3213 = v3207 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3214 = v3213 < v2;
+      const bool v3215 = v3208 && v3214;
+      if (v3215) {
+        const bfloat v3216 = bfloat(v3211);
+        const uint v3217 = v3205 * v2;
+        const uint v3218 = v3217 + v3207;
+        const uint v3219 = v3218 - v78;
+        out[v3219] = v3216;
+      }
+    }
+    const uint v3220 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3221 = v1635 + v3220;
+    const uint v3222 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3223 = v1634 + v3222;
+    const bool v3224 = v3221 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3225 = v3223 < v79;
     const bool v3226 = v3224 && v3225;
     if (v3226) {
-      const float v3227 = v92.m[5][4].thread_elements()[0];
+      const float v3227 = v92.m[6][1].thread_elements()[1];
       const uint v3229 = v3223 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3230 = v3229 < v2;
       const bool v3231 = v3224 && v3230;
       if (v3231) {
         const bfloat v3232 = bfloat(v3227);
-        const uint v3233 = v3220 * v2;
+        const uint v3233 = v3221 * v2;
         const uint v3234 = v3233 + v3223;
         const uint v3235 = v3234 - v78;
         out[v3235] = v3232;
       }
     }
-    const uint v3236 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3238 = v1635 + v3236;
-    const uint v3239 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3241 = v1638 + v3239;
-    const bool v3242 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3243 = v3241 < v79;
-    const bool v3244 = v3242 && v3243;
-    if (v3244) {
-      const float v3245 = v92.m[5][4].thread_elements()[1];
-      const uint v3247 = v3241 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3248 = v3247 < v2;
-      const bool v3249 = v3242 && v3248;
-      if (v3249) {
-        const bfloat v3250 = bfloat(v3245);
-        const uint v3251 = v3238 * v2;
-        const uint v3252 = v3251 + v3241;
-        const uint v3253 = v3252 - v78;
-        out[v3253] = v3250;
+    const uint v3236 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3237 = v1635 + v3236;
+    const uint v3238 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3239 = v1634 + v3238;
+    const bool v3240 = v3237 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3241 = v3239 < v79;
+    const bool v3242 = v3240 && v3241;
+    if (v3242) {
+      const float v3243 = v92.m[6][2].thread_elements()[0];
+      const uint v3245 = v3239 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3246 = v3245 < v2;
+      const bool v3247 = v3240 && v3246;
+      if (v3247) {
+        const bfloat v3248 = bfloat(v3243);
+        const uint v3249 = v3237 * v2;
+        const uint v3250 = v3249 + v3239;
+        const uint v3251 = v3250 - v78;
+        out[v3251] = v3248;
       }
     }
-    const uint v3254 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3256 = v1635 + v3254;
-    const uint v3257 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3259 = v1638 + v3257;
-    const bool v3260 = v3256 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3261 = v3259 < v79;
-    const bool v3262 = v3260 && v3261;
-    if (v3262) {
-      const float v3263 = v92.m[5][5].thread_elements()[0];
-      const uint v3265 = v3259 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3266 = v3265 < v2;
-      const bool v3267 = v3260 && v3266;
-      if (v3267) {
-        const bfloat v3268 = bfloat(v3263);
-        const uint v3269 = v3256 * v2;
-        const uint v3270 = v3269 + v3259;
-        const uint v3271 = v3270 - v78;
-        out[v3271] = v3268;
+    const uint v3252 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3253 = v1635 + v3252;
+    const uint v3254 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3255 = v1634 + v3254;
+    const bool v3256 = v3253 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3257 = v3255 < v79;
+    const bool v3258 = v3256 && v3257;
+    if (v3258) {
+      const float v3259 = v92.m[6][2].thread_elements()[1];
+      const uint v3261 = v3255 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3262 = v3261 < v2;
+      const bool v3263 = v3256 && v3262;
+      if (v3263) {
+        const bfloat v3264 = bfloat(v3259);
+        const uint v3265 = v3253 * v2;
+        const uint v3266 = v3265 + v3255;
+        const uint v3267 = v3266 - v78;
+        out[v3267] = v3264;
       }
     }
-    const uint v3272 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3274 = v1635 + v3272;
-    const uint v3275 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3277 = v1638 + v3275;
-    const bool v3278 = v3274 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3279 = v3277 < v79;
-    const bool v3280 = v3278 && v3279;
-    if (v3280) {
-      const float v3281 = v92.m[5][5].thread_elements()[1];
-      const uint v3283 = v3277 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3284 = v3283 < v2;
-      const bool v3285 = v3278 && v3284;
-      if (v3285) {
-        const bfloat v3286 = bfloat(v3281);
-        const uint v3287 = v3274 * v2;
-        const uint v3288 = v3287 + v3277;
-        const uint v3289 = v3288 - v78;
-        out[v3289] = v3286;
+    const uint v3268 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3269 = v1635 + v3268;
+    const uint v3270 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3271 = v1634 + v3270;
+    const bool v3272 = v3269 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3273 = v3271 < v79;
+    const bool v3274 = v3272 && v3273;
+    if (v3274) {
+      const float v3275 = v92.m[6][3].thread_elements()[0];
+      const uint v3277 = v3271 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3278 = v3277 < v2;
+      const bool v3279 = v3272 && v3278;
+      if (v3279) {
+        const bfloat v3280 = bfloat(v3275);
+        const uint v3281 = v3269 * v2;
+        const uint v3282 = v3281 + v3271;
+        const uint v3283 = v3282 - v78;
+        out[v3283] = v3280;
       }
     }
-    const uint v3290 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3292 = v1635 + v3290;
-    const uint v3293 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3295 = v1638 + v3293;
-    const bool v3296 = v3292 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3297 = v3295 < v79;
-    const bool v3298 = v3296 && v3297;
-    if (v3298) {
-      const float v3299 = v92.m[5][6].thread_elements()[0];
-      const uint v3301 = v3295 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3302 = v3301 < v2;
-      const bool v3303 = v3296 && v3302;
-      if (v3303) {
-        const bfloat v3304 = bfloat(v3299);
-        const uint v3305 = v3292 * v2;
-        const uint v3306 = v3305 + v3295;
-        const uint v3307 = v3306 - v78;
-        out[v3307] = v3304;
+    const uint v3284 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3285 = v1635 + v3284;
+    const uint v3286 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3287 = v1634 + v3286;
+    const bool v3288 = v3285 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3289 = v3287 < v79;
+    const bool v3290 = v3288 && v3289;
+    if (v3290) {
+      const float v3291 = v92.m[6][3].thread_elements()[1];
+      const uint v3293 = v3287 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3294 = v3293 < v2;
+      const bool v3295 = v3288 && v3294;
+      if (v3295) {
+        const bfloat v3296 = bfloat(v3291);
+        const uint v3297 = v3285 * v2;
+        const uint v3298 = v3297 + v3287;
+        const uint v3299 = v3298 - v78;
+        out[v3299] = v3296;
       }
     }
-    const uint v3308 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3310 = v1635 + v3308;
-    const uint v3311 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3313 = v1638 + v3311;
-    const bool v3314 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3315 = v3313 < v79;
-    const bool v3316 = v3314 && v3315;
-    if (v3316) {
-      const float v3317 = v92.m[5][6].thread_elements()[1];
-      const uint v3319 = v3313 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3320 = v3319 < v2;
-      const bool v3321 = v3314 && v3320;
-      if (v3321) {
-        const bfloat v3322 = bfloat(v3317);
-        const uint v3323 = v3310 * v2;
-        const uint v3324 = v3323 + v3313;
-        const uint v3325 = v3324 - v78;
-        out[v3325] = v3322;
+    const uint v3300 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3301 = v1635 + v3300;
+    const uint v3302 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3303 = v1634 + v3302;
+    const bool v3304 = v3301 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3305 = v3303 < v79;
+    const bool v3306 = v3304 && v3305;
+    if (v3306) {
+      const float v3307 = v92.m[6][4].thread_elements()[0];
+      const uint v3309 = v3303 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3310 = v3309 < v2;
+      const bool v3311 = v3304 && v3310;
+      if (v3311) {
+        const bfloat v3312 = bfloat(v3307);
+        const uint v3313 = v3301 * v2;
+        const uint v3314 = v3313 + v3303;
+        const uint v3315 = v3314 - v78;
+        out[v3315] = v3312;
       }
     }
-    const uint v3326 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3328 = v1635 + v3326;
-    const uint v3329 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3331 = v1638 + v3329;
-    const bool v3332 = v3328 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3333 = v3331 < v79;
-    const bool v3334 = v3332 && v3333;
-    if (v3334) {
-      const float v3335 = v92.m[5][7].thread_elements()[0];
-      const uint v3337 = v3331 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3338 = v3337 < v2;
-      const bool v3339 = v3332 && v3338;
-      if (v3339) {
-        const bfloat v3340 = bfloat(v3335);
-        const uint v3341 = v3328 * v2;
-        const uint v3342 = v3341 + v3331;
-        const uint v3343 = v3342 - v78;
-        out[v3343] = v3340;
+    const uint v3316 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3317 = v1635 + v3316;
+    const uint v3318 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3319 = v1634 + v3318;
+    const bool v3320 = v3317 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3321 = v3319 < v79;
+    const bool v3322 = v3320 && v3321;
+    if (v3322) {
+      const float v3323 = v92.m[6][4].thread_elements()[1];
+      const uint v3325 = v3319 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3326 = v3325 < v2;
+      const bool v3327 = v3320 && v3326;
+      if (v3327) {
+        const bfloat v3328 = bfloat(v3323);
+        const uint v3329 = v3317 * v2;
+        const uint v3330 = v3329 + v3319;
+        const uint v3331 = v3330 - v78;
+        out[v3331] = v3328;
       }
     }
-    const uint v3344 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3346 = v1635 + v3344;
-    const uint v3347 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3349 = v1638 + v3347;
-    const bool v3350 = v3346 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3351 = v3349 < v79;
-    const bool v3352 = v3350 && v3351;
-    if (v3352) {
-      const float v3353 = v92.m[5][7].thread_elements()[1];
-      const uint v3355 = v3349 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3356 = v3355 < v2;
-      const bool v3357 = v3350 && v3356;
-      if (v3357) {
-        const bfloat v3358 = bfloat(v3353);
-        const uint v3359 = v3346 * v2;
-        const uint v3360 = v3359 + v3349;
-        const uint v3361 = v3360 - v78;
-        out[v3361] = v3358;
+    const uint v3332 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3333 = v1635 + v3332;
+    const uint v3334 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3335 = v1634 + v3334;
+    const bool v3336 = v3333 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3337 = v3335 < v79;
+    const bool v3338 = v3336 && v3337;
+    if (v3338) {
+      const float v3339 = v92.m[6][5].thread_elements()[0];
+      const uint v3341 = v3335 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3342 = v3341 < v2;
+      const bool v3343 = v3336 && v3342;
+      if (v3343) {
+        const bfloat v3344 = bfloat(v3339);
+        const uint v3345 = v3333 * v2;
+        const uint v3346 = v3345 + v3335;
+        const uint v3347 = v3346 - v78;
+        out[v3347] = v3344;
       }
     }
-    const uint v3362 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3364 = v1635 + v3362;
-    const uint v3365 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3367 = v1638 + v3365;
-    const bool v3368 = v3364 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3348 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3349 = v1635 + v3348;
+    const uint v3350 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3351 = v1634 + v3350;
+    const bool v3352 = v3349 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3353 = v3351 < v79;
+    const bool v3354 = v3352 && v3353;
+    if (v3354) {
+      const float v3355 = v92.m[6][5].thread_elements()[1];
+      const uint v3357 = v3351 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3358 = v3357 < v2;
+      const bool v3359 = v3352 && v3358;
+      if (v3359) {
+        const bfloat v3360 = bfloat(v3355);
+        const uint v3361 = v3349 * v2;
+        const uint v3362 = v3361 + v3351;
+        const uint v3363 = v3362 - v78;
+        out[v3363] = v3360;
+      }
+    }
+    const uint v3364 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3365 = v1635 + v3364;
+    const uint v3366 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3367 = v1634 + v3366;
+    const bool v3368 = v3365 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3369 = v3367 < v79;
     const bool v3370 = v3368 && v3369;
     if (v3370) {
-      const float v3371 = v92.m[6][0].thread_elements()[0];
+      const float v3371 = v92.m[6][6].thread_elements()[0];
       const uint v3373 = v3367 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3374 = v3373 < v2;
       const bool v3375 = v3368 && v3374;
       if (v3375) {
         const bfloat v3376 = bfloat(v3371);
-        const uint v3377 = v3364 * v2;
+        const uint v3377 = v3365 * v2;
         const uint v3378 = v3377 + v3367;
         const uint v3379 = v3378 - v78;
         out[v3379] = v3376;
       }
     }
-    const uint v3380 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3382 = v1635 + v3380;
-    const uint v3383 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3385 = v1638 + v3383;
-    const bool v3386 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3387 = v3385 < v79;
-    const bool v3388 = v3386 && v3387;
-    if (v3388) {
-      const float v3389 = v92.m[6][0].thread_elements()[1];
-      const uint v3391 = v3385 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3392 = v3391 < v2;
-      const bool v3393 = v3386 && v3392;
-      if (v3393) {
-        const bfloat v3394 = bfloat(v3389);
-        const uint v3395 = v3382 * v2;
-        const uint v3396 = v3395 + v3385;
-        const uint v3397 = v3396 - v78;
-        out[v3397] = v3394;
+    const uint v3380 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3381 = v1635 + v3380;
+    const uint v3382 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3383 = v1634 + v3382;
+    const bool v3384 = v3381 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3385 = v3383 < v79;
+    const bool v3386 = v3384 && v3385;
+    if (v3386) {
+      const float v3387 = v92.m[6][6].thread_elements()[1];
+      const uint v3389 = v3383 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3390 = v3389 < v2;
+      const bool v3391 = v3384 && v3390;
+      if (v3391) {
+        const bfloat v3392 = bfloat(v3387);
+        const uint v3393 = v3381 * v2;
+        const uint v3394 = v3393 + v3383;
+        const uint v3395 = v3394 - v78;
+        out[v3395] = v3392;
       }
     }
-    const uint v3398 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3400 = v1635 + v3398;
-    const uint v3401 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3403 = v1638 + v3401;
-    const bool v3404 = v3400 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3405 = v3403 < v79;
-    const bool v3406 = v3404 && v3405;
-    if (v3406) {
-      const float v3407 = v92.m[6][1].thread_elements()[0];
-      const uint v3409 = v3403 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3410 = v3409 < v2;
-      const bool v3411 = v3404 && v3410;
-      if (v3411) {
-        const bfloat v3412 = bfloat(v3407);
-        const uint v3413 = v3400 * v2;
-        const uint v3414 = v3413 + v3403;
-        const uint v3415 = v3414 - v78;
-        out[v3415] = v3412;
+    const uint v3396 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3397 = v1635 + v3396;
+    const uint v3398 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3399 = v1634 + v3398;
+    const bool v3400 = v3397 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3401 = v3399 < v79;
+    const bool v3402 = v3400 && v3401;
+    if (v3402) {
+      const float v3403 = v92.m[6][7].thread_elements()[0];
+      const uint v3405 = v3399 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3406 = v3405 < v2;
+      const bool v3407 = v3400 && v3406;
+      if (v3407) {
+        const bfloat v3408 = bfloat(v3403);
+        const uint v3409 = v3397 * v2;
+        const uint v3410 = v3409 + v3399;
+        const uint v3411 = v3410 - v78;
+        out[v3411] = v3408;
       }
     }
-    const uint v3416 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3418 = v1635 + v3416;
-    const uint v3419 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3421 = v1638 + v3419;
-    const bool v3422 = v3418 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3423 = v3421 < v79;
-    const bool v3424 = v3422 && v3423;
-    if (v3424) {
-      const float v3425 = v92.m[6][1].thread_elements()[1];
-      const uint v3427 = v3421 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3428 = v3427 < v2;
-      const bool v3429 = v3422 && v3428;
-      if (v3429) {
-        const bfloat v3430 = bfloat(v3425);
-        const uint v3431 = v3418 * v2;
-        const uint v3432 = v3431 + v3421;
-        const uint v3433 = v3432 - v78;
-        out[v3433] = v3430;
+    const uint v3412 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3413 = v1635 + v3412;
+    const uint v3414 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3415 = v1634 + v3414;
+    const bool v3416 = v3413 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3417 = v3415 < v79;
+    const bool v3418 = v3416 && v3417;
+    if (v3418) {
+      const float v3419 = v92.m[6][7].thread_elements()[1];
+      const uint v3421 = v3415 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3422 = v3421 < v2;
+      const bool v3423 = v3416 && v3422;
+      if (v3423) {
+        const bfloat v3424 = bfloat(v3419);
+        const uint v3425 = v3413 * v2;
+        const uint v3426 = v3425 + v3415;
+        const uint v3427 = v3426 - v78;
+        out[v3427] = v3424;
       }
     }
-    const uint v3434 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3436 = v1635 + v3434;
-    const uint v3437 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3439 = v1638 + v3437;
-    const bool v3440 = v3436 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3441 = v3439 < v79;
-    const bool v3442 = v3440 && v3441;
-    if (v3442) {
-      const float v3443 = v92.m[6][2].thread_elements()[0];
-      const uint v3445 = v3439 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3446 = v3445 < v2;
-      const bool v3447 = v3440 && v3446;
-      if (v3447) {
-        const bfloat v3448 = bfloat(v3443);
-        const uint v3449 = v3436 * v2;
-        const uint v3450 = v3449 + v3439;
-        const uint v3451 = v3450 - v78;
-        out[v3451] = v3448;
+    const uint v3428 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3429 = v1635 + v3428;
+    const uint v3430 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3431 = v1634 + v3430;
+    const bool v3432 = v3429 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3433 = v3431 < v79;
+    const bool v3434 = v3432 && v3433;
+    if (v3434) {
+      const float v3435 = v92.m[7][0].thread_elements()[0];
+      const uint v3437 = v3431 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3438 = v3437 < v2;
+      const bool v3439 = v3432 && v3438;
+      if (v3439) {
+        const bfloat v3440 = bfloat(v3435);
+        const uint v3441 = v3429 * v2;
+        const uint v3442 = v3441 + v3431;
+        const uint v3443 = v3442 - v78;
+        out[v3443] = v3440;
       }
     }
-    const uint v3452 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3454 = v1635 + v3452;
-    const uint v3455 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3457 = v1638 + v3455;
-    const bool v3458 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3459 = v3457 < v79;
-    const bool v3460 = v3458 && v3459;
-    if (v3460) {
-      const float v3461 = v92.m[6][2].thread_elements()[1];
-      const uint v3463 = v3457 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3464 = v3463 < v2;
-      const bool v3465 = v3458 && v3464;
-      if (v3465) {
-        const bfloat v3466 = bfloat(v3461);
-        const uint v3467 = v3454 * v2;
-        const uint v3468 = v3467 + v3457;
-        const uint v3469 = v3468 - v78;
-        out[v3469] = v3466;
+    const uint v3444 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3445 = v1635 + v3444;
+    const uint v3446 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3447 = v1634 + v3446;
+    const bool v3448 = v3445 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3449 = v3447 < v79;
+    const bool v3450 = v3448 && v3449;
+    if (v3450) {
+      const float v3451 = v92.m[7][0].thread_elements()[1];
+      const uint v3453 = v3447 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3454 = v3453 < v2;
+      const bool v3455 = v3448 && v3454;
+      if (v3455) {
+        const bfloat v3456 = bfloat(v3451);
+        const uint v3457 = v3445 * v2;
+        const uint v3458 = v3457 + v3447;
+        const uint v3459 = v3458 - v78;
+        out[v3459] = v3456;
       }
     }
-    const uint v3470 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3472 = v1635 + v3470;
-    const uint v3473 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3475 = v1638 + v3473;
-    const bool v3476 = v3472 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3477 = v3475 < v79;
-    const bool v3478 = v3476 && v3477;
-    if (v3478) {
-      const float v3479 = v92.m[6][3].thread_elements()[0];
-      const uint v3481 = v3475 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3482 = v3481 < v2;
-      const bool v3483 = v3476 && v3482;
-      if (v3483) {
-        const bfloat v3484 = bfloat(v3479);
-        const uint v3485 = v3472 * v2;
-        const uint v3486 = v3485 + v3475;
-        const uint v3487 = v3486 - v78;
-        out[v3487] = v3484;
+    const uint v3460 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3461 = v1635 + v3460;
+    const uint v3462 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3463 = v1634 + v3462;
+    const bool v3464 = v3461 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3465 = v3463 < v79;
+    const bool v3466 = v3464 && v3465;
+    if (v3466) {
+      const float v3467 = v92.m[7][1].thread_elements()[0];
+      const uint v3469 = v3463 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3470 = v3469 < v2;
+      const bool v3471 = v3464 && v3470;
+      if (v3471) {
+        const bfloat v3472 = bfloat(v3467);
+        const uint v3473 = v3461 * v2;
+        const uint v3474 = v3473 + v3463;
+        const uint v3475 = v3474 - v78;
+        out[v3475] = v3472;
       }
     }
-    const uint v3488 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3490 = v1635 + v3488;
-    const uint v3491 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3493 = v1638 + v3491;
-    const bool v3494 = v3490 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3495 = v3493 < v79;
-    const bool v3496 = v3494 && v3495;
-    if (v3496) {
-      const float v3497 = v92.m[6][3].thread_elements()[1];
-      const uint v3499 = v3493 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3500 = v3499 < v2;
-      const bool v3501 = v3494 && v3500;
-      if (v3501) {
-        const bfloat v3502 = bfloat(v3497);
-        const uint v3503 = v3490 * v2;
-        const uint v3504 = v3503 + v3493;
-        const uint v3505 = v3504 - v78;
-        out[v3505] = v3502;
+    const uint v3476 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3477 = v1635 + v3476;
+    const uint v3478 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3479 = v1634 + v3478;
+    const bool v3480 = v3477 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3481 = v3479 < v79;
+    const bool v3482 = v3480 && v3481;
+    if (v3482) {
+      const float v3483 = v92.m[7][1].thread_elements()[1];
+      const uint v3485 = v3479 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3486 = v3485 < v2;
+      const bool v3487 = v3480 && v3486;
+      if (v3487) {
+        const bfloat v3488 = bfloat(v3483);
+        const uint v3489 = v3477 * v2;
+        const uint v3490 = v3489 + v3479;
+        const uint v3491 = v3490 - v78;
+        out[v3491] = v3488;
       }
     }
-    const uint v3506 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3508 = v1635 + v3506;
-    const uint v3509 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3511 = v1638 + v3509;
-    const bool v3512 = v3508 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3492 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3493 = v1635 + v3492;
+    const uint v3494 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3495 = v1634 + v3494;
+    const bool v3496 = v3493 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3497 = v3495 < v79;
+    const bool v3498 = v3496 && v3497;
+    if (v3498) {
+      const float v3499 = v92.m[7][2].thread_elements()[0];
+      const uint v3501 = v3495 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3502 = v3501 < v2;
+      const bool v3503 = v3496 && v3502;
+      if (v3503) {
+        const bfloat v3504 = bfloat(v3499);
+        const uint v3505 = v3493 * v2;
+        const uint v3506 = v3505 + v3495;
+        const uint v3507 = v3506 - v78;
+        out[v3507] = v3504;
+      }
+    }
+    const uint v3508 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3509 = v1635 + v3508;
+    const uint v3510 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3511 = v1634 + v3510;
+    const bool v3512 = v3509 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3513 = v3511 < v79;
     const bool v3514 = v3512 && v3513;
     if (v3514) {
-      const float v3515 = v92.m[6][4].thread_elements()[0];
+      const float v3515 = v92.m[7][2].thread_elements()[1];
       const uint v3517 = v3511 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3518 = v3517 < v2;
       const bool v3519 = v3512 && v3518;
       if (v3519) {
         const bfloat v3520 = bfloat(v3515);
-        const uint v3521 = v3508 * v2;
+        const uint v3521 = v3509 * v2;
         const uint v3522 = v3521 + v3511;
         const uint v3523 = v3522 - v78;
         out[v3523] = v3520;
       }
     }
-    const uint v3524 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3526 = v1635 + v3524;
-    const uint v3527 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3529 = v1638 + v3527;
-    const bool v3530 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3531 = v3529 < v79;
-    const bool v3532 = v3530 && v3531;
-    if (v3532) {
-      const float v3533 = v92.m[6][4].thread_elements()[1];
-      const uint v3535 = v3529 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3536 = v3535 < v2;
-      const bool v3537 = v3530 && v3536;
-      if (v3537) {
-        const bfloat v3538 = bfloat(v3533);
-        const uint v3539 = v3526 * v2;
-        const uint v3540 = v3539 + v3529;
-        const uint v3541 = v3540 - v78;
-        out[v3541] = v3538;
+    const uint v3524 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3525 = v1635 + v3524;
+    const uint v3526 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3527 = v1634 + v3526;
+    const bool v3528 = v3525 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3529 = v3527 < v79;
+    const bool v3530 = v3528 && v3529;
+    if (v3530) {
+      const float v3531 = v92.m[7][3].thread_elements()[0];
+      const uint v3533 = v3527 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3534 = v3533 < v2;
+      const bool v3535 = v3528 && v3534;
+      if (v3535) {
+        const bfloat v3536 = bfloat(v3531);
+        const uint v3537 = v3525 * v2;
+        const uint v3538 = v3537 + v3527;
+        const uint v3539 = v3538 - v78;
+        out[v3539] = v3536;
       }
     }
-    const uint v3542 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3544 = v1635 + v3542;
-    const uint v3545 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3547 = v1638 + v3545;
-    const bool v3548 = v3544 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3549 = v3547 < v79;
-    const bool v3550 = v3548 && v3549;
-    if (v3550) {
-      const float v3551 = v92.m[6][5].thread_elements()[0];
-      const uint v3553 = v3547 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3554 = v3553 < v2;
-      const bool v3555 = v3548 && v3554;
-      if (v3555) {
-        const bfloat v3556 = bfloat(v3551);
-        const uint v3557 = v3544 * v2;
-        const uint v3558 = v3557 + v3547;
-        const uint v3559 = v3558 - v78;
-        out[v3559] = v3556;
+    const uint v3540 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3541 = v1635 + v3540;
+    const uint v3542 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3543 = v1634 + v3542;
+    const bool v3544 = v3541 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3545 = v3543 < v79;
+    const bool v3546 = v3544 && v3545;
+    if (v3546) {
+      const float v3547 = v92.m[7][3].thread_elements()[1];
+      const uint v3549 = v3543 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3550 = v3549 < v2;
+      const bool v3551 = v3544 && v3550;
+      if (v3551) {
+        const bfloat v3552 = bfloat(v3547);
+        const uint v3553 = v3541 * v2;
+        const uint v3554 = v3553 + v3543;
+        const uint v3555 = v3554 - v78;
+        out[v3555] = v3552;
       }
     }
-    const uint v3560 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3562 = v1635 + v3560;
-    const uint v3563 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3565 = v1638 + v3563;
-    const bool v3566 = v3562 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3567 = v3565 < v79;
-    const bool v3568 = v3566 && v3567;
-    if (v3568) {
-      const float v3569 = v92.m[6][5].thread_elements()[1];
-      const uint v3571 = v3565 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3572 = v3571 < v2;
-      const bool v3573 = v3566 && v3572;
-      if (v3573) {
-        const bfloat v3574 = bfloat(v3569);
-        const uint v3575 = v3562 * v2;
-        const uint v3576 = v3575 + v3565;
-        const uint v3577 = v3576 - v78;
-        out[v3577] = v3574;
+    const uint v3556 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3557 = v1635 + v3556;
+    const uint v3558 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3559 = v1634 + v3558;
+    const bool v3560 = v3557 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3561 = v3559 < v79;
+    const bool v3562 = v3560 && v3561;
+    if (v3562) {
+      const float v3563 = v92.m[7][4].thread_elements()[0];
+      const uint v3565 = v3559 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3566 = v3565 < v2;
+      const bool v3567 = v3560 && v3566;
+      if (v3567) {
+        const bfloat v3568 = bfloat(v3563);
+        const uint v3569 = v3557 * v2;
+        const uint v3570 = v3569 + v3559;
+        const uint v3571 = v3570 - v78;
+        out[v3571] = v3568;
       }
     }
-    const uint v3578 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3580 = v1635 + v3578;
-    const uint v3581 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3583 = v1638 + v3581;
-    const bool v3584 = v3580 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3585 = v3583 < v79;
-    const bool v3586 = v3584 && v3585;
-    if (v3586) {
-      const float v3587 = v92.m[6][6].thread_elements()[0];
-      const uint v3589 = v3583 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3590 = v3589 < v2;
-      const bool v3591 = v3584 && v3590;
-      if (v3591) {
-        const bfloat v3592 = bfloat(v3587);
-        const uint v3593 = v3580 * v2;
-        const uint v3594 = v3593 + v3583;
-        const uint v3595 = v3594 - v78;
-        out[v3595] = v3592;
+    const uint v3572 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3573 = v1635 + v3572;
+    const uint v3574 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3575 = v1634 + v3574;
+    const bool v3576 = v3573 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3577 = v3575 < v79;
+    const bool v3578 = v3576 && v3577;
+    if (v3578) {
+      const float v3579 = v92.m[7][4].thread_elements()[1];
+      const uint v3581 = v3575 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3582 = v3581 < v2;
+      const bool v3583 = v3576 && v3582;
+      if (v3583) {
+        const bfloat v3584 = bfloat(v3579);
+        const uint v3585 = v3573 * v2;
+        const uint v3586 = v3585 + v3575;
+        const uint v3587 = v3586 - v78;
+        out[v3587] = v3584;
       }
     }
-    const uint v3596 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3598 = v1635 + v3596;
-    const uint v3599 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3601 = v1638 + v3599;
-    const bool v3602 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3603 = v3601 < v79;
-    const bool v3604 = v3602 && v3603;
-    if (v3604) {
-      const float v3605 = v92.m[6][6].thread_elements()[1];
-      const uint v3607 = v3601 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3608 = v3607 < v2;
-      const bool v3609 = v3602 && v3608;
-      if (v3609) {
-        const bfloat v3610 = bfloat(v3605);
-        const uint v3611 = v3598 * v2;
-        const uint v3612 = v3611 + v3601;
-        const uint v3613 = v3612 - v78;
-        out[v3613] = v3610;
+    const uint v3588 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3589 = v1635 + v3588;
+    const uint v3590 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3591 = v1634 + v3590;
+    const bool v3592 = v3589 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3593 = v3591 < v79;
+    const bool v3594 = v3592 && v3593;
+    if (v3594) {
+      const float v3595 = v92.m[7][5].thread_elements()[0];
+      const uint v3597 = v3591 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3598 = v3597 < v2;
+      const bool v3599 = v3592 && v3598;
+      if (v3599) {
+        const bfloat v3600 = bfloat(v3595);
+        const uint v3601 = v3589 * v2;
+        const uint v3602 = v3601 + v3591;
+        const uint v3603 = v3602 - v78;
+        out[v3603] = v3600;
       }
     }
-    const uint v3614 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3616 = v1635 + v3614;
-    const uint v3617 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3619 = v1638 + v3617;
-    const bool v3620 = v3616 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3621 = v3619 < v79;
-    const bool v3622 = v3620 && v3621;
-    if (v3622) {
-      const float v3623 = v92.m[6][7].thread_elements()[0];
-      const uint v3625 = v3619 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3626 = v3625 < v2;
-      const bool v3627 = v3620 && v3626;
-      if (v3627) {
-        const bfloat v3628 = bfloat(v3623);
-        const uint v3629 = v3616 * v2;
-        const uint v3630 = v3629 + v3619;
-        const uint v3631 = v3630 - v78;
-        out[v3631] = v3628;
+    const uint v3604 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3605 = v1635 + v3604;
+    const uint v3606 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3607 = v1634 + v3606;
+    const bool v3608 = v3605 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3609 = v3607 < v79;
+    const bool v3610 = v3608 && v3609;
+    if (v3610) {
+      const float v3611 = v92.m[7][5].thread_elements()[1];
+      const uint v3613 = v3607 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3614 = v3613 < v2;
+      const bool v3615 = v3608 && v3614;
+      if (v3615) {
+        const bfloat v3616 = bfloat(v3611);
+        const uint v3617 = v3605 * v2;
+        const uint v3618 = v3617 + v3607;
+        const uint v3619 = v3618 - v78;
+        out[v3619] = v3616;
       }
     }
-    const uint v3632 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3634 = v1635 + v3632;
-    const uint v3635 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3637 = v1638 + v3635;
-    const bool v3638 = v3634 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3639 = v3637 < v79;
-    const bool v3640 = v3638 && v3639;
-    if (v3640) {
-      const float v3641 = v92.m[6][7].thread_elements()[1];
-      const uint v3643 = v3637 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3644 = v3643 < v2;
-      const bool v3645 = v3638 && v3644;
-      if (v3645) {
-        const bfloat v3646 = bfloat(v3641);
-        const uint v3647 = v3634 * v2;
-        const uint v3648 = v3647 + v3637;
-        const uint v3649 = v3648 - v78;
-        out[v3649] = v3646;
+    const uint v3620 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3621 = v1635 + v3620;
+    const uint v3622 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3623 = v1634 + v3622;
+    const bool v3624 = v3621 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3625 = v3623 < v79;
+    const bool v3626 = v3624 && v3625;
+    if (v3626) {
+      const float v3627 = v92.m[7][6].thread_elements()[0];
+      const uint v3629 = v3623 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3630 = v3629 < v2;
+      const bool v3631 = v3624 && v3630;
+      if (v3631) {
+        const bfloat v3632 = bfloat(v3627);
+        const uint v3633 = v3621 * v2;
+        const uint v3634 = v3633 + v3623;
+        const uint v3635 = v3634 - v78;
+        out[v3635] = v3632;
       }
     }
-    const uint v3650 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3652 = v1635 + v3650;
-    const uint v3653 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3655 = v1638 + v3653;
-    const bool v3656 = v3652 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3636 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3637 = v1635 + v3636;
+    const uint v3638 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3639 = v1634 + v3638;
+    const bool v3640 = v3637 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3641 = v3639 < v79;
+    const bool v3642 = v3640 && v3641;
+    if (v3642) {
+      const float v3643 = v92.m[7][6].thread_elements()[1];
+      const uint v3645 = v3639 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3646 = v3645 < v2;
+      const bool v3647 = v3640 && v3646;
+      if (v3647) {
+        const bfloat v3648 = bfloat(v3643);
+        const uint v3649 = v3637 * v2;
+        const uint v3650 = v3649 + v3639;
+        const uint v3651 = v3650 - v78;
+        out[v3651] = v3648;
+      }
+    }
+    const uint v3652 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3653 = v1635 + v3652;
+    const uint v3654 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3655 = v1634 + v3654;
+    const bool v3656 = v3653 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3657 = v3655 < v79;
     const bool v3658 = v3656 && v3657;
     if (v3658) {
-      const float v3659 = v92.m[7][0].thread_elements()[0];
+      const float v3659 = v92.m[7][7].thread_elements()[0];
       const uint v3661 = v3655 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3662 = v3661 < v2;
       const bool v3663 = v3656 && v3662;
       if (v3663) {
         const bfloat v3664 = bfloat(v3659);
-        const uint v3665 = v3652 * v2;
+        const uint v3665 = v3653 * v2;
         const uint v3666 = v3665 + v3655;
         const uint v3667 = v3666 - v78;
         out[v3667] = v3664;
       }
     }
-    const uint v3668 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3670 = v1635 + v3668;
-    const uint v3671 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3673 = v1638 + v3671;
-    const bool v3674 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3675 = v3673 < v79;
-    const bool v3676 = v3674 && v3675;
-    if (v3676) {
-      const float v3677 = v92.m[7][0].thread_elements()[1];
-      const uint v3679 = v3673 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3680 = v3679 < v2;
-      const bool v3681 = v3674 && v3680;
-      if (v3681) {
-        const bfloat v3682 = bfloat(v3677);
-        const uint v3683 = v3670 * v2;
-        const uint v3684 = v3683 + v3673;
-        const uint v3685 = v3684 - v78;
-        out[v3685] = v3682;
-      }
-    }
-    const uint v3686 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3688 = v1635 + v3686;
-    const uint v3689 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3691 = v1638 + v3689;
-    const bool v3692 = v3688 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3693 = v3691 < v79;
-    const bool v3694 = v3692 && v3693;
-    if (v3694) {
-      const float v3695 = v92.m[7][1].thread_elements()[0];
-      const uint v3697 = v3691 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3698 = v3697 < v2;
-      const bool v3699 = v3692 && v3698;
-      if (v3699) {
-        const bfloat v3700 = bfloat(v3695);
-        const uint v3701 = v3688 * v2;
-        const uint v3702 = v3701 + v3691;
-        const uint v3703 = v3702 - v78;
-        out[v3703] = v3700;
-      }
-    }
-    const uint v3704 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3706 = v1635 + v3704;
-    const uint v3707 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3709 = v1638 + v3707;
-    const bool v3710 = v3706 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3711 = v3709 < v79;
-    const bool v3712 = v3710 && v3711;
-    if (v3712) {
-      const float v3713 = v92.m[7][1].thread_elements()[1];
-      const uint v3715 = v3709 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3716 = v3715 < v2;
-      const bool v3717 = v3710 && v3716;
-      if (v3717) {
-        const bfloat v3718 = bfloat(v3713);
-        const uint v3719 = v3706 * v2;
-        const uint v3720 = v3719 + v3709;
-        const uint v3721 = v3720 - v78;
-        out[v3721] = v3718;
-      }
-    }
-    const uint v3722 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3724 = v1635 + v3722;
-    const uint v3725 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3727 = v1638 + v3725;
-    const bool v3728 = v3724 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3729 = v3727 < v79;
-    const bool v3730 = v3728 && v3729;
-    if (v3730) {
-      const float v3731 = v92.m[7][2].thread_elements()[0];
-      const uint v3733 = v3727 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3734 = v3733 < v2;
-      const bool v3735 = v3728 && v3734;
-      if (v3735) {
-        const bfloat v3736 = bfloat(v3731);
-        const uint v3737 = v3724 * v2;
-        const uint v3738 = v3737 + v3727;
-        const uint v3739 = v3738 - v78;
-        out[v3739] = v3736;
-      }
-    }
-    const uint v3740 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3742 = v1635 + v3740;
-    const uint v3743 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3745 = v1638 + v3743;
-    const bool v3746 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3747 = v3745 < v79;
-    const bool v3748 = v3746 && v3747;
-    if (v3748) {
-      const float v3749 = v92.m[7][2].thread_elements()[1];
-      const uint v3751 = v3745 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3752 = v3751 < v2;
-      const bool v3753 = v3746 && v3752;
-      if (v3753) {
-        const bfloat v3754 = bfloat(v3749);
-        const uint v3755 = v3742 * v2;
-        const uint v3756 = v3755 + v3745;
-        const uint v3757 = v3756 - v78;
-        out[v3757] = v3754;
-      }
-    }
-    const uint v3758 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3760 = v1635 + v3758;
-    const uint v3761 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3763 = v1638 + v3761;
-    const bool v3764 = v3760 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3765 = v3763 < v79;
-    const bool v3766 = v3764 && v3765;
-    if (v3766) {
-      const float v3767 = v92.m[7][3].thread_elements()[0];
-      const uint v3769 = v3763 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3770 = v3769 < v2;
-      const bool v3771 = v3764 && v3770;
-      if (v3771) {
-        const bfloat v3772 = bfloat(v3767);
-        const uint v3773 = v3760 * v2;
-        const uint v3774 = v3773 + v3763;
-        const uint v3775 = v3774 - v78;
-        out[v3775] = v3772;
-      }
-    }
-    const uint v3776 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3778 = v1635 + v3776;
-    const uint v3779 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3781 = v1638 + v3779;
-    const bool v3782 = v3778 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3783 = v3781 < v79;
-    const bool v3784 = v3782 && v3783;
-    if (v3784) {
-      const float v3785 = v92.m[7][3].thread_elements()[1];
-      const uint v3787 = v3781 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3788 = v3787 < v2;
-      const bool v3789 = v3782 && v3788;
-      if (v3789) {
-        const bfloat v3790 = bfloat(v3785);
-        const uint v3791 = v3778 * v2;
-        const uint v3792 = v3791 + v3781;
-        const uint v3793 = v3792 - v78;
-        out[v3793] = v3790;
-      }
-    }
-    const uint v3794 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3796 = v1635 + v3794;
-    const uint v3797 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3799 = v1638 + v3797;
-    const bool v3800 = v3796 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3801 = v3799 < v79;
-    const bool v3802 = v3800 && v3801;
-    if (v3802) {
-      const float v3803 = v92.m[7][4].thread_elements()[0];
-      const uint v3805 = v3799 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3806 = v3805 < v2;
-      const bool v3807 = v3800 && v3806;
-      if (v3807) {
-        const bfloat v3808 = bfloat(v3803);
-        const uint v3809 = v3796 * v2;
-        const uint v3810 = v3809 + v3799;
-        const uint v3811 = v3810 - v78;
-        out[v3811] = v3808;
-      }
-    }
-    const uint v3812 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3814 = v1635 + v3812;
-    const uint v3815 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3817 = v1638 + v3815;
-    const bool v3818 = v3814 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3819 = v3817 < v79;
-    const bool v3820 = v3818 && v3819;
-    if (v3820) {
-      const float v3821 = v92.m[7][4].thread_elements()[1];
-      const uint v3823 = v3817 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3824 = v3823 < v2;
-      const bool v3825 = v3818 && v3824;
-      if (v3825) {
-        const bfloat v3826 = bfloat(v3821);
-        const uint v3827 = v3814 * v2;
-        const uint v3828 = v3827 + v3817;
-        const uint v3829 = v3828 - v78;
-        out[v3829] = v3826;
-      }
-    }
-    const uint v3830 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3832 = v1635 + v3830;
-    const uint v3833 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3835 = v1638 + v3833;
-    const bool v3836 = v3832 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3837 = v3835 < v79;
-    const bool v3838 = v3836 && v3837;
-    if (v3838) {
-      const float v3839 = v92.m[7][5].thread_elements()[0];
-      const uint v3841 = v3835 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3842 = v3841 < v2;
-      const bool v3843 = v3836 && v3842;
-      if (v3843) {
-        const bfloat v3844 = bfloat(v3839);
-        const uint v3845 = v3832 * v2;
-        const uint v3846 = v3845 + v3835;
-        const uint v3847 = v3846 - v78;
-        out[v3847] = v3844;
-      }
-    }
-    const uint v3848 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3850 = v1635 + v3848;
-    const uint v3851 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3853 = v1638 + v3851;
-    const bool v3854 = v3850 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3855 = v3853 < v79;
-    const bool v3856 = v3854 && v3855;
-    if (v3856) {
-      const float v3857 = v92.m[7][5].thread_elements()[1];
-      const uint v3859 = v3853 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3860 = v3859 < v2;
-      const bool v3861 = v3854 && v3860;
-      if (v3861) {
-        const bfloat v3862 = bfloat(v3857);
-        const uint v3863 = v3850 * v2;
-        const uint v3864 = v3863 + v3853;
-        const uint v3865 = v3864 - v78;
-        out[v3865] = v3862;
-      }
-    }
-    const uint v3866 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3868 = v1635 + v3866;
-    const uint v3869 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3871 = v1638 + v3869;
-    const bool v3872 = v3868 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3873 = v3871 < v79;
-    const bool v3874 = v3872 && v3873;
-    if (v3874) {
-      const float v3875 = v92.m[7][6].thread_elements()[0];
-      const uint v3877 = v3871 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3878 = v3877 < v2;
-      const bool v3879 = v3872 && v3878;
-      if (v3879) {
-        const bfloat v3880 = bfloat(v3875);
-        const uint v3881 = v3868 * v2;
-        const uint v3882 = v3881 + v3871;
-        const uint v3883 = v3882 - v78;
-        out[v3883] = v3880;
-      }
-    }
-    const uint v3884 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3886 = v1635 + v3884;
-    const uint v3887 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3889 = v1638 + v3887;
-    const bool v3890 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3891 = v3889 < v79;
-    const bool v3892 = v3890 && v3891;
-    if (v3892) {
-      const float v3893 = v92.m[7][6].thread_elements()[1];
-      const uint v3895 = v3889 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3896 = v3895 < v2;
-      const bool v3897 = v3890 && v3896;
-      if (v3897) {
-        const bfloat v3898 = bfloat(v3893);
-        const uint v3899 = v3886 * v2;
-        const uint v3900 = v3899 + v3889;
-        const uint v3901 = v3900 - v78;
-        out[v3901] = v3898;
-      }
-    }
-    const uint v3902 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3904 = v1635 + v3902;
-    const uint v3905 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3907 = v1638 + v3905;
-    const bool v3908 = v3904 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3909 = v3907 < v79;
-    const bool v3910 = v3908 && v3909;
-    if (v3910) {
-      const float v3911 = v92.m[7][7].thread_elements()[0];
-      const uint v3913 = v3907 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3914 = v3913 < v2;
-      const bool v3915 = v3908 && v3914;
-      if (v3915) {
-        const bfloat v3916 = bfloat(v3911);
-        const uint v3917 = v3904 * v2;
-        const uint v3918 = v3917 + v3907;
-        const uint v3919 = v3918 - v78;
-        out[v3919] = v3916;
-      }
-    }
-    const uint v3920 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3922 = v1635 + v3920;
-    const uint v3923 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3925 = v1638 + v3923;
-    const bool v3926 = v3922 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3927 = v3925 < v79;
-    const bool v3928 = v3926 && v3927;
-    if (v3928) {
-      const float v3929 = v92.m[7][7].thread_elements()[1];
-      const uint v3931 = v3925 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3932 = v3931 < v2;
-      const bool v3933 = v3926 && v3932;
-      if (v3933) {
-        const bfloat v3934 = bfloat(v3929);
-        const uint v3935 = v3922 * v2;
-        const uint v3936 = v3935 + v3925;
-        const uint v3937 = v3936 - v78;
-        out[v3937] = v3934;
+    const uint v3668 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3669 = v1635 + v3668;
+    const uint v3670 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3671 = v1634 + v3670;
+    const bool v3672 = v3669 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3673 = v3671 < v79;
+    const bool v3674 = v3672 && v3673;
+    if (v3674) {
+      const float v3675 = v92.m[7][7].thread_elements()[1];
+      const uint v3677 = v3671 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3678 = v3677 < v2;
+      const bool v3679 = v3672 && v3678;
+      if (v3679) {
+        const bfloat v3680 = bfloat(v3675);
+        const uint v3681 = v3669 * v2;
+        const uint v3682 = v3681 + v3671;
+        const uint v3683 = v3682 - v78;
+        out[v3683] = v3680;
       }
     }
   } else {
-    const uint v3938 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v3939 = iron_tid.x;
+    const uint v3684 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v3685 = iron_tid.x;
 
-    for (uint v3941 = v3939; v3941 < 16384u; v3941 += v3938) {
-      const uint v3943 = v3941 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v3944 = v75 + v3943;
-      const uint v3946 = v3941 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v3947 = v26 + v3946;
-      const bool v3948 = v3944 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v3949 = v3947 < v2;
-      const bool v3950 = v3948 && v3949;
-      if (v3950) {
-        const uint v3953 = v3944 * v2;
-        const uint v3954 = v3953 + v3947;
-        out[v3954] = bfloat(0.0f);
+    for (uint v3687 = v3685; v3687 < 16384u; v3687 += v3684) {
+      const uint v3689 = v3687 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v3690 = v75 + v3689;
+      const uint v3692 = v3687 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v3693 = v26 + v3692;
+      const bool v3694 = v3690 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3695 = v3693 < v2;
+      const bool v3696 = v3694 && v3695;
+      if (v3696) {
+        const uint v3699 = v3690 * v2;
+        const uint v3700 = v3699 + v3693;
+        out[v3700] = bfloat(0.0f);
       }
     }
   }

@@ -134,15 +134,15 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v5692 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5693 = v57 ? v39 : v5692;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v5693;
-    const uint v5694 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5695 = v57 ? v63 : v5694;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v5695;
-    const uint v5696 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v5697 = v57 ? v45 : v5696;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v5697;
+    const uint v5438 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5439 = v57 ? v39 : v5438;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5439;
+    const uint v5440 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5441 = v57 ? v63 : v5440;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5441;
+    const uint v5442 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5443 = v57 ? v45 : v5442;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5443;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -155,9 +155,9 @@ kernel void iron_moe_gemm_mxfp4_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v5698 = v29;
-  const uint v5699 = v67 ? v73 : v5698;
-  v29 = v5699;
+  const uint v5444 = v29;
+  const uint v5445 = v67 ? v73 : v5444;
+  v29 = v5445;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -166,655 +166,655 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:171
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:229
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:230
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:231
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:231
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:233
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:232
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:234
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:233
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:235
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
     const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:246
-      const uint v4531 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4534 = v4531 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4537 = v4531 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4538 = v4537 << 3u;
-      const uint v4539 = v75 + v4534;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4540 = v4539 < v76;
-      const uint v4545 = v4539 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4551 = v4534 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4556 = v4531 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4558 = v4556 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4561 = v4556 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4562 = v4561 << 3u;
-      const uint v4563 = v75 + v4558;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4564 = v4563 < v76;
-      const uint v4569 = v4563 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4575 = v4558 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4580 = v4531 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4582 = v4580 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4585 = v4580 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4586 = v4585 << 3u;
-      const uint v4587 = v75 + v4582;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4588 = v4587 < v76;
-      const uint v4593 = v4587 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4599 = v4582 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4604 = v4531 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4606 = v4604 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4609 = v4604 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4610 = v4609 << 3u;
-      const uint v4611 = v75 + v4606;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4612 = v4611 < v76;
-      const uint v4617 = v4611 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4623 = v4606 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4637 = v80 + v4534;  // kernels/gemm/quant_b.hpp:137
-      const bool v4638 = v4637 < v79;
-      const uint v4643 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v4647 = v79 - 1u;
-      const uint v4649 = min(v4637, v4647);
-      const uint v4653 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v4654 = v4649 * v4653;
-      const uint v4660 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v4661 = v4649 * v4660;
-      const uint v4875 = v80 + v4558;  // kernels/gemm/quant_b.hpp:137
-      const bool v4876 = v4875 < v79;
-      const uint v4887 = min(v4875, v4647);  // kernels/gemm/quant_b.hpp:138
-      const uint v4892 = v4887 * v4653;  // kernels/gemm/quant_b.hpp:71
-      const uint v4899 = v4887 * v4660;  // kernels/gemm/quant_b.hpp:72
-      const uint v5113 = v80 + v4582;  // kernels/gemm/quant_b.hpp:137
-      const bool v5114 = v5113 < v79;
-      const uint v5125 = min(v5113, v4647);  // kernels/gemm/quant_b.hpp:138
-      const uint v5130 = v5125 * v4653;  // kernels/gemm/quant_b.hpp:71
-      const uint v5137 = v5125 * v4660;  // kernels/gemm/quant_b.hpp:72
-      const uint v5351 = v80 + v4606;  // kernels/gemm/quant_b.hpp:137
-      const bool v5352 = v5351 < v79;
-      const uint v5363 = min(v5351, v4647);  // kernels/gemm/quant_b.hpp:138
-      const uint v5368 = v5363 * v4653;  // kernels/gemm/quant_b.hpp:71
-      const uint v5375 = v5363 * v4660;  // kernels/gemm/quant_b.hpp:72
-      const uint v5587 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-      const uint v5593 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:248
+      const uint v4277 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4280 = v4277 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4283 = v4277 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4284 = v4283 << 3u;
+      const uint v4285 = v75 + v4280;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4286 = v4285 < v76;
+      const uint v4291 = v4285 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4297 = v4280 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4302 = v4277 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4304 = v4302 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4307 = v4302 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4308 = v4307 << 3u;
+      const uint v4309 = v75 + v4304;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4310 = v4309 < v76;
+      const uint v4315 = v4309 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4321 = v4304 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4326 = v4277 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4328 = v4326 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4331 = v4326 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4332 = v4331 << 3u;
+      const uint v4333 = v75 + v4328;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4334 = v4333 < v76;
+      const uint v4339 = v4333 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4345 = v4328 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4350 = v4277 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4352 = v4350 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4355 = v4350 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4356 = v4355 << 3u;
+      const uint v4357 = v75 + v4352;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4358 = v4357 < v76;
+      const uint v4363 = v4357 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4369 = v4352 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4383 = v80 + v4280;  // kernels/gemm/quant_b.hpp:137
+      const bool v4384 = v4383 < v79;
+      const uint v4389 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v4393 = v79 - 1u;
+      const uint v4395 = min(v4383, v4393);
+      const uint v4399 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v4400 = v4395 * v4399;
+      const uint v4406 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v4407 = v4395 * v4406;
+      const uint v4621 = v80 + v4304;  // kernels/gemm/quant_b.hpp:137
+      const bool v4622 = v4621 < v79;
+      const uint v4633 = min(v4621, v4393);  // kernels/gemm/quant_b.hpp:138
+      const uint v4638 = v4633 * v4399;  // kernels/gemm/quant_b.hpp:71
+      const uint v4645 = v4633 * v4406;  // kernels/gemm/quant_b.hpp:72
+      const uint v4859 = v80 + v4328;  // kernels/gemm/quant_b.hpp:137
+      const bool v4860 = v4859 < v79;
+      const uint v4871 = min(v4859, v4393);  // kernels/gemm/quant_b.hpp:138
+      const uint v4876 = v4871 * v4399;  // kernels/gemm/quant_b.hpp:71
+      const uint v4883 = v4871 * v4406;  // kernels/gemm/quant_b.hpp:72
+      const uint v5097 = v80 + v4352;  // kernels/gemm/quant_b.hpp:137
+      const bool v5098 = v5097 < v79;
+      const uint v5109 = min(v5097, v4393);  // kernels/gemm/quant_b.hpp:138
+      const uint v5114 = v5109 * v4399;  // kernels/gemm/quant_b.hpp:71
+      const uint v5121 = v5109 * v4406;  // kernels/gemm/quant_b.hpp:72
+      const uint v5333 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v5339 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
 
-      for (uint v4523 = 0u; v4523 < v3; v4523 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
-        const uint v4525 = v4523 >> 5u;
-        const uint v4527 = v4525 % 1u;
+      for (uint v4269 = 0u; v4269 < v3; v4269 += 32u) {  // kernels/gemm/gemm_tiles.hpp:255
+        const uint v4271 = v4269 >> 5u;
+        const uint v4273 = v4271 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4529 = v4527 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
-        const uint v4541 = v4523 + v4538;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4542 = v4541 < v3;
-        const bool v4543 = v4540 && v4542;
-        const uint v4547 = v4545 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4548 = v4547 + v4538;
-        const uint v4549 = v4543 ? v4548 : 0u;
-        const uint v4552 = v4529 + v4551;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4553 = v4552 + v4538;
+        const uint v4275 = v4273 * 5120u;  // kernels/gemm/gemm_tiles.hpp:252
+        const uint v4287 = v4269 + v4284;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4288 = v4287 < v3;
+        const bool v4289 = v4286 && v4288;
+        const uint v4293 = v4291 + v4269;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4294 = v4293 + v4284;
+        const uint v4295 = v4289 ? v4294 : 0u;
+        const uint v4298 = v4275 + v4297;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4299 = v4298 + v4284;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4553 + e] = v4543 ? x_sorted[v4549 + e] : bfloat(0);
+          shm0[v4299 + e] = v4289 ? x_sorted[v4295 + e] : bfloat(0);
         }
-        const uint v4565 = v4523 + v4562;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4566 = v4565 < v3;
-        const bool v4567 = v4564 && v4566;
-        const uint v4571 = v4569 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4572 = v4571 + v4562;
-        const uint v4573 = v4567 ? v4572 : 0u;
-        const uint v4576 = v4529 + v4575;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4577 = v4576 + v4562;
+        const uint v4311 = v4269 + v4308;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4312 = v4311 < v3;
+        const bool v4313 = v4310 && v4312;
+        const uint v4317 = v4315 + v4269;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4318 = v4317 + v4308;
+        const uint v4319 = v4313 ? v4318 : 0u;
+        const uint v4322 = v4275 + v4321;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4323 = v4322 + v4308;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4577 + e] = v4567 ? x_sorted[v4573 + e] : bfloat(0);
+          shm0[v4323 + e] = v4313 ? x_sorted[v4319 + e] : bfloat(0);
         }
-        const uint v4589 = v4523 + v4586;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4590 = v4589 < v3;
-        const bool v4591 = v4588 && v4590;
-        const uint v4595 = v4593 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4596 = v4595 + v4586;
-        const uint v4597 = v4591 ? v4596 : 0u;
-        const uint v4600 = v4529 + v4599;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4601 = v4600 + v4586;
+        const uint v4335 = v4269 + v4332;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4336 = v4335 < v3;
+        const bool v4337 = v4334 && v4336;
+        const uint v4341 = v4339 + v4269;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4342 = v4341 + v4332;
+        const uint v4343 = v4337 ? v4342 : 0u;
+        const uint v4346 = v4275 + v4345;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4347 = v4346 + v4332;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4601 + e] = v4591 ? x_sorted[v4597 + e] : bfloat(0);
+          shm0[v4347 + e] = v4337 ? x_sorted[v4343 + e] : bfloat(0);
         }
-        const uint v4613 = v4523 + v4610;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4614 = v4613 < v3;
-        const bool v4615 = v4612 && v4614;
-        const uint v4619 = v4617 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4620 = v4619 + v4610;
-        const uint v4621 = v4615 ? v4620 : 0u;
-        const uint v4624 = v4529 + v4623;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4625 = v4624 + v4610;
+        const uint v4359 = v4269 + v4356;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4360 = v4359 < v3;
+        const bool v4361 = v4358 && v4360;
+        const uint v4365 = v4363 + v4269;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4366 = v4365 + v4356;
+        const uint v4367 = v4361 ? v4366 : 0u;
+        const uint v4370 = v4275 + v4369;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4371 = v4370 + v4356;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4625 + e] = v4615 ? x_sorted[v4621 + e] : bfloat(0);
+          shm0[v4371 + e] = v4361 ? x_sorted[v4367 + e] : bfloat(0);
         }
-        const bool v4641 = v4638 && v4542;  // kernels/gemm/quant_b.hpp:137
-        const uint v4645 = min(v4541, v4643);  // kernels/gemm/quant_b.hpp:138
-        const uint v4651 = v4645 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4655 = v4654 + v4651;
-        const uint v4656 = packed[v4655];
-        const uint v4658 = v4645 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4662 = v4661 + v4658;
-        const uchar v4663 = scales[v4662];
-        const uint v4664 = uint(v4663);
-        const uint v4666 = v4664 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4669 = v4664 == 255u;
-        const uint v4670 = v4669 ? 2143289344u : v4666;
-        const bool v4672 = v4664 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4674 = v4672 ? 4194304u : v4670;
-        const float v4675 = as_type<float>(v4674);
-        const uint v4677 = v4656 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4679 = v4677 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4681 = v4679 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4683 = v4681 << 22u;
-        const uint v4685 = v4679 * 1056964608u;
-        const bool v4687 = v4679 < 2u;
-        const uint v4688 = v4687 ? v4685 : v4683;
-        const uint v4690 = v4677 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4692 = v4690 << 28u;
-        const uint v4693 = v4688 | v4692;
-        const float v4694 = as_type<float>(v4693);
-        const float v4695 = v4694 * v4675;  // kernels/gemm/quant_b.hpp:80
-        const uint v4697 = v4656 >> 4u;
-        const uint v4699 = v4697 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4701 = v4699 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4703 = v4701 << 22u;
-        const uint v4705 = v4699 * 1056964608u;
-        const bool v4707 = v4699 < 2u;
-        const uint v4708 = v4707 ? v4705 : v4703;
-        const uint v4710 = v4697 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4712 = v4710 << 28u;
-        const uint v4713 = v4708 | v4712;
-        const float v4714 = as_type<float>(v4713);
-        const float v4715 = v4714 * v4675;  // kernels/gemm/quant_b.hpp:80
-        const uint v4717 = v4656 >> 8u;
-        const uint v4719 = v4717 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4721 = v4719 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4723 = v4721 << 22u;
-        const uint v4725 = v4719 * 1056964608u;
-        const bool v4727 = v4719 < 2u;
-        const uint v4728 = v4727 ? v4725 : v4723;
-        const uint v4730 = v4717 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4732 = v4730 << 28u;
-        const uint v4733 = v4728 | v4732;
-        const float v4734 = as_type<float>(v4733);
-        const float v4735 = v4734 * v4675;  // kernels/gemm/quant_b.hpp:80
-        const uint v4737 = v4656 >> 12u;
-        const uint v4739 = v4737 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4741 = v4739 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4743 = v4741 << 22u;
-        const uint v4745 = v4739 * 1056964608u;
-        const bool v4747 = v4739 < 2u;
-        const uint v4748 = v4747 ? v4745 : v4743;
-        const uint v4750 = v4737 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4752 = v4750 << 28u;
-        const uint v4753 = v4748 | v4752;
-        const float v4754 = as_type<float>(v4753);
-        const float v4755 = v4754 * v4675;  // kernels/gemm/quant_b.hpp:80
-        const uint v4757 = v4656 >> 16u;
-        const uint v4759 = v4757 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4761 = v4759 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4763 = v4761 << 22u;
-        const uint v4765 = v4759 * 1056964608u;
-        const bool v4767 = v4759 < 2u;
-        const uint v4768 = v4767 ? v4765 : v4763;
-        const uint v4770 = v4757 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4772 = v4770 << 28u;
-        const uint v4773 = v4768 | v4772;
-        const float v4774 = as_type<float>(v4773);
-        const float v4775 = v4774 * v4675;  // kernels/gemm/quant_b.hpp:80
-        const uint v4777 = v4656 >> 20u;
-        const uint v4779 = v4777 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4781 = v4779 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4783 = v4781 << 22u;
-        const uint v4785 = v4779 * 1056964608u;
-        const bool v4787 = v4779 < 2u;
-        const uint v4788 = v4787 ? v4785 : v4783;
-        const uint v4790 = v4777 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4792 = v4790 << 28u;
-        const uint v4793 = v4788 | v4792;
-        const float v4794 = as_type<float>(v4793);
-        const float v4795 = v4794 * v4675;  // kernels/gemm/quant_b.hpp:80
-        const uint v4797 = v4656 >> 24u;
-        const uint v4799 = v4797 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4801 = v4799 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4803 = v4801 << 22u;
-        const uint v4805 = v4799 * 1056964608u;
-        const bool v4807 = v4799 < 2u;
-        const uint v4808 = v4807 ? v4805 : v4803;
-        const uint v4810 = v4797 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4812 = v4810 << 28u;
-        const uint v4813 = v4808 | v4812;
-        const float v4814 = as_type<float>(v4813);
-        const float v4815 = v4814 * v4675;  // kernels/gemm/quant_b.hpp:80
-        const uint v4817 = v4656 >> 28u;
-        const uint v4819 = v4817 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4821 = v4819 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4823 = v4821 << 22u;
-        const uint v4825 = v4819 * 1056964608u;
-        const bool v4827 = v4819 < 2u;
-        const uint v4828 = v4827 ? v4825 : v4823;
-        const uint v4830 = v4817 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4832 = v4830 << 28u;
-        const uint v4833 = v4828 | v4832;
-        const float v4834 = as_type<float>(v4833);
-        const float v4835 = v4834 * v4675;  // kernels/gemm/quant_b.hpp:80
-        const float v4837 = v4641 ? v4695 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4838 = bfloat(v4837);
-        const float v4840 = v4641 ? v4715 : 0.0f;
-        const bfloat v4841 = bfloat(v4840);
-        const float v4843 = v4641 ? v4735 : 0.0f;
-        const bfloat v4844 = bfloat(v4843);
-        const float v4846 = v4641 ? v4755 : 0.0f;
-        const bfloat v4847 = bfloat(v4846);
-        const float v4849 = v4641 ? v4775 : 0.0f;
-        const bfloat v4850 = bfloat(v4849);
-        const float v4852 = v4641 ? v4795 : 0.0f;
-        const bfloat v4853 = bfloat(v4852);
-        const float v4855 = v4641 ? v4815 : 0.0f;
-        const bfloat v4856 = bfloat(v4855);
-        const float v4858 = v4641 ? v4835 : 0.0f;
-        const bfloat v4859 = bfloat(v4858);
-        *(threadgroup iron_bf16x8*)(shm1 + v4553) = iron_bf16x8{{bfloat4(v4838, v4841, v4844, v4847), bfloat4(v4850, v4853, v4856, v4859)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4879 = v4876 && v4566;  // kernels/gemm/quant_b.hpp:137
-        const uint v4883 = min(v4565, v4643);  // kernels/gemm/quant_b.hpp:138
-        const uint v4889 = v4883 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4893 = v4892 + v4889;
-        const uint v4894 = packed[v4893];
-        const uint v4896 = v4883 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4900 = v4899 + v4896;
-        const uchar v4901 = scales[v4900];
-        const uint v4902 = uint(v4901);
-        const uint v4904 = v4902 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4907 = v4902 == 255u;
-        const uint v4908 = v4907 ? 2143289344u : v4904;
-        const bool v4910 = v4902 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4912 = v4910 ? 4194304u : v4908;
-        const float v4913 = as_type<float>(v4912);
-        const uint v4915 = v4894 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4917 = v4915 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4919 = v4917 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4921 = v4919 << 22u;
-        const uint v4923 = v4917 * 1056964608u;
-        const bool v4925 = v4917 < 2u;
-        const uint v4926 = v4925 ? v4923 : v4921;
-        const uint v4928 = v4915 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4930 = v4928 << 28u;
-        const uint v4931 = v4926 | v4930;
-        const float v4932 = as_type<float>(v4931);
-        const float v4933 = v4932 * v4913;  // kernels/gemm/quant_b.hpp:80
-        const uint v4935 = v4894 >> 4u;
-        const uint v4937 = v4935 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4939 = v4937 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4941 = v4939 << 22u;
-        const uint v4943 = v4937 * 1056964608u;
-        const bool v4945 = v4937 < 2u;
-        const uint v4946 = v4945 ? v4943 : v4941;
-        const uint v4948 = v4935 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4950 = v4948 << 28u;
-        const uint v4951 = v4946 | v4950;
-        const float v4952 = as_type<float>(v4951);
-        const float v4953 = v4952 * v4913;  // kernels/gemm/quant_b.hpp:80
-        const uint v4955 = v4894 >> 8u;
-        const uint v4957 = v4955 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4959 = v4957 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4961 = v4959 << 22u;
-        const uint v4963 = v4957 * 1056964608u;
-        const bool v4965 = v4957 < 2u;
-        const uint v4966 = v4965 ? v4963 : v4961;
-        const uint v4968 = v4955 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4970 = v4968 << 28u;
-        const uint v4971 = v4966 | v4970;
-        const float v4972 = as_type<float>(v4971);
-        const float v4973 = v4972 * v4913;  // kernels/gemm/quant_b.hpp:80
-        const uint v4975 = v4894 >> 12u;
-        const uint v4977 = v4975 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4979 = v4977 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4981 = v4979 << 22u;
-        const uint v4983 = v4977 * 1056964608u;
-        const bool v4985 = v4977 < 2u;
-        const uint v4986 = v4985 ? v4983 : v4981;
-        const uint v4988 = v4975 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4990 = v4988 << 28u;
-        const uint v4991 = v4986 | v4990;
-        const float v4992 = as_type<float>(v4991);
-        const float v4993 = v4992 * v4913;  // kernels/gemm/quant_b.hpp:80
-        const uint v4995 = v4894 >> 16u;
-        const uint v4997 = v4995 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4999 = v4997 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5001 = v4999 << 22u;
-        const uint v5003 = v4997 * 1056964608u;
-        const bool v5005 = v4997 < 2u;
-        const uint v5006 = v5005 ? v5003 : v5001;
-        const uint v5008 = v4995 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5010 = v5008 << 28u;
-        const uint v5011 = v5006 | v5010;
-        const float v5012 = as_type<float>(v5011);
-        const float v5013 = v5012 * v4913;  // kernels/gemm/quant_b.hpp:80
-        const uint v5015 = v4894 >> 20u;
-        const uint v5017 = v5015 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5019 = v5017 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5021 = v5019 << 22u;
-        const uint v5023 = v5017 * 1056964608u;
-        const bool v5025 = v5017 < 2u;
-        const uint v5026 = v5025 ? v5023 : v5021;
-        const uint v5028 = v5015 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5030 = v5028 << 28u;
-        const uint v5031 = v5026 | v5030;
-        const float v5032 = as_type<float>(v5031);
-        const float v5033 = v5032 * v4913;  // kernels/gemm/quant_b.hpp:80
-        const uint v5035 = v4894 >> 24u;
-        const uint v5037 = v5035 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5039 = v5037 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5041 = v5039 << 22u;
-        const uint v5043 = v5037 * 1056964608u;
-        const bool v5045 = v5037 < 2u;
-        const uint v5046 = v5045 ? v5043 : v5041;
-        const uint v5048 = v5035 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5050 = v5048 << 28u;
-        const uint v5051 = v5046 | v5050;
-        const float v5052 = as_type<float>(v5051);
-        const float v5053 = v5052 * v4913;  // kernels/gemm/quant_b.hpp:80
-        const uint v5055 = v4894 >> 28u;
-        const uint v5057 = v5055 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5059 = v5057 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5061 = v5059 << 22u;
-        const uint v5063 = v5057 * 1056964608u;
-        const bool v5065 = v5057 < 2u;
-        const uint v5066 = v5065 ? v5063 : v5061;
-        const uint v5068 = v5055 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5070 = v5068 << 28u;
-        const uint v5071 = v5066 | v5070;
-        const float v5072 = as_type<float>(v5071);
-        const float v5073 = v5072 * v4913;  // kernels/gemm/quant_b.hpp:80
-        const float v5075 = v4879 ? v4933 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v5076 = bfloat(v5075);
-        const float v5078 = v4879 ? v4953 : 0.0f;
-        const bfloat v5079 = bfloat(v5078);
-        const float v5081 = v4879 ? v4973 : 0.0f;
-        const bfloat v5082 = bfloat(v5081);
-        const float v5084 = v4879 ? v4993 : 0.0f;
-        const bfloat v5085 = bfloat(v5084);
-        const float v5087 = v4879 ? v5013 : 0.0f;
-        const bfloat v5088 = bfloat(v5087);
-        const float v5090 = v4879 ? v5033 : 0.0f;
-        const bfloat v5091 = bfloat(v5090);
-        const float v5093 = v4879 ? v5053 : 0.0f;
-        const bfloat v5094 = bfloat(v5093);
-        const float v5096 = v4879 ? v5073 : 0.0f;
-        const bfloat v5097 = bfloat(v5096);
-        *(threadgroup iron_bf16x8*)(shm1 + v4577) = iron_bf16x8{{bfloat4(v5076, v5079, v5082, v5085), bfloat4(v5088, v5091, v5094, v5097)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v5117 = v5114 && v4590;  // kernels/gemm/quant_b.hpp:137
-        const uint v5121 = min(v4589, v4643);  // kernels/gemm/quant_b.hpp:138
-        const uint v5127 = v5121 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v5131 = v5130 + v5127;
-        const uint v5132 = packed[v5131];
-        const uint v5134 = v5121 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v5138 = v5137 + v5134;
-        const uchar v5139 = scales[v5138];
-        const uint v5140 = uint(v5139);
-        const uint v5142 = v5140 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v5145 = v5140 == 255u;
-        const uint v5146 = v5145 ? 2143289344u : v5142;
-        const bool v5148 = v5140 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v5150 = v5148 ? 4194304u : v5146;
-        const float v5151 = as_type<float>(v5150);
-        const uint v5153 = v5132 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v5155 = v5153 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5157 = v5155 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5159 = v5157 << 22u;
-        const uint v5161 = v5155 * 1056964608u;
-        const bool v5163 = v5155 < 2u;
-        const uint v5164 = v5163 ? v5161 : v5159;
-        const uint v5166 = v5153 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5168 = v5166 << 28u;
-        const uint v5169 = v5164 | v5168;
-        const float v5170 = as_type<float>(v5169);
-        const float v5171 = v5170 * v5151;  // kernels/gemm/quant_b.hpp:80
-        const uint v5173 = v5132 >> 4u;
-        const uint v5175 = v5173 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5177 = v5175 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5179 = v5177 << 22u;
-        const uint v5181 = v5175 * 1056964608u;
-        const bool v5183 = v5175 < 2u;
-        const uint v5184 = v5183 ? v5181 : v5179;
-        const uint v5186 = v5173 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5188 = v5186 << 28u;
-        const uint v5189 = v5184 | v5188;
-        const float v5190 = as_type<float>(v5189);
-        const float v5191 = v5190 * v5151;  // kernels/gemm/quant_b.hpp:80
-        const uint v5193 = v5132 >> 8u;
-        const uint v5195 = v5193 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5197 = v5195 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5199 = v5197 << 22u;
-        const uint v5201 = v5195 * 1056964608u;
-        const bool v5203 = v5195 < 2u;
-        const uint v5204 = v5203 ? v5201 : v5199;
-        const uint v5206 = v5193 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5208 = v5206 << 28u;
-        const uint v5209 = v5204 | v5208;
-        const float v5210 = as_type<float>(v5209);
-        const float v5211 = v5210 * v5151;  // kernels/gemm/quant_b.hpp:80
-        const uint v5213 = v5132 >> 12u;
-        const uint v5215 = v5213 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5217 = v5215 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5219 = v5217 << 22u;
-        const uint v5221 = v5215 * 1056964608u;
-        const bool v5223 = v5215 < 2u;
-        const uint v5224 = v5223 ? v5221 : v5219;
-        const uint v5226 = v5213 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5228 = v5226 << 28u;
-        const uint v5229 = v5224 | v5228;
-        const float v5230 = as_type<float>(v5229);
-        const float v5231 = v5230 * v5151;  // kernels/gemm/quant_b.hpp:80
-        const uint v5233 = v5132 >> 16u;
-        const uint v5235 = v5233 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5237 = v5235 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5239 = v5237 << 22u;
-        const uint v5241 = v5235 * 1056964608u;
-        const bool v5243 = v5235 < 2u;
-        const uint v5244 = v5243 ? v5241 : v5239;
-        const uint v5246 = v5233 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5248 = v5246 << 28u;
-        const uint v5249 = v5244 | v5248;
-        const float v5250 = as_type<float>(v5249);
-        const float v5251 = v5250 * v5151;  // kernels/gemm/quant_b.hpp:80
-        const uint v5253 = v5132 >> 20u;
-        const uint v5255 = v5253 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5257 = v5255 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5259 = v5257 << 22u;
-        const uint v5261 = v5255 * 1056964608u;
-        const bool v5263 = v5255 < 2u;
-        const uint v5264 = v5263 ? v5261 : v5259;
-        const uint v5266 = v5253 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5268 = v5266 << 28u;
-        const uint v5269 = v5264 | v5268;
-        const float v5270 = as_type<float>(v5269);
-        const float v5271 = v5270 * v5151;  // kernels/gemm/quant_b.hpp:80
-        const uint v5273 = v5132 >> 24u;
-        const uint v5275 = v5273 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5277 = v5275 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5279 = v5277 << 22u;
-        const uint v5281 = v5275 * 1056964608u;
-        const bool v5283 = v5275 < 2u;
-        const uint v5284 = v5283 ? v5281 : v5279;
-        const uint v5286 = v5273 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5288 = v5286 << 28u;
-        const uint v5289 = v5284 | v5288;
-        const float v5290 = as_type<float>(v5289);
-        const float v5291 = v5290 * v5151;  // kernels/gemm/quant_b.hpp:80
-        const uint v5293 = v5132 >> 28u;
-        const uint v5295 = v5293 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5297 = v5295 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5299 = v5297 << 22u;
-        const uint v5301 = v5295 * 1056964608u;
-        const bool v5303 = v5295 < 2u;
-        const uint v5304 = v5303 ? v5301 : v5299;
-        const uint v5306 = v5293 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5308 = v5306 << 28u;
-        const uint v5309 = v5304 | v5308;
-        const float v5310 = as_type<float>(v5309);
-        const float v5311 = v5310 * v5151;  // kernels/gemm/quant_b.hpp:80
-        const float v5313 = v5117 ? v5171 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v5314 = bfloat(v5313);
-        const float v5316 = v5117 ? v5191 : 0.0f;
-        const bfloat v5317 = bfloat(v5316);
-        const float v5319 = v5117 ? v5211 : 0.0f;
-        const bfloat v5320 = bfloat(v5319);
-        const float v5322 = v5117 ? v5231 : 0.0f;
-        const bfloat v5323 = bfloat(v5322);
-        const float v5325 = v5117 ? v5251 : 0.0f;
-        const bfloat v5326 = bfloat(v5325);
-        const float v5328 = v5117 ? v5271 : 0.0f;
-        const bfloat v5329 = bfloat(v5328);
-        const float v5331 = v5117 ? v5291 : 0.0f;
-        const bfloat v5332 = bfloat(v5331);
-        const float v5334 = v5117 ? v5311 : 0.0f;
-        const bfloat v5335 = bfloat(v5334);
-        *(threadgroup iron_bf16x8*)(shm1 + v4601) = iron_bf16x8{{bfloat4(v5314, v5317, v5320, v5323), bfloat4(v5326, v5329, v5332, v5335)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v5355 = v5352 && v4614;  // kernels/gemm/quant_b.hpp:137
-        const uint v5359 = min(v4613, v4643);  // kernels/gemm/quant_b.hpp:138
-        const uint v5365 = v5359 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v5369 = v5368 + v5365;
-        const uint v5370 = packed[v5369];
-        const uint v5372 = v5359 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v5376 = v5375 + v5372;
-        const uchar v5377 = scales[v5376];
-        const uint v5378 = uint(v5377);
-        const uint v5380 = v5378 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v5383 = v5378 == 255u;
-        const uint v5384 = v5383 ? 2143289344u : v5380;
-        const bool v5386 = v5378 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v5388 = v5386 ? 4194304u : v5384;
-        const float v5389 = as_type<float>(v5388);
-        const uint v5391 = v5370 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v5393 = v5391 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5395 = v5393 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5397 = v5395 << 22u;
-        const uint v5399 = v5393 * 1056964608u;
-        const bool v5401 = v5393 < 2u;
-        const uint v5402 = v5401 ? v5399 : v5397;
-        const uint v5404 = v5391 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5406 = v5404 << 28u;
-        const uint v5407 = v5402 | v5406;
-        const float v5408 = as_type<float>(v5407);
-        const float v5409 = v5408 * v5389;  // kernels/gemm/quant_b.hpp:80
-        const uint v5411 = v5370 >> 4u;
-        const uint v5413 = v5411 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5415 = v5413 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5417 = v5415 << 22u;
-        const uint v5419 = v5413 * 1056964608u;
-        const bool v5421 = v5413 < 2u;
-        const uint v5422 = v5421 ? v5419 : v5417;
-        const uint v5424 = v5411 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5426 = v5424 << 28u;
-        const uint v5427 = v5422 | v5426;
-        const float v5428 = as_type<float>(v5427);
-        const float v5429 = v5428 * v5389;  // kernels/gemm/quant_b.hpp:80
-        const uint v5431 = v5370 >> 8u;
-        const uint v5433 = v5431 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5435 = v5433 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5437 = v5435 << 22u;
-        const uint v5439 = v5433 * 1056964608u;
-        const bool v5441 = v5433 < 2u;
-        const uint v5442 = v5441 ? v5439 : v5437;
-        const uint v5444 = v5431 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5446 = v5444 << 28u;
-        const uint v5447 = v5442 | v5446;
-        const float v5448 = as_type<float>(v5447);
-        const float v5449 = v5448 * v5389;  // kernels/gemm/quant_b.hpp:80
-        const uint v5451 = v5370 >> 12u;
-        const uint v5453 = v5451 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5455 = v5453 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5457 = v5455 << 22u;
-        const uint v5459 = v5453 * 1056964608u;
-        const bool v5461 = v5453 < 2u;
-        const uint v5462 = v5461 ? v5459 : v5457;
-        const uint v5464 = v5451 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5466 = v5464 << 28u;
-        const uint v5467 = v5462 | v5466;
-        const float v5468 = as_type<float>(v5467);
-        const float v5469 = v5468 * v5389;  // kernels/gemm/quant_b.hpp:80
-        const uint v5471 = v5370 >> 16u;
-        const uint v5473 = v5471 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5475 = v5473 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5477 = v5475 << 22u;
-        const uint v5479 = v5473 * 1056964608u;
-        const bool v5481 = v5473 < 2u;
-        const uint v5482 = v5481 ? v5479 : v5477;
-        const uint v5484 = v5471 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5486 = v5484 << 28u;
-        const uint v5487 = v5482 | v5486;
-        const float v5488 = as_type<float>(v5487);
-        const float v5489 = v5488 * v5389;  // kernels/gemm/quant_b.hpp:80
-        const uint v5491 = v5370 >> 20u;
-        const uint v5493 = v5491 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5495 = v5493 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5497 = v5495 << 22u;
-        const uint v5499 = v5493 * 1056964608u;
-        const bool v5501 = v5493 < 2u;
-        const uint v5502 = v5501 ? v5499 : v5497;
-        const uint v5504 = v5491 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5506 = v5504 << 28u;
-        const uint v5507 = v5502 | v5506;
-        const float v5508 = as_type<float>(v5507);
-        const float v5509 = v5508 * v5389;  // kernels/gemm/quant_b.hpp:80
-        const uint v5511 = v5370 >> 24u;
-        const uint v5513 = v5511 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5515 = v5513 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5517 = v5515 << 22u;
-        const uint v5519 = v5513 * 1056964608u;
-        const bool v5521 = v5513 < 2u;
-        const uint v5522 = v5521 ? v5519 : v5517;
-        const uint v5524 = v5511 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5526 = v5524 << 28u;
-        const uint v5527 = v5522 | v5526;
-        const float v5528 = as_type<float>(v5527);
-        const float v5529 = v5528 * v5389;  // kernels/gemm/quant_b.hpp:80
-        const uint v5531 = v5370 >> 28u;
-        const uint v5533 = v5531 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5535 = v5533 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5537 = v5535 << 22u;
-        const uint v5539 = v5533 * 1056964608u;
-        const bool v5541 = v5533 < 2u;
-        const uint v5542 = v5541 ? v5539 : v5537;
-        const uint v5544 = v5531 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5546 = v5544 << 28u;
-        const uint v5547 = v5542 | v5546;
-        const float v5548 = as_type<float>(v5547);
-        const float v5549 = v5548 * v5389;  // kernels/gemm/quant_b.hpp:80
-        const float v5551 = v5355 ? v5409 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v5552 = bfloat(v5551);
-        const float v5554 = v5355 ? v5429 : 0.0f;
-        const bfloat v5555 = bfloat(v5554);
-        const float v5557 = v5355 ? v5449 : 0.0f;
-        const bfloat v5558 = bfloat(v5557);
-        const float v5560 = v5355 ? v5469 : 0.0f;
-        const bfloat v5561 = bfloat(v5560);
-        const float v5563 = v5355 ? v5489 : 0.0f;
-        const bfloat v5564 = bfloat(v5563);
-        const float v5566 = v5355 ? v5509 : 0.0f;
-        const bfloat v5567 = bfloat(v5566);
-        const float v5569 = v5355 ? v5529 : 0.0f;
-        const bfloat v5570 = bfloat(v5569);
-        const float v5572 = v5355 ? v5549 : 0.0f;
-        const bfloat v5573 = bfloat(v5572);
-        *(threadgroup iron_bf16x8*)(shm1 + v4625) = iron_bf16x8{{bfloat4(v5552, v5555, v5558, v5561), bfloat4(v5564, v5567, v5570, v5573)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
+        const bool v4387 = v4384 && v4288;  // kernels/gemm/quant_b.hpp:137
+        const uint v4391 = min(v4287, v4389);  // kernels/gemm/quant_b.hpp:138
+        const uint v4397 = v4391 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4401 = v4400 + v4397;
+        const uint v4402 = packed[v4401];
+        const uint v4404 = v4391 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4408 = v4407 + v4404;
+        const uchar v4409 = scales[v4408];
+        const uint v4410 = uint(v4409);
+        const uint v4412 = v4410 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4415 = v4410 == 255u;
+        const uint v4416 = v4415 ? 2143289344u : v4412;
+        const bool v4418 = v4410 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4420 = v4418 ? 4194304u : v4416;
+        const float v4421 = as_type<float>(v4420);
+        const uint v4423 = v4402 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4425 = v4423 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4427 = v4425 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4429 = v4427 << 22u;
+        const uint v4431 = v4425 * 1056964608u;
+        const bool v4433 = v4425 < 2u;
+        const uint v4434 = v4433 ? v4431 : v4429;
+        const uint v4436 = v4423 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4438 = v4436 << 28u;
+        const uint v4439 = v4434 | v4438;
+        const float v4440 = as_type<float>(v4439);
+        const float v4441 = v4440 * v4421;  // kernels/gemm/quant_b.hpp:80
+        const uint v4443 = v4402 >> 4u;
+        const uint v4445 = v4443 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4447 = v4445 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4449 = v4447 << 22u;
+        const uint v4451 = v4445 * 1056964608u;
+        const bool v4453 = v4445 < 2u;
+        const uint v4454 = v4453 ? v4451 : v4449;
+        const uint v4456 = v4443 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4458 = v4456 << 28u;
+        const uint v4459 = v4454 | v4458;
+        const float v4460 = as_type<float>(v4459);
+        const float v4461 = v4460 * v4421;  // kernels/gemm/quant_b.hpp:80
+        const uint v4463 = v4402 >> 8u;
+        const uint v4465 = v4463 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4467 = v4465 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4469 = v4467 << 22u;
+        const uint v4471 = v4465 * 1056964608u;
+        const bool v4473 = v4465 < 2u;
+        const uint v4474 = v4473 ? v4471 : v4469;
+        const uint v4476 = v4463 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4478 = v4476 << 28u;
+        const uint v4479 = v4474 | v4478;
+        const float v4480 = as_type<float>(v4479);
+        const float v4481 = v4480 * v4421;  // kernels/gemm/quant_b.hpp:80
+        const uint v4483 = v4402 >> 12u;
+        const uint v4485 = v4483 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4487 = v4485 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4489 = v4487 << 22u;
+        const uint v4491 = v4485 * 1056964608u;
+        const bool v4493 = v4485 < 2u;
+        const uint v4494 = v4493 ? v4491 : v4489;
+        const uint v4496 = v4483 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4498 = v4496 << 28u;
+        const uint v4499 = v4494 | v4498;
+        const float v4500 = as_type<float>(v4499);
+        const float v4501 = v4500 * v4421;  // kernels/gemm/quant_b.hpp:80
+        const uint v4503 = v4402 >> 16u;
+        const uint v4505 = v4503 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4507 = v4505 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4509 = v4507 << 22u;
+        const uint v4511 = v4505 * 1056964608u;
+        const bool v4513 = v4505 < 2u;
+        const uint v4514 = v4513 ? v4511 : v4509;
+        const uint v4516 = v4503 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4518 = v4516 << 28u;
+        const uint v4519 = v4514 | v4518;
+        const float v4520 = as_type<float>(v4519);
+        const float v4521 = v4520 * v4421;  // kernels/gemm/quant_b.hpp:80
+        const uint v4523 = v4402 >> 20u;
+        const uint v4525 = v4523 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4527 = v4525 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4529 = v4527 << 22u;
+        const uint v4531 = v4525 * 1056964608u;
+        const bool v4533 = v4525 < 2u;
+        const uint v4534 = v4533 ? v4531 : v4529;
+        const uint v4536 = v4523 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4538 = v4536 << 28u;
+        const uint v4539 = v4534 | v4538;
+        const float v4540 = as_type<float>(v4539);
+        const float v4541 = v4540 * v4421;  // kernels/gemm/quant_b.hpp:80
+        const uint v4543 = v4402 >> 24u;
+        const uint v4545 = v4543 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4547 = v4545 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4549 = v4547 << 22u;
+        const uint v4551 = v4545 * 1056964608u;
+        const bool v4553 = v4545 < 2u;
+        const uint v4554 = v4553 ? v4551 : v4549;
+        const uint v4556 = v4543 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4558 = v4556 << 28u;
+        const uint v4559 = v4554 | v4558;
+        const float v4560 = as_type<float>(v4559);
+        const float v4561 = v4560 * v4421;  // kernels/gemm/quant_b.hpp:80
+        const uint v4563 = v4402 >> 28u;
+        const uint v4565 = v4563 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4567 = v4565 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4569 = v4567 << 22u;
+        const uint v4571 = v4565 * 1056964608u;
+        const bool v4573 = v4565 < 2u;
+        const uint v4574 = v4573 ? v4571 : v4569;
+        const uint v4576 = v4563 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4578 = v4576 << 28u;
+        const uint v4579 = v4574 | v4578;
+        const float v4580 = as_type<float>(v4579);
+        const float v4581 = v4580 * v4421;  // kernels/gemm/quant_b.hpp:80
+        const float v4583 = v4387 ? v4441 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4584 = bfloat(v4583);
+        const float v4586 = v4387 ? v4461 : 0.0f;
+        const bfloat v4587 = bfloat(v4586);
+        const float v4589 = v4387 ? v4481 : 0.0f;
+        const bfloat v4590 = bfloat(v4589);
+        const float v4592 = v4387 ? v4501 : 0.0f;
+        const bfloat v4593 = bfloat(v4592);
+        const float v4595 = v4387 ? v4521 : 0.0f;
+        const bfloat v4596 = bfloat(v4595);
+        const float v4598 = v4387 ? v4541 : 0.0f;
+        const bfloat v4599 = bfloat(v4598);
+        const float v4601 = v4387 ? v4561 : 0.0f;
+        const bfloat v4602 = bfloat(v4601);
+        const float v4604 = v4387 ? v4581 : 0.0f;
+        const bfloat v4605 = bfloat(v4604);
+        *(threadgroup iron_bf16x8*)(shm1 + v4299) = iron_bf16x8{{bfloat4(v4584, v4587, v4590, v4593), bfloat4(v4596, v4599, v4602, v4605)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4625 = v4622 && v4312;  // kernels/gemm/quant_b.hpp:137
+        const uint v4629 = min(v4311, v4389);  // kernels/gemm/quant_b.hpp:138
+        const uint v4635 = v4629 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4639 = v4638 + v4635;
+        const uint v4640 = packed[v4639];
+        const uint v4642 = v4629 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4646 = v4645 + v4642;
+        const uchar v4647 = scales[v4646];
+        const uint v4648 = uint(v4647);
+        const uint v4650 = v4648 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4653 = v4648 == 255u;
+        const uint v4654 = v4653 ? 2143289344u : v4650;
+        const bool v4656 = v4648 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4658 = v4656 ? 4194304u : v4654;
+        const float v4659 = as_type<float>(v4658);
+        const uint v4661 = v4640 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4663 = v4661 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4665 = v4663 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4667 = v4665 << 22u;
+        const uint v4669 = v4663 * 1056964608u;
+        const bool v4671 = v4663 < 2u;
+        const uint v4672 = v4671 ? v4669 : v4667;
+        const uint v4674 = v4661 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4676 = v4674 << 28u;
+        const uint v4677 = v4672 | v4676;
+        const float v4678 = as_type<float>(v4677);
+        const float v4679 = v4678 * v4659;  // kernels/gemm/quant_b.hpp:80
+        const uint v4681 = v4640 >> 4u;
+        const uint v4683 = v4681 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4685 = v4683 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4687 = v4685 << 22u;
+        const uint v4689 = v4683 * 1056964608u;
+        const bool v4691 = v4683 < 2u;
+        const uint v4692 = v4691 ? v4689 : v4687;
+        const uint v4694 = v4681 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4696 = v4694 << 28u;
+        const uint v4697 = v4692 | v4696;
+        const float v4698 = as_type<float>(v4697);
+        const float v4699 = v4698 * v4659;  // kernels/gemm/quant_b.hpp:80
+        const uint v4701 = v4640 >> 8u;
+        const uint v4703 = v4701 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4705 = v4703 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4707 = v4705 << 22u;
+        const uint v4709 = v4703 * 1056964608u;
+        const bool v4711 = v4703 < 2u;
+        const uint v4712 = v4711 ? v4709 : v4707;
+        const uint v4714 = v4701 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4716 = v4714 << 28u;
+        const uint v4717 = v4712 | v4716;
+        const float v4718 = as_type<float>(v4717);
+        const float v4719 = v4718 * v4659;  // kernels/gemm/quant_b.hpp:80
+        const uint v4721 = v4640 >> 12u;
+        const uint v4723 = v4721 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4725 = v4723 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4727 = v4725 << 22u;
+        const uint v4729 = v4723 * 1056964608u;
+        const bool v4731 = v4723 < 2u;
+        const uint v4732 = v4731 ? v4729 : v4727;
+        const uint v4734 = v4721 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4736 = v4734 << 28u;
+        const uint v4737 = v4732 | v4736;
+        const float v4738 = as_type<float>(v4737);
+        const float v4739 = v4738 * v4659;  // kernels/gemm/quant_b.hpp:80
+        const uint v4741 = v4640 >> 16u;
+        const uint v4743 = v4741 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4745 = v4743 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4747 = v4745 << 22u;
+        const uint v4749 = v4743 * 1056964608u;
+        const bool v4751 = v4743 < 2u;
+        const uint v4752 = v4751 ? v4749 : v4747;
+        const uint v4754 = v4741 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4756 = v4754 << 28u;
+        const uint v4757 = v4752 | v4756;
+        const float v4758 = as_type<float>(v4757);
+        const float v4759 = v4758 * v4659;  // kernels/gemm/quant_b.hpp:80
+        const uint v4761 = v4640 >> 20u;
+        const uint v4763 = v4761 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4765 = v4763 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4767 = v4765 << 22u;
+        const uint v4769 = v4763 * 1056964608u;
+        const bool v4771 = v4763 < 2u;
+        const uint v4772 = v4771 ? v4769 : v4767;
+        const uint v4774 = v4761 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4776 = v4774 << 28u;
+        const uint v4777 = v4772 | v4776;
+        const float v4778 = as_type<float>(v4777);
+        const float v4779 = v4778 * v4659;  // kernels/gemm/quant_b.hpp:80
+        const uint v4781 = v4640 >> 24u;
+        const uint v4783 = v4781 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4785 = v4783 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4787 = v4785 << 22u;
+        const uint v4789 = v4783 * 1056964608u;
+        const bool v4791 = v4783 < 2u;
+        const uint v4792 = v4791 ? v4789 : v4787;
+        const uint v4794 = v4781 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4796 = v4794 << 28u;
+        const uint v4797 = v4792 | v4796;
+        const float v4798 = as_type<float>(v4797);
+        const float v4799 = v4798 * v4659;  // kernels/gemm/quant_b.hpp:80
+        const uint v4801 = v4640 >> 28u;
+        const uint v4803 = v4801 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4805 = v4803 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4807 = v4805 << 22u;
+        const uint v4809 = v4803 * 1056964608u;
+        const bool v4811 = v4803 < 2u;
+        const uint v4812 = v4811 ? v4809 : v4807;
+        const uint v4814 = v4801 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4816 = v4814 << 28u;
+        const uint v4817 = v4812 | v4816;
+        const float v4818 = as_type<float>(v4817);
+        const float v4819 = v4818 * v4659;  // kernels/gemm/quant_b.hpp:80
+        const float v4821 = v4625 ? v4679 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4822 = bfloat(v4821);
+        const float v4824 = v4625 ? v4699 : 0.0f;
+        const bfloat v4825 = bfloat(v4824);
+        const float v4827 = v4625 ? v4719 : 0.0f;
+        const bfloat v4828 = bfloat(v4827);
+        const float v4830 = v4625 ? v4739 : 0.0f;
+        const bfloat v4831 = bfloat(v4830);
+        const float v4833 = v4625 ? v4759 : 0.0f;
+        const bfloat v4834 = bfloat(v4833);
+        const float v4836 = v4625 ? v4779 : 0.0f;
+        const bfloat v4837 = bfloat(v4836);
+        const float v4839 = v4625 ? v4799 : 0.0f;
+        const bfloat v4840 = bfloat(v4839);
+        const float v4842 = v4625 ? v4819 : 0.0f;
+        const bfloat v4843 = bfloat(v4842);
+        *(threadgroup iron_bf16x8*)(shm1 + v4323) = iron_bf16x8{{bfloat4(v4822, v4825, v4828, v4831), bfloat4(v4834, v4837, v4840, v4843)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4863 = v4860 && v4336;  // kernels/gemm/quant_b.hpp:137
+        const uint v4867 = min(v4335, v4389);  // kernels/gemm/quant_b.hpp:138
+        const uint v4873 = v4867 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4877 = v4876 + v4873;
+        const uint v4878 = packed[v4877];
+        const uint v4880 = v4867 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4884 = v4883 + v4880;
+        const uchar v4885 = scales[v4884];
+        const uint v4886 = uint(v4885);
+        const uint v4888 = v4886 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4891 = v4886 == 255u;
+        const uint v4892 = v4891 ? 2143289344u : v4888;
+        const bool v4894 = v4886 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4896 = v4894 ? 4194304u : v4892;
+        const float v4897 = as_type<float>(v4896);
+        const uint v4899 = v4878 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4901 = v4899 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4903 = v4901 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4905 = v4903 << 22u;
+        const uint v4907 = v4901 * 1056964608u;
+        const bool v4909 = v4901 < 2u;
+        const uint v4910 = v4909 ? v4907 : v4905;
+        const uint v4912 = v4899 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4914 = v4912 << 28u;
+        const uint v4915 = v4910 | v4914;
+        const float v4916 = as_type<float>(v4915);
+        const float v4917 = v4916 * v4897;  // kernels/gemm/quant_b.hpp:80
+        const uint v4919 = v4878 >> 4u;
+        const uint v4921 = v4919 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4923 = v4921 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4925 = v4923 << 22u;
+        const uint v4927 = v4921 * 1056964608u;
+        const bool v4929 = v4921 < 2u;
+        const uint v4930 = v4929 ? v4927 : v4925;
+        const uint v4932 = v4919 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4934 = v4932 << 28u;
+        const uint v4935 = v4930 | v4934;
+        const float v4936 = as_type<float>(v4935);
+        const float v4937 = v4936 * v4897;  // kernels/gemm/quant_b.hpp:80
+        const uint v4939 = v4878 >> 8u;
+        const uint v4941 = v4939 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4943 = v4941 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4945 = v4943 << 22u;
+        const uint v4947 = v4941 * 1056964608u;
+        const bool v4949 = v4941 < 2u;
+        const uint v4950 = v4949 ? v4947 : v4945;
+        const uint v4952 = v4939 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4954 = v4952 << 28u;
+        const uint v4955 = v4950 | v4954;
+        const float v4956 = as_type<float>(v4955);
+        const float v4957 = v4956 * v4897;  // kernels/gemm/quant_b.hpp:80
+        const uint v4959 = v4878 >> 12u;
+        const uint v4961 = v4959 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4963 = v4961 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4965 = v4963 << 22u;
+        const uint v4967 = v4961 * 1056964608u;
+        const bool v4969 = v4961 < 2u;
+        const uint v4970 = v4969 ? v4967 : v4965;
+        const uint v4972 = v4959 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4974 = v4972 << 28u;
+        const uint v4975 = v4970 | v4974;
+        const float v4976 = as_type<float>(v4975);
+        const float v4977 = v4976 * v4897;  // kernels/gemm/quant_b.hpp:80
+        const uint v4979 = v4878 >> 16u;
+        const uint v4981 = v4979 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4983 = v4981 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4985 = v4983 << 22u;
+        const uint v4987 = v4981 * 1056964608u;
+        const bool v4989 = v4981 < 2u;
+        const uint v4990 = v4989 ? v4987 : v4985;
+        const uint v4992 = v4979 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4994 = v4992 << 28u;
+        const uint v4995 = v4990 | v4994;
+        const float v4996 = as_type<float>(v4995);
+        const float v4997 = v4996 * v4897;  // kernels/gemm/quant_b.hpp:80
+        const uint v4999 = v4878 >> 20u;
+        const uint v5001 = v4999 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5003 = v5001 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5005 = v5003 << 22u;
+        const uint v5007 = v5001 * 1056964608u;
+        const bool v5009 = v5001 < 2u;
+        const uint v5010 = v5009 ? v5007 : v5005;
+        const uint v5012 = v4999 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5014 = v5012 << 28u;
+        const uint v5015 = v5010 | v5014;
+        const float v5016 = as_type<float>(v5015);
+        const float v5017 = v5016 * v4897;  // kernels/gemm/quant_b.hpp:80
+        const uint v5019 = v4878 >> 24u;
+        const uint v5021 = v5019 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5023 = v5021 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5025 = v5023 << 22u;
+        const uint v5027 = v5021 * 1056964608u;
+        const bool v5029 = v5021 < 2u;
+        const uint v5030 = v5029 ? v5027 : v5025;
+        const uint v5032 = v5019 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5034 = v5032 << 28u;
+        const uint v5035 = v5030 | v5034;
+        const float v5036 = as_type<float>(v5035);
+        const float v5037 = v5036 * v4897;  // kernels/gemm/quant_b.hpp:80
+        const uint v5039 = v4878 >> 28u;
+        const uint v5041 = v5039 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5043 = v5041 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5045 = v5043 << 22u;
+        const uint v5047 = v5041 * 1056964608u;
+        const bool v5049 = v5041 < 2u;
+        const uint v5050 = v5049 ? v5047 : v5045;
+        const uint v5052 = v5039 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5054 = v5052 << 28u;
+        const uint v5055 = v5050 | v5054;
+        const float v5056 = as_type<float>(v5055);
+        const float v5057 = v5056 * v4897;  // kernels/gemm/quant_b.hpp:80
+        const float v5059 = v4863 ? v4917 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v5060 = bfloat(v5059);
+        const float v5062 = v4863 ? v4937 : 0.0f;
+        const bfloat v5063 = bfloat(v5062);
+        const float v5065 = v4863 ? v4957 : 0.0f;
+        const bfloat v5066 = bfloat(v5065);
+        const float v5068 = v4863 ? v4977 : 0.0f;
+        const bfloat v5069 = bfloat(v5068);
+        const float v5071 = v4863 ? v4997 : 0.0f;
+        const bfloat v5072 = bfloat(v5071);
+        const float v5074 = v4863 ? v5017 : 0.0f;
+        const bfloat v5075 = bfloat(v5074);
+        const float v5077 = v4863 ? v5037 : 0.0f;
+        const bfloat v5078 = bfloat(v5077);
+        const float v5080 = v4863 ? v5057 : 0.0f;
+        const bfloat v5081 = bfloat(v5080);
+        *(threadgroup iron_bf16x8*)(shm1 + v4347) = iron_bf16x8{{bfloat4(v5060, v5063, v5066, v5069), bfloat4(v5072, v5075, v5078, v5081)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v5101 = v5098 && v4360;  // kernels/gemm/quant_b.hpp:137
+        const uint v5105 = min(v4359, v4389);  // kernels/gemm/quant_b.hpp:138
+        const uint v5111 = v5105 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v5115 = v5114 + v5111;
+        const uint v5116 = packed[v5115];
+        const uint v5118 = v5105 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v5122 = v5121 + v5118;
+        const uchar v5123 = scales[v5122];
+        const uint v5124 = uint(v5123);
+        const uint v5126 = v5124 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v5129 = v5124 == 255u;
+        const uint v5130 = v5129 ? 2143289344u : v5126;
+        const bool v5132 = v5124 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v5134 = v5132 ? 4194304u : v5130;
+        const float v5135 = as_type<float>(v5134);
+        const uint v5137 = v5116 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v5139 = v5137 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5141 = v5139 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5143 = v5141 << 22u;
+        const uint v5145 = v5139 * 1056964608u;
+        const bool v5147 = v5139 < 2u;
+        const uint v5148 = v5147 ? v5145 : v5143;
+        const uint v5150 = v5137 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5152 = v5150 << 28u;
+        const uint v5153 = v5148 | v5152;
+        const float v5154 = as_type<float>(v5153);
+        const float v5155 = v5154 * v5135;  // kernels/gemm/quant_b.hpp:80
+        const uint v5157 = v5116 >> 4u;
+        const uint v5159 = v5157 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5161 = v5159 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5163 = v5161 << 22u;
+        const uint v5165 = v5159 * 1056964608u;
+        const bool v5167 = v5159 < 2u;
+        const uint v5168 = v5167 ? v5165 : v5163;
+        const uint v5170 = v5157 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5172 = v5170 << 28u;
+        const uint v5173 = v5168 | v5172;
+        const float v5174 = as_type<float>(v5173);
+        const float v5175 = v5174 * v5135;  // kernels/gemm/quant_b.hpp:80
+        const uint v5177 = v5116 >> 8u;
+        const uint v5179 = v5177 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5181 = v5179 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5183 = v5181 << 22u;
+        const uint v5185 = v5179 * 1056964608u;
+        const bool v5187 = v5179 < 2u;
+        const uint v5188 = v5187 ? v5185 : v5183;
+        const uint v5190 = v5177 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5192 = v5190 << 28u;
+        const uint v5193 = v5188 | v5192;
+        const float v5194 = as_type<float>(v5193);
+        const float v5195 = v5194 * v5135;  // kernels/gemm/quant_b.hpp:80
+        const uint v5197 = v5116 >> 12u;
+        const uint v5199 = v5197 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5201 = v5199 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5203 = v5201 << 22u;
+        const uint v5205 = v5199 * 1056964608u;
+        const bool v5207 = v5199 < 2u;
+        const uint v5208 = v5207 ? v5205 : v5203;
+        const uint v5210 = v5197 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5212 = v5210 << 28u;
+        const uint v5213 = v5208 | v5212;
+        const float v5214 = as_type<float>(v5213);
+        const float v5215 = v5214 * v5135;  // kernels/gemm/quant_b.hpp:80
+        const uint v5217 = v5116 >> 16u;
+        const uint v5219 = v5217 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5221 = v5219 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5223 = v5221 << 22u;
+        const uint v5225 = v5219 * 1056964608u;
+        const bool v5227 = v5219 < 2u;
+        const uint v5228 = v5227 ? v5225 : v5223;
+        const uint v5230 = v5217 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5232 = v5230 << 28u;
+        const uint v5233 = v5228 | v5232;
+        const float v5234 = as_type<float>(v5233);
+        const float v5235 = v5234 * v5135;  // kernels/gemm/quant_b.hpp:80
+        const uint v5237 = v5116 >> 20u;
+        const uint v5239 = v5237 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5241 = v5239 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5243 = v5241 << 22u;
+        const uint v5245 = v5239 * 1056964608u;
+        const bool v5247 = v5239 < 2u;
+        const uint v5248 = v5247 ? v5245 : v5243;
+        const uint v5250 = v5237 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5252 = v5250 << 28u;
+        const uint v5253 = v5248 | v5252;
+        const float v5254 = as_type<float>(v5253);
+        const float v5255 = v5254 * v5135;  // kernels/gemm/quant_b.hpp:80
+        const uint v5257 = v5116 >> 24u;
+        const uint v5259 = v5257 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5261 = v5259 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5263 = v5261 << 22u;
+        const uint v5265 = v5259 * 1056964608u;
+        const bool v5267 = v5259 < 2u;
+        const uint v5268 = v5267 ? v5265 : v5263;
+        const uint v5270 = v5257 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5272 = v5270 << 28u;
+        const uint v5273 = v5268 | v5272;
+        const float v5274 = as_type<float>(v5273);
+        const float v5275 = v5274 * v5135;  // kernels/gemm/quant_b.hpp:80
+        const uint v5277 = v5116 >> 28u;
+        const uint v5279 = v5277 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5281 = v5279 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5283 = v5281 << 22u;
+        const uint v5285 = v5279 * 1056964608u;
+        const bool v5287 = v5279 < 2u;
+        const uint v5288 = v5287 ? v5285 : v5283;
+        const uint v5290 = v5277 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5292 = v5290 << 28u;
+        const uint v5293 = v5288 | v5292;
+        const float v5294 = as_type<float>(v5293);
+        const float v5295 = v5294 * v5135;  // kernels/gemm/quant_b.hpp:80
+        const float v5297 = v5101 ? v5155 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v5298 = bfloat(v5297);
+        const float v5300 = v5101 ? v5175 : 0.0f;
+        const bfloat v5301 = bfloat(v5300);
+        const float v5303 = v5101 ? v5195 : 0.0f;
+        const bfloat v5304 = bfloat(v5303);
+        const float v5306 = v5101 ? v5215 : 0.0f;
+        const bfloat v5307 = bfloat(v5306);
+        const float v5309 = v5101 ? v5235 : 0.0f;
+        const bfloat v5310 = bfloat(v5309);
+        const float v5312 = v5101 ? v5255 : 0.0f;
+        const bfloat v5313 = bfloat(v5312);
+        const float v5315 = v5101 ? v5275 : 0.0f;
+        const bfloat v5316 = bfloat(v5315);
+        const float v5318 = v5101 ? v5295 : 0.0f;
+        const bfloat v5319 = bfloat(v5318);
+        *(threadgroup iron_bf16x8*)(shm1 + v4371) = iron_bf16x8{{bfloat4(v5298, v5301, v5304, v5307), bfloat4(v5310, v5313, v5316, v5319)}};  // kernels/gemm/quant_b.hpp:146
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:255
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5588 = v4529 + v5587;  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load<false>(v94, shm0, long(v5588), long(40u));
-        const uint v5594 = v4529 + v5593;  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_load<true>(v96, shm1, long(v5594), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        const uint v5601 = v5588 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load<false>(v94, shm0, long(v5601), long(40u));
-        const uint v5607 = v5594 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_load<true>(v96, shm1, long(v5607), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        const uint v5334 = v4275 + v5333;  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load<false>(v94, shm0, long(v5334), long(40u));
+        const uint v5340 = v4275 + v5339;  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load<true>(v96, shm1, long(v5340), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        const uint v5347 = v5334 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load<false>(v94, shm0, long(v5347), long(40u));
+        const uint v5353 = v5340 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load<true>(v96, shm1, long(v5353), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:255
     } else {
       const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
       const uint v1198 = iron_tid.x;
@@ -865,12 +865,12 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const uint v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
       const uint v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v2174 = v2172 + v1946;
-      const uint v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
-      const uint v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
-      const uint v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
-      const uint v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:239
+      const uint v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:243
 
-      for (uint v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
+      for (uint v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:260
         for (uint v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:93
           const uint v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
           const uint v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -1413,23 +1413,23 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         const float v2168 = v1951 ? v2145 : 0.0f;
         const bfloat v2169 = bfloat(v2168);
         *(threadgroup iron_bf16x8*)(shm1 + v2174) = iron_bf16x8{{bfloat4(v2148, v2151, v2154, v2157), bfloat4(v2160, v2163, v2166, v2169)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
-        iron_frag_load<false>(v94, shm0, long(v2181), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load<true>(v96, shm1, long(v2187), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
-        iron_frag_load<false>(v94, shm0, long(v2195), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
-        iron_frag_load<true>(v96, shm1, long(v2201), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+        iron_frag_load<false>(v94, shm0, long(v2181), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load<true>(v96, shm1, long(v2187), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        iron_frag_load<false>(v94, shm0, long(v2195), long(40u));  // kernels/gemm/gemm_tiles.hpp:239
+        iron_frag_load<true>(v96, shm1, long(v2201), long(40u));  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:245
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:265
       }
     }
-    const uint v2202 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
+    const uint v2202 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2203 = v75 + v86;
-    const uint v2204 = v2203 + v2202;
-    const uint v2205 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2206 = v80 + v90;
-    const uint v2207 = v2206 + v2205;
-    const bool v2208 = v2204 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2204 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2205 = v2203 + v2204;
+    const uint v2206 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2207 = v2202 + v2206;
+    const bool v2208 = v2205 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2209 = v2207 < v79;
     const bool v2210 = v2208 && v2209;
     if (v2210) {
@@ -1439,2568 +1439,2568 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const bool v2215 = v2208 && v2214;
       if (v2215) {
         const bfloat v2216 = bfloat(v2211);
-        const uint v2217 = v2204 * v2;
+        const uint v2217 = v2205 * v2;
         const uint v2218 = v2217 + v2207;
         const uint v2219 = v2218 - v78;
         out[v2219] = v2216;
       }
     }
-    const uint v2220 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2222 = v2203 + v2220;
-    const uint v2223 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2225 = v2206 + v2223;
-    const bool v2226 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2227 = v2225 < v79;
-    const bool v2228 = v2226 && v2227;
-    if (v2228) {
-      const float v2229 = v92.m[0][0].thread_elements()[1];
-      const uint v2231 = v2225 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2232 = v2231 < v2;
-      const bool v2233 = v2226 && v2232;
-      if (v2233) {
-        const bfloat v2234 = bfloat(v2229);
-        const uint v2235 = v2222 * v2;
-        const uint v2236 = v2235 + v2225;
-        const uint v2237 = v2236 - v78;
-        out[v2237] = v2234;
+    const uint v2220 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2221 = v2203 + v2220;
+    const uint v2222 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2223 = v2202 + v2222;
+    const bool v2224 = v2221 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2225 = v2223 < v79;
+    const bool v2226 = v2224 && v2225;
+    if (v2226) {
+      const float v2227 = v92.m[0][0].thread_elements()[1];
+      const uint v2229 = v2223 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2230 = v2229 < v2;
+      const bool v2231 = v2224 && v2230;
+      if (v2231) {
+        const bfloat v2232 = bfloat(v2227);
+        const uint v2233 = v2221 * v2;
+        const uint v2234 = v2233 + v2223;
+        const uint v2235 = v2234 - v78;
+        out[v2235] = v2232;
       }
     }
-    const uint v2238 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2240 = v2203 + v2238;
-    const uint v2241 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2243 = v2206 + v2241;
-    const bool v2244 = v2240 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2245 = v2243 < v79;
-    const bool v2246 = v2244 && v2245;
-    if (v2246) {
-      const float v2247 = v92.m[0][1].thread_elements()[0];
-      const uint v2249 = v2243 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2250 = v2249 < v2;
-      const bool v2251 = v2244 && v2250;
-      if (v2251) {
-        const bfloat v2252 = bfloat(v2247);
-        const uint v2253 = v2240 * v2;
-        const uint v2254 = v2253 + v2243;
-        const uint v2255 = v2254 - v78;
-        out[v2255] = v2252;
+    const uint v2236 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2237 = v2203 + v2236;
+    const uint v2238 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2239 = v2202 + v2238;
+    const bool v2240 = v2237 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2241 = v2239 < v79;
+    const bool v2242 = v2240 && v2241;
+    if (v2242) {
+      const float v2243 = v92.m[0][1].thread_elements()[0];
+      const uint v2245 = v2239 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2246 = v2245 < v2;
+      const bool v2247 = v2240 && v2246;
+      if (v2247) {
+        const bfloat v2248 = bfloat(v2243);
+        const uint v2249 = v2237 * v2;
+        const uint v2250 = v2249 + v2239;
+        const uint v2251 = v2250 - v78;
+        out[v2251] = v2248;
       }
     }
-    const uint v2256 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2258 = v2203 + v2256;
-    const uint v2259 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2261 = v2206 + v2259;
-    const bool v2262 = v2258 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2263 = v2261 < v79;
-    const bool v2264 = v2262 && v2263;
-    if (v2264) {
-      const float v2265 = v92.m[0][1].thread_elements()[1];
-      const uint v2267 = v2261 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2268 = v2267 < v2;
-      const bool v2269 = v2262 && v2268;
-      if (v2269) {
-        const bfloat v2270 = bfloat(v2265);
-        const uint v2271 = v2258 * v2;
-        const uint v2272 = v2271 + v2261;
-        const uint v2273 = v2272 - v78;
-        out[v2273] = v2270;
+    const uint v2252 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2253 = v2203 + v2252;
+    const uint v2254 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2255 = v2202 + v2254;
+    const bool v2256 = v2253 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2257 = v2255 < v79;
+    const bool v2258 = v2256 && v2257;
+    if (v2258) {
+      const float v2259 = v92.m[0][1].thread_elements()[1];
+      const uint v2261 = v2255 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2262 = v2261 < v2;
+      const bool v2263 = v2256 && v2262;
+      if (v2263) {
+        const bfloat v2264 = bfloat(v2259);
+        const uint v2265 = v2253 * v2;
+        const uint v2266 = v2265 + v2255;
+        const uint v2267 = v2266 - v78;
+        out[v2267] = v2264;
       }
     }
-    const uint v2274 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2276 = v2203 + v2274;
-    const uint v2277 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2279 = v2206 + v2277;
-    const bool v2280 = v2276 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2281 = v2279 < v79;
-    const bool v2282 = v2280 && v2281;
-    if (v2282) {
-      const float v2283 = v92.m[0][2].thread_elements()[0];
-      const uint v2285 = v2279 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2286 = v2285 < v2;
-      const bool v2287 = v2280 && v2286;
-      if (v2287) {
-        const bfloat v2288 = bfloat(v2283);
-        const uint v2289 = v2276 * v2;
-        const uint v2290 = v2289 + v2279;
-        const uint v2291 = v2290 - v78;
-        out[v2291] = v2288;
+    const uint v2268 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2269 = v2203 + v2268;
+    const uint v2270 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2271 = v2202 + v2270;
+    const bool v2272 = v2269 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2273 = v2271 < v79;
+    const bool v2274 = v2272 && v2273;
+    if (v2274) {
+      const float v2275 = v92.m[0][2].thread_elements()[0];
+      const uint v2277 = v2271 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2278 = v2277 < v2;
+      const bool v2279 = v2272 && v2278;
+      if (v2279) {
+        const bfloat v2280 = bfloat(v2275);
+        const uint v2281 = v2269 * v2;
+        const uint v2282 = v2281 + v2271;
+        const uint v2283 = v2282 - v78;
+        out[v2283] = v2280;
       }
     }
-    const uint v2292 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2294 = v2203 + v2292;
-    const uint v2295 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2297 = v2206 + v2295;
-    const bool v2298 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2299 = v2297 < v79;
-    const bool v2300 = v2298 && v2299;
-    if (v2300) {
-      const float v2301 = v92.m[0][2].thread_elements()[1];
-      const uint v2303 = v2297 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2304 = v2303 < v2;
-      const bool v2305 = v2298 && v2304;
-      if (v2305) {
-        const bfloat v2306 = bfloat(v2301);
-        const uint v2307 = v2294 * v2;
-        const uint v2308 = v2307 + v2297;
-        const uint v2309 = v2308 - v78;
-        out[v2309] = v2306;
+    const uint v2284 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2285 = v2203 + v2284;
+    const uint v2286 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2287 = v2202 + v2286;
+    const bool v2288 = v2285 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2289 = v2287 < v79;
+    const bool v2290 = v2288 && v2289;
+    if (v2290) {
+      const float v2291 = v92.m[0][2].thread_elements()[1];
+      const uint v2293 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2294 = v2293 < v2;
+      const bool v2295 = v2288 && v2294;
+      if (v2295) {
+        const bfloat v2296 = bfloat(v2291);
+        const uint v2297 = v2285 * v2;
+        const uint v2298 = v2297 + v2287;
+        const uint v2299 = v2298 - v78;
+        out[v2299] = v2296;
       }
     }
-    const uint v2310 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2312 = v2203 + v2310;
-    const uint v2313 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2315 = v2206 + v2313;
-    const bool v2316 = v2312 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2317 = v2315 < v79;
-    const bool v2318 = v2316 && v2317;
-    if (v2318) {
-      const float v2319 = v92.m[0][3].thread_elements()[0];
-      const uint v2321 = v2315 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2322 = v2321 < v2;
-      const bool v2323 = v2316 && v2322;
-      if (v2323) {
-        const bfloat v2324 = bfloat(v2319);
-        const uint v2325 = v2312 * v2;
-        const uint v2326 = v2325 + v2315;
-        const uint v2327 = v2326 - v78;
-        out[v2327] = v2324;
+    const uint v2300 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2301 = v2203 + v2300;
+    const uint v2302 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2303 = v2202 + v2302;
+    const bool v2304 = v2301 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2305 = v2303 < v79;
+    const bool v2306 = v2304 && v2305;
+    if (v2306) {
+      const float v2307 = v92.m[0][3].thread_elements()[0];
+      const uint v2309 = v2303 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2310 = v2309 < v2;
+      const bool v2311 = v2304 && v2310;
+      if (v2311) {
+        const bfloat v2312 = bfloat(v2307);
+        const uint v2313 = v2301 * v2;
+        const uint v2314 = v2313 + v2303;
+        const uint v2315 = v2314 - v78;
+        out[v2315] = v2312;
       }
     }
-    const uint v2328 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2330 = v2203 + v2328;
-    const uint v2331 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2333 = v2206 + v2331;
-    const bool v2334 = v2330 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2335 = v2333 < v79;
-    const bool v2336 = v2334 && v2335;
-    if (v2336) {
-      const float v2337 = v92.m[0][3].thread_elements()[1];
-      const uint v2339 = v2333 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2340 = v2339 < v2;
-      const bool v2341 = v2334 && v2340;
-      if (v2341) {
-        const bfloat v2342 = bfloat(v2337);
-        const uint v2343 = v2330 * v2;
-        const uint v2344 = v2343 + v2333;
-        const uint v2345 = v2344 - v78;
-        out[v2345] = v2342;
+    const uint v2316 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2317 = v2203 + v2316;
+    const uint v2318 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2319 = v2202 + v2318;
+    const bool v2320 = v2317 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2321 = v2319 < v79;
+    const bool v2322 = v2320 && v2321;
+    if (v2322) {
+      const float v2323 = v92.m[0][3].thread_elements()[1];
+      const uint v2325 = v2319 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2326 = v2325 < v2;
+      const bool v2327 = v2320 && v2326;
+      if (v2327) {
+        const bfloat v2328 = bfloat(v2323);
+        const uint v2329 = v2317 * v2;
+        const uint v2330 = v2329 + v2319;
+        const uint v2331 = v2330 - v78;
+        out[v2331] = v2328;
       }
     }
-    const uint v2346 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2348 = v2203 + v2346;
-    const uint v2349 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2351 = v2206 + v2349;
-    const bool v2352 = v2348 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2332 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2333 = v2203 + v2332;
+    const uint v2334 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2335 = v2202 + v2334;
+    const bool v2336 = v2333 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2337 = v2335 < v79;
+    const bool v2338 = v2336 && v2337;
+    if (v2338) {
+      const float v2339 = v92.m[0][4].thread_elements()[0];
+      const uint v2341 = v2335 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2342 = v2341 < v2;
+      const bool v2343 = v2336 && v2342;
+      if (v2343) {
+        const bfloat v2344 = bfloat(v2339);
+        const uint v2345 = v2333 * v2;
+        const uint v2346 = v2345 + v2335;
+        const uint v2347 = v2346 - v78;
+        out[v2347] = v2344;
+      }
+    }
+    const uint v2348 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2349 = v2203 + v2348;
+    const uint v2350 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2351 = v2202 + v2350;
+    const bool v2352 = v2349 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2353 = v2351 < v79;
     const bool v2354 = v2352 && v2353;
     if (v2354) {
-      const float v2355 = v92.m[0][4].thread_elements()[0];
+      const float v2355 = v92.m[0][4].thread_elements()[1];
       const uint v2357 = v2351 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2358 = v2357 < v2;
       const bool v2359 = v2352 && v2358;
       if (v2359) {
         const bfloat v2360 = bfloat(v2355);
-        const uint v2361 = v2348 * v2;
+        const uint v2361 = v2349 * v2;
         const uint v2362 = v2361 + v2351;
         const uint v2363 = v2362 - v78;
         out[v2363] = v2360;
       }
     }
-    const uint v2364 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2366 = v2203 + v2364;
-    const uint v2367 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2369 = v2206 + v2367;
-    const bool v2370 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2371 = v2369 < v79;
-    const bool v2372 = v2370 && v2371;
-    if (v2372) {
-      const float v2373 = v92.m[0][4].thread_elements()[1];
-      const uint v2375 = v2369 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2376 = v2375 < v2;
-      const bool v2377 = v2370 && v2376;
-      if (v2377) {
-        const bfloat v2378 = bfloat(v2373);
-        const uint v2379 = v2366 * v2;
-        const uint v2380 = v2379 + v2369;
-        const uint v2381 = v2380 - v78;
-        out[v2381] = v2378;
+    const uint v2364 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2365 = v2203 + v2364;
+    const uint v2366 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2367 = v2202 + v2366;
+    const bool v2368 = v2365 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2369 = v2367 < v79;
+    const bool v2370 = v2368 && v2369;
+    if (v2370) {
+      const float v2371 = v92.m[0][5].thread_elements()[0];
+      const uint v2373 = v2367 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2374 = v2373 < v2;
+      const bool v2375 = v2368 && v2374;
+      if (v2375) {
+        const bfloat v2376 = bfloat(v2371);
+        const uint v2377 = v2365 * v2;
+        const uint v2378 = v2377 + v2367;
+        const uint v2379 = v2378 - v78;
+        out[v2379] = v2376;
       }
     }
-    const uint v2382 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2384 = v2203 + v2382;
-    const uint v2385 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2387 = v2206 + v2385;
-    const bool v2388 = v2384 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2389 = v2387 < v79;
-    const bool v2390 = v2388 && v2389;
-    if (v2390) {
-      const float v2391 = v92.m[0][5].thread_elements()[0];
-      const uint v2393 = v2387 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2394 = v2393 < v2;
-      const bool v2395 = v2388 && v2394;
-      if (v2395) {
-        const bfloat v2396 = bfloat(v2391);
-        const uint v2397 = v2384 * v2;
-        const uint v2398 = v2397 + v2387;
-        const uint v2399 = v2398 - v78;
-        out[v2399] = v2396;
+    const uint v2380 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2381 = v2203 + v2380;
+    const uint v2382 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2383 = v2202 + v2382;
+    const bool v2384 = v2381 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2385 = v2383 < v79;
+    const bool v2386 = v2384 && v2385;
+    if (v2386) {
+      const float v2387 = v92.m[0][5].thread_elements()[1];
+      const uint v2389 = v2383 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2390 = v2389 < v2;
+      const bool v2391 = v2384 && v2390;
+      if (v2391) {
+        const bfloat v2392 = bfloat(v2387);
+        const uint v2393 = v2381 * v2;
+        const uint v2394 = v2393 + v2383;
+        const uint v2395 = v2394 - v78;
+        out[v2395] = v2392;
       }
     }
-    const uint v2400 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2402 = v2203 + v2400;
-    const uint v2403 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2405 = v2206 + v2403;
-    const bool v2406 = v2402 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2407 = v2405 < v79;
-    const bool v2408 = v2406 && v2407;
-    if (v2408) {
-      const float v2409 = v92.m[0][5].thread_elements()[1];
-      const uint v2411 = v2405 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2412 = v2411 < v2;
-      const bool v2413 = v2406 && v2412;
-      if (v2413) {
-        const bfloat v2414 = bfloat(v2409);
-        const uint v2415 = v2402 * v2;
-        const uint v2416 = v2415 + v2405;
-        const uint v2417 = v2416 - v78;
-        out[v2417] = v2414;
+    const uint v2396 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2397 = v2203 + v2396;
+    const uint v2398 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2399 = v2202 + v2398;
+    const bool v2400 = v2397 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2401 = v2399 < v79;
+    const bool v2402 = v2400 && v2401;
+    if (v2402) {
+      const float v2403 = v92.m[0][6].thread_elements()[0];
+      const uint v2405 = v2399 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2406 = v2405 < v2;
+      const bool v2407 = v2400 && v2406;
+      if (v2407) {
+        const bfloat v2408 = bfloat(v2403);
+        const uint v2409 = v2397 * v2;
+        const uint v2410 = v2409 + v2399;
+        const uint v2411 = v2410 - v78;
+        out[v2411] = v2408;
       }
     }
-    const uint v2418 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2420 = v2203 + v2418;
-    const uint v2421 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2423 = v2206 + v2421;
-    const bool v2424 = v2420 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2425 = v2423 < v79;
-    const bool v2426 = v2424 && v2425;
-    if (v2426) {
-      const float v2427 = v92.m[0][6].thread_elements()[0];
-      const uint v2429 = v2423 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2430 = v2429 < v2;
-      const bool v2431 = v2424 && v2430;
-      if (v2431) {
-        const bfloat v2432 = bfloat(v2427);
-        const uint v2433 = v2420 * v2;
-        const uint v2434 = v2433 + v2423;
-        const uint v2435 = v2434 - v78;
-        out[v2435] = v2432;
+    const uint v2412 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2413 = v2203 + v2412;
+    const uint v2414 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2415 = v2202 + v2414;
+    const bool v2416 = v2413 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2417 = v2415 < v79;
+    const bool v2418 = v2416 && v2417;
+    if (v2418) {
+      const float v2419 = v92.m[0][6].thread_elements()[1];
+      const uint v2421 = v2415 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2422 = v2421 < v2;
+      const bool v2423 = v2416 && v2422;
+      if (v2423) {
+        const bfloat v2424 = bfloat(v2419);
+        const uint v2425 = v2413 * v2;
+        const uint v2426 = v2425 + v2415;
+        const uint v2427 = v2426 - v78;
+        out[v2427] = v2424;
       }
     }
-    const uint v2436 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2438 = v2203 + v2436;
-    const uint v2439 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2441 = v2206 + v2439;
-    const bool v2442 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2443 = v2441 < v79;
-    const bool v2444 = v2442 && v2443;
-    if (v2444) {
-      const float v2445 = v92.m[0][6].thread_elements()[1];
-      const uint v2447 = v2441 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2448 = v2447 < v2;
-      const bool v2449 = v2442 && v2448;
-      if (v2449) {
-        const bfloat v2450 = bfloat(v2445);
-        const uint v2451 = v2438 * v2;
-        const uint v2452 = v2451 + v2441;
-        const uint v2453 = v2452 - v78;
-        out[v2453] = v2450;
+    const uint v2428 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2429 = v2203 + v2428;
+    const uint v2430 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2431 = v2202 + v2430;
+    const bool v2432 = v2429 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2433 = v2431 < v79;
+    const bool v2434 = v2432 && v2433;
+    if (v2434) {
+      const float v2435 = v92.m[0][7].thread_elements()[0];
+      const uint v2437 = v2431 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2438 = v2437 < v2;
+      const bool v2439 = v2432 && v2438;
+      if (v2439) {
+        const bfloat v2440 = bfloat(v2435);
+        const uint v2441 = v2429 * v2;
+        const uint v2442 = v2441 + v2431;
+        const uint v2443 = v2442 - v78;
+        out[v2443] = v2440;
       }
     }
-    const uint v2454 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2456 = v2203 + v2454;
-    const uint v2457 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2459 = v2206 + v2457;
-    const bool v2460 = v2456 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2461 = v2459 < v79;
-    const bool v2462 = v2460 && v2461;
-    if (v2462) {
-      const float v2463 = v92.m[0][7].thread_elements()[0];
-      const uint v2465 = v2459 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2466 = v2465 < v2;
-      const bool v2467 = v2460 && v2466;
-      if (v2467) {
-        const bfloat v2468 = bfloat(v2463);
-        const uint v2469 = v2456 * v2;
-        const uint v2470 = v2469 + v2459;
-        const uint v2471 = v2470 - v78;
-        out[v2471] = v2468;
+    const uint v2444 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2445 = v2203 + v2444;
+    const uint v2446 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2447 = v2202 + v2446;
+    const bool v2448 = v2445 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2449 = v2447 < v79;
+    const bool v2450 = v2448 && v2449;
+    if (v2450) {
+      const float v2451 = v92.m[0][7].thread_elements()[1];
+      const uint v2453 = v2447 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2454 = v2453 < v2;
+      const bool v2455 = v2448 && v2454;
+      if (v2455) {
+        const bfloat v2456 = bfloat(v2451);
+        const uint v2457 = v2445 * v2;
+        const uint v2458 = v2457 + v2447;
+        const uint v2459 = v2458 - v78;
+        out[v2459] = v2456;
       }
     }
-    const uint v2472 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2474 = v2203 + v2472;
-    const uint v2475 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2477 = v2206 + v2475;
-    const bool v2478 = v2474 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2479 = v2477 < v79;
-    const bool v2480 = v2478 && v2479;
-    if (v2480) {
-      const float v2481 = v92.m[0][7].thread_elements()[1];
-      const uint v2483 = v2477 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2484 = v2483 < v2;
-      const bool v2485 = v2478 && v2484;
-      if (v2485) {
-        const bfloat v2486 = bfloat(v2481);
-        const uint v2487 = v2474 * v2;
-        const uint v2488 = v2487 + v2477;
-        const uint v2489 = v2488 - v78;
-        out[v2489] = v2486;
+    const uint v2460 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2461 = v2203 + v2460;
+    const uint v2462 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2463 = v2202 + v2462;
+    const bool v2464 = v2461 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2465 = v2463 < v79;
+    const bool v2466 = v2464 && v2465;
+    if (v2466) {
+      const float v2467 = v92.m[1][0].thread_elements()[0];
+      const uint v2469 = v2463 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2470 = v2469 < v2;
+      const bool v2471 = v2464 && v2470;
+      if (v2471) {
+        const bfloat v2472 = bfloat(v2467);
+        const uint v2473 = v2461 * v2;
+        const uint v2474 = v2473 + v2463;
+        const uint v2475 = v2474 - v78;
+        out[v2475] = v2472;
       }
     }
-    const uint v2490 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2492 = v2203 + v2490;
-    const uint v2493 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2495 = v2206 + v2493;
-    const bool v2496 = v2492 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2476 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2477 = v2203 + v2476;
+    const uint v2478 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2479 = v2202 + v2478;
+    const bool v2480 = v2477 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2481 = v2479 < v79;
+    const bool v2482 = v2480 && v2481;
+    if (v2482) {
+      const float v2483 = v92.m[1][0].thread_elements()[1];
+      const uint v2485 = v2479 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2486 = v2485 < v2;
+      const bool v2487 = v2480 && v2486;
+      if (v2487) {
+        const bfloat v2488 = bfloat(v2483);
+        const uint v2489 = v2477 * v2;
+        const uint v2490 = v2489 + v2479;
+        const uint v2491 = v2490 - v78;
+        out[v2491] = v2488;
+      }
+    }
+    const uint v2492 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2493 = v2203 + v2492;
+    const uint v2494 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2495 = v2202 + v2494;
+    const bool v2496 = v2493 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2497 = v2495 < v79;
     const bool v2498 = v2496 && v2497;
     if (v2498) {
-      const float v2499 = v92.m[1][0].thread_elements()[0];
+      const float v2499 = v92.m[1][1].thread_elements()[0];
       const uint v2501 = v2495 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2502 = v2501 < v2;
       const bool v2503 = v2496 && v2502;
       if (v2503) {
         const bfloat v2504 = bfloat(v2499);
-        const uint v2505 = v2492 * v2;
+        const uint v2505 = v2493 * v2;
         const uint v2506 = v2505 + v2495;
         const uint v2507 = v2506 - v78;
         out[v2507] = v2504;
       }
     }
-    const uint v2508 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2510 = v2203 + v2508;
-    const uint v2511 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2513 = v2206 + v2511;
-    const bool v2514 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2515 = v2513 < v79;
-    const bool v2516 = v2514 && v2515;
-    if (v2516) {
-      const float v2517 = v92.m[1][0].thread_elements()[1];
-      const uint v2519 = v2513 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2520 = v2519 < v2;
-      const bool v2521 = v2514 && v2520;
-      if (v2521) {
-        const bfloat v2522 = bfloat(v2517);
-        const uint v2523 = v2510 * v2;
-        const uint v2524 = v2523 + v2513;
-        const uint v2525 = v2524 - v78;
-        out[v2525] = v2522;
+    const uint v2508 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2509 = v2203 + v2508;
+    const uint v2510 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2511 = v2202 + v2510;
+    const bool v2512 = v2509 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2513 = v2511 < v79;
+    const bool v2514 = v2512 && v2513;
+    if (v2514) {
+      const float v2515 = v92.m[1][1].thread_elements()[1];
+      const uint v2517 = v2511 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2518 = v2517 < v2;
+      const bool v2519 = v2512 && v2518;
+      if (v2519) {
+        const bfloat v2520 = bfloat(v2515);
+        const uint v2521 = v2509 * v2;
+        const uint v2522 = v2521 + v2511;
+        const uint v2523 = v2522 - v78;
+        out[v2523] = v2520;
       }
     }
-    const uint v2526 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2528 = v2203 + v2526;
-    const uint v2529 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2531 = v2206 + v2529;
-    const bool v2532 = v2528 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2533 = v2531 < v79;
-    const bool v2534 = v2532 && v2533;
-    if (v2534) {
-      const float v2535 = v92.m[1][1].thread_elements()[0];
-      const uint v2537 = v2531 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2538 = v2537 < v2;
-      const bool v2539 = v2532 && v2538;
-      if (v2539) {
-        const bfloat v2540 = bfloat(v2535);
-        const uint v2541 = v2528 * v2;
-        const uint v2542 = v2541 + v2531;
-        const uint v2543 = v2542 - v78;
-        out[v2543] = v2540;
+    const uint v2524 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2525 = v2203 + v2524;
+    const uint v2526 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2527 = v2202 + v2526;
+    const bool v2528 = v2525 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2529 = v2527 < v79;
+    const bool v2530 = v2528 && v2529;
+    if (v2530) {
+      const float v2531 = v92.m[1][2].thread_elements()[0];
+      const uint v2533 = v2527 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2534 = v2533 < v2;
+      const bool v2535 = v2528 && v2534;
+      if (v2535) {
+        const bfloat v2536 = bfloat(v2531);
+        const uint v2537 = v2525 * v2;
+        const uint v2538 = v2537 + v2527;
+        const uint v2539 = v2538 - v78;
+        out[v2539] = v2536;
       }
     }
-    const uint v2544 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2546 = v2203 + v2544;
-    const uint v2547 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2549 = v2206 + v2547;
-    const bool v2550 = v2546 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2551 = v2549 < v79;
-    const bool v2552 = v2550 && v2551;
-    if (v2552) {
-      const float v2553 = v92.m[1][1].thread_elements()[1];
-      const uint v2555 = v2549 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2556 = v2555 < v2;
-      const bool v2557 = v2550 && v2556;
-      if (v2557) {
-        const bfloat v2558 = bfloat(v2553);
-        const uint v2559 = v2546 * v2;
-        const uint v2560 = v2559 + v2549;
-        const uint v2561 = v2560 - v78;
-        out[v2561] = v2558;
+    const uint v2540 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2541 = v2203 + v2540;
+    const uint v2542 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2543 = v2202 + v2542;
+    const bool v2544 = v2541 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2545 = v2543 < v79;
+    const bool v2546 = v2544 && v2545;
+    if (v2546) {
+      const float v2547 = v92.m[1][2].thread_elements()[1];
+      const uint v2549 = v2543 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2550 = v2549 < v2;
+      const bool v2551 = v2544 && v2550;
+      if (v2551) {
+        const bfloat v2552 = bfloat(v2547);
+        const uint v2553 = v2541 * v2;
+        const uint v2554 = v2553 + v2543;
+        const uint v2555 = v2554 - v78;
+        out[v2555] = v2552;
       }
     }
-    const uint v2562 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2564 = v2203 + v2562;
-    const uint v2565 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2567 = v2206 + v2565;
-    const bool v2568 = v2564 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2569 = v2567 < v79;
-    const bool v2570 = v2568 && v2569;
-    if (v2570) {
-      const float v2571 = v92.m[1][2].thread_elements()[0];
-      const uint v2573 = v2567 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2574 = v2573 < v2;
-      const bool v2575 = v2568 && v2574;
-      if (v2575) {
-        const bfloat v2576 = bfloat(v2571);
-        const uint v2577 = v2564 * v2;
-        const uint v2578 = v2577 + v2567;
-        const uint v2579 = v2578 - v78;
-        out[v2579] = v2576;
+    const uint v2556 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2557 = v2203 + v2556;
+    const uint v2558 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2559 = v2202 + v2558;
+    const bool v2560 = v2557 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2561 = v2559 < v79;
+    const bool v2562 = v2560 && v2561;
+    if (v2562) {
+      const float v2563 = v92.m[1][3].thread_elements()[0];
+      const uint v2565 = v2559 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2566 = v2565 < v2;
+      const bool v2567 = v2560 && v2566;
+      if (v2567) {
+        const bfloat v2568 = bfloat(v2563);
+        const uint v2569 = v2557 * v2;
+        const uint v2570 = v2569 + v2559;
+        const uint v2571 = v2570 - v78;
+        out[v2571] = v2568;
       }
     }
-    const uint v2580 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2582 = v2203 + v2580;
-    const uint v2583 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2585 = v2206 + v2583;
-    const bool v2586 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2587 = v2585 < v79;
-    const bool v2588 = v2586 && v2587;
-    if (v2588) {
-      const float v2589 = v92.m[1][2].thread_elements()[1];
-      const uint v2591 = v2585 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2592 = v2591 < v2;
-      const bool v2593 = v2586 && v2592;
-      if (v2593) {
-        const bfloat v2594 = bfloat(v2589);
-        const uint v2595 = v2582 * v2;
-        const uint v2596 = v2595 + v2585;
-        const uint v2597 = v2596 - v78;
-        out[v2597] = v2594;
+    const uint v2572 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2573 = v2203 + v2572;
+    const uint v2574 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2575 = v2202 + v2574;
+    const bool v2576 = v2573 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2577 = v2575 < v79;
+    const bool v2578 = v2576 && v2577;
+    if (v2578) {
+      const float v2579 = v92.m[1][3].thread_elements()[1];
+      const uint v2581 = v2575 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2582 = v2581 < v2;
+      const bool v2583 = v2576 && v2582;
+      if (v2583) {
+        const bfloat v2584 = bfloat(v2579);
+        const uint v2585 = v2573 * v2;
+        const uint v2586 = v2585 + v2575;
+        const uint v2587 = v2586 - v78;
+        out[v2587] = v2584;
       }
     }
-    const uint v2598 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2600 = v2203 + v2598;
-    const uint v2601 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2603 = v2206 + v2601;
-    const bool v2604 = v2600 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2605 = v2603 < v79;
-    const bool v2606 = v2604 && v2605;
-    if (v2606) {
-      const float v2607 = v92.m[1][3].thread_elements()[0];
-      const uint v2609 = v2603 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2610 = v2609 < v2;
-      const bool v2611 = v2604 && v2610;
-      if (v2611) {
-        const bfloat v2612 = bfloat(v2607);
-        const uint v2613 = v2600 * v2;
-        const uint v2614 = v2613 + v2603;
-        const uint v2615 = v2614 - v78;
-        out[v2615] = v2612;
+    const uint v2588 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2589 = v2203 + v2588;
+    const uint v2590 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2591 = v2202 + v2590;
+    const bool v2592 = v2589 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2593 = v2591 < v79;
+    const bool v2594 = v2592 && v2593;
+    if (v2594) {
+      const float v2595 = v92.m[1][4].thread_elements()[0];
+      const uint v2597 = v2591 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2598 = v2597 < v2;
+      const bool v2599 = v2592 && v2598;
+      if (v2599) {
+        const bfloat v2600 = bfloat(v2595);
+        const uint v2601 = v2589 * v2;
+        const uint v2602 = v2601 + v2591;
+        const uint v2603 = v2602 - v78;
+        out[v2603] = v2600;
       }
     }
-    const uint v2616 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2618 = v2203 + v2616;
-    const uint v2619 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2621 = v2206 + v2619;
-    const bool v2622 = v2618 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2623 = v2621 < v79;
-    const bool v2624 = v2622 && v2623;
-    if (v2624) {
-      const float v2625 = v92.m[1][3].thread_elements()[1];
-      const uint v2627 = v2621 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2628 = v2627 < v2;
-      const bool v2629 = v2622 && v2628;
-      if (v2629) {
-        const bfloat v2630 = bfloat(v2625);
-        const uint v2631 = v2618 * v2;
-        const uint v2632 = v2631 + v2621;
-        const uint v2633 = v2632 - v78;
-        out[v2633] = v2630;
+    const uint v2604 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2605 = v2203 + v2604;
+    const uint v2606 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2607 = v2202 + v2606;
+    const bool v2608 = v2605 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2609 = v2607 < v79;
+    const bool v2610 = v2608 && v2609;
+    if (v2610) {
+      const float v2611 = v92.m[1][4].thread_elements()[1];
+      const uint v2613 = v2607 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2614 = v2613 < v2;
+      const bool v2615 = v2608 && v2614;
+      if (v2615) {
+        const bfloat v2616 = bfloat(v2611);
+        const uint v2617 = v2605 * v2;
+        const uint v2618 = v2617 + v2607;
+        const uint v2619 = v2618 - v78;
+        out[v2619] = v2616;
       }
     }
-    const uint v2634 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2636 = v2203 + v2634;
-    const uint v2637 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2639 = v2206 + v2637;
-    const bool v2640 = v2636 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2620 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2621 = v2203 + v2620;
+    const uint v2622 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2623 = v2202 + v2622;
+    const bool v2624 = v2621 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2625 = v2623 < v79;
+    const bool v2626 = v2624 && v2625;
+    if (v2626) {
+      const float v2627 = v92.m[1][5].thread_elements()[0];
+      const uint v2629 = v2623 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2624 && v2630;
+      if (v2631) {
+        const bfloat v2632 = bfloat(v2627);
+        const uint v2633 = v2621 * v2;
+        const uint v2634 = v2633 + v2623;
+        const uint v2635 = v2634 - v78;
+        out[v2635] = v2632;
+      }
+    }
+    const uint v2636 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2637 = v2203 + v2636;
+    const uint v2638 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2639 = v2202 + v2638;
+    const bool v2640 = v2637 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2641 = v2639 < v79;
     const bool v2642 = v2640 && v2641;
     if (v2642) {
-      const float v2643 = v92.m[1][4].thread_elements()[0];
+      const float v2643 = v92.m[1][5].thread_elements()[1];
       const uint v2645 = v2639 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2646 = v2645 < v2;
       const bool v2647 = v2640 && v2646;
       if (v2647) {
         const bfloat v2648 = bfloat(v2643);
-        const uint v2649 = v2636 * v2;
+        const uint v2649 = v2637 * v2;
         const uint v2650 = v2649 + v2639;
         const uint v2651 = v2650 - v78;
         out[v2651] = v2648;
       }
     }
-    const uint v2652 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2654 = v2203 + v2652;
-    const uint v2655 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2657 = v2206 + v2655;
-    const bool v2658 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2659 = v2657 < v79;
-    const bool v2660 = v2658 && v2659;
-    if (v2660) {
-      const float v2661 = v92.m[1][4].thread_elements()[1];
-      const uint v2663 = v2657 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2664 = v2663 < v2;
-      const bool v2665 = v2658 && v2664;
-      if (v2665) {
-        const bfloat v2666 = bfloat(v2661);
-        const uint v2667 = v2654 * v2;
-        const uint v2668 = v2667 + v2657;
-        const uint v2669 = v2668 - v78;
-        out[v2669] = v2666;
+    const uint v2652 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2653 = v2203 + v2652;
+    const uint v2654 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2655 = v2202 + v2654;
+    const bool v2656 = v2653 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2657 = v2655 < v79;
+    const bool v2658 = v2656 && v2657;
+    if (v2658) {
+      const float v2659 = v92.m[1][6].thread_elements()[0];
+      const uint v2661 = v2655 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2662 = v2661 < v2;
+      const bool v2663 = v2656 && v2662;
+      if (v2663) {
+        const bfloat v2664 = bfloat(v2659);
+        const uint v2665 = v2653 * v2;
+        const uint v2666 = v2665 + v2655;
+        const uint v2667 = v2666 - v78;
+        out[v2667] = v2664;
       }
     }
-    const uint v2670 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2672 = v2203 + v2670;
-    const uint v2673 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2675 = v2206 + v2673;
-    const bool v2676 = v2672 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2677 = v2675 < v79;
-    const bool v2678 = v2676 && v2677;
-    if (v2678) {
-      const float v2679 = v92.m[1][5].thread_elements()[0];
-      const uint v2681 = v2675 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2682 = v2681 < v2;
-      const bool v2683 = v2676 && v2682;
-      if (v2683) {
-        const bfloat v2684 = bfloat(v2679);
-        const uint v2685 = v2672 * v2;
-        const uint v2686 = v2685 + v2675;
-        const uint v2687 = v2686 - v78;
-        out[v2687] = v2684;
+    const uint v2668 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2669 = v2203 + v2668;
+    const uint v2670 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2671 = v2202 + v2670;
+    const bool v2672 = v2669 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2673 = v2671 < v79;
+    const bool v2674 = v2672 && v2673;
+    if (v2674) {
+      const float v2675 = v92.m[1][6].thread_elements()[1];
+      const uint v2677 = v2671 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2678 = v2677 < v2;
+      const bool v2679 = v2672 && v2678;
+      if (v2679) {
+        const bfloat v2680 = bfloat(v2675);
+        const uint v2681 = v2669 * v2;
+        const uint v2682 = v2681 + v2671;
+        const uint v2683 = v2682 - v78;
+        out[v2683] = v2680;
       }
     }
-    const uint v2688 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2690 = v2203 + v2688;
-    const uint v2691 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2693 = v2206 + v2691;
-    const bool v2694 = v2690 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2695 = v2693 < v79;
-    const bool v2696 = v2694 && v2695;
-    if (v2696) {
-      const float v2697 = v92.m[1][5].thread_elements()[1];
-      const uint v2699 = v2693 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2700 = v2699 < v2;
-      const bool v2701 = v2694 && v2700;
-      if (v2701) {
-        const bfloat v2702 = bfloat(v2697);
-        const uint v2703 = v2690 * v2;
-        const uint v2704 = v2703 + v2693;
-        const uint v2705 = v2704 - v78;
-        out[v2705] = v2702;
+    const uint v2684 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2685 = v2203 + v2684;
+    const uint v2686 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2687 = v2202 + v2686;
+    const bool v2688 = v2685 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2689 = v2687 < v79;
+    const bool v2690 = v2688 && v2689;
+    if (v2690) {
+      const float v2691 = v92.m[1][7].thread_elements()[0];
+      const uint v2693 = v2687 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2694 = v2693 < v2;
+      const bool v2695 = v2688 && v2694;
+      if (v2695) {
+        const bfloat v2696 = bfloat(v2691);
+        const uint v2697 = v2685 * v2;
+        const uint v2698 = v2697 + v2687;
+        const uint v2699 = v2698 - v78;
+        out[v2699] = v2696;
       }
     }
-    const uint v2706 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2708 = v2203 + v2706;
-    const uint v2709 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2711 = v2206 + v2709;
-    const bool v2712 = v2708 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2713 = v2711 < v79;
-    const bool v2714 = v2712 && v2713;
-    if (v2714) {
-      const float v2715 = v92.m[1][6].thread_elements()[0];
-      const uint v2717 = v2711 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2718 = v2717 < v2;
-      const bool v2719 = v2712 && v2718;
-      if (v2719) {
-        const bfloat v2720 = bfloat(v2715);
-        const uint v2721 = v2708 * v2;
-        const uint v2722 = v2721 + v2711;
-        const uint v2723 = v2722 - v78;
-        out[v2723] = v2720;
+    const uint v2700 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2701 = v2203 + v2700;
+    const uint v2702 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2703 = v2202 + v2702;
+    const bool v2704 = v2701 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2705 = v2703 < v79;
+    const bool v2706 = v2704 && v2705;
+    if (v2706) {
+      const float v2707 = v92.m[1][7].thread_elements()[1];
+      const uint v2709 = v2703 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2710 = v2709 < v2;
+      const bool v2711 = v2704 && v2710;
+      if (v2711) {
+        const bfloat v2712 = bfloat(v2707);
+        const uint v2713 = v2701 * v2;
+        const uint v2714 = v2713 + v2703;
+        const uint v2715 = v2714 - v78;
+        out[v2715] = v2712;
       }
     }
-    const uint v2724 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2726 = v2203 + v2724;
-    const uint v2727 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2729 = v2206 + v2727;
-    const bool v2730 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2731 = v2729 < v79;
-    const bool v2732 = v2730 && v2731;
-    if (v2732) {
-      const float v2733 = v92.m[1][6].thread_elements()[1];
-      const uint v2735 = v2729 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2736 = v2735 < v2;
-      const bool v2737 = v2730 && v2736;
-      if (v2737) {
-        const bfloat v2738 = bfloat(v2733);
-        const uint v2739 = v2726 * v2;
-        const uint v2740 = v2739 + v2729;
-        const uint v2741 = v2740 - v78;
-        out[v2741] = v2738;
+    const uint v2716 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2717 = v2203 + v2716;
+    const uint v2718 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2719 = v2202 + v2718;
+    const bool v2720 = v2717 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2721 = v2719 < v79;
+    const bool v2722 = v2720 && v2721;
+    if (v2722) {
+      const float v2723 = v92.m[2][0].thread_elements()[0];
+      const uint v2725 = v2719 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2726 = v2725 < v2;
+      const bool v2727 = v2720 && v2726;
+      if (v2727) {
+        const bfloat v2728 = bfloat(v2723);
+        const uint v2729 = v2717 * v2;
+        const uint v2730 = v2729 + v2719;
+        const uint v2731 = v2730 - v78;
+        out[v2731] = v2728;
       }
     }
-    const uint v2742 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2744 = v2203 + v2742;
-    const uint v2745 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2747 = v2206 + v2745;
-    const bool v2748 = v2744 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2749 = v2747 < v79;
-    const bool v2750 = v2748 && v2749;
-    if (v2750) {
-      const float v2751 = v92.m[1][7].thread_elements()[0];
-      const uint v2753 = v2747 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2754 = v2753 < v2;
-      const bool v2755 = v2748 && v2754;
-      if (v2755) {
-        const bfloat v2756 = bfloat(v2751);
-        const uint v2757 = v2744 * v2;
-        const uint v2758 = v2757 + v2747;
-        const uint v2759 = v2758 - v78;
-        out[v2759] = v2756;
+    const uint v2732 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2733 = v2203 + v2732;
+    const uint v2734 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2735 = v2202 + v2734;
+    const bool v2736 = v2733 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2737 = v2735 < v79;
+    const bool v2738 = v2736 && v2737;
+    if (v2738) {
+      const float v2739 = v92.m[2][0].thread_elements()[1];
+      const uint v2741 = v2735 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2742 = v2741 < v2;
+      const bool v2743 = v2736 && v2742;
+      if (v2743) {
+        const bfloat v2744 = bfloat(v2739);
+        const uint v2745 = v2733 * v2;
+        const uint v2746 = v2745 + v2735;
+        const uint v2747 = v2746 - v78;
+        out[v2747] = v2744;
       }
     }
-    const uint v2760 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2762 = v2203 + v2760;
-    const uint v2763 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2765 = v2206 + v2763;
-    const bool v2766 = v2762 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2767 = v2765 < v79;
-    const bool v2768 = v2766 && v2767;
-    if (v2768) {
-      const float v2769 = v92.m[1][7].thread_elements()[1];
-      const uint v2771 = v2765 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2772 = v2771 < v2;
-      const bool v2773 = v2766 && v2772;
-      if (v2773) {
-        const bfloat v2774 = bfloat(v2769);
-        const uint v2775 = v2762 * v2;
-        const uint v2776 = v2775 + v2765;
-        const uint v2777 = v2776 - v78;
-        out[v2777] = v2774;
+    const uint v2748 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2749 = v2203 + v2748;
+    const uint v2750 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2751 = v2202 + v2750;
+    const bool v2752 = v2749 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2753 = v2751 < v79;
+    const bool v2754 = v2752 && v2753;
+    if (v2754) {
+      const float v2755 = v92.m[2][1].thread_elements()[0];
+      const uint v2757 = v2751 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2758 = v2757 < v2;
+      const bool v2759 = v2752 && v2758;
+      if (v2759) {
+        const bfloat v2760 = bfloat(v2755);
+        const uint v2761 = v2749 * v2;
+        const uint v2762 = v2761 + v2751;
+        const uint v2763 = v2762 - v78;
+        out[v2763] = v2760;
       }
     }
-    const uint v2778 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2780 = v2203 + v2778;
-    const uint v2781 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2783 = v2206 + v2781;
-    const bool v2784 = v2780 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2764 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2765 = v2203 + v2764;
+    const uint v2766 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2767 = v2202 + v2766;
+    const bool v2768 = v2765 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2769 = v2767 < v79;
+    const bool v2770 = v2768 && v2769;
+    if (v2770) {
+      const float v2771 = v92.m[2][1].thread_elements()[1];
+      const uint v2773 = v2767 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2774 = v2773 < v2;
+      const bool v2775 = v2768 && v2774;
+      if (v2775) {
+        const bfloat v2776 = bfloat(v2771);
+        const uint v2777 = v2765 * v2;
+        const uint v2778 = v2777 + v2767;
+        const uint v2779 = v2778 - v78;
+        out[v2779] = v2776;
+      }
+    }
+    const uint v2780 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2781 = v2203 + v2780;
+    const uint v2782 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2783 = v2202 + v2782;
+    const bool v2784 = v2781 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2785 = v2783 < v79;
     const bool v2786 = v2784 && v2785;
     if (v2786) {
-      const float v2787 = v92.m[2][0].thread_elements()[0];
+      const float v2787 = v92.m[2][2].thread_elements()[0];
       const uint v2789 = v2783 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2790 = v2789 < v2;
       const bool v2791 = v2784 && v2790;
       if (v2791) {
         const bfloat v2792 = bfloat(v2787);
-        const uint v2793 = v2780 * v2;
+        const uint v2793 = v2781 * v2;
         const uint v2794 = v2793 + v2783;
         const uint v2795 = v2794 - v78;
         out[v2795] = v2792;
       }
     }
-    const uint v2796 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2798 = v2203 + v2796;
-    const uint v2799 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2801 = v2206 + v2799;
-    const bool v2802 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2803 = v2801 < v79;
-    const bool v2804 = v2802 && v2803;
-    if (v2804) {
-      const float v2805 = v92.m[2][0].thread_elements()[1];
-      const uint v2807 = v2801 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2808 = v2807 < v2;
-      const bool v2809 = v2802 && v2808;
-      if (v2809) {
-        const bfloat v2810 = bfloat(v2805);
-        const uint v2811 = v2798 * v2;
-        const uint v2812 = v2811 + v2801;
-        const uint v2813 = v2812 - v78;
-        out[v2813] = v2810;
+    const uint v2796 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2797 = v2203 + v2796;
+    const uint v2798 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2799 = v2202 + v2798;
+    const bool v2800 = v2797 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2801 = v2799 < v79;
+    const bool v2802 = v2800 && v2801;
+    if (v2802) {
+      const float v2803 = v92.m[2][2].thread_elements()[1];
+      const uint v2805 = v2799 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2806 = v2805 < v2;
+      const bool v2807 = v2800 && v2806;
+      if (v2807) {
+        const bfloat v2808 = bfloat(v2803);
+        const uint v2809 = v2797 * v2;
+        const uint v2810 = v2809 + v2799;
+        const uint v2811 = v2810 - v78;
+        out[v2811] = v2808;
       }
     }
-    const uint v2814 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2816 = v2203 + v2814;
-    const uint v2817 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2819 = v2206 + v2817;
-    const bool v2820 = v2816 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2821 = v2819 < v79;
-    const bool v2822 = v2820 && v2821;
-    if (v2822) {
-      const float v2823 = v92.m[2][1].thread_elements()[0];
-      const uint v2825 = v2819 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2826 = v2825 < v2;
-      const bool v2827 = v2820 && v2826;
-      if (v2827) {
-        const bfloat v2828 = bfloat(v2823);
-        const uint v2829 = v2816 * v2;
-        const uint v2830 = v2829 + v2819;
-        const uint v2831 = v2830 - v78;
-        out[v2831] = v2828;
+    const uint v2812 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2813 = v2203 + v2812;
+    const uint v2814 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2815 = v2202 + v2814;
+    const bool v2816 = v2813 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2817 = v2815 < v79;
+    const bool v2818 = v2816 && v2817;
+    if (v2818) {
+      const float v2819 = v92.m[2][3].thread_elements()[0];
+      const uint v2821 = v2815 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2822 = v2821 < v2;
+      const bool v2823 = v2816 && v2822;
+      if (v2823) {
+        const bfloat v2824 = bfloat(v2819);
+        const uint v2825 = v2813 * v2;
+        const uint v2826 = v2825 + v2815;
+        const uint v2827 = v2826 - v78;
+        out[v2827] = v2824;
       }
     }
-    const uint v2832 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2834 = v2203 + v2832;
-    const uint v2835 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2837 = v2206 + v2835;
-    const bool v2838 = v2834 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2839 = v2837 < v79;
-    const bool v2840 = v2838 && v2839;
-    if (v2840) {
-      const float v2841 = v92.m[2][1].thread_elements()[1];
-      const uint v2843 = v2837 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2844 = v2843 < v2;
-      const bool v2845 = v2838 && v2844;
-      if (v2845) {
-        const bfloat v2846 = bfloat(v2841);
-        const uint v2847 = v2834 * v2;
-        const uint v2848 = v2847 + v2837;
-        const uint v2849 = v2848 - v78;
-        out[v2849] = v2846;
+    const uint v2828 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2829 = v2203 + v2828;
+    const uint v2830 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2831 = v2202 + v2830;
+    const bool v2832 = v2829 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2833 = v2831 < v79;
+    const bool v2834 = v2832 && v2833;
+    if (v2834) {
+      const float v2835 = v92.m[2][3].thread_elements()[1];
+      const uint v2837 = v2831 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2838 = v2837 < v2;
+      const bool v2839 = v2832 && v2838;
+      if (v2839) {
+        const bfloat v2840 = bfloat(v2835);
+        const uint v2841 = v2829 * v2;
+        const uint v2842 = v2841 + v2831;
+        const uint v2843 = v2842 - v78;
+        out[v2843] = v2840;
       }
     }
-    const uint v2850 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2852 = v2203 + v2850;
-    const uint v2853 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2855 = v2206 + v2853;
-    const bool v2856 = v2852 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2857 = v2855 < v79;
-    const bool v2858 = v2856 && v2857;
-    if (v2858) {
-      const float v2859 = v92.m[2][2].thread_elements()[0];
-      const uint v2861 = v2855 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2862 = v2861 < v2;
-      const bool v2863 = v2856 && v2862;
-      if (v2863) {
-        const bfloat v2864 = bfloat(v2859);
-        const uint v2865 = v2852 * v2;
-        const uint v2866 = v2865 + v2855;
-        const uint v2867 = v2866 - v78;
-        out[v2867] = v2864;
+    const uint v2844 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2845 = v2203 + v2844;
+    const uint v2846 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2847 = v2202 + v2846;
+    const bool v2848 = v2845 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2849 = v2847 < v79;
+    const bool v2850 = v2848 && v2849;
+    if (v2850) {
+      const float v2851 = v92.m[2][4].thread_elements()[0];
+      const uint v2853 = v2847 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2854 = v2853 < v2;
+      const bool v2855 = v2848 && v2854;
+      if (v2855) {
+        const bfloat v2856 = bfloat(v2851);
+        const uint v2857 = v2845 * v2;
+        const uint v2858 = v2857 + v2847;
+        const uint v2859 = v2858 - v78;
+        out[v2859] = v2856;
       }
     }
-    const uint v2868 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2870 = v2203 + v2868;
-    const uint v2871 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2873 = v2206 + v2871;
-    const bool v2874 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2875 = v2873 < v79;
-    const bool v2876 = v2874 && v2875;
-    if (v2876) {
-      const float v2877 = v92.m[2][2].thread_elements()[1];
-      const uint v2879 = v2873 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2880 = v2879 < v2;
-      const bool v2881 = v2874 && v2880;
-      if (v2881) {
-        const bfloat v2882 = bfloat(v2877);
-        const uint v2883 = v2870 * v2;
-        const uint v2884 = v2883 + v2873;
-        const uint v2885 = v2884 - v78;
-        out[v2885] = v2882;
+    const uint v2860 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2861 = v2203 + v2860;
+    const uint v2862 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2863 = v2202 + v2862;
+    const bool v2864 = v2861 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2865 = v2863 < v79;
+    const bool v2866 = v2864 && v2865;
+    if (v2866) {
+      const float v2867 = v92.m[2][4].thread_elements()[1];
+      const uint v2869 = v2863 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2870 = v2869 < v2;
+      const bool v2871 = v2864 && v2870;
+      if (v2871) {
+        const bfloat v2872 = bfloat(v2867);
+        const uint v2873 = v2861 * v2;
+        const uint v2874 = v2873 + v2863;
+        const uint v2875 = v2874 - v78;
+        out[v2875] = v2872;
       }
     }
-    const uint v2886 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2888 = v2203 + v2886;
-    const uint v2889 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2891 = v2206 + v2889;
-    const bool v2892 = v2888 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2893 = v2891 < v79;
-    const bool v2894 = v2892 && v2893;
-    if (v2894) {
-      const float v2895 = v92.m[2][3].thread_elements()[0];
-      const uint v2897 = v2891 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2898 = v2897 < v2;
-      const bool v2899 = v2892 && v2898;
-      if (v2899) {
-        const bfloat v2900 = bfloat(v2895);
-        const uint v2901 = v2888 * v2;
-        const uint v2902 = v2901 + v2891;
-        const uint v2903 = v2902 - v78;
-        out[v2903] = v2900;
+    const uint v2876 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2877 = v2203 + v2876;
+    const uint v2878 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2879 = v2202 + v2878;
+    const bool v2880 = v2877 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2881 = v2879 < v79;
+    const bool v2882 = v2880 && v2881;
+    if (v2882) {
+      const float v2883 = v92.m[2][5].thread_elements()[0];
+      const uint v2885 = v2879 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2886 = v2885 < v2;
+      const bool v2887 = v2880 && v2886;
+      if (v2887) {
+        const bfloat v2888 = bfloat(v2883);
+        const uint v2889 = v2877 * v2;
+        const uint v2890 = v2889 + v2879;
+        const uint v2891 = v2890 - v78;
+        out[v2891] = v2888;
       }
     }
-    const uint v2904 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2906 = v2203 + v2904;
-    const uint v2907 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2909 = v2206 + v2907;
-    const bool v2910 = v2906 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2911 = v2909 < v79;
-    const bool v2912 = v2910 && v2911;
-    if (v2912) {
-      const float v2913 = v92.m[2][3].thread_elements()[1];
-      const uint v2915 = v2909 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2916 = v2915 < v2;
-      const bool v2917 = v2910 && v2916;
-      if (v2917) {
-        const bfloat v2918 = bfloat(v2913);
-        const uint v2919 = v2906 * v2;
-        const uint v2920 = v2919 + v2909;
-        const uint v2921 = v2920 - v78;
-        out[v2921] = v2918;
+    const uint v2892 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2893 = v2203 + v2892;
+    const uint v2894 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2895 = v2202 + v2894;
+    const bool v2896 = v2893 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2897 = v2895 < v79;
+    const bool v2898 = v2896 && v2897;
+    if (v2898) {
+      const float v2899 = v92.m[2][5].thread_elements()[1];
+      const uint v2901 = v2895 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2902 = v2901 < v2;
+      const bool v2903 = v2896 && v2902;
+      if (v2903) {
+        const bfloat v2904 = bfloat(v2899);
+        const uint v2905 = v2893 * v2;
+        const uint v2906 = v2905 + v2895;
+        const uint v2907 = v2906 - v78;
+        out[v2907] = v2904;
       }
     }
-    const uint v2922 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2924 = v2203 + v2922;
-    const uint v2925 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2927 = v2206 + v2925;
-    const bool v2928 = v2924 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v2908 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2909 = v2203 + v2908;
+    const uint v2910 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2911 = v2202 + v2910;
+    const bool v2912 = v2909 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2913 = v2911 < v79;
+    const bool v2914 = v2912 && v2913;
+    if (v2914) {
+      const float v2915 = v92.m[2][6].thread_elements()[0];
+      const uint v2917 = v2911 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2918 = v2917 < v2;
+      const bool v2919 = v2912 && v2918;
+      if (v2919) {
+        const bfloat v2920 = bfloat(v2915);
+        const uint v2921 = v2909 * v2;
+        const uint v2922 = v2921 + v2911;
+        const uint v2923 = v2922 - v78;
+        out[v2923] = v2920;
+      }
+    }
+    const uint v2924 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2925 = v2203 + v2924;
+    const uint v2926 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2927 = v2202 + v2926;
+    const bool v2928 = v2925 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v2929 = v2927 < v79;
     const bool v2930 = v2928 && v2929;
     if (v2930) {
-      const float v2931 = v92.m[2][4].thread_elements()[0];
+      const float v2931 = v92.m[2][6].thread_elements()[1];
       const uint v2933 = v2927 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v2934 = v2933 < v2;
       const bool v2935 = v2928 && v2934;
       if (v2935) {
         const bfloat v2936 = bfloat(v2931);
-        const uint v2937 = v2924 * v2;
+        const uint v2937 = v2925 * v2;
         const uint v2938 = v2937 + v2927;
         const uint v2939 = v2938 - v78;
         out[v2939] = v2936;
       }
     }
-    const uint v2940 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2942 = v2203 + v2940;
-    const uint v2943 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2945 = v2206 + v2943;
-    const bool v2946 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2947 = v2945 < v79;
-    const bool v2948 = v2946 && v2947;
-    if (v2948) {
-      const float v2949 = v92.m[2][4].thread_elements()[1];
-      const uint v2951 = v2945 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2952 = v2951 < v2;
-      const bool v2953 = v2946 && v2952;
-      if (v2953) {
-        const bfloat v2954 = bfloat(v2949);
-        const uint v2955 = v2942 * v2;
-        const uint v2956 = v2955 + v2945;
-        const uint v2957 = v2956 - v78;
-        out[v2957] = v2954;
+    const uint v2940 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2941 = v2203 + v2940;
+    const uint v2942 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2943 = v2202 + v2942;
+    const bool v2944 = v2941 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2945 = v2943 < v79;
+    const bool v2946 = v2944 && v2945;
+    if (v2946) {
+      const float v2947 = v92.m[2][7].thread_elements()[0];
+      const uint v2949 = v2943 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2950 = v2949 < v2;
+      const bool v2951 = v2944 && v2950;
+      if (v2951) {
+        const bfloat v2952 = bfloat(v2947);
+        const uint v2953 = v2941 * v2;
+        const uint v2954 = v2953 + v2943;
+        const uint v2955 = v2954 - v78;
+        out[v2955] = v2952;
       }
     }
-    const uint v2958 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2960 = v2203 + v2958;
-    const uint v2961 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2963 = v2206 + v2961;
-    const bool v2964 = v2960 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2965 = v2963 < v79;
-    const bool v2966 = v2964 && v2965;
-    if (v2966) {
-      const float v2967 = v92.m[2][5].thread_elements()[0];
-      const uint v2969 = v2963 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2970 = v2969 < v2;
-      const bool v2971 = v2964 && v2970;
-      if (v2971) {
-        const bfloat v2972 = bfloat(v2967);
-        const uint v2973 = v2960 * v2;
-        const uint v2974 = v2973 + v2963;
-        const uint v2975 = v2974 - v78;
-        out[v2975] = v2972;
+    const uint v2956 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2957 = v2203 + v2956;
+    const uint v2958 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2959 = v2202 + v2958;
+    const bool v2960 = v2957 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2961 = v2959 < v79;
+    const bool v2962 = v2960 && v2961;
+    if (v2962) {
+      const float v2963 = v92.m[2][7].thread_elements()[1];
+      const uint v2965 = v2959 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2966 = v2965 < v2;
+      const bool v2967 = v2960 && v2966;
+      if (v2967) {
+        const bfloat v2968 = bfloat(v2963);
+        const uint v2969 = v2957 * v2;
+        const uint v2970 = v2969 + v2959;
+        const uint v2971 = v2970 - v78;
+        out[v2971] = v2968;
       }
     }
-    const uint v2976 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2978 = v2203 + v2976;
-    const uint v2979 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2981 = v2206 + v2979;
-    const bool v2982 = v2978 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v2983 = v2981 < v79;
-    const bool v2984 = v2982 && v2983;
-    if (v2984) {
-      const float v2985 = v92.m[2][5].thread_elements()[1];
-      const uint v2987 = v2981 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v2988 = v2987 < v2;
-      const bool v2989 = v2982 && v2988;
-      if (v2989) {
-        const bfloat v2990 = bfloat(v2985);
-        const uint v2991 = v2978 * v2;
-        const uint v2992 = v2991 + v2981;
-        const uint v2993 = v2992 - v78;
-        out[v2993] = v2990;
+    const uint v2972 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2973 = v2203 + v2972;
+    const uint v2974 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2975 = v2202 + v2974;
+    const bool v2976 = v2973 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2977 = v2975 < v79;
+    const bool v2978 = v2976 && v2977;
+    if (v2978) {
+      const float v2979 = v92.m[3][0].thread_elements()[0];
+      const uint v2981 = v2975 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2982 = v2981 < v2;
+      const bool v2983 = v2976 && v2982;
+      if (v2983) {
+        const bfloat v2984 = bfloat(v2979);
+        const uint v2985 = v2973 * v2;
+        const uint v2986 = v2985 + v2975;
+        const uint v2987 = v2986 - v78;
+        out[v2987] = v2984;
       }
     }
-    const uint v2994 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v2996 = v2203 + v2994;
-    const uint v2997 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v2999 = v2206 + v2997;
-    const bool v3000 = v2996 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3001 = v2999 < v79;
-    const bool v3002 = v3000 && v3001;
-    if (v3002) {
-      const float v3003 = v92.m[2][6].thread_elements()[0];
-      const uint v3005 = v2999 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3006 = v3005 < v2;
-      const bool v3007 = v3000 && v3006;
-      if (v3007) {
-        const bfloat v3008 = bfloat(v3003);
-        const uint v3009 = v2996 * v2;
-        const uint v3010 = v3009 + v2999;
-        const uint v3011 = v3010 - v78;
-        out[v3011] = v3008;
+    const uint v2988 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v2989 = v2203 + v2988;
+    const uint v2990 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v2991 = v2202 + v2990;
+    const bool v2992 = v2989 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v2993 = v2991 < v79;
+    const bool v2994 = v2992 && v2993;
+    if (v2994) {
+      const float v2995 = v92.m[3][0].thread_elements()[1];
+      const uint v2997 = v2991 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v2998 = v2997 < v2;
+      const bool v2999 = v2992 && v2998;
+      if (v2999) {
+        const bfloat v3000 = bfloat(v2995);
+        const uint v3001 = v2989 * v2;
+        const uint v3002 = v3001 + v2991;
+        const uint v3003 = v3002 - v78;
+        out[v3003] = v3000;
       }
     }
-    const uint v3012 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3014 = v2203 + v3012;
-    const uint v3015 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3017 = v2206 + v3015;
-    const bool v3018 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3019 = v3017 < v79;
-    const bool v3020 = v3018 && v3019;
-    if (v3020) {
-      const float v3021 = v92.m[2][6].thread_elements()[1];
-      const uint v3023 = v3017 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3024 = v3023 < v2;
-      const bool v3025 = v3018 && v3024;
-      if (v3025) {
-        const bfloat v3026 = bfloat(v3021);
-        const uint v3027 = v3014 * v2;
-        const uint v3028 = v3027 + v3017;
-        const uint v3029 = v3028 - v78;
-        out[v3029] = v3026;
+    const uint v3004 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3005 = v2203 + v3004;
+    const uint v3006 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3007 = v2202 + v3006;
+    const bool v3008 = v3005 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3009 = v3007 < v79;
+    const bool v3010 = v3008 && v3009;
+    if (v3010) {
+      const float v3011 = v92.m[3][1].thread_elements()[0];
+      const uint v3013 = v3007 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3014 = v3013 < v2;
+      const bool v3015 = v3008 && v3014;
+      if (v3015) {
+        const bfloat v3016 = bfloat(v3011);
+        const uint v3017 = v3005 * v2;
+        const uint v3018 = v3017 + v3007;
+        const uint v3019 = v3018 - v78;
+        out[v3019] = v3016;
       }
     }
-    const uint v3030 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3032 = v2203 + v3030;
-    const uint v3033 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3035 = v2206 + v3033;
-    const bool v3036 = v3032 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3037 = v3035 < v79;
-    const bool v3038 = v3036 && v3037;
-    if (v3038) {
-      const float v3039 = v92.m[2][7].thread_elements()[0];
-      const uint v3041 = v3035 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3042 = v3041 < v2;
-      const bool v3043 = v3036 && v3042;
-      if (v3043) {
-        const bfloat v3044 = bfloat(v3039);
-        const uint v3045 = v3032 * v2;
-        const uint v3046 = v3045 + v3035;
-        const uint v3047 = v3046 - v78;
-        out[v3047] = v3044;
+    const uint v3020 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3021 = v2203 + v3020;
+    const uint v3022 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3023 = v2202 + v3022;
+    const bool v3024 = v3021 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3025 = v3023 < v79;
+    const bool v3026 = v3024 && v3025;
+    if (v3026) {
+      const float v3027 = v92.m[3][1].thread_elements()[1];
+      const uint v3029 = v3023 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3030 = v3029 < v2;
+      const bool v3031 = v3024 && v3030;
+      if (v3031) {
+        const bfloat v3032 = bfloat(v3027);
+        const uint v3033 = v3021 * v2;
+        const uint v3034 = v3033 + v3023;
+        const uint v3035 = v3034 - v78;
+        out[v3035] = v3032;
       }
     }
-    const uint v3048 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3050 = v2203 + v3048;
-    const uint v3051 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3053 = v2206 + v3051;
-    const bool v3054 = v3050 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3055 = v3053 < v79;
-    const bool v3056 = v3054 && v3055;
-    if (v3056) {
-      const float v3057 = v92.m[2][7].thread_elements()[1];
-      const uint v3059 = v3053 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3060 = v3059 < v2;
-      const bool v3061 = v3054 && v3060;
-      if (v3061) {
-        const bfloat v3062 = bfloat(v3057);
-        const uint v3063 = v3050 * v2;
-        const uint v3064 = v3063 + v3053;
-        const uint v3065 = v3064 - v78;
-        out[v3065] = v3062;
+    const uint v3036 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3037 = v2203 + v3036;
+    const uint v3038 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3039 = v2202 + v3038;
+    const bool v3040 = v3037 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3041 = v3039 < v79;
+    const bool v3042 = v3040 && v3041;
+    if (v3042) {
+      const float v3043 = v92.m[3][2].thread_elements()[0];
+      const uint v3045 = v3039 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3046 = v3045 < v2;
+      const bool v3047 = v3040 && v3046;
+      if (v3047) {
+        const bfloat v3048 = bfloat(v3043);
+        const uint v3049 = v3037 * v2;
+        const uint v3050 = v3049 + v3039;
+        const uint v3051 = v3050 - v78;
+        out[v3051] = v3048;
       }
     }
-    const uint v3066 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3068 = v2203 + v3066;
-    const uint v3069 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3071 = v2206 + v3069;
-    const bool v3072 = v3068 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3052 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3053 = v2203 + v3052;
+    const uint v3054 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3055 = v2202 + v3054;
+    const bool v3056 = v3053 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3057 = v3055 < v79;
+    const bool v3058 = v3056 && v3057;
+    if (v3058) {
+      const float v3059 = v92.m[3][2].thread_elements()[1];
+      const uint v3061 = v3055 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3062 = v3061 < v2;
+      const bool v3063 = v3056 && v3062;
+      if (v3063) {
+        const bfloat v3064 = bfloat(v3059);
+        const uint v3065 = v3053 * v2;
+        const uint v3066 = v3065 + v3055;
+        const uint v3067 = v3066 - v78;
+        out[v3067] = v3064;
+      }
+    }
+    const uint v3068 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3069 = v2203 + v3068;
+    const uint v3070 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3071 = v2202 + v3070;
+    const bool v3072 = v3069 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3073 = v3071 < v79;
     const bool v3074 = v3072 && v3073;
     if (v3074) {
-      const float v3075 = v92.m[3][0].thread_elements()[0];
+      const float v3075 = v92.m[3][3].thread_elements()[0];
       const uint v3077 = v3071 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3078 = v3077 < v2;
       const bool v3079 = v3072 && v3078;
       if (v3079) {
         const bfloat v3080 = bfloat(v3075);
-        const uint v3081 = v3068 * v2;
+        const uint v3081 = v3069 * v2;
         const uint v3082 = v3081 + v3071;
         const uint v3083 = v3082 - v78;
         out[v3083] = v3080;
       }
     }
-    const uint v3084 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3086 = v2203 + v3084;
-    const uint v3087 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3089 = v2206 + v3087;
-    const bool v3090 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3091 = v3089 < v79;
-    const bool v3092 = v3090 && v3091;
-    if (v3092) {
-      const float v3093 = v92.m[3][0].thread_elements()[1];
-      const uint v3095 = v3089 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3096 = v3095 < v2;
-      const bool v3097 = v3090 && v3096;
-      if (v3097) {
-        const bfloat v3098 = bfloat(v3093);
-        const uint v3099 = v3086 * v2;
-        const uint v3100 = v3099 + v3089;
-        const uint v3101 = v3100 - v78;
-        out[v3101] = v3098;
+    const uint v3084 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3085 = v2203 + v3084;
+    const uint v3086 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3087 = v2202 + v3086;
+    const bool v3088 = v3085 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3089 = v3087 < v79;
+    const bool v3090 = v3088 && v3089;
+    if (v3090) {
+      const float v3091 = v92.m[3][3].thread_elements()[1];
+      const uint v3093 = v3087 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3094 = v3093 < v2;
+      const bool v3095 = v3088 && v3094;
+      if (v3095) {
+        const bfloat v3096 = bfloat(v3091);
+        const uint v3097 = v3085 * v2;
+        const uint v3098 = v3097 + v3087;
+        const uint v3099 = v3098 - v78;
+        out[v3099] = v3096;
       }
     }
-    const uint v3102 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3104 = v2203 + v3102;
-    const uint v3105 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3107 = v2206 + v3105;
-    const bool v3108 = v3104 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3109 = v3107 < v79;
-    const bool v3110 = v3108 && v3109;
-    if (v3110) {
-      const float v3111 = v92.m[3][1].thread_elements()[0];
-      const uint v3113 = v3107 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3114 = v3113 < v2;
-      const bool v3115 = v3108 && v3114;
-      if (v3115) {
-        const bfloat v3116 = bfloat(v3111);
-        const uint v3117 = v3104 * v2;
-        const uint v3118 = v3117 + v3107;
-        const uint v3119 = v3118 - v78;
-        out[v3119] = v3116;
+    const uint v3100 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3101 = v2203 + v3100;
+    const uint v3102 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3103 = v2202 + v3102;
+    const bool v3104 = v3101 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3105 = v3103 < v79;
+    const bool v3106 = v3104 && v3105;
+    if (v3106) {
+      const float v3107 = v92.m[3][4].thread_elements()[0];
+      const uint v3109 = v3103 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3110 = v3109 < v2;
+      const bool v3111 = v3104 && v3110;
+      if (v3111) {
+        const bfloat v3112 = bfloat(v3107);
+        const uint v3113 = v3101 * v2;
+        const uint v3114 = v3113 + v3103;
+        const uint v3115 = v3114 - v78;
+        out[v3115] = v3112;
       }
     }
-    const uint v3120 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3122 = v2203 + v3120;
-    const uint v3123 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3125 = v2206 + v3123;
-    const bool v3126 = v3122 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3127 = v3125 < v79;
-    const bool v3128 = v3126 && v3127;
-    if (v3128) {
-      const float v3129 = v92.m[3][1].thread_elements()[1];
-      const uint v3131 = v3125 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3132 = v3131 < v2;
-      const bool v3133 = v3126 && v3132;
-      if (v3133) {
-        const bfloat v3134 = bfloat(v3129);
-        const uint v3135 = v3122 * v2;
-        const uint v3136 = v3135 + v3125;
-        const uint v3137 = v3136 - v78;
-        out[v3137] = v3134;
+    const uint v3116 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3117 = v2203 + v3116;
+    const uint v3118 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3119 = v2202 + v3118;
+    const bool v3120 = v3117 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3121 = v3119 < v79;
+    const bool v3122 = v3120 && v3121;
+    if (v3122) {
+      const float v3123 = v92.m[3][4].thread_elements()[1];
+      const uint v3125 = v3119 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3126 = v3125 < v2;
+      const bool v3127 = v3120 && v3126;
+      if (v3127) {
+        const bfloat v3128 = bfloat(v3123);
+        const uint v3129 = v3117 * v2;
+        const uint v3130 = v3129 + v3119;
+        const uint v3131 = v3130 - v78;
+        out[v3131] = v3128;
       }
     }
-    const uint v3138 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3140 = v2203 + v3138;
-    const uint v3141 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3143 = v2206 + v3141;
-    const bool v3144 = v3140 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3145 = v3143 < v79;
-    const bool v3146 = v3144 && v3145;
-    if (v3146) {
-      const float v3147 = v92.m[3][2].thread_elements()[0];
-      const uint v3149 = v3143 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3150 = v3149 < v2;
-      const bool v3151 = v3144 && v3150;
-      if (v3151) {
-        const bfloat v3152 = bfloat(v3147);
-        const uint v3153 = v3140 * v2;
-        const uint v3154 = v3153 + v3143;
-        const uint v3155 = v3154 - v78;
-        out[v3155] = v3152;
+    const uint v3132 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3133 = v2203 + v3132;
+    const uint v3134 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3135 = v2202 + v3134;
+    const bool v3136 = v3133 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3137 = v3135 < v79;
+    const bool v3138 = v3136 && v3137;
+    if (v3138) {
+      const float v3139 = v92.m[3][5].thread_elements()[0];
+      const uint v3141 = v3135 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3142 = v3141 < v2;
+      const bool v3143 = v3136 && v3142;
+      if (v3143) {
+        const bfloat v3144 = bfloat(v3139);
+        const uint v3145 = v3133 * v2;
+        const uint v3146 = v3145 + v3135;
+        const uint v3147 = v3146 - v78;
+        out[v3147] = v3144;
       }
     }
-    const uint v3156 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3158 = v2203 + v3156;
-    const uint v3159 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3161 = v2206 + v3159;
-    const bool v3162 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3163 = v3161 < v79;
-    const bool v3164 = v3162 && v3163;
-    if (v3164) {
-      const float v3165 = v92.m[3][2].thread_elements()[1];
-      const uint v3167 = v3161 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3168 = v3167 < v2;
-      const bool v3169 = v3162 && v3168;
-      if (v3169) {
-        const bfloat v3170 = bfloat(v3165);
-        const uint v3171 = v3158 * v2;
-        const uint v3172 = v3171 + v3161;
-        const uint v3173 = v3172 - v78;
-        out[v3173] = v3170;
+    const uint v3148 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3149 = v2203 + v3148;
+    const uint v3150 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3151 = v2202 + v3150;
+    const bool v3152 = v3149 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3153 = v3151 < v79;
+    const bool v3154 = v3152 && v3153;
+    if (v3154) {
+      const float v3155 = v92.m[3][5].thread_elements()[1];
+      const uint v3157 = v3151 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3158 = v3157 < v2;
+      const bool v3159 = v3152 && v3158;
+      if (v3159) {
+        const bfloat v3160 = bfloat(v3155);
+        const uint v3161 = v3149 * v2;
+        const uint v3162 = v3161 + v3151;
+        const uint v3163 = v3162 - v78;
+        out[v3163] = v3160;
       }
     }
-    const uint v3174 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3176 = v2203 + v3174;
-    const uint v3177 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3179 = v2206 + v3177;
-    const bool v3180 = v3176 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3181 = v3179 < v79;
-    const bool v3182 = v3180 && v3181;
-    if (v3182) {
-      const float v3183 = v92.m[3][3].thread_elements()[0];
-      const uint v3185 = v3179 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3186 = v3185 < v2;
-      const bool v3187 = v3180 && v3186;
-      if (v3187) {
-        const bfloat v3188 = bfloat(v3183);
-        const uint v3189 = v3176 * v2;
-        const uint v3190 = v3189 + v3179;
-        const uint v3191 = v3190 - v78;
-        out[v3191] = v3188;
+    const uint v3164 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3165 = v2203 + v3164;
+    const uint v3166 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3167 = v2202 + v3166;
+    const bool v3168 = v3165 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3169 = v3167 < v79;
+    const bool v3170 = v3168 && v3169;
+    if (v3170) {
+      const float v3171 = v92.m[3][6].thread_elements()[0];
+      const uint v3173 = v3167 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3174 = v3173 < v2;
+      const bool v3175 = v3168 && v3174;
+      if (v3175) {
+        const bfloat v3176 = bfloat(v3171);
+        const uint v3177 = v3165 * v2;
+        const uint v3178 = v3177 + v3167;
+        const uint v3179 = v3178 - v78;
+        out[v3179] = v3176;
       }
     }
-    const uint v3192 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3194 = v2203 + v3192;
-    const uint v3195 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3197 = v2206 + v3195;
-    const bool v3198 = v3194 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3199 = v3197 < v79;
-    const bool v3200 = v3198 && v3199;
-    if (v3200) {
-      const float v3201 = v92.m[3][3].thread_elements()[1];
-      const uint v3203 = v3197 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3204 = v3203 < v2;
-      const bool v3205 = v3198 && v3204;
-      if (v3205) {
-        const bfloat v3206 = bfloat(v3201);
-        const uint v3207 = v3194 * v2;
-        const uint v3208 = v3207 + v3197;
-        const uint v3209 = v3208 - v78;
-        out[v3209] = v3206;
+    const uint v3180 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3181 = v2203 + v3180;
+    const uint v3182 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3183 = v2202 + v3182;
+    const bool v3184 = v3181 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3185 = v3183 < v79;
+    const bool v3186 = v3184 && v3185;
+    if (v3186) {
+      const float v3187 = v92.m[3][6].thread_elements()[1];
+      const uint v3189 = v3183 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3190 = v3189 < v2;
+      const bool v3191 = v3184 && v3190;
+      if (v3191) {
+        const bfloat v3192 = bfloat(v3187);
+        const uint v3193 = v3181 * v2;
+        const uint v3194 = v3193 + v3183;
+        const uint v3195 = v3194 - v78;
+        out[v3195] = v3192;
       }
     }
-    const uint v3210 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3212 = v2203 + v3210;
-    const uint v3213 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3215 = v2206 + v3213;
-    const bool v3216 = v3212 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3196 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3197 = v2203 + v3196;
+    const uint v3198 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3199 = v2202 + v3198;
+    const bool v3200 = v3197 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3201 = v3199 < v79;
+    const bool v3202 = v3200 && v3201;
+    if (v3202) {
+      const float v3203 = v92.m[3][7].thread_elements()[0];
+      const uint v3205 = v3199 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3206 = v3205 < v2;
+      const bool v3207 = v3200 && v3206;
+      if (v3207) {
+        const bfloat v3208 = bfloat(v3203);
+        const uint v3209 = v3197 * v2;
+        const uint v3210 = v3209 + v3199;
+        const uint v3211 = v3210 - v78;
+        out[v3211] = v3208;
+      }
+    }
+    const uint v3212 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3213 = v2203 + v3212;
+    const uint v3214 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3215 = v2202 + v3214;
+    const bool v3216 = v3213 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3217 = v3215 < v79;
     const bool v3218 = v3216 && v3217;
     if (v3218) {
-      const float v3219 = v92.m[3][4].thread_elements()[0];
+      const float v3219 = v92.m[3][7].thread_elements()[1];
       const uint v3221 = v3215 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3222 = v3221 < v2;
       const bool v3223 = v3216 && v3222;
       if (v3223) {
         const bfloat v3224 = bfloat(v3219);
-        const uint v3225 = v3212 * v2;
+        const uint v3225 = v3213 * v2;
         const uint v3226 = v3225 + v3215;
         const uint v3227 = v3226 - v78;
         out[v3227] = v3224;
       }
     }
-    const uint v3228 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3230 = v2203 + v3228;
-    const uint v3231 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3233 = v2206 + v3231;
-    const bool v3234 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3235 = v3233 < v79;
-    const bool v3236 = v3234 && v3235;
-    if (v3236) {
-      const float v3237 = v92.m[3][4].thread_elements()[1];
-      const uint v3239 = v3233 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3240 = v3239 < v2;
-      const bool v3241 = v3234 && v3240;
-      if (v3241) {
-        const bfloat v3242 = bfloat(v3237);
-        const uint v3243 = v3230 * v2;
-        const uint v3244 = v3243 + v3233;
-        const uint v3245 = v3244 - v78;
-        out[v3245] = v3242;
+    const uint v3228 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3229 = v2203 + v3228;
+    const uint v3230 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3231 = v2202 + v3230;
+    const bool v3232 = v3229 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3233 = v3231 < v79;
+    const bool v3234 = v3232 && v3233;
+    if (v3234) {
+      const float v3235 = v92.m[4][0].thread_elements()[0];
+      const uint v3237 = v3231 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3238 = v3237 < v2;
+      const bool v3239 = v3232 && v3238;
+      if (v3239) {
+        const bfloat v3240 = bfloat(v3235);
+        const uint v3241 = v3229 * v2;
+        const uint v3242 = v3241 + v3231;
+        const uint v3243 = v3242 - v78;
+        out[v3243] = v3240;
       }
     }
-    const uint v3246 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3248 = v2203 + v3246;
-    const uint v3249 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3251 = v2206 + v3249;
-    const bool v3252 = v3248 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3253 = v3251 < v79;
-    const bool v3254 = v3252 && v3253;
-    if (v3254) {
-      const float v3255 = v92.m[3][5].thread_elements()[0];
-      const uint v3257 = v3251 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3258 = v3257 < v2;
-      const bool v3259 = v3252 && v3258;
-      if (v3259) {
-        const bfloat v3260 = bfloat(v3255);
-        const uint v3261 = v3248 * v2;
-        const uint v3262 = v3261 + v3251;
-        const uint v3263 = v3262 - v78;
-        out[v3263] = v3260;
+    const uint v3244 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3245 = v2203 + v3244;
+    const uint v3246 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3247 = v2202 + v3246;
+    const bool v3248 = v3245 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3249 = v3247 < v79;
+    const bool v3250 = v3248 && v3249;
+    if (v3250) {
+      const float v3251 = v92.m[4][0].thread_elements()[1];
+      const uint v3253 = v3247 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3254 = v3253 < v2;
+      const bool v3255 = v3248 && v3254;
+      if (v3255) {
+        const bfloat v3256 = bfloat(v3251);
+        const uint v3257 = v3245 * v2;
+        const uint v3258 = v3257 + v3247;
+        const uint v3259 = v3258 - v78;
+        out[v3259] = v3256;
       }
     }
-    const uint v3264 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3266 = v2203 + v3264;
-    const uint v3267 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3269 = v2206 + v3267;
-    const bool v3270 = v3266 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3271 = v3269 < v79;
-    const bool v3272 = v3270 && v3271;
-    if (v3272) {
-      const float v3273 = v92.m[3][5].thread_elements()[1];
-      const uint v3275 = v3269 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3276 = v3275 < v2;
-      const bool v3277 = v3270 && v3276;
-      if (v3277) {
-        const bfloat v3278 = bfloat(v3273);
-        const uint v3279 = v3266 * v2;
-        const uint v3280 = v3279 + v3269;
-        const uint v3281 = v3280 - v78;
-        out[v3281] = v3278;
+    const uint v3260 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3261 = v2203 + v3260;
+    const uint v3262 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3263 = v2202 + v3262;
+    const bool v3264 = v3261 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3265 = v3263 < v79;
+    const bool v3266 = v3264 && v3265;
+    if (v3266) {
+      const float v3267 = v92.m[4][1].thread_elements()[0];
+      const uint v3269 = v3263 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3270 = v3269 < v2;
+      const bool v3271 = v3264 && v3270;
+      if (v3271) {
+        const bfloat v3272 = bfloat(v3267);
+        const uint v3273 = v3261 * v2;
+        const uint v3274 = v3273 + v3263;
+        const uint v3275 = v3274 - v78;
+        out[v3275] = v3272;
       }
     }
-    const uint v3282 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3284 = v2203 + v3282;
-    const uint v3285 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3287 = v2206 + v3285;
-    const bool v3288 = v3284 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3289 = v3287 < v79;
-    const bool v3290 = v3288 && v3289;
-    if (v3290) {
-      const float v3291 = v92.m[3][6].thread_elements()[0];
-      const uint v3293 = v3287 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3294 = v3293 < v2;
-      const bool v3295 = v3288 && v3294;
-      if (v3295) {
-        const bfloat v3296 = bfloat(v3291);
-        const uint v3297 = v3284 * v2;
-        const uint v3298 = v3297 + v3287;
-        const uint v3299 = v3298 - v78;
-        out[v3299] = v3296;
+    const uint v3276 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3277 = v2203 + v3276;
+    const uint v3278 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3279 = v2202 + v3278;
+    const bool v3280 = v3277 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3281 = v3279 < v79;
+    const bool v3282 = v3280 && v3281;
+    if (v3282) {
+      const float v3283 = v92.m[4][1].thread_elements()[1];
+      const uint v3285 = v3279 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3286 = v3285 < v2;
+      const bool v3287 = v3280 && v3286;
+      if (v3287) {
+        const bfloat v3288 = bfloat(v3283);
+        const uint v3289 = v3277 * v2;
+        const uint v3290 = v3289 + v3279;
+        const uint v3291 = v3290 - v78;
+        out[v3291] = v3288;
       }
     }
-    const uint v3300 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3302 = v2203 + v3300;
-    const uint v3303 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3305 = v2206 + v3303;
-    const bool v3306 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3307 = v3305 < v79;
-    const bool v3308 = v3306 && v3307;
-    if (v3308) {
-      const float v3309 = v92.m[3][6].thread_elements()[1];
-      const uint v3311 = v3305 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3312 = v3311 < v2;
-      const bool v3313 = v3306 && v3312;
-      if (v3313) {
-        const bfloat v3314 = bfloat(v3309);
-        const uint v3315 = v3302 * v2;
-        const uint v3316 = v3315 + v3305;
-        const uint v3317 = v3316 - v78;
-        out[v3317] = v3314;
+    const uint v3292 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3293 = v2203 + v3292;
+    const uint v3294 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3295 = v2202 + v3294;
+    const bool v3296 = v3293 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3297 = v3295 < v79;
+    const bool v3298 = v3296 && v3297;
+    if (v3298) {
+      const float v3299 = v92.m[4][2].thread_elements()[0];
+      const uint v3301 = v3295 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3302 = v3301 < v2;
+      const bool v3303 = v3296 && v3302;
+      if (v3303) {
+        const bfloat v3304 = bfloat(v3299);
+        const uint v3305 = v3293 * v2;
+        const uint v3306 = v3305 + v3295;
+        const uint v3307 = v3306 - v78;
+        out[v3307] = v3304;
       }
     }
-    const uint v3318 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3320 = v2203 + v3318;
-    const uint v3321 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3323 = v2206 + v3321;
-    const bool v3324 = v3320 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3325 = v3323 < v79;
-    const bool v3326 = v3324 && v3325;
-    if (v3326) {
-      const float v3327 = v92.m[3][7].thread_elements()[0];
-      const uint v3329 = v3323 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3330 = v3329 < v2;
-      const bool v3331 = v3324 && v3330;
-      if (v3331) {
-        const bfloat v3332 = bfloat(v3327);
-        const uint v3333 = v3320 * v2;
-        const uint v3334 = v3333 + v3323;
-        const uint v3335 = v3334 - v78;
-        out[v3335] = v3332;
+    const uint v3308 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3309 = v2203 + v3308;
+    const uint v3310 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3311 = v2202 + v3310;
+    const bool v3312 = v3309 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3313 = v3311 < v79;
+    const bool v3314 = v3312 && v3313;
+    if (v3314) {
+      const float v3315 = v92.m[4][2].thread_elements()[1];
+      const uint v3317 = v3311 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3318 = v3317 < v2;
+      const bool v3319 = v3312 && v3318;
+      if (v3319) {
+        const bfloat v3320 = bfloat(v3315);
+        const uint v3321 = v3309 * v2;
+        const uint v3322 = v3321 + v3311;
+        const uint v3323 = v3322 - v78;
+        out[v3323] = v3320;
       }
     }
-    const uint v3336 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3338 = v2203 + v3336;
-    const uint v3339 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3341 = v2206 + v3339;
-    const bool v3342 = v3338 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3343 = v3341 < v79;
-    const bool v3344 = v3342 && v3343;
-    if (v3344) {
-      const float v3345 = v92.m[3][7].thread_elements()[1];
-      const uint v3347 = v3341 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3348 = v3347 < v2;
-      const bool v3349 = v3342 && v3348;
-      if (v3349) {
-        const bfloat v3350 = bfloat(v3345);
-        const uint v3351 = v3338 * v2;
-        const uint v3352 = v3351 + v3341;
-        const uint v3353 = v3352 - v78;
-        out[v3353] = v3350;
+    const uint v3324 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3325 = v2203 + v3324;
+    const uint v3326 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3327 = v2202 + v3326;
+    const bool v3328 = v3325 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3329 = v3327 < v79;
+    const bool v3330 = v3328 && v3329;
+    if (v3330) {
+      const float v3331 = v92.m[4][3].thread_elements()[0];
+      const uint v3333 = v3327 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3334 = v3333 < v2;
+      const bool v3335 = v3328 && v3334;
+      if (v3335) {
+        const bfloat v3336 = bfloat(v3331);
+        const uint v3337 = v3325 * v2;
+        const uint v3338 = v3337 + v3327;
+        const uint v3339 = v3338 - v78;
+        out[v3339] = v3336;
       }
     }
-    const uint v3354 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3356 = v2203 + v3354;
-    const uint v3357 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3359 = v2206 + v3357;
-    const bool v3360 = v3356 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3340 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3341 = v2203 + v3340;
+    const uint v3342 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3343 = v2202 + v3342;
+    const bool v3344 = v3341 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3345 = v3343 < v79;
+    const bool v3346 = v3344 && v3345;
+    if (v3346) {
+      const float v3347 = v92.m[4][3].thread_elements()[1];
+      const uint v3349 = v3343 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3350 = v3349 < v2;
+      const bool v3351 = v3344 && v3350;
+      if (v3351) {
+        const bfloat v3352 = bfloat(v3347);
+        const uint v3353 = v3341 * v2;
+        const uint v3354 = v3353 + v3343;
+        const uint v3355 = v3354 - v78;
+        out[v3355] = v3352;
+      }
+    }
+    const uint v3356 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3357 = v2203 + v3356;
+    const uint v3358 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3359 = v2202 + v3358;
+    const bool v3360 = v3357 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3361 = v3359 < v79;
     const bool v3362 = v3360 && v3361;
     if (v3362) {
-      const float v3363 = v92.m[4][0].thread_elements()[0];
+      const float v3363 = v92.m[4][4].thread_elements()[0];
       const uint v3365 = v3359 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3366 = v3365 < v2;
       const bool v3367 = v3360 && v3366;
       if (v3367) {
         const bfloat v3368 = bfloat(v3363);
-        const uint v3369 = v3356 * v2;
+        const uint v3369 = v3357 * v2;
         const uint v3370 = v3369 + v3359;
         const uint v3371 = v3370 - v78;
         out[v3371] = v3368;
       }
     }
-    const uint v3372 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3374 = v2203 + v3372;
-    const uint v3375 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3377 = v2206 + v3375;
-    const bool v3378 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3379 = v3377 < v79;
-    const bool v3380 = v3378 && v3379;
-    if (v3380) {
-      const float v3381 = v92.m[4][0].thread_elements()[1];
-      const uint v3383 = v3377 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3384 = v3383 < v2;
-      const bool v3385 = v3378 && v3384;
-      if (v3385) {
-        const bfloat v3386 = bfloat(v3381);
-        const uint v3387 = v3374 * v2;
-        const uint v3388 = v3387 + v3377;
-        const uint v3389 = v3388 - v78;
-        out[v3389] = v3386;
+    const uint v3372 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3373 = v2203 + v3372;
+    const uint v3374 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3375 = v2202 + v3374;
+    const bool v3376 = v3373 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3377 = v3375 < v79;
+    const bool v3378 = v3376 && v3377;
+    if (v3378) {
+      const float v3379 = v92.m[4][4].thread_elements()[1];
+      const uint v3381 = v3375 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3382 = v3381 < v2;
+      const bool v3383 = v3376 && v3382;
+      if (v3383) {
+        const bfloat v3384 = bfloat(v3379);
+        const uint v3385 = v3373 * v2;
+        const uint v3386 = v3385 + v3375;
+        const uint v3387 = v3386 - v78;
+        out[v3387] = v3384;
       }
     }
-    const uint v3390 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3392 = v2203 + v3390;
-    const uint v3393 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3395 = v2206 + v3393;
-    const bool v3396 = v3392 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3397 = v3395 < v79;
-    const bool v3398 = v3396 && v3397;
-    if (v3398) {
-      const float v3399 = v92.m[4][1].thread_elements()[0];
-      const uint v3401 = v3395 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3402 = v3401 < v2;
-      const bool v3403 = v3396 && v3402;
-      if (v3403) {
-        const bfloat v3404 = bfloat(v3399);
-        const uint v3405 = v3392 * v2;
-        const uint v3406 = v3405 + v3395;
-        const uint v3407 = v3406 - v78;
-        out[v3407] = v3404;
+    const uint v3388 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3389 = v2203 + v3388;
+    const uint v3390 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3391 = v2202 + v3390;
+    const bool v3392 = v3389 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3393 = v3391 < v79;
+    const bool v3394 = v3392 && v3393;
+    if (v3394) {
+      const float v3395 = v92.m[4][5].thread_elements()[0];
+      const uint v3397 = v3391 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3398 = v3397 < v2;
+      const bool v3399 = v3392 && v3398;
+      if (v3399) {
+        const bfloat v3400 = bfloat(v3395);
+        const uint v3401 = v3389 * v2;
+        const uint v3402 = v3401 + v3391;
+        const uint v3403 = v3402 - v78;
+        out[v3403] = v3400;
       }
     }
-    const uint v3408 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3410 = v2203 + v3408;
-    const uint v3411 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3413 = v2206 + v3411;
-    const bool v3414 = v3410 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3415 = v3413 < v79;
-    const bool v3416 = v3414 && v3415;
-    if (v3416) {
-      const float v3417 = v92.m[4][1].thread_elements()[1];
-      const uint v3419 = v3413 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3420 = v3419 < v2;
-      const bool v3421 = v3414 && v3420;
-      if (v3421) {
-        const bfloat v3422 = bfloat(v3417);
-        const uint v3423 = v3410 * v2;
-        const uint v3424 = v3423 + v3413;
-        const uint v3425 = v3424 - v78;
-        out[v3425] = v3422;
+    const uint v3404 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3405 = v2203 + v3404;
+    const uint v3406 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3407 = v2202 + v3406;
+    const bool v3408 = v3405 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3409 = v3407 < v79;
+    const bool v3410 = v3408 && v3409;
+    if (v3410) {
+      const float v3411 = v92.m[4][5].thread_elements()[1];
+      const uint v3413 = v3407 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3414 = v3413 < v2;
+      const bool v3415 = v3408 && v3414;
+      if (v3415) {
+        const bfloat v3416 = bfloat(v3411);
+        const uint v3417 = v3405 * v2;
+        const uint v3418 = v3417 + v3407;
+        const uint v3419 = v3418 - v78;
+        out[v3419] = v3416;
       }
     }
-    const uint v3426 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3428 = v2203 + v3426;
-    const uint v3429 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3431 = v2206 + v3429;
-    const bool v3432 = v3428 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3433 = v3431 < v79;
-    const bool v3434 = v3432 && v3433;
-    if (v3434) {
-      const float v3435 = v92.m[4][2].thread_elements()[0];
-      const uint v3437 = v3431 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3438 = v3437 < v2;
-      const bool v3439 = v3432 && v3438;
-      if (v3439) {
-        const bfloat v3440 = bfloat(v3435);
-        const uint v3441 = v3428 * v2;
-        const uint v3442 = v3441 + v3431;
-        const uint v3443 = v3442 - v78;
-        out[v3443] = v3440;
+    const uint v3420 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3421 = v2203 + v3420;
+    const uint v3422 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3423 = v2202 + v3422;
+    const bool v3424 = v3421 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3425 = v3423 < v79;
+    const bool v3426 = v3424 && v3425;
+    if (v3426) {
+      const float v3427 = v92.m[4][6].thread_elements()[0];
+      const uint v3429 = v3423 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3430 = v3429 < v2;
+      const bool v3431 = v3424 && v3430;
+      if (v3431) {
+        const bfloat v3432 = bfloat(v3427);
+        const uint v3433 = v3421 * v2;
+        const uint v3434 = v3433 + v3423;
+        const uint v3435 = v3434 - v78;
+        out[v3435] = v3432;
       }
     }
-    const uint v3444 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3446 = v2203 + v3444;
-    const uint v3447 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3449 = v2206 + v3447;
-    const bool v3450 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3451 = v3449 < v79;
-    const bool v3452 = v3450 && v3451;
-    if (v3452) {
-      const float v3453 = v92.m[4][2].thread_elements()[1];
-      const uint v3455 = v3449 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3456 = v3455 < v2;
-      const bool v3457 = v3450 && v3456;
-      if (v3457) {
-        const bfloat v3458 = bfloat(v3453);
-        const uint v3459 = v3446 * v2;
-        const uint v3460 = v3459 + v3449;
-        const uint v3461 = v3460 - v78;
-        out[v3461] = v3458;
+    const uint v3436 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3437 = v2203 + v3436;
+    const uint v3438 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3439 = v2202 + v3438;
+    const bool v3440 = v3437 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3441 = v3439 < v79;
+    const bool v3442 = v3440 && v3441;
+    if (v3442) {
+      const float v3443 = v92.m[4][6].thread_elements()[1];
+      const uint v3445 = v3439 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3446 = v3445 < v2;
+      const bool v3447 = v3440 && v3446;
+      if (v3447) {
+        const bfloat v3448 = bfloat(v3443);
+        const uint v3449 = v3437 * v2;
+        const uint v3450 = v3449 + v3439;
+        const uint v3451 = v3450 - v78;
+        out[v3451] = v3448;
       }
     }
-    const uint v3462 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3464 = v2203 + v3462;
-    const uint v3465 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3467 = v2206 + v3465;
-    const bool v3468 = v3464 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3469 = v3467 < v79;
-    const bool v3470 = v3468 && v3469;
-    if (v3470) {
-      const float v3471 = v92.m[4][3].thread_elements()[0];
-      const uint v3473 = v3467 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3474 = v3473 < v2;
-      const bool v3475 = v3468 && v3474;
-      if (v3475) {
-        const bfloat v3476 = bfloat(v3471);
-        const uint v3477 = v3464 * v2;
-        const uint v3478 = v3477 + v3467;
-        const uint v3479 = v3478 - v78;
-        out[v3479] = v3476;
+    const uint v3452 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3453 = v2203 + v3452;
+    const uint v3454 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3455 = v2202 + v3454;
+    const bool v3456 = v3453 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3457 = v3455 < v79;
+    const bool v3458 = v3456 && v3457;
+    if (v3458) {
+      const float v3459 = v92.m[4][7].thread_elements()[0];
+      const uint v3461 = v3455 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3462 = v3461 < v2;
+      const bool v3463 = v3456 && v3462;
+      if (v3463) {
+        const bfloat v3464 = bfloat(v3459);
+        const uint v3465 = v3453 * v2;
+        const uint v3466 = v3465 + v3455;
+        const uint v3467 = v3466 - v78;
+        out[v3467] = v3464;
       }
     }
-    const uint v3480 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3482 = v2203 + v3480;
-    const uint v3483 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3485 = v2206 + v3483;
-    const bool v3486 = v3482 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3487 = v3485 < v79;
-    const bool v3488 = v3486 && v3487;
-    if (v3488) {
-      const float v3489 = v92.m[4][3].thread_elements()[1];
-      const uint v3491 = v3485 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3492 = v3491 < v2;
-      const bool v3493 = v3486 && v3492;
-      if (v3493) {
-        const bfloat v3494 = bfloat(v3489);
-        const uint v3495 = v3482 * v2;
-        const uint v3496 = v3495 + v3485;
-        const uint v3497 = v3496 - v78;
-        out[v3497] = v3494;
+    const uint v3468 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3469 = v2203 + v3468;
+    const uint v3470 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3471 = v2202 + v3470;
+    const bool v3472 = v3469 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3473 = v3471 < v79;
+    const bool v3474 = v3472 && v3473;
+    if (v3474) {
+      const float v3475 = v92.m[4][7].thread_elements()[1];
+      const uint v3477 = v3471 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3478 = v3477 < v2;
+      const bool v3479 = v3472 && v3478;
+      if (v3479) {
+        const bfloat v3480 = bfloat(v3475);
+        const uint v3481 = v3469 * v2;
+        const uint v3482 = v3481 + v3471;
+        const uint v3483 = v3482 - v78;
+        out[v3483] = v3480;
       }
     }
-    const uint v3498 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3500 = v2203 + v3498;
-    const uint v3501 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3503 = v2206 + v3501;
-    const bool v3504 = v3500 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3484 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3485 = v2203 + v3484;
+    const uint v3486 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3487 = v2202 + v3486;
+    const bool v3488 = v3485 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3489 = v3487 < v79;
+    const bool v3490 = v3488 && v3489;
+    if (v3490) {
+      const float v3491 = v92.m[5][0].thread_elements()[0];
+      const uint v3493 = v3487 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3494 = v3493 < v2;
+      const bool v3495 = v3488 && v3494;
+      if (v3495) {
+        const bfloat v3496 = bfloat(v3491);
+        const uint v3497 = v3485 * v2;
+        const uint v3498 = v3497 + v3487;
+        const uint v3499 = v3498 - v78;
+        out[v3499] = v3496;
+      }
+    }
+    const uint v3500 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3501 = v2203 + v3500;
+    const uint v3502 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3503 = v2202 + v3502;
+    const bool v3504 = v3501 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3505 = v3503 < v79;
     const bool v3506 = v3504 && v3505;
     if (v3506) {
-      const float v3507 = v92.m[4][4].thread_elements()[0];
+      const float v3507 = v92.m[5][0].thread_elements()[1];
       const uint v3509 = v3503 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3510 = v3509 < v2;
       const bool v3511 = v3504 && v3510;
       if (v3511) {
         const bfloat v3512 = bfloat(v3507);
-        const uint v3513 = v3500 * v2;
+        const uint v3513 = v3501 * v2;
         const uint v3514 = v3513 + v3503;
         const uint v3515 = v3514 - v78;
         out[v3515] = v3512;
       }
     }
-    const uint v3516 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3518 = v2203 + v3516;
-    const uint v3519 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3521 = v2206 + v3519;
-    const bool v3522 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3523 = v3521 < v79;
-    const bool v3524 = v3522 && v3523;
-    if (v3524) {
-      const float v3525 = v92.m[4][4].thread_elements()[1];
-      const uint v3527 = v3521 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3528 = v3527 < v2;
-      const bool v3529 = v3522 && v3528;
-      if (v3529) {
-        const bfloat v3530 = bfloat(v3525);
-        const uint v3531 = v3518 * v2;
-        const uint v3532 = v3531 + v3521;
-        const uint v3533 = v3532 - v78;
-        out[v3533] = v3530;
+    const uint v3516 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3517 = v2203 + v3516;
+    const uint v3518 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3519 = v2202 + v3518;
+    const bool v3520 = v3517 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3521 = v3519 < v79;
+    const bool v3522 = v3520 && v3521;
+    if (v3522) {
+      const float v3523 = v92.m[5][1].thread_elements()[0];
+      const uint v3525 = v3519 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3526 = v3525 < v2;
+      const bool v3527 = v3520 && v3526;
+      if (v3527) {
+        const bfloat v3528 = bfloat(v3523);
+        const uint v3529 = v3517 * v2;
+        const uint v3530 = v3529 + v3519;
+        const uint v3531 = v3530 - v78;
+        out[v3531] = v3528;
       }
     }
-    const uint v3534 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3536 = v2203 + v3534;
-    const uint v3537 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3539 = v2206 + v3537;
-    const bool v3540 = v3536 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3541 = v3539 < v79;
-    const bool v3542 = v3540 && v3541;
-    if (v3542) {
-      const float v3543 = v92.m[4][5].thread_elements()[0];
-      const uint v3545 = v3539 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3546 = v3545 < v2;
-      const bool v3547 = v3540 && v3546;
-      if (v3547) {
-        const bfloat v3548 = bfloat(v3543);
-        const uint v3549 = v3536 * v2;
-        const uint v3550 = v3549 + v3539;
-        const uint v3551 = v3550 - v78;
-        out[v3551] = v3548;
+    const uint v3532 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3533 = v2203 + v3532;
+    const uint v3534 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3535 = v2202 + v3534;
+    const bool v3536 = v3533 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3537 = v3535 < v79;
+    const bool v3538 = v3536 && v3537;
+    if (v3538) {
+      const float v3539 = v92.m[5][1].thread_elements()[1];
+      const uint v3541 = v3535 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3542 = v3541 < v2;
+      const bool v3543 = v3536 && v3542;
+      if (v3543) {
+        const bfloat v3544 = bfloat(v3539);
+        const uint v3545 = v3533 * v2;
+        const uint v3546 = v3545 + v3535;
+        const uint v3547 = v3546 - v78;
+        out[v3547] = v3544;
       }
     }
-    const uint v3552 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3554 = v2203 + v3552;
-    const uint v3555 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3557 = v2206 + v3555;
-    const bool v3558 = v3554 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3559 = v3557 < v79;
-    const bool v3560 = v3558 && v3559;
-    if (v3560) {
-      const float v3561 = v92.m[4][5].thread_elements()[1];
-      const uint v3563 = v3557 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3564 = v3563 < v2;
-      const bool v3565 = v3558 && v3564;
-      if (v3565) {
-        const bfloat v3566 = bfloat(v3561);
-        const uint v3567 = v3554 * v2;
-        const uint v3568 = v3567 + v3557;
-        const uint v3569 = v3568 - v78;
-        out[v3569] = v3566;
+    const uint v3548 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3549 = v2203 + v3548;
+    const uint v3550 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3551 = v2202 + v3550;
+    const bool v3552 = v3549 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3553 = v3551 < v79;
+    const bool v3554 = v3552 && v3553;
+    if (v3554) {
+      const float v3555 = v92.m[5][2].thread_elements()[0];
+      const uint v3557 = v3551 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3558 = v3557 < v2;
+      const bool v3559 = v3552 && v3558;
+      if (v3559) {
+        const bfloat v3560 = bfloat(v3555);
+        const uint v3561 = v3549 * v2;
+        const uint v3562 = v3561 + v3551;
+        const uint v3563 = v3562 - v78;
+        out[v3563] = v3560;
       }
     }
-    const uint v3570 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3572 = v2203 + v3570;
-    const uint v3573 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3575 = v2206 + v3573;
-    const bool v3576 = v3572 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3577 = v3575 < v79;
-    const bool v3578 = v3576 && v3577;
-    if (v3578) {
-      const float v3579 = v92.m[4][6].thread_elements()[0];
-      const uint v3581 = v3575 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3582 = v3581 < v2;
-      const bool v3583 = v3576 && v3582;
-      if (v3583) {
-        const bfloat v3584 = bfloat(v3579);
-        const uint v3585 = v3572 * v2;
-        const uint v3586 = v3585 + v3575;
-        const uint v3587 = v3586 - v78;
-        out[v3587] = v3584;
+    const uint v3564 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3565 = v2203 + v3564;
+    const uint v3566 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3567 = v2202 + v3566;
+    const bool v3568 = v3565 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3569 = v3567 < v79;
+    const bool v3570 = v3568 && v3569;
+    if (v3570) {
+      const float v3571 = v92.m[5][2].thread_elements()[1];
+      const uint v3573 = v3567 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3574 = v3573 < v2;
+      const bool v3575 = v3568 && v3574;
+      if (v3575) {
+        const bfloat v3576 = bfloat(v3571);
+        const uint v3577 = v3565 * v2;
+        const uint v3578 = v3577 + v3567;
+        const uint v3579 = v3578 - v78;
+        out[v3579] = v3576;
       }
     }
-    const uint v3588 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3590 = v2203 + v3588;
-    const uint v3591 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3593 = v2206 + v3591;
-    const bool v3594 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3595 = v3593 < v79;
-    const bool v3596 = v3594 && v3595;
-    if (v3596) {
-      const float v3597 = v92.m[4][6].thread_elements()[1];
-      const uint v3599 = v3593 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3600 = v3599 < v2;
-      const bool v3601 = v3594 && v3600;
-      if (v3601) {
-        const bfloat v3602 = bfloat(v3597);
-        const uint v3603 = v3590 * v2;
-        const uint v3604 = v3603 + v3593;
-        const uint v3605 = v3604 - v78;
-        out[v3605] = v3602;
+    const uint v3580 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3581 = v2203 + v3580;
+    const uint v3582 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3583 = v2202 + v3582;
+    const bool v3584 = v3581 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3585 = v3583 < v79;
+    const bool v3586 = v3584 && v3585;
+    if (v3586) {
+      const float v3587 = v92.m[5][3].thread_elements()[0];
+      const uint v3589 = v3583 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3590 = v3589 < v2;
+      const bool v3591 = v3584 && v3590;
+      if (v3591) {
+        const bfloat v3592 = bfloat(v3587);
+        const uint v3593 = v3581 * v2;
+        const uint v3594 = v3593 + v3583;
+        const uint v3595 = v3594 - v78;
+        out[v3595] = v3592;
       }
     }
-    const uint v3606 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3608 = v2203 + v3606;
-    const uint v3609 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3611 = v2206 + v3609;
-    const bool v3612 = v3608 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3613 = v3611 < v79;
-    const bool v3614 = v3612 && v3613;
-    if (v3614) {
-      const float v3615 = v92.m[4][7].thread_elements()[0];
-      const uint v3617 = v3611 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3618 = v3617 < v2;
-      const bool v3619 = v3612 && v3618;
-      if (v3619) {
-        const bfloat v3620 = bfloat(v3615);
-        const uint v3621 = v3608 * v2;
-        const uint v3622 = v3621 + v3611;
-        const uint v3623 = v3622 - v78;
-        out[v3623] = v3620;
+    const uint v3596 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3597 = v2203 + v3596;
+    const uint v3598 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3599 = v2202 + v3598;
+    const bool v3600 = v3597 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3601 = v3599 < v79;
+    const bool v3602 = v3600 && v3601;
+    if (v3602) {
+      const float v3603 = v92.m[5][3].thread_elements()[1];
+      const uint v3605 = v3599 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3606 = v3605 < v2;
+      const bool v3607 = v3600 && v3606;
+      if (v3607) {
+        const bfloat v3608 = bfloat(v3603);
+        const uint v3609 = v3597 * v2;
+        const uint v3610 = v3609 + v3599;
+        const uint v3611 = v3610 - v78;
+        out[v3611] = v3608;
       }
     }
-    const uint v3624 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3626 = v2203 + v3624;
-    const uint v3627 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3629 = v2206 + v3627;
-    const bool v3630 = v3626 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3631 = v3629 < v79;
-    const bool v3632 = v3630 && v3631;
-    if (v3632) {
-      const float v3633 = v92.m[4][7].thread_elements()[1];
-      const uint v3635 = v3629 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3636 = v3635 < v2;
-      const bool v3637 = v3630 && v3636;
-      if (v3637) {
-        const bfloat v3638 = bfloat(v3633);
-        const uint v3639 = v3626 * v2;
-        const uint v3640 = v3639 + v3629;
-        const uint v3641 = v3640 - v78;
-        out[v3641] = v3638;
+    const uint v3612 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3613 = v2203 + v3612;
+    const uint v3614 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3615 = v2202 + v3614;
+    const bool v3616 = v3613 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3617 = v3615 < v79;
+    const bool v3618 = v3616 && v3617;
+    if (v3618) {
+      const float v3619 = v92.m[5][4].thread_elements()[0];
+      const uint v3621 = v3615 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3622 = v3621 < v2;
+      const bool v3623 = v3616 && v3622;
+      if (v3623) {
+        const bfloat v3624 = bfloat(v3619);
+        const uint v3625 = v3613 * v2;
+        const uint v3626 = v3625 + v3615;
+        const uint v3627 = v3626 - v78;
+        out[v3627] = v3624;
       }
     }
-    const uint v3642 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3644 = v2203 + v3642;
-    const uint v3645 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3647 = v2206 + v3645;
-    const bool v3648 = v3644 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3628 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3629 = v2203 + v3628;
+    const uint v3630 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3631 = v2202 + v3630;
+    const bool v3632 = v3629 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3633 = v3631 < v79;
+    const bool v3634 = v3632 && v3633;
+    if (v3634) {
+      const float v3635 = v92.m[5][4].thread_elements()[1];
+      const uint v3637 = v3631 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3638 = v3637 < v2;
+      const bool v3639 = v3632 && v3638;
+      if (v3639) {
+        const bfloat v3640 = bfloat(v3635);
+        const uint v3641 = v3629 * v2;
+        const uint v3642 = v3641 + v3631;
+        const uint v3643 = v3642 - v78;
+        out[v3643] = v3640;
+      }
+    }
+    const uint v3644 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3645 = v2203 + v3644;
+    const uint v3646 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3647 = v2202 + v3646;
+    const bool v3648 = v3645 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3649 = v3647 < v79;
     const bool v3650 = v3648 && v3649;
     if (v3650) {
-      const float v3651 = v92.m[5][0].thread_elements()[0];
+      const float v3651 = v92.m[5][5].thread_elements()[0];
       const uint v3653 = v3647 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3654 = v3653 < v2;
       const bool v3655 = v3648 && v3654;
       if (v3655) {
         const bfloat v3656 = bfloat(v3651);
-        const uint v3657 = v3644 * v2;
+        const uint v3657 = v3645 * v2;
         const uint v3658 = v3657 + v3647;
         const uint v3659 = v3658 - v78;
         out[v3659] = v3656;
       }
     }
-    const uint v3660 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3662 = v2203 + v3660;
-    const uint v3663 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3665 = v2206 + v3663;
-    const bool v3666 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3667 = v3665 < v79;
-    const bool v3668 = v3666 && v3667;
-    if (v3668) {
-      const float v3669 = v92.m[5][0].thread_elements()[1];
-      const uint v3671 = v3665 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3672 = v3671 < v2;
-      const bool v3673 = v3666 && v3672;
-      if (v3673) {
-        const bfloat v3674 = bfloat(v3669);
-        const uint v3675 = v3662 * v2;
-        const uint v3676 = v3675 + v3665;
-        const uint v3677 = v3676 - v78;
-        out[v3677] = v3674;
+    const uint v3660 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3661 = v2203 + v3660;
+    const uint v3662 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3663 = v2202 + v3662;
+    const bool v3664 = v3661 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3665 = v3663 < v79;
+    const bool v3666 = v3664 && v3665;
+    if (v3666) {
+      const float v3667 = v92.m[5][5].thread_elements()[1];
+      const uint v3669 = v3663 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3670 = v3669 < v2;
+      const bool v3671 = v3664 && v3670;
+      if (v3671) {
+        const bfloat v3672 = bfloat(v3667);
+        const uint v3673 = v3661 * v2;
+        const uint v3674 = v3673 + v3663;
+        const uint v3675 = v3674 - v78;
+        out[v3675] = v3672;
       }
     }
-    const uint v3678 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3680 = v2203 + v3678;
-    const uint v3681 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3683 = v2206 + v3681;
-    const bool v3684 = v3680 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3685 = v3683 < v79;
-    const bool v3686 = v3684 && v3685;
-    if (v3686) {
-      const float v3687 = v92.m[5][1].thread_elements()[0];
-      const uint v3689 = v3683 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3690 = v3689 < v2;
-      const bool v3691 = v3684 && v3690;
-      if (v3691) {
-        const bfloat v3692 = bfloat(v3687);
-        const uint v3693 = v3680 * v2;
-        const uint v3694 = v3693 + v3683;
-        const uint v3695 = v3694 - v78;
-        out[v3695] = v3692;
+    const uint v3676 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3677 = v2203 + v3676;
+    const uint v3678 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3679 = v2202 + v3678;
+    const bool v3680 = v3677 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3681 = v3679 < v79;
+    const bool v3682 = v3680 && v3681;
+    if (v3682) {
+      const float v3683 = v92.m[5][6].thread_elements()[0];
+      const uint v3685 = v3679 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3686 = v3685 < v2;
+      const bool v3687 = v3680 && v3686;
+      if (v3687) {
+        const bfloat v3688 = bfloat(v3683);
+        const uint v3689 = v3677 * v2;
+        const uint v3690 = v3689 + v3679;
+        const uint v3691 = v3690 - v78;
+        out[v3691] = v3688;
       }
     }
-    const uint v3696 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3698 = v2203 + v3696;
-    const uint v3699 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3701 = v2206 + v3699;
-    const bool v3702 = v3698 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3703 = v3701 < v79;
-    const bool v3704 = v3702 && v3703;
-    if (v3704) {
-      const float v3705 = v92.m[5][1].thread_elements()[1];
-      const uint v3707 = v3701 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3708 = v3707 < v2;
-      const bool v3709 = v3702 && v3708;
-      if (v3709) {
-        const bfloat v3710 = bfloat(v3705);
-        const uint v3711 = v3698 * v2;
-        const uint v3712 = v3711 + v3701;
-        const uint v3713 = v3712 - v78;
-        out[v3713] = v3710;
+    const uint v3692 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3693 = v2203 + v3692;
+    const uint v3694 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3695 = v2202 + v3694;
+    const bool v3696 = v3693 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3697 = v3695 < v79;
+    const bool v3698 = v3696 && v3697;
+    if (v3698) {
+      const float v3699 = v92.m[5][6].thread_elements()[1];
+      const uint v3701 = v3695 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3702 = v3701 < v2;
+      const bool v3703 = v3696 && v3702;
+      if (v3703) {
+        const bfloat v3704 = bfloat(v3699);
+        const uint v3705 = v3693 * v2;
+        const uint v3706 = v3705 + v3695;
+        const uint v3707 = v3706 - v78;
+        out[v3707] = v3704;
       }
     }
-    const uint v3714 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3716 = v2203 + v3714;
-    const uint v3717 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3719 = v2206 + v3717;
-    const bool v3720 = v3716 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3721 = v3719 < v79;
-    const bool v3722 = v3720 && v3721;
-    if (v3722) {
-      const float v3723 = v92.m[5][2].thread_elements()[0];
-      const uint v3725 = v3719 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3726 = v3725 < v2;
-      const bool v3727 = v3720 && v3726;
-      if (v3727) {
-        const bfloat v3728 = bfloat(v3723);
-        const uint v3729 = v3716 * v2;
-        const uint v3730 = v3729 + v3719;
-        const uint v3731 = v3730 - v78;
-        out[v3731] = v3728;
+    const uint v3708 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3709 = v2203 + v3708;
+    const uint v3710 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3711 = v2202 + v3710;
+    const bool v3712 = v3709 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3713 = v3711 < v79;
+    const bool v3714 = v3712 && v3713;
+    if (v3714) {
+      const float v3715 = v92.m[5][7].thread_elements()[0];
+      const uint v3717 = v3711 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3718 = v3717 < v2;
+      const bool v3719 = v3712 && v3718;
+      if (v3719) {
+        const bfloat v3720 = bfloat(v3715);
+        const uint v3721 = v3709 * v2;
+        const uint v3722 = v3721 + v3711;
+        const uint v3723 = v3722 - v78;
+        out[v3723] = v3720;
       }
     }
-    const uint v3732 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3734 = v2203 + v3732;
-    const uint v3735 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3737 = v2206 + v3735;
-    const bool v3738 = v3734 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3739 = v3737 < v79;
-    const bool v3740 = v3738 && v3739;
-    if (v3740) {
-      const float v3741 = v92.m[5][2].thread_elements()[1];
-      const uint v3743 = v3737 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3744 = v3743 < v2;
-      const bool v3745 = v3738 && v3744;
-      if (v3745) {
-        const bfloat v3746 = bfloat(v3741);
-        const uint v3747 = v3734 * v2;
-        const uint v3748 = v3747 + v3737;
-        const uint v3749 = v3748 - v78;
-        out[v3749] = v3746;
+    const uint v3724 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3725 = v2203 + v3724;
+    const uint v3726 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3727 = v2202 + v3726;
+    const bool v3728 = v3725 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3729 = v3727 < v79;
+    const bool v3730 = v3728 && v3729;
+    if (v3730) {
+      const float v3731 = v92.m[5][7].thread_elements()[1];
+      const uint v3733 = v3727 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3734 = v3733 < v2;
+      const bool v3735 = v3728 && v3734;
+      if (v3735) {
+        const bfloat v3736 = bfloat(v3731);
+        const uint v3737 = v3725 * v2;
+        const uint v3738 = v3737 + v3727;
+        const uint v3739 = v3738 - v78;
+        out[v3739] = v3736;
       }
     }
-    const uint v3750 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3752 = v2203 + v3750;
-    const uint v3753 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3755 = v2206 + v3753;
-    const bool v3756 = v3752 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3757 = v3755 < v79;
-    const bool v3758 = v3756 && v3757;
-    if (v3758) {
-      const float v3759 = v92.m[5][3].thread_elements()[0];
-      const uint v3761 = v3755 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3762 = v3761 < v2;
-      const bool v3763 = v3756 && v3762;
-      if (v3763) {
-        const bfloat v3764 = bfloat(v3759);
-        const uint v3765 = v3752 * v2;
-        const uint v3766 = v3765 + v3755;
-        const uint v3767 = v3766 - v78;
-        out[v3767] = v3764;
+    const uint v3740 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3741 = v2203 + v3740;
+    const uint v3742 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3743 = v2202 + v3742;
+    const bool v3744 = v3741 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3745 = v3743 < v79;
+    const bool v3746 = v3744 && v3745;
+    if (v3746) {
+      const float v3747 = v92.m[6][0].thread_elements()[0];
+      const uint v3749 = v3743 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3750 = v3749 < v2;
+      const bool v3751 = v3744 && v3750;
+      if (v3751) {
+        const bfloat v3752 = bfloat(v3747);
+        const uint v3753 = v3741 * v2;
+        const uint v3754 = v3753 + v3743;
+        const uint v3755 = v3754 - v78;
+        out[v3755] = v3752;
       }
     }
-    const uint v3768 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3770 = v2203 + v3768;
-    const uint v3771 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3773 = v2206 + v3771;
-    const bool v3774 = v3770 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3775 = v3773 < v79;
-    const bool v3776 = v3774 && v3775;
-    if (v3776) {
-      const float v3777 = v92.m[5][3].thread_elements()[1];
-      const uint v3779 = v3773 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3780 = v3779 < v2;
-      const bool v3781 = v3774 && v3780;
-      if (v3781) {
-        const bfloat v3782 = bfloat(v3777);
-        const uint v3783 = v3770 * v2;
-        const uint v3784 = v3783 + v3773;
-        const uint v3785 = v3784 - v78;
-        out[v3785] = v3782;
+    const uint v3756 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3757 = v2203 + v3756;
+    const uint v3758 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3759 = v2202 + v3758;
+    const bool v3760 = v3757 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3761 = v3759 < v79;
+    const bool v3762 = v3760 && v3761;
+    if (v3762) {
+      const float v3763 = v92.m[6][0].thread_elements()[1];
+      const uint v3765 = v3759 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3766 = v3765 < v2;
+      const bool v3767 = v3760 && v3766;
+      if (v3767) {
+        const bfloat v3768 = bfloat(v3763);
+        const uint v3769 = v3757 * v2;
+        const uint v3770 = v3769 + v3759;
+        const uint v3771 = v3770 - v78;
+        out[v3771] = v3768;
       }
     }
-    const uint v3786 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3788 = v2203 + v3786;
-    const uint v3789 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3791 = v2206 + v3789;
-    const bool v3792 = v3788 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3772 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3773 = v2203 + v3772;
+    const uint v3774 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3775 = v2202 + v3774;
+    const bool v3776 = v3773 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3777 = v3775 < v79;
+    const bool v3778 = v3776 && v3777;
+    if (v3778) {
+      const float v3779 = v92.m[6][1].thread_elements()[0];
+      const uint v3781 = v3775 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3782 = v3781 < v2;
+      const bool v3783 = v3776 && v3782;
+      if (v3783) {
+        const bfloat v3784 = bfloat(v3779);
+        const uint v3785 = v3773 * v2;
+        const uint v3786 = v3785 + v3775;
+        const uint v3787 = v3786 - v78;
+        out[v3787] = v3784;
+      }
+    }
+    const uint v3788 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3789 = v2203 + v3788;
+    const uint v3790 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3791 = v2202 + v3790;
+    const bool v3792 = v3789 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3793 = v3791 < v79;
     const bool v3794 = v3792 && v3793;
     if (v3794) {
-      const float v3795 = v92.m[5][4].thread_elements()[0];
+      const float v3795 = v92.m[6][1].thread_elements()[1];
       const uint v3797 = v3791 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3798 = v3797 < v2;
       const bool v3799 = v3792 && v3798;
       if (v3799) {
         const bfloat v3800 = bfloat(v3795);
-        const uint v3801 = v3788 * v2;
+        const uint v3801 = v3789 * v2;
         const uint v3802 = v3801 + v3791;
         const uint v3803 = v3802 - v78;
         out[v3803] = v3800;
       }
     }
-    const uint v3804 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3806 = v2203 + v3804;
-    const uint v3807 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3809 = v2206 + v3807;
-    const bool v3810 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3811 = v3809 < v79;
-    const bool v3812 = v3810 && v3811;
-    if (v3812) {
-      const float v3813 = v92.m[5][4].thread_elements()[1];
-      const uint v3815 = v3809 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3816 = v3815 < v2;
-      const bool v3817 = v3810 && v3816;
-      if (v3817) {
-        const bfloat v3818 = bfloat(v3813);
-        const uint v3819 = v3806 * v2;
-        const uint v3820 = v3819 + v3809;
-        const uint v3821 = v3820 - v78;
-        out[v3821] = v3818;
+    const uint v3804 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3805 = v2203 + v3804;
+    const uint v3806 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3807 = v2202 + v3806;
+    const bool v3808 = v3805 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3809 = v3807 < v79;
+    const bool v3810 = v3808 && v3809;
+    if (v3810) {
+      const float v3811 = v92.m[6][2].thread_elements()[0];
+      const uint v3813 = v3807 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3814 = v3813 < v2;
+      const bool v3815 = v3808 && v3814;
+      if (v3815) {
+        const bfloat v3816 = bfloat(v3811);
+        const uint v3817 = v3805 * v2;
+        const uint v3818 = v3817 + v3807;
+        const uint v3819 = v3818 - v78;
+        out[v3819] = v3816;
       }
     }
-    const uint v3822 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3824 = v2203 + v3822;
-    const uint v3825 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3827 = v2206 + v3825;
-    const bool v3828 = v3824 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3829 = v3827 < v79;
-    const bool v3830 = v3828 && v3829;
-    if (v3830) {
-      const float v3831 = v92.m[5][5].thread_elements()[0];
-      const uint v3833 = v3827 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3834 = v3833 < v2;
-      const bool v3835 = v3828 && v3834;
-      if (v3835) {
-        const bfloat v3836 = bfloat(v3831);
-        const uint v3837 = v3824 * v2;
-        const uint v3838 = v3837 + v3827;
-        const uint v3839 = v3838 - v78;
-        out[v3839] = v3836;
+    const uint v3820 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3821 = v2203 + v3820;
+    const uint v3822 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3823 = v2202 + v3822;
+    const bool v3824 = v3821 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3825 = v3823 < v79;
+    const bool v3826 = v3824 && v3825;
+    if (v3826) {
+      const float v3827 = v92.m[6][2].thread_elements()[1];
+      const uint v3829 = v3823 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3830 = v3829 < v2;
+      const bool v3831 = v3824 && v3830;
+      if (v3831) {
+        const bfloat v3832 = bfloat(v3827);
+        const uint v3833 = v3821 * v2;
+        const uint v3834 = v3833 + v3823;
+        const uint v3835 = v3834 - v78;
+        out[v3835] = v3832;
       }
     }
-    const uint v3840 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3842 = v2203 + v3840;
-    const uint v3843 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3845 = v2206 + v3843;
-    const bool v3846 = v3842 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3847 = v3845 < v79;
-    const bool v3848 = v3846 && v3847;
-    if (v3848) {
-      const float v3849 = v92.m[5][5].thread_elements()[1];
-      const uint v3851 = v3845 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3852 = v3851 < v2;
-      const bool v3853 = v3846 && v3852;
-      if (v3853) {
-        const bfloat v3854 = bfloat(v3849);
-        const uint v3855 = v3842 * v2;
-        const uint v3856 = v3855 + v3845;
-        const uint v3857 = v3856 - v78;
-        out[v3857] = v3854;
+    const uint v3836 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3837 = v2203 + v3836;
+    const uint v3838 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3839 = v2202 + v3838;
+    const bool v3840 = v3837 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3841 = v3839 < v79;
+    const bool v3842 = v3840 && v3841;
+    if (v3842) {
+      const float v3843 = v92.m[6][3].thread_elements()[0];
+      const uint v3845 = v3839 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3846 = v3845 < v2;
+      const bool v3847 = v3840 && v3846;
+      if (v3847) {
+        const bfloat v3848 = bfloat(v3843);
+        const uint v3849 = v3837 * v2;
+        const uint v3850 = v3849 + v3839;
+        const uint v3851 = v3850 - v78;
+        out[v3851] = v3848;
       }
     }
-    const uint v3858 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3860 = v2203 + v3858;
-    const uint v3861 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3863 = v2206 + v3861;
-    const bool v3864 = v3860 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3865 = v3863 < v79;
-    const bool v3866 = v3864 && v3865;
-    if (v3866) {
-      const float v3867 = v92.m[5][6].thread_elements()[0];
-      const uint v3869 = v3863 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3870 = v3869 < v2;
-      const bool v3871 = v3864 && v3870;
-      if (v3871) {
-        const bfloat v3872 = bfloat(v3867);
-        const uint v3873 = v3860 * v2;
-        const uint v3874 = v3873 + v3863;
-        const uint v3875 = v3874 - v78;
-        out[v3875] = v3872;
+    const uint v3852 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3853 = v2203 + v3852;
+    const uint v3854 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3855 = v2202 + v3854;
+    const bool v3856 = v3853 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3857 = v3855 < v79;
+    const bool v3858 = v3856 && v3857;
+    if (v3858) {
+      const float v3859 = v92.m[6][3].thread_elements()[1];
+      const uint v3861 = v3855 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3862 = v3861 < v2;
+      const bool v3863 = v3856 && v3862;
+      if (v3863) {
+        const bfloat v3864 = bfloat(v3859);
+        const uint v3865 = v3853 * v2;
+        const uint v3866 = v3865 + v3855;
+        const uint v3867 = v3866 - v78;
+        out[v3867] = v3864;
       }
     }
-    const uint v3876 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3878 = v2203 + v3876;
-    const uint v3879 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3881 = v2206 + v3879;
-    const bool v3882 = v3878 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3883 = v3881 < v79;
-    const bool v3884 = v3882 && v3883;
-    if (v3884) {
-      const float v3885 = v92.m[5][6].thread_elements()[1];
-      const uint v3887 = v3881 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3888 = v3887 < v2;
-      const bool v3889 = v3882 && v3888;
-      if (v3889) {
-        const bfloat v3890 = bfloat(v3885);
-        const uint v3891 = v3878 * v2;
-        const uint v3892 = v3891 + v3881;
-        const uint v3893 = v3892 - v78;
-        out[v3893] = v3890;
+    const uint v3868 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3869 = v2203 + v3868;
+    const uint v3870 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3871 = v2202 + v3870;
+    const bool v3872 = v3869 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3873 = v3871 < v79;
+    const bool v3874 = v3872 && v3873;
+    if (v3874) {
+      const float v3875 = v92.m[6][4].thread_elements()[0];
+      const uint v3877 = v3871 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3878 = v3877 < v2;
+      const bool v3879 = v3872 && v3878;
+      if (v3879) {
+        const bfloat v3880 = bfloat(v3875);
+        const uint v3881 = v3869 * v2;
+        const uint v3882 = v3881 + v3871;
+        const uint v3883 = v3882 - v78;
+        out[v3883] = v3880;
       }
     }
-    const uint v3894 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3896 = v2203 + v3894;
-    const uint v3897 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3899 = v2206 + v3897;
-    const bool v3900 = v3896 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3901 = v3899 < v79;
-    const bool v3902 = v3900 && v3901;
-    if (v3902) {
-      const float v3903 = v92.m[5][7].thread_elements()[0];
-      const uint v3905 = v3899 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3906 = v3905 < v2;
-      const bool v3907 = v3900 && v3906;
-      if (v3907) {
-        const bfloat v3908 = bfloat(v3903);
-        const uint v3909 = v3896 * v2;
-        const uint v3910 = v3909 + v3899;
-        const uint v3911 = v3910 - v78;
-        out[v3911] = v3908;
+    const uint v3884 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3885 = v2203 + v3884;
+    const uint v3886 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3887 = v2202 + v3886;
+    const bool v3888 = v3885 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3889 = v3887 < v79;
+    const bool v3890 = v3888 && v3889;
+    if (v3890) {
+      const float v3891 = v92.m[6][4].thread_elements()[1];
+      const uint v3893 = v3887 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3894 = v3893 < v2;
+      const bool v3895 = v3888 && v3894;
+      if (v3895) {
+        const bfloat v3896 = bfloat(v3891);
+        const uint v3897 = v3885 * v2;
+        const uint v3898 = v3897 + v3887;
+        const uint v3899 = v3898 - v78;
+        out[v3899] = v3896;
       }
     }
-    const uint v3912 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3914 = v2203 + v3912;
-    const uint v3915 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3917 = v2206 + v3915;
-    const bool v3918 = v3914 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3919 = v3917 < v79;
-    const bool v3920 = v3918 && v3919;
-    if (v3920) {
-      const float v3921 = v92.m[5][7].thread_elements()[1];
-      const uint v3923 = v3917 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3924 = v3923 < v2;
-      const bool v3925 = v3918 && v3924;
-      if (v3925) {
-        const bfloat v3926 = bfloat(v3921);
-        const uint v3927 = v3914 * v2;
-        const uint v3928 = v3927 + v3917;
-        const uint v3929 = v3928 - v78;
-        out[v3929] = v3926;
+    const uint v3900 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3901 = v2203 + v3900;
+    const uint v3902 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3903 = v2202 + v3902;
+    const bool v3904 = v3901 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3905 = v3903 < v79;
+    const bool v3906 = v3904 && v3905;
+    if (v3906) {
+      const float v3907 = v92.m[6][5].thread_elements()[0];
+      const uint v3909 = v3903 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3910 = v3909 < v2;
+      const bool v3911 = v3904 && v3910;
+      if (v3911) {
+        const bfloat v3912 = bfloat(v3907);
+        const uint v3913 = v3901 * v2;
+        const uint v3914 = v3913 + v3903;
+        const uint v3915 = v3914 - v78;
+        out[v3915] = v3912;
       }
     }
-    const uint v3930 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3932 = v2203 + v3930;
-    const uint v3933 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3935 = v2206 + v3933;
-    const bool v3936 = v3932 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v3916 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3917 = v2203 + v3916;
+    const uint v3918 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3919 = v2202 + v3918;
+    const bool v3920 = v3917 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3921 = v3919 < v79;
+    const bool v3922 = v3920 && v3921;
+    if (v3922) {
+      const float v3923 = v92.m[6][5].thread_elements()[1];
+      const uint v3925 = v3919 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3926 = v3925 < v2;
+      const bool v3927 = v3920 && v3926;
+      if (v3927) {
+        const bfloat v3928 = bfloat(v3923);
+        const uint v3929 = v3917 * v2;
+        const uint v3930 = v3929 + v3919;
+        const uint v3931 = v3930 - v78;
+        out[v3931] = v3928;
+      }
+    }
+    const uint v3932 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3933 = v2203 + v3932;
+    const uint v3934 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3935 = v2202 + v3934;
+    const bool v3936 = v3933 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v3937 = v3935 < v79;
     const bool v3938 = v3936 && v3937;
     if (v3938) {
-      const float v3939 = v92.m[6][0].thread_elements()[0];
+      const float v3939 = v92.m[6][6].thread_elements()[0];
       const uint v3941 = v3935 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v3942 = v3941 < v2;
       const bool v3943 = v3936 && v3942;
       if (v3943) {
         const bfloat v3944 = bfloat(v3939);
-        const uint v3945 = v3932 * v2;
+        const uint v3945 = v3933 * v2;
         const uint v3946 = v3945 + v3935;
         const uint v3947 = v3946 - v78;
         out[v3947] = v3944;
       }
     }
-    const uint v3948 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3950 = v2203 + v3948;
-    const uint v3951 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3953 = v2206 + v3951;
-    const bool v3954 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3955 = v3953 < v79;
-    const bool v3956 = v3954 && v3955;
-    if (v3956) {
-      const float v3957 = v92.m[6][0].thread_elements()[1];
-      const uint v3959 = v3953 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3960 = v3959 < v2;
-      const bool v3961 = v3954 && v3960;
-      if (v3961) {
-        const bfloat v3962 = bfloat(v3957);
-        const uint v3963 = v3950 * v2;
-        const uint v3964 = v3963 + v3953;
-        const uint v3965 = v3964 - v78;
-        out[v3965] = v3962;
+    const uint v3948 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3949 = v2203 + v3948;
+    const uint v3950 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3951 = v2202 + v3950;
+    const bool v3952 = v3949 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3953 = v3951 < v79;
+    const bool v3954 = v3952 && v3953;
+    if (v3954) {
+      const float v3955 = v92.m[6][6].thread_elements()[1];
+      const uint v3957 = v3951 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3958 = v3957 < v2;
+      const bool v3959 = v3952 && v3958;
+      if (v3959) {
+        const bfloat v3960 = bfloat(v3955);
+        const uint v3961 = v3949 * v2;
+        const uint v3962 = v3961 + v3951;
+        const uint v3963 = v3962 - v78;
+        out[v3963] = v3960;
       }
     }
-    const uint v3966 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3968 = v2203 + v3966;
-    const uint v3969 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3971 = v2206 + v3969;
-    const bool v3972 = v3968 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3973 = v3971 < v79;
-    const bool v3974 = v3972 && v3973;
-    if (v3974) {
-      const float v3975 = v92.m[6][1].thread_elements()[0];
-      const uint v3977 = v3971 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3978 = v3977 < v2;
-      const bool v3979 = v3972 && v3978;
-      if (v3979) {
-        const bfloat v3980 = bfloat(v3975);
-        const uint v3981 = v3968 * v2;
-        const uint v3982 = v3981 + v3971;
-        const uint v3983 = v3982 - v78;
-        out[v3983] = v3980;
+    const uint v3964 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3965 = v2203 + v3964;
+    const uint v3966 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3967 = v2202 + v3966;
+    const bool v3968 = v3965 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3969 = v3967 < v79;
+    const bool v3970 = v3968 && v3969;
+    if (v3970) {
+      const float v3971 = v92.m[6][7].thread_elements()[0];
+      const uint v3973 = v3967 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3974 = v3973 < v2;
+      const bool v3975 = v3968 && v3974;
+      if (v3975) {
+        const bfloat v3976 = bfloat(v3971);
+        const uint v3977 = v3965 * v2;
+        const uint v3978 = v3977 + v3967;
+        const uint v3979 = v3978 - v78;
+        out[v3979] = v3976;
       }
     }
-    const uint v3984 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v3986 = v2203 + v3984;
-    const uint v3987 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v3989 = v2206 + v3987;
-    const bool v3990 = v3986 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v3991 = v3989 < v79;
-    const bool v3992 = v3990 && v3991;
-    if (v3992) {
-      const float v3993 = v92.m[6][1].thread_elements()[1];
-      const uint v3995 = v3989 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v3996 = v3995 < v2;
-      const bool v3997 = v3990 && v3996;
-      if (v3997) {
-        const bfloat v3998 = bfloat(v3993);
-        const uint v3999 = v3986 * v2;
-        const uint v4000 = v3999 + v3989;
-        const uint v4001 = v4000 - v78;
-        out[v4001] = v3998;
+    const uint v3980 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3981 = v2203 + v3980;
+    const uint v3982 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3983 = v2202 + v3982;
+    const bool v3984 = v3981 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v3985 = v3983 < v79;
+    const bool v3986 = v3984 && v3985;
+    if (v3986) {
+      const float v3987 = v92.m[6][7].thread_elements()[1];
+      const uint v3989 = v3983 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v3990 = v3989 < v2;
+      const bool v3991 = v3984 && v3990;
+      if (v3991) {
+        const bfloat v3992 = bfloat(v3987);
+        const uint v3993 = v3981 * v2;
+        const uint v3994 = v3993 + v3983;
+        const uint v3995 = v3994 - v78;
+        out[v3995] = v3992;
       }
     }
-    const uint v4002 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4004 = v2203 + v4002;
-    const uint v4005 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4007 = v2206 + v4005;
-    const bool v4008 = v4004 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4009 = v4007 < v79;
-    const bool v4010 = v4008 && v4009;
-    if (v4010) {
-      const float v4011 = v92.m[6][2].thread_elements()[0];
-      const uint v4013 = v4007 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4014 = v4013 < v2;
-      const bool v4015 = v4008 && v4014;
-      if (v4015) {
-        const bfloat v4016 = bfloat(v4011);
-        const uint v4017 = v4004 * v2;
-        const uint v4018 = v4017 + v4007;
-        const uint v4019 = v4018 - v78;
-        out[v4019] = v4016;
+    const uint v3996 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v3997 = v2203 + v3996;
+    const uint v3998 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v3999 = v2202 + v3998;
+    const bool v4000 = v3997 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4001 = v3999 < v79;
+    const bool v4002 = v4000 && v4001;
+    if (v4002) {
+      const float v4003 = v92.m[7][0].thread_elements()[0];
+      const uint v4005 = v3999 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4006 = v4005 < v2;
+      const bool v4007 = v4000 && v4006;
+      if (v4007) {
+        const bfloat v4008 = bfloat(v4003);
+        const uint v4009 = v3997 * v2;
+        const uint v4010 = v4009 + v3999;
+        const uint v4011 = v4010 - v78;
+        out[v4011] = v4008;
       }
     }
-    const uint v4020 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4022 = v2203 + v4020;
-    const uint v4023 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4025 = v2206 + v4023;
-    const bool v4026 = v4022 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4027 = v4025 < v79;
-    const bool v4028 = v4026 && v4027;
-    if (v4028) {
-      const float v4029 = v92.m[6][2].thread_elements()[1];
-      const uint v4031 = v4025 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4032 = v4031 < v2;
-      const bool v4033 = v4026 && v4032;
-      if (v4033) {
-        const bfloat v4034 = bfloat(v4029);
-        const uint v4035 = v4022 * v2;
-        const uint v4036 = v4035 + v4025;
-        const uint v4037 = v4036 - v78;
-        out[v4037] = v4034;
+    const uint v4012 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4013 = v2203 + v4012;
+    const uint v4014 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4015 = v2202 + v4014;
+    const bool v4016 = v4013 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4017 = v4015 < v79;
+    const bool v4018 = v4016 && v4017;
+    if (v4018) {
+      const float v4019 = v92.m[7][0].thread_elements()[1];
+      const uint v4021 = v4015 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4022 = v4021 < v2;
+      const bool v4023 = v4016 && v4022;
+      if (v4023) {
+        const bfloat v4024 = bfloat(v4019);
+        const uint v4025 = v4013 * v2;
+        const uint v4026 = v4025 + v4015;
+        const uint v4027 = v4026 - v78;
+        out[v4027] = v4024;
       }
     }
-    const uint v4038 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4040 = v2203 + v4038;
-    const uint v4041 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4043 = v2206 + v4041;
-    const bool v4044 = v4040 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4045 = v4043 < v79;
-    const bool v4046 = v4044 && v4045;
-    if (v4046) {
-      const float v4047 = v92.m[6][3].thread_elements()[0];
-      const uint v4049 = v4043 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4050 = v4049 < v2;
-      const bool v4051 = v4044 && v4050;
-      if (v4051) {
-        const bfloat v4052 = bfloat(v4047);
-        const uint v4053 = v4040 * v2;
-        const uint v4054 = v4053 + v4043;
-        const uint v4055 = v4054 - v78;
-        out[v4055] = v4052;
+    const uint v4028 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4029 = v2203 + v4028;
+    const uint v4030 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4031 = v2202 + v4030;
+    const bool v4032 = v4029 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4033 = v4031 < v79;
+    const bool v4034 = v4032 && v4033;
+    if (v4034) {
+      const float v4035 = v92.m[7][1].thread_elements()[0];
+      const uint v4037 = v4031 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4038 = v4037 < v2;
+      const bool v4039 = v4032 && v4038;
+      if (v4039) {
+        const bfloat v4040 = bfloat(v4035);
+        const uint v4041 = v4029 * v2;
+        const uint v4042 = v4041 + v4031;
+        const uint v4043 = v4042 - v78;
+        out[v4043] = v4040;
       }
     }
-    const uint v4056 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4058 = v2203 + v4056;
-    const uint v4059 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4061 = v2206 + v4059;
-    const bool v4062 = v4058 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4063 = v4061 < v79;
-    const bool v4064 = v4062 && v4063;
-    if (v4064) {
-      const float v4065 = v92.m[6][3].thread_elements()[1];
-      const uint v4067 = v4061 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4068 = v4067 < v2;
-      const bool v4069 = v4062 && v4068;
-      if (v4069) {
-        const bfloat v4070 = bfloat(v4065);
-        const uint v4071 = v4058 * v2;
-        const uint v4072 = v4071 + v4061;
-        const uint v4073 = v4072 - v78;
-        out[v4073] = v4070;
+    const uint v4044 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4045 = v2203 + v4044;
+    const uint v4046 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4047 = v2202 + v4046;
+    const bool v4048 = v4045 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4049 = v4047 < v79;
+    const bool v4050 = v4048 && v4049;
+    if (v4050) {
+      const float v4051 = v92.m[7][1].thread_elements()[1];
+      const uint v4053 = v4047 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4054 = v4053 < v2;
+      const bool v4055 = v4048 && v4054;
+      if (v4055) {
+        const bfloat v4056 = bfloat(v4051);
+        const uint v4057 = v4045 * v2;
+        const uint v4058 = v4057 + v4047;
+        const uint v4059 = v4058 - v78;
+        out[v4059] = v4056;
       }
     }
-    const uint v4074 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4076 = v2203 + v4074;
-    const uint v4077 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4079 = v2206 + v4077;
-    const bool v4080 = v4076 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v4060 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4061 = v2203 + v4060;
+    const uint v4062 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4063 = v2202 + v4062;
+    const bool v4064 = v4061 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4065 = v4063 < v79;
+    const bool v4066 = v4064 && v4065;
+    if (v4066) {
+      const float v4067 = v92.m[7][2].thread_elements()[0];
+      const uint v4069 = v4063 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4070 = v4069 < v2;
+      const bool v4071 = v4064 && v4070;
+      if (v4071) {
+        const bfloat v4072 = bfloat(v4067);
+        const uint v4073 = v4061 * v2;
+        const uint v4074 = v4073 + v4063;
+        const uint v4075 = v4074 - v78;
+        out[v4075] = v4072;
+      }
+    }
+    const uint v4076 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4077 = v2203 + v4076;
+    const uint v4078 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4079 = v2202 + v4078;
+    const bool v4080 = v4077 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v4081 = v4079 < v79;
     const bool v4082 = v4080 && v4081;
     if (v4082) {
-      const float v4083 = v92.m[6][4].thread_elements()[0];
+      const float v4083 = v92.m[7][2].thread_elements()[1];
       const uint v4085 = v4079 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v4086 = v4085 < v2;
       const bool v4087 = v4080 && v4086;
       if (v4087) {
         const bfloat v4088 = bfloat(v4083);
-        const uint v4089 = v4076 * v2;
+        const uint v4089 = v4077 * v2;
         const uint v4090 = v4089 + v4079;
         const uint v4091 = v4090 - v78;
         out[v4091] = v4088;
       }
     }
-    const uint v4092 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4094 = v2203 + v4092;
-    const uint v4095 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4097 = v2206 + v4095;
-    const bool v4098 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4099 = v4097 < v79;
-    const bool v4100 = v4098 && v4099;
-    if (v4100) {
-      const float v4101 = v92.m[6][4].thread_elements()[1];
-      const uint v4103 = v4097 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4104 = v4103 < v2;
-      const bool v4105 = v4098 && v4104;
-      if (v4105) {
-        const bfloat v4106 = bfloat(v4101);
-        const uint v4107 = v4094 * v2;
-        const uint v4108 = v4107 + v4097;
-        const uint v4109 = v4108 - v78;
-        out[v4109] = v4106;
+    const uint v4092 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4093 = v2203 + v4092;
+    const uint v4094 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4095 = v2202 + v4094;
+    const bool v4096 = v4093 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4097 = v4095 < v79;
+    const bool v4098 = v4096 && v4097;
+    if (v4098) {
+      const float v4099 = v92.m[7][3].thread_elements()[0];
+      const uint v4101 = v4095 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4102 = v4101 < v2;
+      const bool v4103 = v4096 && v4102;
+      if (v4103) {
+        const bfloat v4104 = bfloat(v4099);
+        const uint v4105 = v4093 * v2;
+        const uint v4106 = v4105 + v4095;
+        const uint v4107 = v4106 - v78;
+        out[v4107] = v4104;
       }
     }
-    const uint v4110 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4112 = v2203 + v4110;
-    const uint v4113 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4115 = v2206 + v4113;
-    const bool v4116 = v4112 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4117 = v4115 < v79;
-    const bool v4118 = v4116 && v4117;
-    if (v4118) {
-      const float v4119 = v92.m[6][5].thread_elements()[0];
-      const uint v4121 = v4115 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4122 = v4121 < v2;
-      const bool v4123 = v4116 && v4122;
-      if (v4123) {
-        const bfloat v4124 = bfloat(v4119);
-        const uint v4125 = v4112 * v2;
-        const uint v4126 = v4125 + v4115;
-        const uint v4127 = v4126 - v78;
-        out[v4127] = v4124;
+    const uint v4108 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4109 = v2203 + v4108;
+    const uint v4110 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4111 = v2202 + v4110;
+    const bool v4112 = v4109 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4113 = v4111 < v79;
+    const bool v4114 = v4112 && v4113;
+    if (v4114) {
+      const float v4115 = v92.m[7][3].thread_elements()[1];
+      const uint v4117 = v4111 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4118 = v4117 < v2;
+      const bool v4119 = v4112 && v4118;
+      if (v4119) {
+        const bfloat v4120 = bfloat(v4115);
+        const uint v4121 = v4109 * v2;
+        const uint v4122 = v4121 + v4111;
+        const uint v4123 = v4122 - v78;
+        out[v4123] = v4120;
       }
     }
-    const uint v4128 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4130 = v2203 + v4128;
-    const uint v4131 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4133 = v2206 + v4131;
-    const bool v4134 = v4130 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4135 = v4133 < v79;
-    const bool v4136 = v4134 && v4135;
-    if (v4136) {
-      const float v4137 = v92.m[6][5].thread_elements()[1];
-      const uint v4139 = v4133 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4140 = v4139 < v2;
-      const bool v4141 = v4134 && v4140;
-      if (v4141) {
-        const bfloat v4142 = bfloat(v4137);
-        const uint v4143 = v4130 * v2;
-        const uint v4144 = v4143 + v4133;
-        const uint v4145 = v4144 - v78;
-        out[v4145] = v4142;
+    const uint v4124 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4125 = v2203 + v4124;
+    const uint v4126 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4127 = v2202 + v4126;
+    const bool v4128 = v4125 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4129 = v4127 < v79;
+    const bool v4130 = v4128 && v4129;
+    if (v4130) {
+      const float v4131 = v92.m[7][4].thread_elements()[0];
+      const uint v4133 = v4127 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4134 = v4133 < v2;
+      const bool v4135 = v4128 && v4134;
+      if (v4135) {
+        const bfloat v4136 = bfloat(v4131);
+        const uint v4137 = v4125 * v2;
+        const uint v4138 = v4137 + v4127;
+        const uint v4139 = v4138 - v78;
+        out[v4139] = v4136;
       }
     }
-    const uint v4146 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4148 = v2203 + v4146;
-    const uint v4149 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4151 = v2206 + v4149;
-    const bool v4152 = v4148 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4153 = v4151 < v79;
-    const bool v4154 = v4152 && v4153;
-    if (v4154) {
-      const float v4155 = v92.m[6][6].thread_elements()[0];
-      const uint v4157 = v4151 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4158 = v4157 < v2;
-      const bool v4159 = v4152 && v4158;
-      if (v4159) {
-        const bfloat v4160 = bfloat(v4155);
-        const uint v4161 = v4148 * v2;
-        const uint v4162 = v4161 + v4151;
-        const uint v4163 = v4162 - v78;
-        out[v4163] = v4160;
+    const uint v4140 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4141 = v2203 + v4140;
+    const uint v4142 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4143 = v2202 + v4142;
+    const bool v4144 = v4141 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4145 = v4143 < v79;
+    const bool v4146 = v4144 && v4145;
+    if (v4146) {
+      const float v4147 = v92.m[7][4].thread_elements()[1];
+      const uint v4149 = v4143 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4150 = v4149 < v2;
+      const bool v4151 = v4144 && v4150;
+      if (v4151) {
+        const bfloat v4152 = bfloat(v4147);
+        const uint v4153 = v4141 * v2;
+        const uint v4154 = v4153 + v4143;
+        const uint v4155 = v4154 - v78;
+        out[v4155] = v4152;
       }
     }
-    const uint v4164 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4166 = v2203 + v4164;
-    const uint v4167 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4169 = v2206 + v4167;
-    const bool v4170 = v4166 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4171 = v4169 < v79;
-    const bool v4172 = v4170 && v4171;
-    if (v4172) {
-      const float v4173 = v92.m[6][6].thread_elements()[1];
-      const uint v4175 = v4169 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4176 = v4175 < v2;
-      const bool v4177 = v4170 && v4176;
-      if (v4177) {
-        const bfloat v4178 = bfloat(v4173);
-        const uint v4179 = v4166 * v2;
-        const uint v4180 = v4179 + v4169;
-        const uint v4181 = v4180 - v78;
-        out[v4181] = v4178;
+    const uint v4156 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4157 = v2203 + v4156;
+    const uint v4158 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4159 = v2202 + v4158;
+    const bool v4160 = v4157 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4161 = v4159 < v79;
+    const bool v4162 = v4160 && v4161;
+    if (v4162) {
+      const float v4163 = v92.m[7][5].thread_elements()[0];
+      const uint v4165 = v4159 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4166 = v4165 < v2;
+      const bool v4167 = v4160 && v4166;
+      if (v4167) {
+        const bfloat v4168 = bfloat(v4163);
+        const uint v4169 = v4157 * v2;
+        const uint v4170 = v4169 + v4159;
+        const uint v4171 = v4170 - v78;
+        out[v4171] = v4168;
       }
     }
-    const uint v4182 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4184 = v2203 + v4182;
-    const uint v4185 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4187 = v2206 + v4185;
-    const bool v4188 = v4184 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4189 = v4187 < v79;
-    const bool v4190 = v4188 && v4189;
-    if (v4190) {
-      const float v4191 = v92.m[6][7].thread_elements()[0];
-      const uint v4193 = v4187 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4194 = v4193 < v2;
-      const bool v4195 = v4188 && v4194;
-      if (v4195) {
-        const bfloat v4196 = bfloat(v4191);
-        const uint v4197 = v4184 * v2;
-        const uint v4198 = v4197 + v4187;
-        const uint v4199 = v4198 - v78;
-        out[v4199] = v4196;
+    const uint v4172 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4173 = v2203 + v4172;
+    const uint v4174 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4175 = v2202 + v4174;
+    const bool v4176 = v4173 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4177 = v4175 < v79;
+    const bool v4178 = v4176 && v4177;
+    if (v4178) {
+      const float v4179 = v92.m[7][5].thread_elements()[1];
+      const uint v4181 = v4175 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4182 = v4181 < v2;
+      const bool v4183 = v4176 && v4182;
+      if (v4183) {
+        const bfloat v4184 = bfloat(v4179);
+        const uint v4185 = v4173 * v2;
+        const uint v4186 = v4185 + v4175;
+        const uint v4187 = v4186 - v78;
+        out[v4187] = v4184;
       }
     }
-    const uint v4200 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4202 = v2203 + v4200;
-    const uint v4203 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4205 = v2206 + v4203;
-    const bool v4206 = v4202 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4207 = v4205 < v79;
-    const bool v4208 = v4206 && v4207;
-    if (v4208) {
-      const float v4209 = v92.m[6][7].thread_elements()[1];
-      const uint v4211 = v4205 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4212 = v4211 < v2;
-      const bool v4213 = v4206 && v4212;
-      if (v4213) {
-        const bfloat v4214 = bfloat(v4209);
-        const uint v4215 = v4202 * v2;
-        const uint v4216 = v4215 + v4205;
-        const uint v4217 = v4216 - v78;
-        out[v4217] = v4214;
+    const uint v4188 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4189 = v2203 + v4188;
+    const uint v4190 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4191 = v2202 + v4190;
+    const bool v4192 = v4189 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4193 = v4191 < v79;
+    const bool v4194 = v4192 && v4193;
+    if (v4194) {
+      const float v4195 = v92.m[7][6].thread_elements()[0];
+      const uint v4197 = v4191 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4198 = v4197 < v2;
+      const bool v4199 = v4192 && v4198;
+      if (v4199) {
+        const bfloat v4200 = bfloat(v4195);
+        const uint v4201 = v4189 * v2;
+        const uint v4202 = v4201 + v4191;
+        const uint v4203 = v4202 - v78;
+        out[v4203] = v4200;
       }
     }
-    const uint v4218 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4220 = v2203 + v4218;
-    const uint v4221 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4223 = v2206 + v4221;
-    const bool v4224 = v4220 < v76;  // kernels/gemm/gemm_tiles.hpp:270
+    const uint v4204 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4205 = v2203 + v4204;
+    const uint v4206 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4207 = v2202 + v4206;
+    const bool v4208 = v4205 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4209 = v4207 < v79;
+    const bool v4210 = v4208 && v4209;
+    if (v4210) {
+      const float v4211 = v92.m[7][6].thread_elements()[1];
+      const uint v4213 = v4207 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4214 = v4213 < v2;
+      const bool v4215 = v4208 && v4214;
+      if (v4215) {
+        const bfloat v4216 = bfloat(v4211);
+        const uint v4217 = v4205 * v2;
+        const uint v4218 = v4217 + v4207;
+        const uint v4219 = v4218 - v78;
+        out[v4219] = v4216;
+      }
+    }
+    const uint v4220 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4221 = v2203 + v4220;
+    const uint v4222 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4223 = v2202 + v4222;
+    const bool v4224 = v4221 < v76;  // kernels/gemm/gemm_tiles.hpp:286
     const bool v4225 = v4223 < v79;
     const bool v4226 = v4224 && v4225;
     if (v4226) {
-      const float v4227 = v92.m[7][0].thread_elements()[0];
+      const float v4227 = v92.m[7][7].thread_elements()[0];
       const uint v4229 = v4223 - v78;  // kernels/moe/grouped_gemm.cpp:75
       const bool v4230 = v4229 < v2;
       const bool v4231 = v4224 && v4230;
       if (v4231) {
         const bfloat v4232 = bfloat(v4227);
-        const uint v4233 = v4220 * v2;
+        const uint v4233 = v4221 * v2;
         const uint v4234 = v4233 + v4223;
         const uint v4235 = v4234 - v78;
         out[v4235] = v4232;
       }
     }
-    const uint v4236 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4238 = v2203 + v4236;
-    const uint v4239 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4241 = v2206 + v4239;
-    const bool v4242 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4243 = v4241 < v79;
-    const bool v4244 = v4242 && v4243;
-    if (v4244) {
-      const float v4245 = v92.m[7][0].thread_elements()[1];
-      const uint v4247 = v4241 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4248 = v4247 < v2;
-      const bool v4249 = v4242 && v4248;
-      if (v4249) {
-        const bfloat v4250 = bfloat(v4245);
-        const uint v4251 = v4238 * v2;
-        const uint v4252 = v4251 + v4241;
-        const uint v4253 = v4252 - v78;
-        out[v4253] = v4250;
-      }
-    }
-    const uint v4254 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4256 = v2203 + v4254;
-    const uint v4257 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4259 = v2206 + v4257;
-    const bool v4260 = v4256 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4261 = v4259 < v79;
-    const bool v4262 = v4260 && v4261;
-    if (v4262) {
-      const float v4263 = v92.m[7][1].thread_elements()[0];
-      const uint v4265 = v4259 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4266 = v4265 < v2;
-      const bool v4267 = v4260 && v4266;
-      if (v4267) {
-        const bfloat v4268 = bfloat(v4263);
-        const uint v4269 = v4256 * v2;
-        const uint v4270 = v4269 + v4259;
-        const uint v4271 = v4270 - v78;
-        out[v4271] = v4268;
-      }
-    }
-    const uint v4272 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4274 = v2203 + v4272;
-    const uint v4275 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4277 = v2206 + v4275;
-    const bool v4278 = v4274 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4279 = v4277 < v79;
-    const bool v4280 = v4278 && v4279;
-    if (v4280) {
-      const float v4281 = v92.m[7][1].thread_elements()[1];
-      const uint v4283 = v4277 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4284 = v4283 < v2;
-      const bool v4285 = v4278 && v4284;
-      if (v4285) {
-        const bfloat v4286 = bfloat(v4281);
-        const uint v4287 = v4274 * v2;
-        const uint v4288 = v4287 + v4277;
-        const uint v4289 = v4288 - v78;
-        out[v4289] = v4286;
-      }
-    }
-    const uint v4290 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4292 = v2203 + v4290;
-    const uint v4293 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4295 = v2206 + v4293;
-    const bool v4296 = v4292 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4297 = v4295 < v79;
-    const bool v4298 = v4296 && v4297;
-    if (v4298) {
-      const float v4299 = v92.m[7][2].thread_elements()[0];
-      const uint v4301 = v4295 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4302 = v4301 < v2;
-      const bool v4303 = v4296 && v4302;
-      if (v4303) {
-        const bfloat v4304 = bfloat(v4299);
-        const uint v4305 = v4292 * v2;
-        const uint v4306 = v4305 + v4295;
-        const uint v4307 = v4306 - v78;
-        out[v4307] = v4304;
-      }
-    }
-    const uint v4308 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4310 = v2203 + v4308;
-    const uint v4311 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4313 = v2206 + v4311;
-    const bool v4314 = v4310 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4315 = v4313 < v79;
-    const bool v4316 = v4314 && v4315;
-    if (v4316) {
-      const float v4317 = v92.m[7][2].thread_elements()[1];
-      const uint v4319 = v4313 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4320 = v4319 < v2;
-      const bool v4321 = v4314 && v4320;
-      if (v4321) {
-        const bfloat v4322 = bfloat(v4317);
-        const uint v4323 = v4310 * v2;
-        const uint v4324 = v4323 + v4313;
-        const uint v4325 = v4324 - v78;
-        out[v4325] = v4322;
-      }
-    }
-    const uint v4326 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4328 = v2203 + v4326;
-    const uint v4329 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4331 = v2206 + v4329;
-    const bool v4332 = v4328 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4333 = v4331 < v79;
-    const bool v4334 = v4332 && v4333;
-    if (v4334) {
-      const float v4335 = v92.m[7][3].thread_elements()[0];
-      const uint v4337 = v4331 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4338 = v4337 < v2;
-      const bool v4339 = v4332 && v4338;
-      if (v4339) {
-        const bfloat v4340 = bfloat(v4335);
-        const uint v4341 = v4328 * v2;
-        const uint v4342 = v4341 + v4331;
-        const uint v4343 = v4342 - v78;
-        out[v4343] = v4340;
-      }
-    }
-    const uint v4344 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4346 = v2203 + v4344;
-    const uint v4347 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4349 = v2206 + v4347;
-    const bool v4350 = v4346 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4351 = v4349 < v79;
-    const bool v4352 = v4350 && v4351;
-    if (v4352) {
-      const float v4353 = v92.m[7][3].thread_elements()[1];
-      const uint v4355 = v4349 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4356 = v4355 < v2;
-      const bool v4357 = v4350 && v4356;
-      if (v4357) {
-        const bfloat v4358 = bfloat(v4353);
-        const uint v4359 = v4346 * v2;
-        const uint v4360 = v4359 + v4349;
-        const uint v4361 = v4360 - v78;
-        out[v4361] = v4358;
-      }
-    }
-    const uint v4362 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4364 = v2203 + v4362;
-    const uint v4365 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4367 = v2206 + v4365;
-    const bool v4368 = v4364 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4369 = v4367 < v79;
-    const bool v4370 = v4368 && v4369;
-    if (v4370) {
-      const float v4371 = v92.m[7][4].thread_elements()[0];
-      const uint v4373 = v4367 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4374 = v4373 < v2;
-      const bool v4375 = v4368 && v4374;
-      if (v4375) {
-        const bfloat v4376 = bfloat(v4371);
-        const uint v4377 = v4364 * v2;
-        const uint v4378 = v4377 + v4367;
-        const uint v4379 = v4378 - v78;
-        out[v4379] = v4376;
-      }
-    }
-    const uint v4380 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4382 = v2203 + v4380;
-    const uint v4383 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4385 = v2206 + v4383;
-    const bool v4386 = v4382 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4387 = v4385 < v79;
-    const bool v4388 = v4386 && v4387;
-    if (v4388) {
-      const float v4389 = v92.m[7][4].thread_elements()[1];
-      const uint v4391 = v4385 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4392 = v4391 < v2;
-      const bool v4393 = v4386 && v4392;
-      if (v4393) {
-        const bfloat v4394 = bfloat(v4389);
-        const uint v4395 = v4382 * v2;
-        const uint v4396 = v4395 + v4385;
-        const uint v4397 = v4396 - v78;
-        out[v4397] = v4394;
-      }
-    }
-    const uint v4398 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4400 = v2203 + v4398;
-    const uint v4401 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4403 = v2206 + v4401;
-    const bool v4404 = v4400 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4405 = v4403 < v79;
-    const bool v4406 = v4404 && v4405;
-    if (v4406) {
-      const float v4407 = v92.m[7][5].thread_elements()[0];
-      const uint v4409 = v4403 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4410 = v4409 < v2;
-      const bool v4411 = v4404 && v4410;
-      if (v4411) {
-        const bfloat v4412 = bfloat(v4407);
-        const uint v4413 = v4400 * v2;
-        const uint v4414 = v4413 + v4403;
-        const uint v4415 = v4414 - v78;
-        out[v4415] = v4412;
-      }
-    }
-    const uint v4416 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4418 = v2203 + v4416;
-    const uint v4419 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4421 = v2206 + v4419;
-    const bool v4422 = v4418 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4423 = v4421 < v79;
-    const bool v4424 = v4422 && v4423;
-    if (v4424) {
-      const float v4425 = v92.m[7][5].thread_elements()[1];
-      const uint v4427 = v4421 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4428 = v4427 < v2;
-      const bool v4429 = v4422 && v4428;
-      if (v4429) {
-        const bfloat v4430 = bfloat(v4425);
-        const uint v4431 = v4418 * v2;
-        const uint v4432 = v4431 + v4421;
-        const uint v4433 = v4432 - v78;
-        out[v4433] = v4430;
-      }
-    }
-    const uint v4434 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4436 = v2203 + v4434;
-    const uint v4437 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4439 = v2206 + v4437;
-    const bool v4440 = v4436 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4441 = v4439 < v79;
-    const bool v4442 = v4440 && v4441;
-    if (v4442) {
-      const float v4443 = v92.m[7][6].thread_elements()[0];
-      const uint v4445 = v4439 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4446 = v4445 < v2;
-      const bool v4447 = v4440 && v4446;
-      if (v4447) {
-        const bfloat v4448 = bfloat(v4443);
-        const uint v4449 = v4436 * v2;
-        const uint v4450 = v4449 + v4439;
-        const uint v4451 = v4450 - v78;
-        out[v4451] = v4448;
-      }
-    }
-    const uint v4452 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4454 = v2203 + v4452;
-    const uint v4455 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4457 = v2206 + v4455;
-    const bool v4458 = v4454 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4459 = v4457 < v79;
-    const bool v4460 = v4458 && v4459;
-    if (v4460) {
-      const float v4461 = v92.m[7][6].thread_elements()[1];
-      const uint v4463 = v4457 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4464 = v4463 < v2;
-      const bool v4465 = v4458 && v4464;
-      if (v4465) {
-        const bfloat v4466 = bfloat(v4461);
-        const uint v4467 = v4454 * v2;
-        const uint v4468 = v4467 + v4457;
-        const uint v4469 = v4468 - v78;
-        out[v4469] = v4466;
-      }
-    }
-    const uint v4470 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4472 = v2203 + v4470;
-    const uint v4473 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4475 = v2206 + v4473;
-    const bool v4476 = v4472 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4477 = v4475 < v79;
-    const bool v4478 = v4476 && v4477;
-    if (v4478) {
-      const float v4479 = v92.m[7][7].thread_elements()[0];
-      const uint v4481 = v4475 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4482 = v4481 < v2;
-      const bool v4483 = v4476 && v4482;
-      if (v4483) {
-        const bfloat v4484 = bfloat(v4479);
-        const uint v4485 = v4472 * v2;
-        const uint v4486 = v4485 + v4475;
-        const uint v4487 = v4486 - v78;
-        out[v4487] = v4484;
-      }
-    }
-    const uint v4488 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
-    const uint v4490 = v2203 + v4488;
-    const uint v4491 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
-    const uint v4493 = v2206 + v4491;
-    const bool v4494 = v4490 < v76;  // kernels/gemm/gemm_tiles.hpp:270
-    const bool v4495 = v4493 < v79;
-    const bool v4496 = v4494 && v4495;
-    if (v4496) {
-      const float v4497 = v92.m[7][7].thread_elements()[1];
-      const uint v4499 = v4493 - v78;  // kernels/moe/grouped_gemm.cpp:75
-      const bool v4500 = v4499 < v2;
-      const bool v4501 = v4494 && v4500;
-      if (v4501) {
-        const bfloat v4502 = bfloat(v4497);
-        const uint v4503 = v4490 * v2;
-        const uint v4504 = v4503 + v4493;
-        const uint v4505 = v4504 - v78;
-        out[v4505] = v4502;
+    const uint v4236 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:284
+    const uint v4237 = v2203 + v4236;
+    const uint v4238 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:285
+    const uint v4239 = v2202 + v4238;
+    const bool v4240 = v4237 < v76;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v4241 = v4239 < v79;
+    const bool v4242 = v4240 && v4241;
+    if (v4242) {
+      const float v4243 = v92.m[7][7].thread_elements()[1];
+      const uint v4245 = v4239 - v78;  // kernels/moe/grouped_gemm.cpp:75
+      const bool v4246 = v4245 < v2;
+      const bool v4247 = v4240 && v4246;
+      if (v4247) {
+        const bfloat v4248 = bfloat(v4243);
+        const uint v4249 = v4237 * v2;
+        const uint v4250 = v4249 + v4239;
+        const uint v4251 = v4250 - v78;
+        out[v4251] = v4248;
       }
     }
   } else {
-    const uint v4506 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v4507 = iron_tid.x;
+    const uint v4252 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v4253 = iron_tid.x;
 
-    for (uint v4509 = v4507; v4509 < 16384u; v4509 += v4506) {
-      const uint v4511 = v4509 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v4512 = v75 + v4511;
-      const uint v4514 = v4509 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v4515 = v26 + v4514;
-      const bool v4516 = v4512 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v4517 = v4515 < v2;
-      const bool v4518 = v4516 && v4517;
-      if (v4518) {
-        const uint v4521 = v4512 * v2;
-        const uint v4522 = v4521 + v4515;
-        out[v4522] = bfloat(0.0f);
+    for (uint v4255 = v4253; v4255 < 16384u; v4255 += v4252) {
+      const uint v4257 = v4255 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v4258 = v75 + v4257;
+      const uint v4260 = v4255 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v4261 = v26 + v4260;
+      const bool v4262 = v4258 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v4263 = v4261 < v2;
+      const bool v4264 = v4262 && v4263;
+      if (v4264) {
+        const uint v4267 = v4258 * v2;
+        const uint v4268 = v4267 + v4261;
+        out[v4268] = bfloat(0.0f);
       }
     }
   }
