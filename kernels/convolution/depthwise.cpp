@@ -8,13 +8,18 @@
 /// exact products, then the rounding to T.
 ///
 /// ## How it runs
-/// On CUDA cores, memory-bound: each pass of a thread's grid-stride loop computes kOut = 4
-/// consecutive outputs of one row for V channels (one 16-byte vector: 8 of f16/bf16, 4 of f32,
-/// when c is a multiple of V; else one), so consecutive threads read consecutive vectors of a
-/// pixel's channels. With stride and dilation 1 the four outputs share the kOut + K − 1 input
-/// vectors of each kernel row (each loaded once, converted to f32 once); otherwise every tap of
-/// every output loads its vector. The weights of a kernel row are read once for the four
-/// outputs; the caches serve the neighbours' rereads, so memory sees x once and out once.
+/// On CUDA cores, memory-bound. The channels are cut into ⌈c / 128⌉ slices of equal size (whole
+/// vectors), one a row of groups along y. A group first copies its slice's K² weights into
+/// threadgroup memory as f32, tap-major, so a thread reads a tap's weights for its channels in one
+/// 16-byte access; then, in a grid-stride loop over its slice, each item is kOut = 4 consecutive
+/// outputs of one row for V = 4 channels (one 8-byte access in f16/bf16, 16 in f32, when c is a
+/// multiple of 4; else one channel). The kernel rows are a loop (the code stays small); within a
+/// row the item reads each tap's weights once and, with stride and dilation 1, each of the
+/// kOut + K − 1 input vectors it needs once (other strides: one a tap and output). A kernel
+/// row in the padding reads some image row and weighs it by zero (no branch: all the rows'
+/// loads can be in flight together); with stride 1 an item whose columns all lie inside the
+/// image reads without checks, the others select zeros for the padding columns. The launch gives a
+/// thread up to four items, so that each group reuses its staged weights.
 ///
 /// ## Layout
 /// - `x [batch, h, w, c]` T; `weight [c, K, K]` T (PyTorch's [c, 1, K, K])
@@ -22,8 +27,10 @@
 ///   alike
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride: groups of a multiple of 32 threads up to 256, any grid up to one
-/// thread per item (batch · oh · ⌈ow / 4⌉ · c).
+/// Tiled: ⌈c / 128⌉ groups along y; along x any count up to one thread per item of the whole
+/// image (batch · oh · ⌈ow / 4⌉ · c; a grid-stride loop covers the rest), groups of a multiple of
+/// 32 threads up to 256.
+#include <algorithm>
 #include <array>
 #include <iron/iron.hpp>
 #include <string>
@@ -34,83 +41,170 @@ using namespace iron::dsl;
 
 namespace depthwise {
 
-inline constexpr u32 kOut = 4;  ///< consecutive outputs of a row per thread
+inline constexpr u32 kOut = 4;             ///< consecutive outputs of a row per item
+inline constexpr u32 kV = 4;               ///< channels per access on the vector path
+inline constexpr u32 kSlice = 128;         ///< most channels a slice (a row of groups) holds
+inline constexpr u32 kItemsPerThread = 4;  ///< the launch's most items a thread
+inline constexpr u32 kPitch =
+    kSlice + kV;  ///< a tap's row of staged weights (4-way staging stores)
 
 /// The sizes the body reads.
 struct Sizes {
   Expr<u32> batch, h, w, c, stride, pad, dil, oh, ow;
 };
 
-/// V channels' f32 values of x at (b, y − pad, xx − pad) for (y, xx) in padded coordinates, zero
-/// in the padding.
+/// V channels' f32 values of x at element `at` (a pixel inside the image).
 template <u32 V, class T>
-std::array<Expr<f32>, V> pixel(const Tensor<T>& x, const Sizes& s, const Expr<u32>& b,
-                               const Expr<u32>& y, const Expr<u32>& xx, const Expr<u32>& ch) {
-  auto inside = y >= s.pad && y < s.h + s.pad && xx >= s.pad && xx < s.w + s.pad;
-  auto at = ((b * s.h + max(y, s.pad) - s.pad) * s.w + max(xx, s.pad) - s.pad) * s.c + ch;
-  auto from = select(inside, at, Expr<u32>(0u));
+std::array<Expr<f32>, V> pixel_at(const Tensor<T>& x, const Expr<u32>& at) {
   std::array<Expr<f32>, V> v;
   if constexpr (V == 1) {
-    v[0] = select(inside, cast<f32>(load(x[from])), Expr<f32>(0.0f));
+    v[0] = cast<f32>(load(x[at]));
   } else {
-    const auto lanes = load_lanes<V>(x[from]);
-    for (u32 e = 0; e < V; ++e) v[e] = select(inside, cast<f32>(lanes[e]), Expr<f32>(0.0f));
+    const auto lanes = load_lanes<V>(x[at]);
+    for (u32 e = 0; e < V; ++e) v[e] = cast<f32>(lanes[e]);
   }
   return v;
 }
 
-/// The outputs of item i (a row's kOut outputs for channels ch … ch + V) in the grid-stride loop.
-template <u32 K, u32 V, class T>
-void outputs(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s) {
+/// V channels' f32 values of x at padded column xp of an image row (element `row_at` starts it),
+/// zero in the padding (where the load reads the row's first pixel instead).
+template <u32 V, class T>
+std::array<Expr<f32>, V> pixel_checked(const Tensor<T>& x, const Sizes& s, const Expr<u32>& row_at,
+                                       const Expr<u32>& xp) {
+  auto inside = xp >= s.pad && xp < s.w + s.pad;
+  auto v = pixel_at<V>(x, select(inside, row_at + (max(xp, s.pad) - s.pad) * s.c, row_at));
+  for (u32 e = 0; e < V; ++e) v[e] = select(inside, v[e], Expr<f32>(0.0f));
+  return v;
+}
+
+/// V staged f32 weights of tap `tap` for the slice's channels chl … chl + V.
+template <u32 V>
+std::array<Expr<f32>, V> tap_weights(const Shared<f32>& staged, const Expr<u32>& tap,
+                                     const Expr<u32>& chl) {
+  std::array<Expr<f32>, V> w;
+  if constexpr (V == 1) {
+    w[0] = load(staged[tap * kPitch + chl]);
+  } else {
+    w = load_lanes<V>(staged[tap * kPitch + chl]);
+  }
+  return w;
+}
+
+/// The slice [v0, v0 + sv) of the c / V vectors that this row of groups serves: the vectors
+/// split as evenly as whole vectors allow among ⌈c / kSlice⌉ slices (at most kSlice channels
+/// each).
+struct Slice {
+  Expr<u32> v0, sv;
+};
+template <u32 V>
+Slice slice_of(const Sizes& s) {
   auto vectors = s.c / V;
+  auto slices = (s.c + (kSlice - 1u)) / kSlice;
+  auto y = program_id<1>();
+  auto v0 = y * vectors / slices;
+  return {v0, (y + 1u) * vectors / slices - v0};
+}
+
+/// Copies the slice's weights into `staged` as f32, tap-major (staged[tap · kPitch + channel of
+/// the slice]); global reads in weight's order.
+template <u32 K, u32 V, class T>
+void stage_weights(const Tensor<T>& weight, const Shared<f32>& staged, const Slice& sl) {
+  auto first = sl.v0 * V * (K * K);
+  for (auto t : range(thread_id<0>(), sl.sv * V * (K * K), group_size<0>())) {
+    auto chl = t / (K * K);
+    auto tap = t % (K * K);
+    store(staged[tap * kPitch + chl], cast<f32>(load(weight[first + t])));
+  }
+  barrier();
+}
+
+/// Adds the K kernel rows' taps to an item's sums acc[o · V + e] (output ox0 + o of row oy of
+/// image b, channel ch + e, the slice's channel chl + e).
+/// `unit`: stride and dilation 1 (the outputs share their input vectors). `interior`: every
+/// column the item reads is inside the image (no column checks; taken with `unit` only, where
+/// the offsets are constants).
+template <u32 K, u32 V, bool unit, bool interior, class T>
+void add_rows(const Tensor<T>& x, const Shared<f32>& staged, const Sizes& s,
+              std::vector<Var<f32>>& acc, const Expr<u32>& b, const Expr<u32>& oy,
+              const Expr<u32>& ox0, const Expr<u32>& ch, const Expr<u32>& chl) {
+  for (auto ky : range(0u, K)) {
+    // A kernel row in the padding reads a row of the image anyway (no branch, so every row's
+    // loads can be in flight at once) and weighs it by zero.
+    auto yp = oy * s.stride + ky * s.dil;
+    auto row_inside = yp >= s.pad && yp < s.h + s.pad;
+    auto row_at = (b * s.h + select(row_inside, yp - s.pad, Expr<u32>(0u))) * s.w * s.c + ch;
+    // The input at padded column xp, or at element offset `step` past the item's first column.
+    const auto input = [&](const Expr<u32>& xp, const Expr<u32>& step) {
+      if constexpr (interior) {
+        return pixel_at<V>(x, row_at + (ox0 * s.stride - s.pad) * s.c + step);
+      } else {
+        return pixel_checked<V>(x, s, row_at, xp);
+      }
+    };
+    const auto weights = [&](u32 kx) {
+      auto w = tap_weights<V>(staged, ky * K + kx, chl);
+      for (u32 e = 0; e < V; ++e) w[e] = select(row_inside, w[e], Expr<f32>(0.0f));
+      return w;
+    };
+    // Each tap's weights are read where first used, so at most kOut taps' are live at once.
+    std::array<std::array<Expr<f32>, V>, K> wk;
+    if constexpr (unit) {
+      // Input column ox0 + j serves output o at tap kx = j − o.
+      for (u32 j = 0; j < kOut + K - 1; ++j) {
+        if (j < K) wk[j] = weights(j);
+        const auto v = input(ox0 + j, j * s.c);
+        for (u32 o = 0; o < kOut && o <= j; ++o) {
+          if (j - o >= K) continue;
+          for (u32 e = 0; e < V; ++e)
+            acc[o * V + e] = fma(v[e], wk[j - o][e], acc[o * V + e].get());
+        }
+      }
+    } else {
+      for (u32 kx = 0; kx < K; ++kx) {
+        wk[kx] = weights(kx);
+        for (u32 o = 0; o < kOut; ++o) {
+          const auto v =
+              input((ox0 + o) * s.stride + kx * s.dil, (o * s.stride + kx * s.dil) * s.c);
+          for (u32 e = 0; e < V; ++e) acc[o * V + e] = fma(v[e], wk[kx][e], acc[o * V + e].get());
+        }
+      }
+    }
+  }
+}
+
+/// The items of this row of groups: kOut outputs of a row for V channels each; `unit` when stride
+/// and dilation are 1, where items whose columns are all inside the image take the unchecked
+/// path.
+template <u32 K, u32 V, bool unit, class T>
+void outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out, const Sizes& s,
+             const Slice& sl) {
   auto strips = (s.ow + (kOut - 1u)) / kOut;
-  auto items = s.batch * s.oh * strips * vectors;
+  auto items = s.batch * s.oh * strips * sl.sv;
   for (auto i : range(global_id<0>(), items, grid_threads<0>())) {
-    auto ch = i % vectors * V;
-    auto rest = i / vectors;
+    auto chl = i % sl.sv * V;
+    auto ch = sl.v0 * V + chl;
+    auto rest = i / sl.sv;
     auto ox0 = rest % strips * kOut;
     auto row = rest / strips;  // b · oh + oy
     auto oy = row % s.oh;
     auto b = row / s.oh;
     // acc[o · V + e]: output o's sum for channel ch + e.
     std::vector<Var<f32>> acc;
-    acc.reserve(kOut * V);
+    acc.reserve(std::size_t{kOut} * V);
     for (u32 a = 0; a < kOut * V; ++a) acc.emplace_back(0.0f);
-    for (u32 ky = 0; ky < K; ++ky) {
-      auto y = oy * s.stride + ky * s.dil;
-      // The kernel row's weights for the V channels, as f32.
-      std::array<std::array<Expr<f32>, V>, K> wk;
-      for (u32 kx = 0; kx < K; ++kx) {
-        for (u32 e = 0; e < V; ++e) {
-          wk[kx][e] = cast<f32>(load(weight[(ch + e) * (K * K) + ky * K + kx]));
-        }
+    if constexpr (unit) {
+      IRON_IF(ox0 >= s.pad && ox0 + (kOut + K - 2u) < s.w + s.pad) {
+        add_rows<K, V, true, true>(x, staged, s, acc, b, oy, ox0, ch, chl);
       }
-      IRON_IF(s.stride == 1u && s.dil == 1u) {
-        // Input column ox0 + j serves output o at tap kx = j − o.
-        for (u32 j = 0; j < kOut + K - 1; ++j) {
-          const auto v = pixel<V>(x, s, b, y, ox0 + j, ch);
-          for (u32 o = 0; o < kOut && o <= j; ++o) {
-            if (j - o < K) {
-              for (u32 e = 0; e < V; ++e)
-                acc[o * V + e] = fma(v[e], wk[j - o][e], acc[o * V + e].get());
-            }
-          }
-        }
-      }
-      IRON_ELSE {
-        for (u32 kx = 0; kx < K; ++kx) {
-          for (u32 o = 0; o < kOut; ++o) {
-            const auto v = pixel<V>(x, s, b, y, (ox0 + o) * s.stride + kx * s.dil, ch);
-            for (u32 e = 0; e < V; ++e) acc[o * V + e] = fma(v[e], wk[kx][e], acc[o * V + e].get());
-          }
-        }
-      }
+      IRON_ELSE { add_rows<K, V, true, false>(x, staged, s, acc, b, oy, ox0, ch, chl); }
+    } else {
+      add_rows<K, V, false, false>(x, staged, s, acc, b, oy, ox0, ch, chl);
     }
     for (u32 o = 0; o < kOut; ++o) {
       IRON_IF(ox0 + o < s.ow) {
         auto at = (row * s.ow + ox0 + o) * s.c + ch;
         if constexpr (V == 1) {
-          store(out[at], cast<T>(acc[o * V].get()));
+          store(out[at], cast<T>(acc[std::size_t{o} * V].get()));
         } else {
           std::array<Expr<T>, V> values;
           for (u32 e = 0; e < V; ++e) values[e] = cast<T>(acc[o * V + e].get());
@@ -119,6 +213,16 @@ void outputs(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, con
       }
     }
   }
+}
+
+/// The whole body for V channels an access: stage the slice's weights, then its items.
+template <u32 K, u32 V, class T>
+void convolve(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s,
+              const Shared<f32>& staged) {
+  const Slice sl = slice_of<V>(s);
+  stage_weights<K, V>(weight, staged, sl);
+  IRON_IF(s.stride == 1u && s.dil == 1u) { outputs<K, V, true>(x, staged, out, s, sl); }
+  IRON_ELSE { outputs<K, V, false>(x, staged, out, s, sl); }
 }
 
 /// The contract's output height (and width) over the constexprs, for a K × K kernel.
@@ -135,11 +239,9 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_depthwise, (u32 K),
                       Constexpr<u32> padding, Constexpr<u32> dilation)) {
   const std::string oh = depthwise::out_size("h", K);
   const std::string ow = depthwise::out_size("w", K);
-  // At most 256 threads a group: the registers of 4 outputs × a vector of channels and of a
-  // kernel row's weights fit without spilling.
-  dispatch(elementwise, {multiple_of(32), at_most(256)});
+  dispatch(tiled, {multiple_of(32), at_most(256)});
   grid("[<= ceil_div(batch * " + oh + " * ceil_div(" + ow + ", " + std::to_string(depthwise::kOut) +
-       ") * c, tpg), 1, 1]");
+       ") * c, tpg), ceil_div(c, " + std::to_string(depthwise::kSlice) + "), 1]");
   layout(x, "[batch, h, w, c]");
   layout(weight, "[c, " + std::to_string(K) + ", " + std::to_string(K) + "]");
   layout(out, "[batch, " + oh + ", " + ow + ", c]");
@@ -153,18 +255,20 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_depthwise, (u32 K),
                            dilation,
                            (h + 2u * padding - reach) / stride + 1u,
                            (w + 2u * padding - reach) / stride + 1u};
-  constexpr u32 kV = 16 / lane_bytes<T>();
-  IRON_IF(c % kV == 0u) { depthwise::outputs<K, kV>(x, weight, out, s); }
-  IRON_ELSE { depthwise::outputs<K, 1>(x, weight, out, s); }
+  auto staged = shared<f32>(K * K * depthwise::kPitch);
+  IRON_IF(c % depthwise::kV == 0u) {
+    depthwise::convolve<K, depthwise::kV>(x, weight, out, s, staged);
+  }
+  IRON_ELSE { depthwise::convolve<K, 1>(x, weight, out, s, staged); }
 }
 IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k3, 3);
 IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k5, 5);
 IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k7, 7);
 
 namespace depthwise {
-/// One thread per item (groups of 128: three or four a multiprocessor at the registers the body
-/// takes): a row's kOut outputs for one 16-byte vector of channels (or one channel
-/// when c is not a multiple of the vector).
+/// Groups of 256 threads, ⌈c / 128⌉ slices along y, and along x enough groups that a thread has
+/// at most kItemsPerThread items (each group's staged weights serve that many a thread), but at
+/// least two groups a multiprocessor in all (where there are items for them).
 inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
   const auto span = [&](std::uint64_t size) {
     return (size + 2 * q.constant("padding") - q.constant("dilation") * (k - 1) - 1) /
@@ -172,11 +276,18 @@ inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
            1;
   };
   const std::uint64_t c = q.constant("c");
-  const std::uint64_t lanes = 16 / dtype_size(q.dtype);
-  const std::uint64_t vectors = c % lanes == 0 ? c / lanes : c;
+  const std::uint64_t vectors = c % kV == 0 ? c / kV : c;
+  const std::uint64_t slices = (c + kSlice - 1) / kSlice;
+  const std::uint64_t slice_vectors = (vectors + slices - 1) / slices;
   const std::uint64_t items = q.constant("batch") * span(q.constant("h")) *
-                              ((span(q.constant("w")) + kOut - 1) / kOut) * vectors;
-  return Geometry::elementwise(items, q.threads_per_group(128));
+                              ((span(q.constant("w")) + kOut - 1) / kOut) * slice_vectors;
+  const std::uint32_t tpg = q.threads_per_group(256);
+  const std::uint64_t spread = (2ull * q.device.multiprocessors + slices - 1) / slices;
+  const std::uint64_t needed = tile_count(items, tpg);
+  const std::uint64_t groups = std::min(
+      needed,
+      std::max<std::uint64_t>(spread, tile_count(items, std::uint64_t{tpg} * kItemsPerThread)));
+  return {{static_cast<std::uint32_t>(groups), static_cast<std::uint32_t>(slices), 1}, {tpg, 1, 1}};
 }
 }  // namespace depthwise
 
@@ -260,6 +371,27 @@ IRON_TEST(iron_conv2d_depthwise_k3, odd_channels_1x6x6x5, F32, F16, BF16) {
 }
 IRON_TEST(iron_conv2d_depthwise_k3, dilated_wide_padding_1x5x5x8, F32, F16, BF16) {
   return depthwise_setup(depthwise_sizes(1, 5, 8, 3, 1, 4, 2), dt, rng);
+}
+// Past one slice of 128 channels: two slices of 17 vectors, and two of 65 and 66 single
+// channels.
+IRON_TEST(iron_conv2d_depthwise_k3, two_slices_1x5x7x136, F32, F16, BF16) {
+  return depthwise_setup(depthwise_sizes(1, 5, 136, 3, 1, 1), dt, rng);
+}
+IRON_TEST(iron_conv2d_depthwise_k3, two_slices_odd_1x4x4x131, F32, F16, BF16) {
+  return depthwise_setup(depthwise_sizes(1, 4, 131, 3, 2, 1), dt, rng);
+}
+// Wide rows: with stride 1 the middle strips read without column checks; strided and dilated,
+// wide rows with the padding on both sides.
+IRON_TEST(iron_conv2d_depthwise_k3, interior_strips_1x3x21x8, F32, F16, BF16) {
+  return depthwise_setup({1, 3, 21, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8}, dt, rng);
+}
+IRON_TEST(iron_conv2d_depthwise_k3, wide_strided_dilated_1x5x30x12, F32, F16, BF16) {
+  return depthwise_setup({1, 5, 30, 12, 12, 3, 3, 2, 2, 2, 2, 2, 2, 12}, dt, rng);
+}
+// One group of 32 threads a slice: each thread loops over many items (and reuses its weights).
+IRON_TEST(iron_conv2d_depthwise_k5, one_group_grid_stride_2x9x9x24, F32, F16, BF16) {
+  return depthwise_setup(depthwise_sizes(2, 9, 24, 5, 1, 2), dt, rng)
+      .grid(runtime::Grid{{1, 1, 1}, {32, 1, 1}});
 }
 IRON_TEST(iron_conv2d_depthwise_k5, same_1x11x11x16, F32, F16, BF16) {
   return depthwise_setup(depthwise_sizes(1, 11, 16, 5, 1, 2), dt, rng);
