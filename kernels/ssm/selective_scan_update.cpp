@@ -188,6 +188,11 @@ IRON_TEST(iron_ssm_selective_scan_update_n16, small_grid, F32, F16, BF16) {
   return update_setup(5, 64, true, true, 1, dt, rng);
 }
 
+// Three simdgroups' worth of channels on one simdgroup: the loop wraps twice.
+IRON_TEST(iron_ssm_selective_scan_update_n16, three_passes_small_grid, F32, F16, BF16) {
+  return update_setup(3, 8, true, true, 1, dt, rng);
+}
+
 // A decode batch of 64 sequences of Falcon-Mamba-7B's 8192 channels: 32 MiB of state each way.
 IRON_BENCH(iron_ssm_selective_scan_update_n16, batch64_dim8192, F32, BF16) {
   return update_bench(64, 8192, dt);

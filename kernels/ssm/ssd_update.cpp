@@ -210,6 +210,14 @@ IRON_TEST(iron_ssm_ssd_update_n64, small_grid, F32, F16, BF16) {
   return ssd_update_setup({5, 1, 6, 8, 1, 64}, 2, dt, rng);
 }
 
+// 15 rows, in three groups of B and C; and on one group of two simdgroups.
+IRON_TEST(iron_ssm_ssd_update_n128, odd_rows, F32, F16, BF16) {
+  return ssd_update_setup({1, 1, 3, 5, 1, 128}, 0, dt, rng);
+}
+IRON_TEST(iron_ssm_ssd_update_n64, odd_rows_small_grid, F32, F16, BF16) {
+  return ssd_update_setup({1, 1, 3, 5, 3, 64}, 1, dt, rng);
+}
+
 // Mamba-2 2.7B's layer (80 heads of 64, one group, 128 states) for a decode batch of 32:
 // 168 MB of state each way.
 IRON_BENCH(iron_ssm_ssd_update_n128, batch32_heads80_dim64, F32, BF16) {
