@@ -15,11 +15,10 @@
 /// outputs of one row for V = 4 channels (one 8-byte access in f16/bf16, 16 in f32, when c is a
 /// multiple of 4; else one channel). The kernel rows are a loop (the code stays small); within a
 /// row the item reads each tap's weights once and, with stride and dilation 1, each of the
-/// kOut + K − 1 input vectors it needs once (other strides: one a tap and output). A kernel
-/// row in the padding reads some image row and weighs it by zero (no branch: all the rows'
-/// loads can be in flight together); with stride 1 an item whose columns all lie inside the
-/// image reads without checks, the others select zeros for the padding columns. The launch gives a
-/// thread up to four items, so that each group reuses its staged weights.
+/// kOut + K − 1 input vectors it needs once (other strides: one a tap and output). Padding is a
+/// select, never a branch (a tap in the padding reads a pixel of the image and counts zero), so
+/// all of an item's loads can be in flight together. The groups are few enough (four a
+/// multiprocessor, shared among the slices) that each reuses its staged weights for many items.
 ///
 /// ## Layout
 /// - `x [batch, h, w, c]` T; `weight [c, K, K]` T (PyTorch's [c, 1, K, K])
@@ -41,10 +40,9 @@ using namespace iron::dsl;
 
 namespace depthwise {
 
-inline constexpr u32 kOut = 4;             ///< consecutive outputs of a row per item
-inline constexpr u32 kV = 4;               ///< channels per access on the vector path
-inline constexpr u32 kSlice = 128;         ///< most channels a slice (a row of groups) holds
-inline constexpr u32 kItemsPerThread = 4;  ///< the launch's most items a thread
+inline constexpr u32 kOut = 4;      ///< consecutive outputs of a row per item
+inline constexpr u32 kV = 4;        ///< channels per access on the vector path
+inline constexpr u32 kSlice = 128;  ///< most channels a slice (a row of groups) holds
 inline constexpr u32 kPitch =
     kSlice + kV;  ///< a tap's row of staged weights (4-way staging stores)
 
@@ -53,27 +51,21 @@ struct Sizes {
   Expr<u32> batch, h, w, c, stride, pad, dil, oh, ow;
 };
 
-/// V channels' f32 values of x at element `at` (a pixel inside the image).
+/// V channels' f32 values of x at padded column xp of an image row (row_inside: the row is not
+/// padding), zero in the padding, where the load reads the image's first pixel instead.
 template <u32 V, class T>
-std::array<Expr<f32>, V> pixel_at(const Tensor<T>& x, const Expr<u32>& at) {
+std::array<Expr<f32>, V> pixel(const Tensor<T>& x, const Sizes& s, const Expr<u32>& image_row,
+                               const Expr<boolean>& row_inside, const Expr<u32>& xp,
+                               const Expr<u32>& ch) {
+  auto inside = row_inside && xp >= s.pad && xp < s.w + s.pad;
+  auto at = select(inside, (image_row * s.w + max(xp, s.pad) - s.pad) * s.c + ch, ch);
   std::array<Expr<f32>, V> v;
   if constexpr (V == 1) {
-    v[0] = cast<f32>(load(x[at]));
+    v[0] = select(inside, cast<f32>(load(x[at])), Expr<f32>(0.0f));
   } else {
     const auto lanes = load_lanes<V>(x[at]);
-    for (u32 e = 0; e < V; ++e) v[e] = cast<f32>(lanes[e]);
+    for (u32 e = 0; e < V; ++e) v[e] = select(inside, cast<f32>(lanes[e]), Expr<f32>(0.0f));
   }
-  return v;
-}
-
-/// V channels' f32 values of x at padded column xp of an image row (element `row_at` starts it),
-/// zero in the padding (where the load reads the row's first pixel instead).
-template <u32 V, class T>
-std::array<Expr<f32>, V> pixel_checked(const Tensor<T>& x, const Sizes& s, const Expr<u32>& row_at,
-                                       const Expr<u32>& xp) {
-  auto inside = xp >= s.pad && xp < s.w + s.pad;
-  auto v = pixel_at<V>(x, select(inside, row_at + (max(xp, s.pad) - s.pad) * s.c, row_at));
-  for (u32 e = 0; e < V; ++e) v[e] = select(inside, v[e], Expr<f32>(0.0f));
   return v;
 }
 
@@ -118,63 +110,8 @@ void stage_weights(const Tensor<T>& weight, const Shared<f32>& staged, const Sli
   barrier();
 }
 
-/// Adds the K kernel rows' taps to an item's sums acc[o · V + e] (output ox0 + o of row oy of
-/// image b, channel ch + e, the slice's channel chl + e).
-/// `unit`: stride and dilation 1 (the outputs share their input vectors). `interior`: every
-/// column the item reads is inside the image (no column checks; taken with `unit` only, where
-/// the offsets are constants).
-template <u32 K, u32 V, bool unit, bool interior, class T>
-void add_rows(const Tensor<T>& x, const Shared<f32>& staged, const Sizes& s,
-              std::vector<Var<f32>>& acc, const Expr<u32>& b, const Expr<u32>& oy,
-              const Expr<u32>& ox0, const Expr<u32>& ch, const Expr<u32>& chl) {
-  for (auto ky : range(0u, K)) {
-    // A kernel row in the padding reads a row of the image anyway (no branch, so every row's
-    // loads can be in flight at once) and weighs it by zero.
-    auto yp = oy * s.stride + ky * s.dil;
-    auto row_inside = yp >= s.pad && yp < s.h + s.pad;
-    auto row_at = (b * s.h + select(row_inside, yp - s.pad, Expr<u32>(0u))) * s.w * s.c + ch;
-    // The input at padded column xp, or at element offset `step` past the item's first column.
-    const auto input = [&](const Expr<u32>& xp, const Expr<u32>& step) {
-      if constexpr (interior) {
-        return pixel_at<V>(x, row_at + (ox0 * s.stride - s.pad) * s.c + step);
-      } else {
-        return pixel_checked<V>(x, s, row_at, xp);
-      }
-    };
-    const auto weights = [&](u32 kx) {
-      auto w = tap_weights<V>(staged, ky * K + kx, chl);
-      for (u32 e = 0; e < V; ++e) w[e] = select(row_inside, w[e], Expr<f32>(0.0f));
-      return w;
-    };
-    // Each tap's weights are read where first used, so at most kOut taps' are live at once.
-    std::array<std::array<Expr<f32>, V>, K> wk;
-    if constexpr (unit) {
-      // Input column ox0 + j serves output o at tap kx = j − o.
-      for (u32 j = 0; j < kOut + K - 1; ++j) {
-        if (j < K) wk[j] = weights(j);
-        const auto v = input(ox0 + j, j * s.c);
-        for (u32 o = 0; o < kOut && o <= j; ++o) {
-          if (j - o >= K) continue;
-          for (u32 e = 0; e < V; ++e)
-            acc[o * V + e] = fma(v[e], wk[j - o][e], acc[o * V + e].get());
-        }
-      }
-    } else {
-      for (u32 kx = 0; kx < K; ++kx) {
-        wk[kx] = weights(kx);
-        for (u32 o = 0; o < kOut; ++o) {
-          const auto v =
-              input((ox0 + o) * s.stride + kx * s.dil, (o * s.stride + kx * s.dil) * s.c);
-          for (u32 e = 0; e < V; ++e) acc[o * V + e] = fma(v[e], wk[kx][e], acc[o * V + e].get());
-        }
-      }
-    }
-  }
-}
-
 /// The items of this row of groups: kOut outputs of a row for V channels each; `unit` when stride
-/// and dilation are 1, where items whose columns are all inside the image take the unchecked
-/// path.
+/// and dilation are 1 (the outputs share their input vectors).
 template <u32 K, u32 V, bool unit, class T>
 void outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out, const Sizes& s,
              const Slice& sl) {
@@ -192,13 +129,33 @@ void outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out, c
     std::vector<Var<f32>> acc;
     acc.reserve(std::size_t{kOut} * V);
     for (u32 a = 0; a < kOut * V; ++a) acc.emplace_back(0.0f);
-    if constexpr (unit) {
-      IRON_IF(ox0 >= s.pad && ox0 + (kOut + K - 2u) < s.w + s.pad) {
-        add_rows<K, V, true, true>(x, staged, s, acc, b, oy, ox0, ch, chl);
+    for (auto ky : range(0u, K)) {
+      auto yp = oy * s.stride + ky * s.dil;
+      auto row_inside = yp >= s.pad && yp < s.h + s.pad;
+      auto image_row = b * s.h + max(yp, s.pad) - s.pad;
+      // Each tap's weights are read where first used, so at most kOut taps' are live at once.
+      std::array<std::array<Expr<f32>, V>, K> wk;
+      if constexpr (unit) {
+        // Input column ox0 + j serves output o at tap kx = j − o.
+        for (u32 j = 0; j < kOut + K - 1; ++j) {
+          if (j < K) wk[j] = tap_weights<V>(staged, ky * K + j, chl);
+          const auto v = pixel<V>(x, s, image_row, row_inside, ox0 + j, ch);
+          for (u32 o = 0; o < kOut && o <= j; ++o) {
+            if (j - o >= K) continue;
+            for (u32 e = 0; e < V; ++e)
+              acc[o * V + e] = fma(v[e], wk[j - o][e], acc[o * V + e].get());
+          }
+        }
+      } else {
+        for (u32 kx = 0; kx < K; ++kx) {
+          wk[kx] = tap_weights<V>(staged, ky * K + kx, chl);
+          for (u32 o = 0; o < kOut; ++o) {
+            const auto v =
+                pixel<V>(x, s, image_row, row_inside, (ox0 + o) * s.stride + kx * s.dil, ch);
+            for (u32 e = 0; e < V; ++e) acc[o * V + e] = fma(v[e], wk[kx][e], acc[o * V + e].get());
+          }
+        }
       }
-      IRON_ELSE { add_rows<K, V, true, false>(x, staged, s, acc, b, oy, ox0, ch, chl); }
-    } else {
-      add_rows<K, V, false, false>(x, staged, s, acc, b, oy, ox0, ch, chl);
     }
     for (u32 o = 0; o < kOut; ++o) {
       IRON_IF(ox0 + o < s.ow) {
@@ -266,9 +223,9 @@ IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k5, 5);
 IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k7, 7);
 
 namespace depthwise {
-/// Groups of 256 threads, ⌈c / 128⌉ slices along y, and along x enough groups that a thread has
-/// at most kItemsPerThread items (each group's staged weights serve that many a thread), but at
-/// least two groups a multiprocessor in all (where there are items for them).
+/// Groups of 256 threads, ⌈c / 128⌉ slices along y, and along x enough groups for the slice's
+/// items but no more than four a multiprocessor in all (each group's staged weights then serve
+/// many items).
 inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
   const auto span = [&](std::uint64_t size) {
     return (size + 2 * q.constant("padding") - q.constant("dilation") * (k - 1) - 1) /
@@ -282,11 +239,8 @@ inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
   const std::uint64_t items = q.constant("batch") * span(q.constant("h")) *
                               ((span(q.constant("w")) + kOut - 1) / kOut) * slice_vectors;
   const std::uint32_t tpg = q.threads_per_group(256);
-  const std::uint64_t spread = (2ull * q.device.multiprocessors + slices - 1) / slices;
-  const std::uint64_t needed = tile_count(items, tpg);
-  const std::uint64_t groups = std::min(
-      needed,
-      std::max<std::uint64_t>(spread, tile_count(items, std::uint64_t{tpg} * kItemsPerThread)));
+  const std::uint64_t resident = (4ull * q.device.multiprocessors + slices - 1) / slices;
+  const std::uint64_t groups = std::min<std::uint64_t>(tile_count(items, tpg), resident);
   return {{static_cast<std::uint32_t>(groups), static_cast<std::uint32_t>(slices), 1}, {tpg, 1, 1}};
 }
 }  // namespace depthwise
@@ -380,9 +334,8 @@ IRON_TEST(iron_conv2d_depthwise_k3, two_slices_1x5x7x136, F32, F16, BF16) {
 IRON_TEST(iron_conv2d_depthwise_k3, two_slices_odd_1x4x4x131, F32, F16, BF16) {
   return depthwise_setup(depthwise_sizes(1, 4, 131, 3, 2, 1), dt, rng);
 }
-// Wide rows: with stride 1 the middle strips read without column checks; strided and dilated,
-// wide rows with the padding on both sides.
-IRON_TEST(iron_conv2d_depthwise_k3, interior_strips_1x3x21x8, F32, F16, BF16) {
+// Wide rows with the padding on both sides: stride 1; strided and dilated.
+IRON_TEST(iron_conv2d_depthwise_k3, wide_rows_1x3x21x8, F32, F16, BF16) {
   return depthwise_setup({1, 3, 21, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8}, dt, rng);
 }
 IRON_TEST(iron_conv2d_depthwise_k3, wide_strided_dilated_1x5x30x12, F32, F16, BF16) {
