@@ -17,51 +17,68 @@
 /// - head_dim a multiple of 8 (every head dimension in use is)
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride over chunks of 8 consecutive elements of a head (head_dim is a
-/// multiple of 8, a rule the guard checks): any grid. Thread i copies chunks i, i + T, … (T =
-/// threads in the grid) of k and v, each with 16-byte accesses (two of them in f32). Best:
-/// new_tokens · heads · head_dim / 8 threads.
+/// Elementwise, grid-stride over items of one 16-byte vector of a head (8 elements of f16/bf16,
+/// 4 of f32; head_dim is a multiple of 8, a rule the guard checks): any grid. Thread t copies
+/// items t, t + T, … (T = threads in the grid) of k and v, loading an item's position, k and v
+/// together before its two stores, so every access instruction of a simdgroup covers one
+/// contiguous span (one 16-byte vector a lane in f32 too). One item at a time: with two
+/// (packed_words.hpp's batches) ptxas, scheduling for 32 registers, issues the second item's
+/// loads after the first item's stores. Best: new_tokens · heads · head_dim / 8 threads (/ 4
+/// in f32).
 #include <algorithm>
+#include <cstdint>
 #include <iron/iron.hpp>
 #include <numeric>
 #include <random>
+#include <string>
+#include <tuple>
+
+#include "../primitives/packed_words.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
 
 namespace {
-constexpr std::uint32_t kChunk = 8;  // elements per thread and iteration: 16 bytes of f16/bf16
+constexpr std::uint32_t kHeadMultiple = 8;  // head_dim's rule: whole 16-byte vectors of f16/bf16
+constexpr std::uint32_t kUnroll = 1;        // items a thread takes at a time (see Dispatch)
 }  // namespace
 
 IRON_KERNEL(iron_kv_append, (Tensor<T> k, Tensor<T> v, Tensor<u32> positions, InOut<T> k_cache,
                              InOut<T> v_cache, Constexpr<u32> new_tokens, Constexpr<u32> heads,
                              Constexpr<u32> head_dim, Constexpr<u32> max_seq)) {
+  constexpr std::uint32_t kItem = item_elements(lane_bytes<T>());  // 8 f16/bf16, 4 f32
+  static_assert(kHeadMultiple % kItem == 0, "every item lies in one head");
   dispatch(elementwise);
-  static_assert(kChunk == 8, "the grid rule below counts chunks of 8");
-  grid("[<= ceil_div(new_tokens * heads * head_dim / 8, tpg), 1, 1]");
+  grid("[<= ceil_div(new_tokens * heads * head_dim / " + std::to_string(kItem) + ", tpg), 1, 1]");
   layout(k, "[new_tokens, heads, head_dim]");
   layout(v, "[new_tokens, heads, head_dim]");
   layout(positions, "[new_tokens]");
   layout_at_least(k_cache, "[heads, max_seq, head_dim]");
   layout_at_least(v_cache, "[heads, max_seq, head_dim]");
-  require_multiple_of(head_dim, kChunk);  // every chunk lies in one head: whole 16-byte vectors
-  auto chunks = head_dim / kChunk;        // per (token, head) row
-  for (auto i : range(global_id<0>(), new_tokens * heads * chunks, grid_threads<0>())) {
+  require_multiple_of(head_dim, kHeadMultiple);
+  auto chunks = head_dim / kItem;  // items per (token, head) row
+  // Item i is elements i · kItem … of k and v (a row is whole items): its loads need no row.
+  auto fetch = [&](const Expr<u32>& i) {
     auto row = i / chunks;  // token * heads + head
-    auto first = i % chunks * kChunk;
-    auto slot = row % heads * max_seq + load(positions[row / heads]);
-    auto from = row * head_dim + first;
-    auto to = slot * head_dim + first;
-    for (std::uint32_t e = 0; e < kChunk; ++e) store(k_cache[to + e], load(k[from + e]));
-    for (std::uint32_t e = 0; e < kChunk; ++e) store(v_cache[to + e], load(v[from + e]));
-  }
+    auto token = row / heads;
+    return std::tuple{row - token * heads, load(positions[token]), load_lanes<kItem>(k[i * kItem]),
+                      load_lanes<kItem>(v[i * kItem]), (i - row * chunks) * kItem};
+  };
+  auto finish = [&](const Expr<u32>& /*i*/, const auto& fetched) {
+    const auto& [head, position, k_values, v_values, first] = fetched;
+    auto to = (head * max_seq + position) * head_dim + first;
+    store_lanes(k_cache[to], k_values);
+    store_lanes(v_cache[to], v_values);
+  };
+  grid_stride_batched<kUnroll>(new_tokens * heads * chunks, fetch, finish);
 }
 
-// One chunk of 8 elements per thread, in groups of 256.
+// One item a thread, in groups of 256.
 IRON_GEOMETRY(iron_kv_append) {
-  const std::uint64_t chunks =
-      q.constant("new_tokens") * q.constant("heads") * q.constant("head_dim") / kChunk;
-  return Geometry::elementwise(std::max<std::uint64_t>(chunks, 1), q.threads_per_group(256));
+  const auto items = static_cast<std::uint64_t>(q.constant("new_tokens") * q.constant("heads") *
+                                                q.constant("head_dim")) /
+                     item_elements(dtype_size(q.dtype));
+  return batched_item_geometry(q, items, kUnroll);
 }
 
 }  // namespace iron::kernels
@@ -173,6 +190,21 @@ IRON_TEST(iron_kv_append, scattered_tokens, F32, F16, BF16) {
 IRON_TEST(iron_kv_append, ragged_small_grid, F32, F16, BF16) {
   const KvShape s{5, 3, 40, 37};
   return kv_append_setup(s, scattered_positions(s.new_tokens, s.max_seq, rng), 2, 32, dt, rng);
+}
+
+// 13 tokens of 3 heads × 64 on one group of 64 threads: 312 items (624 in f32), 5 to 10 rounds
+// a thread, the last one ragged.
+IRON_TEST(iron_kv_append, one_group_many_rounds, F32, F16, BF16) {
+  const KvShape s{13, 3, 64, 40};
+  return kv_append_setup(s, scattered_positions(s.new_tokens, s.max_seq, rng), 1, 64, dt, rng);
+}
+
+// The launch the geometry picks (one item a thread: 32 groups of 64, 64 in f32) for 16 tokens of
+// 8 heads × 128.
+IRON_TEST(iron_kv_append, geometry_grid, F32, F16, BF16) {
+  const KvShape s{16, 8, 128, 64};
+  const std::uint32_t groups = dt == DType::F32 ? 64 : 32;
+  return kv_append_setup(s, scattered_positions(s.new_tokens, s.max_seq, rng), groups, 64, dt, rng);
 }
 
 // One decode step into the last slot: the cache's very last row per head.

@@ -24,14 +24,20 @@
 /// - `words` = rows * cols * BITS / 32; cols must be a multiple of G.
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride over chunks of C words (kernels/primitives/packed_words.hpp): the
-/// fewest whose outputs fill 16 bytes (C = 1 at 4 bits, 2 at 8 bits into f16/bf16; 1 into f32).
-/// Any grid. A thread loads a chunk with one load and writes its C · P outputs with 16-byte
-/// stores, consecutive threads writing consecutive vectors; a chunk lies in one group (G is a
-/// multiple of 32), so it loads one scale and one bias. `words` must be a multiple of 4, which
-/// cols being a multiple of G makes it; the guard checks it. Best: words / C threads.
-#include <algorithm>
+/// Elementwise, grid-stride over items of one 16-byte output vector
+/// (kernels/primitives/packed_words.hpp): 8 codes into f16/bf16 (one word at 4 bits, two at 8),
+/// 4 into f32 (half a word at 4 bits, one at 8). Any grid. A thread takes U items spaced by the
+/// grid's thread count (U = 3 into f16/bf16; 4 at 4 bits and 5 at 8 bits into f32: the most
+/// whose loads ptxas issues before the first store), loads all their words, scales and biases,
+/// then writes each item with one 16-byte store, so each load and store instruction of a
+/// simdgroup covers one contiguous span; items past the grid's last whole batch go one at a
+/// time. An item lies in one group (G is a multiple of 32), so it loads one scale and one bias.
+/// `words` must be a multiple of 4, which cols being a multiple of G makes it; the guard checks
+/// it. Best: items / U threads.
+#include <array>
 #include <iron/iron.hpp>
+#include <string>
+#include <tuple>
 
 #include "../primitives/affine_quant.hpp"
 #include "../primitives/packed_words.hpp"
@@ -43,28 +49,33 @@ IRON_KERNEL_TEMPLATE(iron_dequant_affine, (u32 BITS, u32 GROUP),
                      (Tensor<u32> packed, Tensor<T> scales, Tensor<T> biases, Out<T> out,
                       Constexpr<u32> words)) {
   constexpr u32 kCodes = codes_per_word<BITS>;
-  constexpr u32 kWords = words_per_chunk(kCodes, lane_bytes<T>());
-  static_assert(GROUP % (kWords * kCodes) == 0, "a chunk must lie in one group");
+  constexpr u32 kItem = item_elements(lane_bytes<T>());  // elements an item
+  static_assert(GROUP % kItem == 0, "an item must lie in one group");
   dispatch(elementwise);
-  grid(word_chunk_grid(kWords));
+  grid(packed_item_grid(kCodes, kItem));
   const std::string elements = "words * " + std::to_string(kCodes);
   const std::string groups = "[" + elements + " / " + std::to_string(GROUP) + "]";
   layout(packed, "[words]");
   layout(scales, groups);
   layout(biases, groups);
   layout(out, "[" + elements + "]");
-  require_multiple_of(words, kMaxWordsPerChunk);
-  for_each_word_chunk<kCodes, kWords>(packed, words, [&](auto first, const auto& w) {
-    auto group = first / GROUP;
-    auto scale = cast<f32>(load(scales[group]));
-    auto bias = cast<f32>(load(biases[group]));
-    for (u32 c = 0; c < kWords; ++c) {
-      for (u32 k = 0; k < kCodes; ++k) {
-        auto code = unpack_code<BITS>(w[c], Expr<u32>(k));
-        store(out[first + (c * kCodes + k)], cast<T>(affine_dequant(code, scale, bias)));
-      }
+  require_multiple_of(words, kWordMultiple);
+  auto items = packed_items<kCodes, kItem>(words);
+  auto fetch = [&](const Expr<u32>& item) {
+    auto group = item * kItem / GROUP;
+    return std::tuple{load_item_words<kCodes, kItem>(packed, item), load(scales[group]),
+                      load(biases[group])};
+  };
+  auto finish = [&](const Expr<u32>& item, const auto& fetched) {
+    const auto& [w, scale, bias] = fetched;
+    std::array<Expr<T>, kItem> values;
+    for (u32 j = 0; j < kItem; ++j) {
+      auto code = unpack_code<BITS>(w[j / kCodes], Expr<u32>(j % kCodes));
+      values[j] = cast<T>(affine_dequant(code, cast<f32>(scale), cast<f32>(bias)));
     }
-  });
+    store_lanes(out[item * kItem], values);
+  };
+  grid_stride_batched<packed_item_unroll(kCodes, kItem)>(items, fetch, finish);
 }
 IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g32, 4, 32);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g64, 4, 64);
@@ -72,12 +83,12 @@ IRON_KERNEL_VARIANT(iron_dequant_affine, b4_g128, 4, 128);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g32, 8, 32);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g64, 8, 64);
 IRON_KERNEL_VARIANT(iron_dequant_affine, b8_g128, 8, 128);
-IRON_GEOMETRY(iron_dequant_affine_b4_g32) { return word_chunk_geometry(q, 8); }
-IRON_GEOMETRY(iron_dequant_affine_b4_g64) { return word_chunk_geometry(q, 8); }
-IRON_GEOMETRY(iron_dequant_affine_b4_g128) { return word_chunk_geometry(q, 8); }
-IRON_GEOMETRY(iron_dequant_affine_b8_g32) { return word_chunk_geometry(q, 4); }
-IRON_GEOMETRY(iron_dequant_affine_b8_g64) { return word_chunk_geometry(q, 4); }
-IRON_GEOMETRY(iron_dequant_affine_b8_g128) { return word_chunk_geometry(q, 4); }
+IRON_GEOMETRY(iron_dequant_affine_b4_g32) { return packed_item_geometry(q, 8); }
+IRON_GEOMETRY(iron_dequant_affine_b4_g64) { return packed_item_geometry(q, 8); }
+IRON_GEOMETRY(iron_dequant_affine_b4_g128) { return packed_item_geometry(q, 8); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g32) { return packed_item_geometry(q, 4); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g64) { return packed_item_geometry(q, 4); }
+IRON_GEOMETRY(iron_dequant_affine_b8_g128) { return packed_item_geometry(q, 4); }
 
 }  // namespace iron::kernels
 
@@ -173,6 +184,14 @@ testing::TestSetup odd_chunks_setup(const std::string& kernel, std::size_t bits,
   return affine_setup(kernel, bits, group, m, {{1}, {64}}, dt);
 }
 
+/// 5 rows of 896 on one group of 32 threads: several whole batches a thread (4 rounds of U items
+/// at 4 bits, 8 at 8 bits), then a tail of 48 items (96 in f32), more than the grid's threads.
+testing::TestSetup ragged_batches_setup(const std::string& kernel, std::size_t bits,
+                                        std::size_t group, DType dt, testing::Rng& rng) {
+  const auto m = affine_weights(5, 896, bits, group, 1e-3f, 0.1f, dt, rng);
+  return affine_setup(kernel, bits, group, m, {{1}, {32}}, dt);
+}
+
 /// Tiny scales: outputs at the bottom of T's normal range and below (subnormals in f16).
 testing::TestSetup tiny_scales_setup(const std::string& kernel, std::size_t bits, std::size_t group,
                                      DType dt, testing::Rng& rng) {
@@ -214,6 +233,9 @@ IRON_TEST(iron_dequant_affine_b4_g32, rows_8x1024, F32, F16, BF16) {
 IRON_TEST(iron_dequant_affine_b4_g32, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
 }
+IRON_TEST(iron_dequant_affine_b4_g32, ragged_batches, F32, F16, BF16) {
+  return ragged_batches_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
+}
 IRON_TEST(iron_dequant_affine_b4_g32, odd_chunk_count, F32, F16, BF16) {
   return odd_chunks_setup("iron_dequant_affine_b4_g32", 4, 32, dt, rng);
 }
@@ -222,6 +244,9 @@ IRON_TEST(iron_dequant_affine_b4_g64, rows_8x1024, F32, F16, BF16) {
 }
 IRON_TEST(iron_dequant_affine_b4_g64, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b4_g64", 4, 64, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b4_g64, ragged_batches, F32, F16, BF16) {
+  return ragged_batches_setup("iron_dequant_affine_b4_g64", 4, 64, dt, rng);
 }
 IRON_TEST(iron_dequant_affine_b4_g64, tiny_scales, F32, F16, BF16) {
   return tiny_scales_setup("iron_dequant_affine_b4_g64", 4, 64, dt, rng);
@@ -232,11 +257,17 @@ IRON_TEST(iron_dequant_affine_b4_g128, rows_8x1024, F32, F16, BF16) {
 IRON_TEST(iron_dequant_affine_b4_g128, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b4_g128", 4, 128, dt, rng);
 }
+IRON_TEST(iron_dequant_affine_b4_g128, ragged_batches, F32, F16, BF16) {
+  return ragged_batches_setup("iron_dequant_affine_b4_g128", 4, 128, dt, rng);
+}
 IRON_TEST(iron_dequant_affine_b8_g32, rows_8x1024, F32, F16, BF16) {
   return rows_setup("iron_dequant_affine_b8_g32", 8, 32, dt, rng);
 }
 IRON_TEST(iron_dequant_affine_b8_g32, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b8_g32", 8, 32, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g32, ragged_batches, F32, F16, BF16) {
+  return ragged_batches_setup("iron_dequant_affine_b8_g32", 8, 32, dt, rng);
 }
 IRON_TEST(iron_dequant_affine_b8_g32, odd_chunk_count, F32, F16, BF16) {
   return odd_chunks_setup("iron_dequant_affine_b8_g32", 8, 32, dt, rng);
@@ -247,6 +278,9 @@ IRON_TEST(iron_dequant_affine_b8_g64, rows_8x1024, F32, F16, BF16) {
 IRON_TEST(iron_dequant_affine_b8_g64, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b8_g64", 8, 64, dt, rng);
 }
+IRON_TEST(iron_dequant_affine_b8_g64, ragged_batches, F32, F16, BF16) {
+  return ragged_batches_setup("iron_dequant_affine_b8_g64", 8, 64, dt, rng);
+}
 IRON_TEST(iron_dequant_affine_b8_g64, tiny_scales, F32, F16, BF16) {
   return tiny_scales_setup("iron_dequant_affine_b8_g64", 8, 64, dt, rng);
 }
@@ -255,6 +289,9 @@ IRON_TEST(iron_dequant_affine_b8_g128, rows_8x1024, F32, F16, BF16) {
 }
 IRON_TEST(iron_dequant_affine_b8_g128, single_group_large_scale, F32, F16, BF16) {
   return single_group_setup("iron_dequant_affine_b8_g128", 8, 128, dt, rng);
+}
+IRON_TEST(iron_dequant_affine_b8_g128, ragged_batches, F32, F16, BF16) {
+  return ragged_batches_setup("iron_dequant_affine_b8_g128", 8, 128, dt, rng);
 }
 IRON_BENCH(iron_dequant_affine_b4_g64, w4096x14336, F32, F16, BF16) {
   return affine_bench("iron_dequant_affine_b4_g64", 4, 64, dt);

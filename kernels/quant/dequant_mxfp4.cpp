@@ -23,13 +23,19 @@
 /// - `words` = rows * cols / 8; cols must be a multiple of 32.
 ///
 /// ## Dispatch
-/// Elementwise, grid-stride over single words (kernels/primitives/packed_words.hpp): any grid. A
-/// thread loads a word (8 codes, in one block), decodes the block's scale, and writes the 8
-/// outputs with 16-byte stores, consecutive threads writing consecutive vectors. `words` must be
-/// a multiple of 4, which cols being a multiple of 32 makes it; the guard checks it. Best: words
-/// threads.
+/// Elementwise, grid-stride over items of one 16-byte output vector
+/// (kernels/primitives/packed_words.hpp): a word's 8 codes into f16/bf16, half a word's 4 into
+/// f32, each in one block. Any grid. A thread takes U items spaced by the grid's thread count
+/// (U = 3 into f16/bf16, 4 into f32: the most whose loads ptxas issues before the first store),
+/// loads all their words and scale bytes, then decodes each item's block scale and writes its
+/// outputs with one 16-byte store, so each load and store instruction of a simdgroup covers one
+/// contiguous span; items past the grid's last whole batch go one at a time. `words` must be a
+/// multiple of 4, which cols being a multiple of 32 makes it; the guard checks it. Best: items /
+/// U threads.
+#include <array>
 #include <cmath>
 #include <iron/iron.hpp>
+#include <utility>
 
 #include "../primitives/mxfp4.hpp"
 #include "../primitives/packed_words.hpp"
@@ -43,26 +49,33 @@ constexpr u32 kCodesPerWord = 8;  // E2M1 nibbles
 
 IRON_KERNEL(iron_dequant_mxfp4,
             (Tensor<u32> packed, Tensor<u8> scales, Out<T> out, Constexpr<u32> words)) {
-  constexpr u32 kWords = words_per_chunk(kCodesPerWord, lane_bytes<T>());
-  static_assert(32 % (kWords * kCodesPerWord) == 0, "a chunk lies in one block of 32 codes");
+  constexpr u32 kItem = item_elements(lane_bytes<T>());  // elements an item
+  static_assert(32 % kItem == 0, "an item lies in one block of 32 codes");
   dispatch(elementwise);
-  grid(word_chunk_grid(kWords));
+  grid(packed_item_grid(kCodesPerWord, kItem));
   layout(packed, "[words]");
   layout(scales, "[words * 8 / 32]");
   layout(out, "[words * 8]");
-  require_multiple_of(words, kMaxWordsPerChunk);
-  for_each_word_chunk<kCodesPerWord, kWords>(packed, words, [&](auto first, const auto& w) {
-    auto scale = decode_e8m0(cast<u32>(load(scales[first / 32u])));
-    for (u32 c = 0; c < kWords; ++c) {
-      for (u32 k = 0; k < kCodesPerWord; ++k) {
-        auto code = w[c] >> (4u * k);
-        store(out[first + (c * kCodesPerWord + k)], cast<T>(decode_e2m1(code) * scale));
-      }
+  require_multiple_of(words, kWordMultiple);
+  auto fetch = [&](const Expr<u32>& item) {
+    return std::pair{load_item_words<kCodesPerWord, kItem>(packed, item),
+                     load(scales[item * kItem / 32u])};
+  };
+  auto finish = [&](const Expr<u32>& item, const auto& fetched) {
+    const auto& [w, e] = fetched;
+    auto scale = decode_e8m0(cast<u32>(e));
+    std::array<Expr<T>, kItem> values;
+    for (u32 j = 0; j < kItem; ++j) {
+      auto code = w[j / kCodesPerWord] >> (4u * (j % kCodesPerWord));
+      values[j] = cast<T>(decode_e2m1(code) * scale);
     }
-  });
+    store_lanes(out[item * kItem], values);
+  };
+  grid_stride_batched<packed_item_unroll(kCodesPerWord, kItem)>(
+      packed_items<kCodesPerWord, kItem>(words), fetch, finish);
 }
 
-IRON_GEOMETRY(iron_dequant_mxfp4) { return word_chunk_geometry(q, kCodesPerWord); }
+IRON_GEOMETRY(iron_dequant_mxfp4) { return packed_item_geometry(q, kCodesPerWord); }
 
 }  // namespace iron::kernels
 
@@ -160,6 +173,12 @@ IRON_TEST(iron_dequant_mxfp4, single_block, F32, F16, BF16) {
 // 3 rows of 96: 36 words, 9 chunks of 4 on 64 threads.
 IRON_TEST(iron_dequant_mxfp4, odd_chunk_count, F32, F16, BF16) {
   return mxfp4_setup(mxfp4_weights(3, 96, moderate_exponents(), rng), {{1}, {64}}, dt);
+}
+
+// 5 rows of 896 on one group of 32 threads: 4 whole batches a thread, then a tail of 48 items
+// (96 in f32), more than the grid's threads.
+IRON_TEST(iron_dequant_mxfp4, ragged_batches, F32, F16, BF16) {
+  return mxfp4_setup(mxfp4_weights(5, 896, moderate_exponents(), rng), {{1}, {32}}, dt);
 }
 
 // Scale exponents at both ends of E8M0: e = 0 is 2^-127 (an f32 subnormal, products below f32's
