@@ -43,8 +43,10 @@ IRON_KERNEL(iron_rms_norm,
   IRON_IF(ResidentRow<T>::fits(n)) {
     ResidentRow<T> row(inp, base, n);
     auto inv_rms = rsqrt(row.sum([](const Expr<f32>& x) { return x * x; }) / cast<f32>(n) + eps);
-    row.store(out, base, [&](const Expr<u32>& column, const typename ResidentRow<T>::Lanes& x) {
-      const auto w = load_lanes<ResidentRow<T>::kLanes>(weight[column]);
+    const auto weights = [&](const Expr<u32>& column) {
+      return load_lanes<ResidentRow<T>::kLanes>(weight[column]);
+    };
+    row.store_fetching(out, base, weights, [&](const Expr<u32>&, const auto& x, const auto& w) {
       typename ResidentRow<T>::Vector y;
       for (std::size_t e = 0; e < x.size(); ++e) y[e] = cast<T>(x[e] * inv_rms * cast<f32>(w[e]));
       return y;
@@ -131,6 +133,12 @@ IRON_TEST(iron_rms_norm, ragged_rows, F32, F16, BF16) {
 // Rows longer than the group's registers hold (four 16-byte vectors a thread) stream instead.
 IRON_TEST(iron_rms_norm, rows_past_the_registers, F32, F16, BF16) {
   return rms_norm_setup(2, 2056, 64, 2.0f, dt, rng);
+}
+
+// 202 vectors a row on 64 threads: threads 0..9 hold four vectors (all their weights fetched
+// before the first store), the others three (one store after each fetch).
+IRON_TEST(iron_rms_norm, some_threads_full, F32, F16, BF16) {
+  return rms_norm_setup(3, 202 * testing::tolerance::lanes_per_vector(dt), 64, 2.0f, dt, rng);
 }
 
 // One vector per row: most threads hold nothing.

@@ -92,7 +92,7 @@ IRON_TEST(iron_copy, single_element, F32, F16, BF16) { return copy_setup(1, 1, 3
 // A size sweep from inside L2 to far past it: time must grow with n and bandwidth level off.
 IRON_BENCH(iron_copy, n1m, F32) { return copy_bench(std::size_t{1} << 20, dt); }
 IRON_BENCH(iron_copy, n4m, F32) { return copy_bench(std::size_t{1} << 22, dt); }
-IRON_BENCH(iron_copy, n16m, F32) { return copy_bench(std::size_t{1} << 24, dt); }
+IRON_BENCH(iron_copy, n16m, F32, F16, BF16) { return copy_bench(std::size_t{1} << 24, dt); }
 IRON_BENCH(iron_copy, n64m, F32, F16, BF16) { return copy_bench(std::size_t{1} << 26, dt); }
 IRON_BENCH(iron_copy, n256m, F32) { return copy_bench(std::size_t{1} << 28, dt); }
 

@@ -18,14 +18,14 @@ namespace iron::kernels {
 
 /// One group's row in registers. Every thread of the group must construct it and call its
 /// reductions (they reduce across the group).
-template <dsl::Element T>
+template <dsl::Element T, std::size_t Vectors = 4>
 class ResidentRow {
  public:
   /// Elements per 16-byte vector; vectors per thread (64 bytes of loads in flight, and at most
   /// 32 values, which fit the 64 registers a thread of a 1024-thread group has, with room for
   /// the reductions and the streaming path); values per thread.
   static constexpr std::size_t kLanes = 16 / dsl::lane_bytes<T>();
-  static constexpr std::size_t kVectors = 4;
+  static constexpr std::size_t kVectors = Vectors;
   static constexpr std::size_t kElements = kVectors * kLanes;
 
   /// The lanes of one vector in registers: `lanes[e]` reads or assigns element e.
@@ -109,12 +109,32 @@ class ResidentRow {
   using Vector = std::array<dsl::Expr<T>, kLanes>;
 
   /// Writes row[base .. base + n) of `out`, one wide store per vector: g(column, lanes) gives
-  /// the Vector for the vector at `column` (it may load other tensors' vectors there).
+  /// the Vector for the vector at `column`.
   template <class Out, class G>
   void store(const Out& out, const dsl::Expr<dsl::u32>& base, G g) const {
     each_vector([&](const dsl::Expr<dsl::u32>& column, const Lanes& lanes) {
       dsl::store_lanes(out[base + column], g(column, lanes));
     });
+  }
+
+  /// store() for a g that reads other tensors at the vector's columns: fetch(column) makes those
+  /// loads and g(column, lanes, fetched) combines them. A thread that holds all kVectors vectors
+  /// makes every fetch before its first store, so the loads are in flight together rather than
+  /// one after each store.
+  template <class Out, class Fetch, class G>
+  void store_fetching(const Out& out, const dsl::Expr<dsl::u32>& base, Fetch fetch, G g) const {
+    IRON_IF(present_[kVectors - 1]) {
+      std::array<decltype(fetch(column_[0])), kVectors> fetched;
+      for (std::size_t v = 0; v < kVectors; ++v) fetched[v] = fetch(column_[v]);
+      for (std::size_t v = 0; v < kVectors; ++v) {
+        dsl::store_lanes(out[base + column_[v]], g(column_[v], lanes(v), fetched[v]));
+      }
+    }
+    IRON_ELSE {
+      each_vector([&](const dsl::Expr<dsl::u32>& column, const Lanes& lanes) {
+        dsl::store_lanes(out[base + column], g(column, lanes, fetch(column)));
+      });
+    }
   }
 
  private:
@@ -137,11 +157,12 @@ class ResidentRow {
 /// tensor `rows_of` over n), of the fewest whole simdgroups that give each thread at most
 /// kVectors 16-byte vectors of the row (so the row is resident in registers whenever it can
 /// be), up to 1024 threads.
-inline dsl::Geometry resident_row_geometry(const dsl::GeometryQuery& q, const char* rows_of) {
+inline dsl::Geometry resident_row_geometry(const dsl::GeometryQuery& q, const char* rows_of,
+                                           std::uint64_t vectors_per_thread = 4) {
   const std::uint64_t n = std::max<std::uint64_t>(q.constant("n"), 1);
   const std::uint64_t vectors = dsl::vector_count(n, q.dtype);
-  constexpr std::uint64_t kVectors = ResidentRow<dsl::f32>::kVectors;  // the same for every T
-  const std::uint32_t tpg = dsl::whole_simdgroups((vectors + kVectors - 1) / kVectors, 1024);
+  const std::uint32_t tpg =
+      dsl::whole_simdgroups((vectors + vectors_per_thread - 1) / vectors_per_thread, 1024);
   return dsl::Geometry::per_row(q.tensor_elements(rows_of) / n, q.threads_per_group(tpg));
 }
 
