@@ -54,9 +54,9 @@
 /// loads and stores those elements again with the same values. The out-of-place kernels then
 /// copy the unrotated dims a vector at a time over tokens · heads · (head_dim - rot_dim) / L
 /// items the same way. Best: tokens · ceil(heads / 4) · W threads (one item each). The in-place
-/// kernels take at most 256 threads a group, which leaves ptxas the registers to hold a block's
-/// 8 vectors (62–80); the out-of-place ones fit 64 with the next head's loads issued before the
-/// current head's stores.
+/// kernels and the out-of-place theta ones take at most 256 threads a group, which leaves ptxas
+/// the registers to hold a block's 8 vectors (48–80); the out-of-place table ones fit 64 with
+/// the next head's loads issued before the current head's stores.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -292,7 +292,7 @@ IRON_KERNEL_TEMPLATE(iron_rope, (bool Interleaved),
                      (Tensor<T> inp, Tensor<u32> positions, Out<T> out, Constexpr<u32> tokens,
                       Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim,
                       Constexpr<f32> base)) {
-  dispatch(elementwise);
+  dispatch(elementwise, {at_most(256)});
   grid(rope_grid<T>(true));
   layout(inp, "[tokens, heads, head_dim]");
   layout(positions, "[tokens]");
