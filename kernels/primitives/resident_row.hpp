@@ -18,14 +18,14 @@ namespace iron::kernels {
 
 /// One group's row in registers. Every thread of the group must construct it and call its
 /// reductions (they reduce across the group).
-template <dsl::Element T, std::size_t Vectors = 4>
+template <dsl::Element T>
 class ResidentRow {
  public:
   /// Elements per 16-byte vector; vectors per thread (64 bytes of loads in flight, and at most
   /// 32 values, which fit the 64 registers a thread of a 1024-thread group has, with room for
   /// the reductions and the streaming path); values per thread.
   static constexpr std::size_t kLanes = 16 / dsl::lane_bytes<T>();
-  static constexpr std::size_t kVectors = Vectors;
+  static constexpr std::size_t kVectors = 4;
   static constexpr std::size_t kElements = kVectors * kLanes;
 
   /// The lanes of one vector in registers: `lanes[e]` reads or assigns element e.
@@ -157,12 +157,11 @@ class ResidentRow {
 /// tensor `rows_of` over n), of the fewest whole simdgroups that give each thread at most
 /// kVectors 16-byte vectors of the row (so the row is resident in registers whenever it can
 /// be), up to 1024 threads.
-inline dsl::Geometry resident_row_geometry(const dsl::GeometryQuery& q, const char* rows_of,
-                                           std::uint64_t vectors_per_thread = 4) {
+inline dsl::Geometry resident_row_geometry(const dsl::GeometryQuery& q, const char* rows_of) {
   const std::uint64_t n = std::max<std::uint64_t>(q.constant("n"), 1);
   const std::uint64_t vectors = dsl::vector_count(n, q.dtype);
-  const std::uint32_t tpg =
-      dsl::whole_simdgroups((vectors + vectors_per_thread - 1) / vectors_per_thread, 1024);
+  constexpr std::uint64_t kVectors = ResidentRow<dsl::f32>::kVectors;  // the same for every T
+  const std::uint32_t tpg = dsl::whole_simdgroups((vectors + kVectors - 1) / kVectors, 1024);
   return dsl::Geometry::per_row(q.tensor_elements(rows_of) / n, q.threads_per_group(tpg));
 }
 
