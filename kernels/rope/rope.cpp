@@ -98,9 +98,9 @@ void require_whole_vectors(const Constexpr<u32>& head_dim, const Constexpr<u32>&
 
 /// The grid rule: at most one group per tpg items (the copy's vectors, when `copies` and there
 /// are more of them).
-template <class T, std::uint32_t Heads = kHeads>
+template <class T>
 std::string rope_grid(bool copies) {
-  std::string items = "tokens * ceil_div(heads, " + std::to_string(Heads) + ") * rot_dim / " +
+  std::string items = "tokens * ceil_div(heads, " + std::to_string(kHeads) + ") * rot_dim / " +
                       std::to_string(2 * kLanes<T>);
   if (copies) {
     items = "max(" + items + ", tokens * heads * (head_dim - rot_dim) / " +
@@ -223,26 +223,25 @@ std::array<Vector<T>, 2> rotated(const Vector<T>& a, const Vector<T>& b, const P
 /// `cos_sin_of(pos, col)` gives the PairCosSin of the thread's pairs at position pos. An item
 /// loads its kHeads heads' vectors first, then stores them; heads past the last (a partial
 /// block) are the last head again, loaded and stored by the same thread with the same values.
-template <class T, bool Interleaved, std::uint32_t Heads = kHeads, class Src, class Positions,
-          class Dst, class CosSinOf>
+template <class T, bool Interleaved, class Src, class Positions, class Dst, class CosSinOf>
 void rotate_pairs(const Src& src, const Positions& positions, const Dst& dst, const RopeShape& s,
                   CosSinOf cos_sin_of) {
   constexpr std::uint32_t L = kLanes<T>;
   auto half = s.rot_dim / 2u;
   auto width = half / L;  // threads a head: the vectors of each half
-  auto head_blocks = (s.heads + (Heads - 1u)) / Heads;
+  auto head_blocks = (s.heads + (kHeads - 1u)) / kHeads;
   auto token_stride = s.heads * s.head_dim;
   auto last_head = s.heads - 1u;
   for (auto i : range(global_id<0>(), s.tokens * head_blocks * width, grid_threads<0>())) {
     auto col = i % width * L;
     auto item = i / width;
     auto t = item / head_blocks;
-    auto h0 = item % head_blocks * Heads;
+    auto h0 = item % head_blocks * kHeads;
     auto pos = load(positions[t]);
-    std::array<Expr<u32>, Heads> at;
-    std::array<Vector<T>, Heads> a;
-    std::array<Vector<T>, Heads> b;
-    for (std::uint32_t k = 0; k < Heads; ++k) {
+    std::array<Expr<u32>, kHeads> at;
+    std::array<Vector<T>, kHeads> a;
+    std::array<Vector<T>, kHeads> b;
+    for (std::uint32_t k = 0; k < kHeads; ++k) {
       Expr<u32> head = h0;
       if (k > 0) head = min(h0 + k, last_head);
       at[k] = t * token_stride + head * s.head_dim + col;
@@ -250,7 +249,7 @@ void rotate_pairs(const Src& src, const Positions& positions, const Dst& dst, co
       b[k] = load_lanes<L>(src[at[k] + half]);
     }
     const PairCosSin<T> cs = cos_sin_of(pos, col);
-    for (std::uint32_t k = 0; k < Heads; ++k) {
+    for (std::uint32_t k = 0; k < kHeads; ++k) {
       const auto out = rotated<T, Interleaved>(a[k], b[k], cs);
       store_lanes(dst[at[k]], out[0]);
       store_lanes(dst[at[k] + half], out[1]);
@@ -272,14 +271,13 @@ void copy_unrotated(const Src& src, const Dst& dst, const RopeShape& s) {
 
 /// One work item per thread in groups of 256: the (token, head block, vector column) items, or
 /// for the out-of-place kernels the copy's vectors when there are more of them.
-Geometry rope_geometry(const GeometryQuery& q, bool copies, std::uint64_t heads_per_item = kHeads) {
+Geometry rope_geometry(const GeometryQuery& q, bool copies) {
   const std::uint64_t lanes = 16 / dtype_size(q.dtype);
   const std::uint64_t tokens = q.constant("tokens");
   const std::uint64_t heads = q.constant("heads");
   const std::uint64_t head_dim = q.constant("head_dim");
   const std::uint64_t rot_dim = q.constant("rot_dim");
-  std::uint64_t items =
-      tokens * ((heads + heads_per_item - 1) / heads_per_item) * (rot_dim / (2 * lanes));
+  std::uint64_t items = tokens * ((heads + kHeads - 1) / kHeads) * (rot_dim / (2 * lanes));
   if (copies && head_dim > rot_dim) {
     items = std::max(items, tokens * heads * ((head_dim - rot_dim) / lanes));
   }
