@@ -52,7 +52,8 @@
 /// - `filters  [n_mels, N/2 + 1]` f32 (librosa/Whisper's mel filters, any values)
 /// - `log_mel  [batch, n_mels, samples / hop]` f32 (Whisper's [n_mels, frames] per clip)
 /// - `part_max [batch, ceil(frames / 16)]` f32
-/// - hop ≤ N/2 (the staged samples of 16 frames); the FFT and every sum are f32 whatever T is
+/// - 1 ≤ hop ≤ N/2 (the staged samples of 16 frames); the FFT and every sum are f32 whatever T
+///   is. The contract requires these ranges: the dispatch guard refuses a launch outside them
 ///
 /// ## Dispatch
 /// Reduction: batch · ceil(frames / 16) groups, tpg a multiple of 32 up to 256 (256 by the
@@ -90,6 +91,12 @@ IRON_KERNEL_TEMPLATE(iron_audio_log_mel, (u32 N),
   static_assert(N % N1 == 0 && F * B <= kStage);
   const std::string parts_of = "ceil_div(samples / hop, " + std::to_string(F) + ")";
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(256)});
+  // The stage holds 16 frames' samples at a hop up to N/2; reflect padding needs a clip longer
+  // than N/2, and a frame needs samples ≥ hop.
+  require_at_least(hop, "1");
+  require_at_most(hop, std::to_string(N / 2));
+  require_at_least(samples, std::to_string(N / 2 + 1));
+  require_at_least(samples, "hop");
   grid("[batch * " + parts_of + ", 1, 1]");
   layout(audio, "[batch, samples]");
   layout(filters, "[n_mels, " + std::to_string(B) + "]");

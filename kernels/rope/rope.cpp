@@ -291,6 +291,7 @@ IRON_KERNEL_TEMPLATE(iron_rope, (bool Interleaved),
                       Constexpr<u32> heads, Constexpr<u32> head_dim, Constexpr<u32> rot_dim,
                       Constexpr<f32> base)) {
   dispatch(elementwise, {at_most(256)});
+  occupancy(3);  // 85 registers: ptxas keeps a block's loads ahead of its stores (NOTES §31)
   grid(rope_grid<T>(true));
   layout(inp, "[tokens, heads, head_dim]");
   layout(positions, "[tokens]");

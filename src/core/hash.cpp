@@ -63,6 +63,13 @@ class Hasher {
       str(r.constexpr_name);
       u64(static_cast<std::uint64_t>(r.multiple));
     }
+    u64(k_.dispatch.constexpr_bounds.size());
+    for (const ConstexprBound& b : k_.dispatch.constexpr_bounds) {
+      str(b.constexpr_name);
+      u64(static_cast<std::uint64_t>(b.relation));
+      size(b.bound);
+    }
+    u64(k_.dispatch.occupancy);
     block(k_.body);
     return h_;
   }

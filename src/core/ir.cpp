@@ -1,6 +1,7 @@
 /// Names of op kinds, builtins and contract terms (all driven by the lists in ir.hpp).
 #include "iron/core/ir.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace iron::ir {
@@ -84,6 +85,15 @@ std::string_view relation_name(GridRule::Relation r) { return name_of(kRelationN
 
 bool parse_relation_name(std::string_view name, GridRule::Relation& out) {
   return find_name(kRelationNames, name, out);
+}
+
+std::int64_t DispatchContract::group_size_cap() const {
+  std::int64_t cap = 1024;
+  for (const SizeRule& r : group_size_rules) {
+    const bool caps = r.kind == SizeRule::Kind::Exactly || r.kind == SizeRule::Kind::AtMost;
+    if (caps && r.constexpr_name.empty() && r.value > 0) cap = std::min(cap, r.value);
+  }
+  return cap;
 }
 
 const TensorLayout* DispatchContract::layout_of(std::string_view param) const {

@@ -211,8 +211,8 @@ class Cursor {
 };
 
 constexpr std::string_view kHeaderItems =
-    "'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'require', 'grid', 'layout', "
-    "'tensor_map', 'values' or '{'";
+    "'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'occupancy', 'require', 'grid', "
+    "'layout', 'tensor_map', 'values' or '{'";
 
 class Parser {
  public:
@@ -311,6 +311,8 @@ class Parser {
         shared(ic);
       } else if (what == "rule") {
         rule(ic);
+      } else if (what == "occupancy") {
+        k_.dispatch.occupancy = ic.integer<std::uint32_t>("the groups a multiprocessor holds");
       } else if (what == "shared_bytes") {
         k_.shared_bytes = ic.integer<std::uint32_t>("the shared memory size in bytes");
       } else if (what == "values") {
@@ -352,7 +354,8 @@ class Parser {
     const std::size_t begin = text.find_first_not_of(" \t");
     GridRule::Relation r{};
     if (begin == std::string_view::npos || !parse_relation_name(text.substr(begin, 2), r)) {
-      fail(line.number, "expected '==', '<=' or '>=' after the grid axis or the tensor name");
+      fail(line.number,
+           "expected '==', '<=' or '>=' after the grid axis, the tensor or the constexpr's name");
     }
     text = text.substr(begin + 2);
     return r;
@@ -426,10 +429,21 @@ class Parser {
     k_.tensor_maps.push_back(std::move(m));
   }
 
-  /// `require NAME multiple_of M`
+  /// `require NAME multiple_of M` or `require NAME <=|>= EXPR`
   void constexpr_rule(const Line& line, Cursor& c) {
     ConstexprRule r;
     r.constexpr_name = c.word("the constexpr's name");
+    std::string_view text = after_keyword(line, "require");
+    text = text.substr(text.find(r.constexpr_name) + r.constexpr_name.size());
+    if (!trimmed(text).starts_with("multiple_of")) {
+      ConstexprBound b{r.constexpr_name, relation(line, text), {}, line.loc};
+      if (b.relation == GridRule::Relation::Equal) {
+        fail(line.number, "a constexpr's range is '<=' or '>=', not '=='");
+      }
+      b.bound = expression(line, [&] { return parse_size_expr(trimmed(text)); });
+      k_.dispatch.constexpr_bounds.push_back(std::move(b));
+      return;
+    }
     c.keyword("multiple_of");
     r.multiple = c.integer<std::int64_t>("the multiple");
     c.end();

@@ -53,6 +53,7 @@ class Printer {
       end_line(k_.dispatch.loc);
     }
     for (const SizeRule& r : k_.dispatch.group_size_rules) out_ += rule(r);
+    if (k_.dispatch.occupancy != 0) out_ += fmt::format("  occupancy {}\n", k_.dispatch.occupancy);
     for (const GridRule& r : k_.dispatch.grid_rules) {
       out_ += fmt::format("  grid groups.{} {} {}", kAxisNames[r.axis % 3],
                           relation_name(r.relation), print_size_expr(r.bound));
@@ -71,6 +72,11 @@ class Printer {
     for (const ConstexprRule& r : k_.dispatch.constexpr_rules) {
       out_ += fmt::format("  require {} multiple_of {}", r.constexpr_name, r.multiple);
       end_line(r.loc);
+    }
+    for (const ConstexprBound& b : k_.dispatch.constexpr_bounds) {
+      out_ += fmt::format("  require {} {} {}", b.constexpr_name, relation_name(b.relation),
+                          print_size_expr(b.bound));
+      end_line(b.loc);
     }
     out_ += fmt::format("  values {}\n{{\n", k_.num_values);
     block(k_.body, 1);

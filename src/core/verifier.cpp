@@ -7,6 +7,7 @@
 #include <set>
 
 #include "iron/core/error.hpp"
+#include "iron/core/size_expr.hpp"
 #include "op_rules.hpp"
 
 namespace iron::ir {
@@ -89,6 +90,8 @@ class Verifier {
     check_grid_rules();
     check_layouts();
     check_constexpr_rules();
+    check_constexpr_bounds();
+    check_occupancy();
     if (k_.body.ops.empty()) report(k_.loc, "empty kernel body");
     block(k_.body);
     check_contract();
@@ -211,6 +214,35 @@ class Verifier {
                                   r.constexpr_name));
       }
       if (r.multiple <= 0) report(r.loc, where + ": the multiple must be positive");
+    }
+  }
+
+  /// A range's name is an integer constexpr, and so is every name in its bound.
+  void check_constexpr_bounds() {
+    for (const ConstexprBound& b : k_.dispatch.constexpr_bounds) {
+      const std::string where = fmt::format("require {} {} {}", b.constexpr_name,
+                                            relation_name(b.relation), print_size_expr(b.bound));
+      const int p = k_.find_param(b.constexpr_name);
+      if (p < 0 || k_.params[p].kind != ParamKind::Constexpr || !is_integer(k_.params[p].dtype)) {
+        report(b.loc, fmt::format("{}: '{}' is not an integer constexpr parameter", where,
+                                  b.constexpr_name));
+      }
+      if (b.relation == GridRule::Relation::Equal) report(b.loc, where + ": expected <= or >=");
+      check_size_names(b.bound, b.loc, where);
+    }
+  }
+
+  /// The groups asked to fit a multiprocessor at once, each of the literal group-size bound
+  /// (1024 without one), hold at most 2048 threads: the most any CUDA multiprocessor runs.
+  void check_occupancy() {
+    const std::uint32_t groups = k_.dispatch.occupancy;
+    if (groups == 0) return;
+    const std::int64_t bound = k_.dispatch.group_size_cap();
+    if (groups * bound > kMaxResidentThreads) {
+      report(k_.dispatch.loc,
+             fmt::format("occupancy {}: {} groups of up to {} threads exceed the {} threads a "
+                         "multiprocessor holds (declare a smaller at_most bound)",
+                         groups, groups, bound, kMaxResidentThreads));
     }
   }
 

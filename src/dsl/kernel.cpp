@@ -88,9 +88,20 @@ void dispatch(ir::DispatchMode mode, std::initializer_list<ir::SizeRule> rules,
               SourceLocation where) {
   auto& t = detail::Tracer::current();
   t.at(where);
-  const ir::DispatchContract& declared = t.kernel().dispatch;
-  t.set_dispatch(
-      {mode, rules, declared.grid_rules, declared.layouts, declared.constexpr_rules, t.loc()});
+  ir::DispatchContract contract = t.kernel().dispatch;
+  contract.mode = mode;
+  contract.group_size_rules = rules;
+  contract.loc = t.loc();
+  t.set_dispatch(std::move(contract));
+}
+
+void occupancy(std::uint32_t groups, SourceLocation where) {
+  auto& t = detail::Tracer::current();
+  t.at(where);
+  const std::string call = fmt::format("occupancy({})", groups);
+  if (t.kernel().dispatch.occupancy != 0) t.fail(call + ": occupancy(...) is declared twice");
+  if (groups == 0) t.fail(call + ": a kernel asks for at least one group a multiprocessor");
+  t.kernel().dispatch.occupancy = groups;
 }
 
 void grid(std::string_view groups, SourceLocation where) {
@@ -144,6 +155,21 @@ void declare_multiple(int param, std::int64_t multiple, SourceLocation where) {
         fmt::format("require_multiple_of({}, {}): the multiple must be positive", name, multiple));
   }
   t.kernel().dispatch.constexpr_rules.push_back({name, multiple, t.loc()});
+}
+
+void declare_bound(int param, bool at_most, std::string_view bound, SourceLocation where) {
+  auto& t = Tracer::current();
+  t.at(where);
+  const std::string& name = t.kernel().params.at(static_cast<std::size_t>(param)).name;
+  const std::string call =
+      fmt::format("{}({}, \"{}\")", at_most ? "require_at_most" : "require_at_least", name, bound);
+  ir::ConstexprBound b{name,
+                       at_most ? ir::GridRule::Relation::AtMost : ir::GridRule::Relation::AtLeast,
+                       {},
+                       t.loc()};
+  b.bound = contract_expression(t, call, [&] { return ir::parse_size_expr(bound); });
+  check_names(t, call, b.bound);
+  t.kernel().dispatch.constexpr_bounds.push_back(std::move(b));
 }
 
 }  // namespace detail

@@ -316,6 +316,25 @@ void check_grid_rule(const ir::Kernel& kernel, const Values& values, const Grid&
   refuse(kernel, why, kDecl, rule.loc);
 }
 
+/// `require NAME <=|>= EXPR`: the constexpr's value at this launch is within its declared range.
+void check_constexpr_bound(const ir::Kernel& kernel, const Values& values,
+                           const ir::ConstexprBound& rule) {
+  const bool at_most = rule.relation == ir::GridRule::Relation::AtMost;
+  const std::string_view decl = at_most ? "require_at_most(...)" : "require_at_least(...)";
+  ir::SizeExpr name;
+  name.kind = ir::SizeExpr::Kind::Constexpr;
+  name.name = rule.constexpr_name;
+  const std::int64_t value =
+      values.evaluate(name, fmt::format("constexpr {}", rule.constexpr_name), decl, rule.loc);
+  const std::int64_t bound = values.evaluate(
+      rule.bound, fmt::format("the bound of constexpr {}", rule.constexpr_name), decl, rule.loc);
+  if (holds(rule.relation, value, bound)) return;
+  refuse(kernel,
+         fmt::format("constexpr {} ({}) must be {} {}", rule.constexpr_name, value,
+                     at_most ? "at most" : "at least", values.explain(rule.bound, bound)),
+         decl, rule.loc);
+}
+
 /// Elements of a tensor argument (already checked to be whole elements).
 std::uint64_t element_count(const ir::Param& p, const GuardArg& arg) {
   return std::get<TensorExtent>(arg).bytes / dtype_size(p.dtype);
@@ -464,6 +483,10 @@ void check_dispatch(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
                                bytes, kernel.shared.size(), limits.max_shared_bytes));
   }
   const Values values(kernel, args, grid);
+  // A constexpr's range first: the grid and layouts may divide by it.
+  for (const ir::ConstexprBound& rule : kernel.dispatch.constexpr_bounds) {
+    check_constexpr_bound(kernel, values, rule);
+  }
   for (const ir::GridRule& rule : kernel.dispatch.grid_rules) {
     check_grid_rule(kernel, values, grid, rule);
   }

@@ -66,6 +66,13 @@ TEST(EmitCuda, LaunchBoundIsTheSmallestLiteralCapElse1024) {
   EXPECT_NE(cuda(kPrefix).find("__launch_bounds__(1024) prefix_f32("), std::string::npos);
 }
 
+TEST(EmitCuda, AnOccupancyIsTheLaunchBoundsMinimumBlocks) {
+  std::string text(kBounded);
+  text.insert(text.find("  values"), "  occupancy 3\n");
+  EXPECT_NE(cuda(text).find("__launch_bounds__(512, 3) bounded_f32("), std::string::npos)
+      << cuda(text);
+}
+
 TEST(EmitCuda, HalfTypesOnlyWhenUsedAndNoToolkitHeaders) {
   EXPECT_EQ(cuda(kPrefix).find("iron_f16"), std::string::npos);
   const std::string both = cuda(kLiterals);

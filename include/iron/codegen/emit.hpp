@@ -30,7 +30,8 @@ namespace iron::codegen {
 //   constexpr's type in the kernel), i32 and i8 as int, u32, u8 and u16 as unsigned int, bool as
 //   unsigned int 0 or 1 (nonzero is true). Narrower integers are wrapped to their width.
 // - `__launch_bounds__(B)`: B is the dispatch contract's `exactly` or `at_most` literal bound
-//   (the smaller when both), else 1024.
+//   (the smaller when both), else 1024; `__launch_bounds__(B, N)` when the contract asks for an
+//   occupancy of N groups a multiprocessor.
 //
 // Metal, `kernel void SYMBOL(…)`: parameter i is bound at `[[buffer(i)]]`, tensors and
 // constexprs alike:

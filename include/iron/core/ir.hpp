@@ -217,19 +217,40 @@ struct ConstexprRule {
   bool operator==(const ConstexprRule&) const = default;
 };
 
+/// A range the author asserts for a constexpr: `NAME <= EXPR` or `NAME >= EXPR`, EXPR over
+/// literals and integer constexprs, e.g. `hop <= 200` where a threadgroup buffer is sized for
+/// that bound. The dispatch guard refuses a launch outside it.
+struct ConstexprBound {
+  std::string constexpr_name;
+  GridRule::Relation relation = GridRule::Relation::AtMost;  ///< AtMost or AtLeast
+  SizeExpr bound;
+  SourceLoc loc;  ///< the require_at_most / require_at_least declaration
+  bool operator==(const ConstexprBound&) const = default;
+};
+
 /// The kernel's declared dispatch contract, checked before every launch: the mode, rules on the
 /// threads per group and on the group counts, the element count of every tensor, and the facts
-/// asserted about constexprs.
+/// and ranges asserted about constexprs. `occupancy` is a compile hint, not a rule: at least
+/// that many groups of the literal group-size bound should fit on a multiprocessor at once
+/// (CUDA's minimum blocks; the compiler budgets registers for it); 0 leaves it to the compiler.
+/// The most threads any CUDA multiprocessor holds at once (occupancy × group size is within it).
+inline constexpr std::int64_t kMaxResidentThreads = 2048;
+
 struct DispatchContract {
   DispatchMode mode = DispatchMode::Elementwise;
   std::vector<SizeRule> group_size_rules;
   std::vector<GridRule> grid_rules;
   std::vector<TensorLayout> layouts;
   std::vector<ConstexprRule> constexpr_rules;
+  std::vector<ConstexprBound> constexpr_bounds;
+  std::uint32_t occupancy = 0;
   SourceLoc loc;  ///< the dispatch(...) declaration
 
   /// The layout declared for tensor parameter `param`, or nullptr.
   const TensorLayout* layout_of(std::string_view param) const;
+  /// The smallest literal `exactly` or `at_most` group-size rule, else 1024: the most threads a
+  /// group is compiled for.
+  std::int64_t group_size_cap() const;
 };
 
 /// A tensor map (Hopper's TMA descriptor) the kernel is launched with: boxes of box_rows ×

@@ -39,6 +39,13 @@ ir::SizeRule exactly(const Constexpr<U>& c, std::int64_t divisor = 1) {
 void dispatch(ir::DispatchMode mode, std::initializer_list<ir::SizeRule> rules = {},
               SourceLocation where = SourceLocation::current());
 
+/// Asks the compiler to fit at least `groups` groups of the literal group-size bound on a
+/// multiprocessor at once: CUDA's minimum blocks, which sets the register budget a thread gets
+/// (`occupancy(3)` with `at_most(256)`: up to 85 registers, and ptxas uses them to keep more
+/// loads in flight). A hint measured per kernel, not a rule the guard checks; Metal and the
+/// simulator ignore it.
+void occupancy(std::uint32_t groups, SourceLocation where = SourceLocation::current());
+
 /// Declares the group counts along x, y and z, one entry per axis: `any`, an expression the count
 /// must equal, or one it must not exceed (`<= …`) or fall below (`>= …`). Expressions are over
 /// the kernel's integer constexprs, `tpg` (threads per group), `groups.x|y|z`, integer literals,
@@ -49,6 +56,7 @@ void grid(std::string_view groups, SourceLocation where = SourceLocation::curren
 namespace detail {
 void declare_layout(int param, bool exact, std::string_view dims, SourceLocation where);
 void declare_multiple(int param, std::int64_t multiple, SourceLocation where);
+void declare_bound(int param, bool at_most, std::string_view bound, SourceLocation where);
 }  // namespace detail
 
 /// Declares the element count tensor `t` must hold, exactly: the product of its layout's dims,
@@ -73,6 +81,21 @@ template <IntegerElement U>
 void require_multiple_of(const Constexpr<U>& c, std::int64_t multiple,
                          SourceLocation where = SourceLocation::current()) {
   detail::declare_multiple(c.param(), multiple, where);
+}
+
+/// Declares that constexpr `c` is at most (or at least) `bound` at every launch, `bound` an
+/// expression over literals and the kernel's integer constexprs as in grid(...): the range a
+/// kernel's threadgroup buffers or index arithmetic are sized for (`require_at_most(hop, "200")`).
+/// The dispatch guard refuses a launch outside it.
+template <IntegerElement U>
+void require_at_most(const Constexpr<U>& c, std::string_view bound,
+                     SourceLocation where = SourceLocation::current()) {
+  detail::declare_bound(c.param(), true, bound, where);
+}
+template <IntegerElement U>
+void require_at_least(const Constexpr<U>& c, std::string_view bound,
+                      SourceLocation where = SourceLocation::current()) {
+  detail::declare_bound(c.param(), false, bound, where);
 }
 
 // ── Registry ─────────────────────────────────────────────────────────────────────────────────

@@ -61,12 +61,7 @@ std::string problem(std::string_view name, std::string_view language, std::strin
 }  // namespace
 
 std::uint32_t group_size_bound(const ir::Kernel& kernel) {
-  std::int64_t bound = 1024;
-  for (const ir::SizeRule& r : kernel.dispatch.group_size_rules) {
-    const bool caps = r.kind == ir::SizeRule::Kind::Exactly || r.kind == ir::SizeRule::Kind::AtMost;
-    if (caps && r.constexpr_name.empty() && r.value > 0) bound = std::min(bound, r.value);
-  }
-  return static_cast<std::uint32_t>(bound);
+  return static_cast<std::uint32_t>(kernel.dispatch.group_size_cap());
 }
 
 bool kernel_uses(const ir::Kernel& kernel, DType t) {

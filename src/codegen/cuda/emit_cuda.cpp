@@ -50,8 +50,10 @@ std::string emit_cuda(const ir::Kernel& lowered, const TargetProfile& target) {
        {includes(lowered, dialect, cuda::uses_wmma(needs)), cuda::cuda_prelude(needs, dialect)}) {
     if (!part.empty()) text += "\n" + part;
   }
-  text += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}(",
-                      c_like::group_size_bound(lowered), kernel_symbol(lowered));
+  std::string bounds = std::to_string(c_like::group_size_bound(lowered));
+  if (lowered.dispatch.occupancy != 0) bounds += fmt::format(", {}", lowered.dispatch.occupancy);
+  text += fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}(", bounds,
+                      kernel_symbol(lowered));
   return text + c_like::parameter_list(c_like::param_declarations(lowered, dialect)) + body + "}\n";
 }
 
