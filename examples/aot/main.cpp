@@ -1,7 +1,8 @@
 /// A program built against an AOT bundle alone (`iron build --aot DIR`): no Iron headers, no
 /// CUDA toolkit, only the bundle's iron_aot.hpp on the include path. It runs iron_scale,
 /// iron_gemm_nk and iron_gemm_warpgroup_nk (its sm_90a cubin on a 9.0 device) in bf16 on the GPU
-/// and checks them against the math done on the host in double.
+/// and checks them against the math done on the host in double; first, without a device, that
+/// the bundle's launch checks refuse grids that break the kernels' contracts.
 /// Prints "ok" and exits 0 when they match; exits 77 (skipped) when the machine has no CUDA
 /// driver or device.
 #include <cmath>
@@ -96,10 +97,48 @@ double run_gemm(iron_aot::Bundle& bundle, Launch&& launch) {
   return worst(got, want);
 }
 
+/// What `check` throws, or "" when it accepts the launch.
+template <class Check>
+std::string refusal(Check&& check) {
+  try {
+    check();
+  } catch (const iron_aot::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The bundle's host-side launch checks, which need no device: a grid that breaks a kernel's
+/// contract is refused with the rule and its values before anything is launched.
+bool refuses_broken_launches() {
+  const std::string too_many = refusal([] {
+    iron_aot::check_iron_scale_bf16({100, 1, 1}, {256, 1, 1}, 0.5f, 5000);
+  });
+  const std::string too_few = refusal([] {
+    iron_aot::check_iron_gemm_nk_bf16({2, 1, 1}, {128, 1, 1}, 130, 200, 328, 1.0f);
+  });
+  const std::string fine = refusal([] {
+    iron_aot::check_iron_gemm_nk_bf16({2, 2, 1}, {128, 1, 1}, 130, 200, 328, 1.0f);
+  });
+  const bool ok = too_many ==
+                      "iron_scale_bf16: launch refused, nothing launched: groups.x (100) must be "
+                      "at most ceil_div(n, tpg) = 20" &&
+                  too_few ==
+                      "iron_gemm_nk_bf16: launch refused, nothing launched: groups.y (1) must be "
+                      "ceil_div(m, 128) = 2" &&
+                  fine.empty();
+  if (!ok) {
+    std::printf("launch checks: got\n  %s\n  %s\n  %s\n", too_many.c_str(), too_few.c_str(),
+                fine.c_str());
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string folder = argc > 1 ? argv[1] : ".";
+  if (!refuses_broken_launches()) return 1;
   try {
     iron_aot::Bundle bundle(folder);
     const double scale = run_scale(bundle);

@@ -1,5 +1,6 @@
 /// The AOT bundle header: each form's typed launch function (parameters, constexpr carriers, its
-/// cubins and literal thread rules, the launch rules in its comment) and the names it refuses.
+/// cubins and literal thread rules, the launch rules in its comment), its host-side check
+/// function, and the names it refuses.
 /// Building a program against a real bundle and running it is the CMake test
 /// aot_bundle_runs_without_iron.
 #include <gtest/gtest.h>
@@ -40,6 +41,7 @@ inline void scale_if_f16(
     std::int32_t shift,
     bool flag) {
   static const detail::Form form{"scale_if_f16", {{80, "scale_if_f16.sm_80.cubin", 0u}, {90, "scale_if_f16.sm_90.cubin", 0u}}, 128u, 256u, 0u};
+  check_scale_if_f16(groups, threads, alpha, n, shift, flag);
   auto carried2 = carrier(alpha);
   auto carried3 = carrier(n);
   auto carried4 = carrier(shift);
@@ -56,6 +58,41 @@ inline void scale_if_f16(
   EXPECT_NE(header.find("#include <dlfcn.h>"), std::string::npos);
   EXPECT_EQ(header.find("iron/"), std::string::npos) << "the header needs nothing of Iron";
   EXPECT_EQ(header.find("cuda.h"), std::string::npos) << "nor of the CUDA toolkit";
+}
+
+// Every rule the arguments carry becomes checked C++ in the contract's order: constexpr
+// multiples, ranges, threads per group against a constexpr (literal ones are the Form's), grid.
+TEST(EmitAotBundle, TheCheckFunctionCoversTheRulesTheArgumentsCarry) {
+  const codegen::TargetProfile target = codegen::TargetProfile::cuda(90);
+  std::string text(kBounded);
+  text.insert(text.find("  values"),
+              "  grid groups.x <= ceil_div(n, tpg)\n  grid groups.y == 1\n"
+              "  require n multiple_of 4\n  require n <= max(64, 2 * n - 1)\n");
+  const std::string header = codegen::emit_aot_header({{lowered(text, target), {}}});
+  const auto begin = header.find("\n/// Refuses a launch of bounded_f32");
+  ASSERT_NE(begin, std::string::npos) << header;
+  EXPECT_EQ(header.substr(begin, header.find("\n}\n", begin) + 3 - begin), R"text(
+/// Refuses a launch of bounded_f32 that breaks its contract, as far as the arguments show it.
+inline void check_bounded_f32(
+    [[maybe_unused]] Dim3 groups,
+    [[maybe_unused]] Dim3 threads,
+    [[maybe_unused]] std::uint32_t n) {
+  [[maybe_unused]] const detail::Rules rules{"bounded_f32"};
+  [[maybe_unused]] const long long per_group =
+      static_cast<long long>(threads.x) * threads.y * threads.z;
+  rules.multiple("constexpr n", static_cast<long long>(n), 4LL);
+  rules.holds("constexpr n", static_cast<long long>(n), '<', rules.max(64LL, rules.sub(rules.mul(2LL, static_cast<long long>(n)), 1LL)), "max(64, 2 * n - 1)");
+  rules.holds("threads per group", per_group, '=', rules.div(static_cast<long long>(n), 4LL), "n / 4");
+  rules.holds("groups.x", static_cast<long long>(groups.x), '<', rules.ceil_div(static_cast<long long>(n), per_group), "ceil_div(n, tpg)");
+  rules.holds("groups.y", static_cast<long long>(groups.y), '=', 1LL, "1");
+}
+)text");
+  EXPECT_NE(
+      header.find("    if (__builtin_mul_overflow(a, b, &r)) refuse(\"a launch rule overflows "
+                  "64 bits\");"),
+      std::string::npos);
+  EXPECT_NE(header.find("    if (b == 0) refuse(\"a launch rule divides by zero\");"),
+            std::string::npos);
 }
 
 TEST(EmitAotBundle, ParameterNamesTheHeaderUsesAreErrors) {
