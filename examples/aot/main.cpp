@@ -148,7 +148,8 @@ int main(int argc, char** argv) {
     });
     const double warpgroup = run_gemm(bundle, [&](auto a, auto b, auto out, auto m, auto n,
                                                   auto k) {
-      iron_aot::iron_gemm_warpgroup_nk_bf16(bundle, nullptr, {(n + 127) / 128, (m + 127) / 128, 1},
+      // A 128×256 tile a group (kernels/gemm/gemm.cpp), so ceil(n / 256) columns of groups.
+      iron_aot::iron_gemm_warpgroup_nk_bf16(bundle, nullptr, {(n + 255) / 256, (m + 127) / 128, 1},
                                             {256, 1, 1}, a, b, out, m, n, k, 1.0f);
     });
     std::printf(
