@@ -22,9 +22,9 @@
 ///
 /// `splits` is a constexpr of both launches and sizes the partial tensors, so the combine merges
 /// exactly what the decode wrote. Pick it with sdpa_decode::splits() (decode_splits.hpp), from
-/// batch, heads_kv, the row blocks, the cache length and the device's multiprocessors: enough
-/// groups to fill the device 16 times over, no split under 256 keys of the longest sequence, at
-/// most 64. The tests and benches call it (or pin a count to cover a case); the geometries take
+/// batch, heads_kv, the row blocks, the cache length and the device's multiprocessors: the count
+/// whose rounds of resident groups waste the least (a partial last round, a group's fixed cost),
+/// no split under 256 keys of the longest sequence, at most 64. The tests and benches call it (or pin a count to cover a case); the geometries take
 /// the count from the constexpr.
 ///
 /// ## How it runs

@@ -26,8 +26,9 @@ inline constexpr std::uint32_t kSplitAlign = 16;
 /// A split gets at least this many keys of the longest sequence (fewer splits otherwise).
 inline constexpr std::uint32_t kMinSplitKeys = 256;
 inline constexpr std::uint32_t kMaxSplits = 64;
-/// Groups aimed at per multiprocessor: several waves of resident groups, so the tail is short.
-inline constexpr std::uint32_t kGroupsPerMultiprocessor = 16;
+/// Groups of iron_sdpa_decode a multiprocessor holds at once: a group's ring of kStages stages
+/// (61.5 KB of threadgroup memory with its query rows) against a 9.0 multiprocessor's 228 KB.
+inline constexpr std::uint32_t kResidentGroups = 3;
 
 /// Query rows of one KV head: its q_tokens · (heads_q / heads_kv) (token, query head) pairs.
 inline std::uint64_t rows_per_kv_head(std::uint64_t q_tokens, std::uint64_t heads_q,
@@ -43,17 +44,30 @@ inline std::uint64_t row_blocks(std::uint64_t q_tokens, std::uint64_t heads_q,
 }
 
 /// How many splits each sequence's keys are cut into, from the cache length (`max_keys`: max_seq,
-/// or pages_per_seq · page_size) and the device: enough that batch · heads_kv · row_blocks ·
-/// splits groups fill the multiprocessors kGroupsPerMultiprocessor times over, but no split of
-/// the longest sequence under kMinSplitKeys keys, and at most kMaxSplits.
+/// or pages_per_seq · page_size) and the device: the s of at most kMaxSplits, and no split of
+/// the longest sequence under kMinSplitKeys keys, that minimizes rounds(s) · (⌈max_keys / s⌉ +
+/// kMinSplitKeys). rounds(s) = ⌈batch · heads_kv · blocks · s / resident⌉ counts the rounds of
+/// resident groups (a last round that leaves multiprocessors idle costs a whole round: its groups
+/// each stream alone), and kMinSplitKeys stands for a group's fixed cost (its query rows, the
+/// first stages of its ring). Ties go to fewer splits. bench/NOTES.md §32 has the measurements.
 inline std::uint32_t splits(std::uint64_t batch, std::uint64_t heads_kv, std::uint64_t blocks,
                             std::uint64_t max_keys, std::uint32_t multiprocessors) {
   const std::uint64_t per_split = std::max<std::uint64_t>(batch * heads_kv * blocks, 1);
-  const std::uint64_t target = std::uint64_t{kGroupsPerMultiprocessor} * multiprocessors;
-  std::uint64_t s = (target + per_split - 1) / per_split;
-  s = std::min<std::uint64_t>(s, std::max<std::uint64_t>(max_keys / kMinSplitKeys, 1));
-  s = std::min<std::uint64_t>(s, kMaxSplits);
-  return static_cast<std::uint32_t>(std::max<std::uint64_t>(s, 1));
+  const std::uint64_t resident =
+      std::max<std::uint64_t>(std::uint64_t{kResidentGroups} * multiprocessors, 1);
+  const std::uint64_t most = std::min<std::uint64_t>(
+      std::max<std::uint64_t>(max_keys / kMinSplitKeys, 1), kMaxSplits);
+  std::uint64_t best = 1;
+  std::uint64_t best_cost = ~std::uint64_t{0};
+  for (std::uint64_t s = 1; s <= most; ++s) {
+    const std::uint64_t rounds = (per_split * s + resident - 1) / resident;
+    const std::uint64_t cost = rounds * ((max_keys + s - 1) / s + kMinSplitKeys);
+    if (cost < best_cost) {
+      best = s;
+      best_cost = cost;
+    }
+  }
+  return static_cast<std::uint32_t>(best);
 }
 
 }  // namespace iron::kernels::sdpa_decode
