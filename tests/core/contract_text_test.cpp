@@ -167,7 +167,8 @@ TEST(ContractText, ParseErrorsNameTheLine) {
   EXPECT_EQ(parse_error(with_line("grid groups.y == 1", "grid groups.w == 1")),
             "line 10: expected 'groups.x', 'groups.y' or 'groups.z' after 'grid'");
   EXPECT_EQ(parse_error(with_line("grid groups.y == 1", "grid groups.y < 1")),
-            "line 10: expected '==', '<=' or '>=' after the grid axis or the tensor name");
+            "line 10: expected '==', '<=' or '>=' after the grid axis, the tensor or the "
+            "constexpr's name");
   EXPECT_EQ(parse_error(with_line("grid groups.y == 1", "grid groups.y == 1 +")),
             "line 10: in '1 +': expected a number, a constexpr name, groups.x|y|z, tpg or a call "
             "at column 4, found the end");

@@ -143,11 +143,11 @@ TEST(IrParseErrors, Header) {
   EXPECT_EQ(parse_error(head + "  rule sometimes 4\n"), "line 2: unknown rule 'sometimes'");
   EXPECT_EQ(parse_error(head + "  values 3\n  values 4\n"), "line 3: 'values' given twice");
   EXPECT_EQ(parse_error(head + "  param in x: f32\n  %0 = builtin lane : u32\n"),
-            "line 3: expected 'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'require', "
-            "'grid', 'layout', 'tensor_map', 'values' or '{', found '%0'");
+            "line 3: expected 'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'occupancy', "
+            "'require', 'grid', 'layout', 'tensor_map', 'values' or '{', found '%0'");
   EXPECT_EQ(parse_error(head + "  params in x: f32\n"),
-            "line 2: expected 'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'require', "
-            "'grid', 'layout', 'tensor_map', 'values' or '{', found 'params'");
+            "line 2: expected 'param', 'shared', 'shared_bytes', 'dispatch', 'rule', 'occupancy', "
+            "'require', 'grid', 'layout', 'tensor_map', 'values' or '{', found 'params'");
 }
 
 }  // namespace
