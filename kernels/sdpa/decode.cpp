@@ -24,8 +24,8 @@
 /// exactly what the decode wrote. Pick it with sdpa_decode::splits() (decode_splits.hpp), from
 /// batch, heads_kv, the row blocks, the cache length and the device's multiprocessors: the count
 /// whose rounds of resident groups waste the least (a partial last round, a group's fixed cost),
-/// no split under 256 keys of the longest sequence, at most 64. The tests and benches call it (or pin a count to cover a case); the geometries take
-/// the count from the constexpr.
+/// no split under 256 keys of the longest sequence, at most 64. The tests and benches call it (or
+/// pin a count to cover a case); the geometries take the count from the constexpr.
 ///
 /// ## How it runs
 /// iron_sdpa_decode: one group of 128 threads per (split, block of 4 query rows, KV head,
@@ -84,11 +84,12 @@
 ///
 /// ## Dispatch
 /// iron_sdpa_decode[_paged]: tiled, exactly 128 threads, a grid of splits · row_blocks ×
-/// heads_kv × batch groups with row_blocks = ⌈q_tokens · heads_q / heads_kv / 4⌉. The grid's
-/// rules also refuse a heads_q that is no multiple of heads_kv, a head_dim past 256 and (paged)
-/// a page_size that does not divide 256: each multiplies an extent by a factor that is 1 when
-/// the rule holds and 0 otherwise. iron_sdpa_decode_combine[_lse]: reduction, one group per
-/// (b, t, h) row (batch · q_tokens · heads_q groups), any tpg ≤ 1024 (head_dim / 4 is best).
+/// heads_kv × batch groups with row_blocks = ⌈q_tokens · heads_q / heads_kv / 4⌉. The contract
+/// requires 8 ≤ head_dim ≤ 256; the grid's rules also refuse a heads_q that is no multiple of
+/// heads_kv and (paged) a page_size that does not divide 256: each multiplies an extent by a
+/// factor that is 1 when the rule holds and 0 otherwise. iron_sdpa_decode_combine[_lse]: reduction,
+/// one group per (b, t, h) row (batch · q_tokens · heads_q groups), any tpg ≤ 1024 (head_dim / 4 is
+/// best).
 #include <algorithm>
 #include <array>
 #include <iron/iron.hpp>
@@ -110,8 +111,7 @@ void declare_decode(const Tensor<T>& q, const Tensor<u32>& seq_lens, const Out<f
                     const Out<f32>& partial_lse, const std::string& z_rule) {
   dispatch(tiled, {exactly(sdpa_decode::kThreads)});
   grid("[splits * ceil_div(q_tokens * (heads_q / heads_kv), " + std::to_string(sdpa_decode::kRows) +
-       "), heads_kv * (heads_q / heads_kv * heads_kv / heads_q) * (min(head_dim, " +
-       std::to_string(sdpa_decode::kMaxHeadDim) + ") / head_dim), " + z_rule + "]");
+       "), heads_kv * (heads_q / heads_kv * heads_kv / heads_q), " + z_rule + "]");
   layout(q, "[batch, q_tokens, heads_q, head_dim]");
   layout(seq_lens, "[batch]");
   layout(partial_out, "[batch, q_tokens, heads_q, splits, head_dim]");
@@ -137,6 +137,8 @@ IRON_KERNEL(iron_sdpa_decode,
   layout(k_cache, "[batch, heads_kv, max_seq, head_dim]");
   layout(v_cache, "[batch, heads_kv, max_seq, head_dim]");
   require_multiple_of(head_dim, 8);
+  require_at_least(head_dim, "8");
+  require_at_most(head_dim, std::to_string(sdpa_decode::kMaxHeadDim));  // part_acc's rows
   const sdpa_decode::ContiguousKv<T> kv{
       k_cache, v_cache, (group_id<2>() * heads_kv + group_id<1>()) * max_seq, head_dim};
   sdpa_decode::attend<T>(q, kv, seq_lens,
@@ -159,6 +161,8 @@ IRON_KERNEL(iron_sdpa_decode_paged,
   layout(v_pages, "[num_pages, heads_kv, page_size, head_dim]");
   layout(block_table, "[batch, pages_per_seq]");
   require_multiple_of(head_dim, 8);
+  require_at_least(head_dim, "8");
+  require_at_most(head_dim, std::to_string(sdpa_decode::kMaxHeadDim));  // part_acc's rows
   const sdpa_decode::PagedKv<T> kv{
       k_pages,       v_pages,  block_table, group_id<2>() * pages_per_seq,
       group_id<1>(), heads_kv, page_size,   sdpa_decode::page_shift_of(page_size),

@@ -194,21 +194,25 @@ TEST(Occupancy, ReachesCudaAsTheLaunchBoundsMinimumBlocks) {
       std::string::npos);
 }
 
-/// The guard's view of a launch of library kernel `name` with constexprs `values`.
-std::string refusal(const std::string& name, const std::map<std::string, std::int64_t>& values) {
+/// The guard's view of a launch of library kernel `name` with constexprs `values`, in one group
+/// of `threads`.
+std::string refusal(const std::string& name, const std::map<std::string, std::int64_t>& values,
+                    std::uint32_t threads = 256) {
   const ir::Kernel k = kernel_ir_for(name, DType::F32);
   std::vector<runtime::GuardArg> args;
   for (const ir::Param& p : k.params) {
     if (p.kind != ir::ParamKind::Constexpr) {
       args.emplace_back(runtime::TensorExtent{p.dtype, 0, false});
-    } else {
+    } else if (iron::is_integer(p.dtype)) {
       args.emplace_back(runtime::Scalar{p.dtype, 0.0, values.at(p.name)});
+    } else {
+      args.emplace_back(runtime::Scalar{p.dtype, 1.0, 0});  // a float constexpr: any value
     }
   }
   try {
     runtime::DeviceLimits hopper;  // the log-mel stage needs more than the 48 KB default
     hopper.max_shared_bytes = std::uint64_t{227} * 1024;
-    runtime::check_dispatch(k, args, {{1, 1, 1}, {256, 1, 1}}, hopper);
+    runtime::check_dispatch(k, args, {{1, 1, 1}, {threads, 1, 1}}, hopper);
   } catch (const iron::DispatchError& e) {
     return e.what();
   }
@@ -238,6 +242,22 @@ TEST(RequireBound, TheLogMelKernelsRefuseAHopOrAClipTheirBuffersDoNotHold) {
   // N/2 itself is a hop the n512 kernel takes.
   EXPECT_FALSE(
       contains(refusal("iron_audio_log_mel_n512", with_value("hop", 256)), "constexpr hop"));
+}
+
+// The split decode's cross-warp partials hold rows of 256: a longer head is refused, by name.
+TEST(RequireBound, TheDecodeKernelsRefuseAHeadTheirPartialsDoNotHold) {
+  const std::map<std::string, std::int64_t> gqa = {
+      {"batch", 1},      {"q_tokens", 1},   {"heads_q", 4},      {"heads_kv", 1},
+      {"head_dim", 264}, {"max_seq", 64},   {"splits", 1},       {"window", 0},
+      {"num_pages", 4},  {"page_size", 16}, {"pages_per_seq", 4}};
+  for (const char* kernel : {"iron_sdpa_decode", "iron_sdpa_decode_paged"}) {
+    EXPECT_TRUE(contains(refusal(kernel, gqa, 128), "constexpr head_dim (264) must be at most 256"))
+        << kernel << ": " << refusal(kernel, gqa, 128);
+  }
+  auto empty = gqa;
+  empty["head_dim"] = 0;
+  EXPECT_TRUE(contains(refusal("iron_sdpa_decode", empty, 128),
+                       "constexpr head_dim (0) must be at least 8"));
 }
 
 }  // namespace

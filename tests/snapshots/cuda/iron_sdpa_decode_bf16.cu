@@ -129,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_sdpa_decode_bf16(
   const unsigned int v6 = splits;
   const unsigned int v7 = window;
   const float v8 = scale;
-  const unsigned int v9 = blockIdx.y;  // kernels/sdpa/decode.cpp:141
+  const unsigned int v9 = blockIdx.y;  // kernels/sdpa/decode.cpp:143
   const unsigned int v10 = blockIdx.z;
   const unsigned int v11 = v10 * v3;
   const unsigned int v12 = v11 + v9;

@@ -60,7 +60,7 @@ kernel void iron_sdpa_decode_bf16(
   const uint v6 = splits;
   const uint v7 = window;
   const float v8 = scale;
-  const uint v9 = iron_gid.y;  // kernels/sdpa/decode.cpp:141
+  const uint v9 = iron_gid.y;  // kernels/sdpa/decode.cpp:143
   const uint v10 = iron_gid.z;
   const uint v11 = v10 * v3;
   const uint v12 = v11 + v9;
