@@ -55,8 +55,8 @@ inline std::uint32_t splits(std::uint64_t batch, std::uint64_t heads_kv, std::ui
   const std::uint64_t per_split = std::max<std::uint64_t>(batch * heads_kv * blocks, 1);
   const std::uint64_t resident =
       std::max<std::uint64_t>(std::uint64_t{kResidentGroups} * multiprocessors, 1);
-  const std::uint64_t most = std::min<std::uint64_t>(
-      std::max<std::uint64_t>(max_keys / kMinSplitKeys, 1), kMaxSplits);
+  const std::uint64_t most =
+      std::min<std::uint64_t>(std::max<std::uint64_t>(max_keys / kMinSplitKeys, 1), kMaxSplits);
   std::uint64_t best = 1;
   std::uint64_t best_cost = ~std::uint64_t{0};
   for (std::uint64_t s = 1; s <= most; ++s) {

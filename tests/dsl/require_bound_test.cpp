@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "guard_refusal.hpp"
 #include "iron/codegen/emit.hpp"
 #include "iron/codegen/pipeline.hpp"
 #include "iron/core/hash.hpp"
@@ -198,25 +199,7 @@ TEST(Occupancy, ReachesCudaAsTheLaunchBoundsMinimumBlocks) {
 /// of `threads`.
 std::string refusal(const std::string& name, const std::map<std::string, std::int64_t>& values,
                     std::uint32_t threads = 256) {
-  const ir::Kernel k = kernel_ir_for(name, DType::F32);
-  std::vector<runtime::GuardArg> args;
-  for (const ir::Param& p : k.params) {
-    if (p.kind != ir::ParamKind::Constexpr) {
-      args.emplace_back(runtime::TensorExtent{p.dtype, 0, false});
-    } else if (iron::is_integer(p.dtype)) {
-      args.emplace_back(runtime::Scalar{p.dtype, 0.0, values.at(p.name)});
-    } else {
-      args.emplace_back(runtime::Scalar{p.dtype, 1.0, 0});  // a float constexpr: any value
-    }
-  }
-  try {
-    runtime::DeviceLimits hopper;  // the log-mel stage needs more than the 48 KB default
-    hopper.max_shared_bytes = std::uint64_t{227} * 1024;
-    runtime::check_dispatch(k, args, {{1, 1, 1}, {threads, 1, 1}}, hopper);
-  } catch (const iron::DispatchError& e) {
-    return e.what();
-  }
-  return "not refused";
+  return iron::test_support::guard_refusal(name, {values, {}, threads});
 }
 
 bool contains(const std::string& s, const std::string& part) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "guard_refusal.hpp"
 #include "iron/codegen/passes/vectorize.hpp"
 #include "iron/codegen/pipeline.hpp"
 #include "iron/core/hash.hpp"
@@ -168,27 +169,10 @@ TEST(RequireMultiple, VectorizeTakesTheRuleAsAFact) {
   EXPECT_EQ(vector_accesses, 2) << ir::print_kernel(k);
 }
 
-/// The guard's view of a launch of library kernel `name` with constexprs `values` (tensors
-/// empty: the rules are checked before any tensor's size).
+/// The guard's view of a launch of library kernel `name` with constexprs `values`.
 std::string refusal(const std::string& name, const std::map<std::string, std::int64_t>& values,
                     const std::map<std::string, double>& floats = {}) {
-  const ir::Kernel k = kernel_ir_for(name, DType::BF16);
-  std::vector<runtime::GuardArg> args;
-  for (const ir::Param& p : k.params) {
-    if (p.kind != ir::ParamKind::Constexpr) {
-      args.emplace_back(runtime::TensorExtent{p.dtype, 0, false});
-    } else if (iron::is_integer(p.dtype)) {
-      args.emplace_back(runtime::Scalar{p.dtype, 0.0, values.at(p.name)});
-    } else {
-      args.emplace_back(runtime::Scalar{p.dtype, floats.at(p.name), 0});
-    }
-  }
-  try {
-    runtime::check_dispatch(k, args, {{1, 1, 1}, {128, 1, 1}});
-  } catch (const iron::DispatchError& e) {
-    return e.what();
-  }
-  return "not refused";
+  return iron::test_support::guard_refusal(name, {values, floats});
 }
 
 bool contains(const std::string& s, const std::string& part) {
