@@ -64,6 +64,7 @@ struct Rules {
     refuse(why);
   }
   void multiple(const char* what, long long value, long long of) const {
+    if (of <= 0) refuse(std::string(what) + ": a multiple of " + std::to_string(of) + " asked");
     if (value % of == 0) return;
     refuse(std::string(what) + " (" + std::to_string(value) + ") must be a multiple of " +
            std::to_string(of));
@@ -139,13 +140,11 @@ std::vector<std::string> checks(const ir::Kernel& kernel) {
   }
   for (const ir::SizeRule& s : kernel.dispatch.group_size_rules) {
     if (s.constexpr_name.empty()) continue;  // literal rules: Bundle::launch checks them
-    ir::SizeExpr bound;
-    bound.kind = ir::SizeExpr::Kind::Constexpr;
-    bound.name = s.constexpr_name;
+    const std::string name = fmt::format("static_cast<long long>({})", s.constexpr_name);
     const std::string text =
         s.divisor == 1 ? s.constexpr_name : fmt::format("{} / {}", s.constexpr_name, s.divisor);
     const std::string value =
-        s.divisor == 1 ? cpp(bound) : fmt::format("rules.div({}, {}LL)", cpp(bound), s.divisor);
+        s.divisor == 1 ? name : fmt::format("rules.div({}, {}LL)", name, s.divisor);
     switch (s.kind) {
       case ir::SizeRule::Kind::Exactly:
       case ir::SizeRule::Kind::AtMost:
