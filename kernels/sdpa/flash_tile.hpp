@@ -98,6 +98,141 @@ struct Masks {
   dsl::Expr<dsl::u32> window;  ///< nonzero: query i sees keys j > i + keys − q_len − window
 };
 
+/// The keys some row of a tile sees: [begin, end), begin rounded down to a step of STEP keys.
+struct KeyRange {
+  dsl::Expr<dsl::u32> begin, end;
+};
+
+/// The keys rows q0 … q_hi − 1 (of q_len) see of `keys`: up to the last row's diagonal (causal),
+/// from the first row's window.
+template <std::uint32_t STEP>
+KeyRange key_range(const dsl::Expr<dsl::u32>& q0, const dsl::Expr<dsl::u32>& q_hi,
+                   const dsl::Expr<dsl::u32>& q_len, const dsl::Expr<dsl::u32>& keys,
+                   const Masks& masks) {
+  using namespace iron::dsl;
+  auto reach = q_hi + keys;  // one past the last row's diagonal, plus q_len
+  auto end = select(masks.causal == 0u, keys,
+                    select(reach > q_len, min(keys, reach - q_len), Expr<u32>(0u)));
+  auto low = q0 + keys + 1u;  // the first row's first key, plus q_len + window
+  auto begin = select(masks.window > 0u && low > q_len + masks.window,
+                      (low - q_len - masks.window) / STEP * STEP, Expr<u32>(0u));
+  return {begin, end};
+}
+
+/// A step's scores s (keys p … p + N − 1 for the simdgroup's rows warp_row …) scaled by scale2
+/// (log2 units) and, where an edge cuts the tile's rows q0 … q_hi − 1, masked keys set to −inf.
+template <std::uint32_t R, std::uint32_t N>
+void scale_and_mask(dsl::FragAcc<R, N>& s, const dsl::Expr<dsl::u32>& p,
+                    const dsl::Expr<dsl::u32>& q0, const dsl::Expr<dsl::u32>& q_hi,
+                    const dsl::Expr<dsl::u32>& warp_row, const dsl::Expr<dsl::u32>& q_len,
+                    const dsl::Expr<dsl::u32>& keys, const Masks& masks,
+                    const dsl::Expr<dsl::f32>& scale2) {
+  using namespace iron::dsl;
+  // Every row of the tile sees every key of the step (the common case): no mask.
+  auto whole = p + N <= keys && (masks.causal == 0u || p + N + q_len <= q0 + keys + 1u) &&
+               (masks.window == 0u || q_hi + keys <= p + masks.window + q_len);
+  IRON_IF(whole) {
+    s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return x * scale2; });
+  }
+  IRON_ELSE {
+    s.map([&](const Expr<f32>& x, const Expr<u32>& r, const Expr<u32>& c) {
+      auto i = warp_row + r;
+      auto j = p + c;
+      auto seen = j < keys && (masks.causal == 0u || j + q_len <= i + keys) &&
+                  (masks.window == 0u || i + keys < j + masks.window + q_len);
+      return select(seen, x * scale2, Expr<f32>(-infinity));
+    });
+  }
+}
+
+/// The online softmax of a simdgroup's R rows: each row's running maximum m (log2 units) and
+/// its running sum l of exp2(s − m).
+template <std::uint32_t R>
+struct RowState {
+  dsl::FragAcc<R, 8> m{-dsl::infinity};
+  dsl::FragAcc<R, 8> l;
+
+  /// Takes a step's scaled scores s: rescales l and every accumulator of `o` by exp2(m_old −
+  /// m_new) and leaves in s the step's weights exp2(s − m_new).
+  template <std::uint32_t N, class Acc, std::size_t C>
+  void absorb(dsl::FragAcc<R, N>& s, std::array<Acc, C>& o) {
+    dsl::FragAcc<R, 8> alpha;
+    step(s, alpha);
+    rescale(o, alpha);
+  }
+
+  /// The part of absorb that leaves the accumulators alone: m and l move to the step, s becomes
+  /// its weights, alpha each row's factor exp2(m_old − m_new), which rescale applies to o.
+  template <std::uint32_t N>
+  void step(dsl::FragAcc<R, N>& s, dsl::FragAcc<R, 8>& alpha) {
+    using namespace iron::dsl;
+    const auto m_step = s.row_max();
+    alpha.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+      auto m_old = m.get(e);
+      return exp2_approx(m_old - shift_of(max(m_old, m_step.get(e))));
+    });
+    m.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+      return max(x, m_step.get(e));
+    });
+    s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+      return exp2_approx(x - shift_of(s.row_value(m, e)));
+    });
+    const auto l_step = s.row_sum();
+    l.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+      return x * alpha.get(e) + l_step.get(e);
+    });
+  }
+
+  /// Every accumulator of `o` times its row's factor in alpha.
+  template <class Acc, std::size_t C>
+  static void rescale(std::array<Acc, C>& o, const dsl::FragAcc<R, 8>& alpha) {
+    using namespace iron::dsl;
+    for (auto& oc : o) {
+      oc.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+        return x * oc.row_value(alpha, e);
+      });
+    }
+  }
+
+  /// The rows' outputs: each accumulator of `o` (columns COLS apart) normalized by its row's
+  /// weight with the sink's exp2(sink − top) added, store(i, c, value) for rows i < q_len, and
+  /// lse(i, value) unless lse is NoLse.
+  template <class Acc, std::size_t C, class Store, class Lse>
+  void finish(const std::array<Acc, C>& o, std::uint32_t cols, const dsl::Expr<dsl::u32>& warp_row,
+              const dsl::Expr<dsl::u32>& q_len, const dsl::Expr<dsl::f32>& sink, Store&& store,
+              Lse&& lse) const {
+    using namespace iron::dsl;
+    auto sink2 = sink * kLog2e;
+    FragAcc<R, 8> top;
+    top.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+      return shift_of(max(m.get(e), sink2));
+    });
+    FragAcc<R, 8> total;
+    total.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+      return l.get(e) * exp2(m.get(e) - top.get(e)) + exp2(sink2 - top.get(e));
+    });
+    FragAcc<R, 8> factor;
+    factor.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
+      auto t = total.get(e);
+      return select(t > 0.0f, exp2(m.get(e) - top.get(e)) / t, Expr<f32>(0.0f));
+    });
+    for (std::size_t n = 0; n < C; ++n) {
+      for (std::uint32_t e = 0; e < Acc::elements; ++e) {
+        auto i = warp_row + o[n].row(e);
+        auto value = o[n].get(e) * o[n].row_value(factor, e);
+        IRON_IF(i < q_len) { store(i, static_cast<std::uint32_t>(n) * cols + o[n].col(e), value); }
+      }
+    }
+    if constexpr (!std::is_same_v<std::decay_t<Lse>, NoLse>) {
+      for (std::uint32_t e = 0; e < FragAcc<R, 8>::elements; ++e) {
+        auto i = warp_row + total.row(e);
+        auto value = (log2(total.get(e)) + top.get(e)) * kLn2;
+        IRON_IF(total.col(e) == 0u && i < q_len) { lse(i, value); }
+      }
+    }
+  }
+};
+
 /// Runs the group's tile: query rows q0 … q0 + block_q − 1 of a sequence of q_len rows whose row i
 /// is at q_row(i) (D elements), against `kv`. Calls store(i, c, value) for each output element of a
 /// row i < q_len (c < D, value the normalized f32 output) and lse(i, value) once per such row
@@ -131,24 +266,16 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   std::array<FragA<T, kWarpRows, 16>, kQueriesInRegisters ? D / 16 : 0> qf;
   for (auto& f : qf) f.load(q_tile, q_at + static_cast<std::uint32_t>(&f - qf.data()) * 16, kPitch);
 
-  // The keys any row of the tile sees: up to the last row's diagonal (causal), from the first
-  // row's window (rounded down to a step).
   auto q_hi = min(q0 + kBlockQ, q_len);
-  auto reach = q_hi + keys;  // one past the last row's diagonal, plus q_len
-  auto end = select(masks.causal == 0u, keys,
-                    select(reach > q_len, min(keys, reach - q_len), Expr<u32>(0u)));
-  auto low = q0 + keys + 1u;  // the first row's first key, plus q_len + window
-  auto begin = select(masks.window > 0u && low > q_len + masks.window,
-                      (low - q_len - masks.window) / kBlockK * kBlockK, Expr<u32>(0u));
+  const KeyRange range = key_range<kBlockK>(q0, q_hi, q_len, keys, masks);
   auto scale2 = scale * kLog2e;
 
-  FragAcc<kWarpRows, 8> m_run(-infinity);  // each row's running maximum (log2 units)
-  FragAcc<kWarpRows, 8> l_run;             // its running sum of exp2(s − m_run)
+  RowState<kWarpRows> rows;
   std::array<FragAcc<kWarpRows, kValueCols>, D / kValueCols> o;
   auto k_ring = rows_of<T, D, true>(kBlockK);
   auto v_ring = rows_of<T, D, true>(kBlockK);
   pipelined(
-      begin, end, Expr<u32>(kBlockK), kStages,
+      range.begin, range.end, Expr<u32>(kBlockK), kStages,
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
         const auto row = [&](const Expr<u32>& j) { return kv.row(j); };
         start_rows<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
@@ -168,44 +295,8 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
             mma(s, qa, kb);
           }
         }
-        // Every row of the tile sees every key of the step (the common case): no mask.
-        auto whole = p + kBlockK <= keys &&
-                     (masks.causal == 0u || p + kBlockK + q_len <= q0 + keys + 1u) &&
-                     (masks.window == 0u || q_hi + keys <= p + masks.window + q_len);
-        IRON_IF(whole) {
-          s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&) { return x * scale2; });
-        }
-        IRON_ELSE {
-          s.map([&](const Expr<f32>& x, const Expr<u32>& r, const Expr<u32>& c) {
-            auto i = warp_row + r;
-            auto j = p + c;
-            auto seen = j < keys && (masks.causal == 0u || j + q_len <= i + keys) &&
-                        (masks.window == 0u || i + keys < j + masks.window + q_len);
-            return select(seen, x * scale2, Expr<f32>(-infinity));
-          });
-        }
-        // The online softmax: rescale what the rows hold by exp2(m_old − m_new).
-        const auto m_step = s.row_max();
-        FragAcc<kWarpRows, 8> alpha;
-        alpha.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-          auto m_old = m_run.get(e);
-          return exp2_approx(m_old - shift_of(max(m_old, m_step.get(e))));
-        });
-        m_run.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-          return max(x, m_step.get(e));
-        });
-        s.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-          return exp2_approx(x - shift_of(s.row_value(m_run, e)));
-        });
-        const auto l_step = s.row_sum();
-        l_run.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-          return x * alpha.get(e) + l_step.get(e);
-        });
-        for (auto& oc : o) {
-          oc.map([&](const Expr<f32>& x, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-            return x * oc.row_value(alpha, e);
-          });
-        }
+        scale_and_mask(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+        rows.absorb(s, o);
         // o += p · v.
         const auto pa = s.template to_a<T>();
         for (std::uint32_t n = 0; n < D / kValueCols; ++n) {
@@ -214,36 +305,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
           mma(o[n], pa, vb);
         }
       });
-
-  // Each row's total weight with the sink's exp2(sink − top) added, and its factor.
-  auto sink2 = sink * kLog2e;
-  FragAcc<kWarpRows, 8> top;
-  top.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-    return shift_of(max(m_run.get(e), sink2));
-  });
-  FragAcc<kWarpRows, 8> total;
-  total.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-    return l_run.get(e) * exp2(m_run.get(e) - top.get(e)) + exp2(sink2 - top.get(e));
-  });
-  FragAcc<kWarpRows, 8> factor;
-  factor.map([&](const Expr<f32>&, const Expr<u32>&, const Expr<u32>&, std::uint32_t e) {
-    auto t = total.get(e);
-    return select(t > 0.0f, exp2(m_run.get(e) - top.get(e)) / t, Expr<f32>(0.0f));
-  });
-  for (std::uint32_t n = 0; n < D / kValueCols; ++n) {
-    for (std::uint32_t e = 0; e < FragAcc<kWarpRows, kValueCols>::elements; ++e) {
-      auto i = warp_row + o[n].row(e);
-      auto value = o[n].get(e) * o[n].row_value(factor, e);
-      IRON_IF(i < q_len) { store(i, n * kValueCols + o[n].col(e), value); }
-    }
-  }
-  if constexpr (!std::is_same_v<std::decay_t<Lse>, NoLse>) {
-    for (std::uint32_t e = 0; e < FragAcc<kWarpRows, 8>::elements; ++e) {
-      auto i = warp_row + total.row(e);
-      auto value = (log2(total.get(e)) + top.get(e)) * kLn2;
-      IRON_IF(total.col(e) == 0u && i < q_len) { lse(i, value); }
-    }
-  }
+  rows.finish(o, kValueCols, warp_row, q_len, sink, store, lse);
 }
 
 }  // namespace iron::kernels::sdpa

@@ -28,8 +28,17 @@
 /// γ_{k_len + 4·steps + 8} + 2u · |lse|. (steps: of 16 keys, the fewest any form takes.)
 ///
 /// ## How it runs
-/// A group of 128 threads (4 simdgroups) takes 128 query rows of one head (32 a simdgroup) up to
-/// head_dim 128, 64 rows for 256 (kernels/sdpa/flash_tile.hpp). The tile's queries land in
+/// f16 and bf16 (kernels/sdpa/flash_warpgroup.hpp): a group of 256 threads (two warpgroups)
+/// takes 128 query rows of one head, 16 a simdgroup. Queries, and in steps of 128 keys (64 at
+/// head_dim 64 and 256) a two-stage ring of K and V rows, land in 128-byte swizzled panels of
+/// 64 columns;
+/// each step's scores are one warpgroup product per panel (wgmma on sm_90a), the online softmax
+/// runs on the accumulator's rows as below, and the weights, rounded to T, stay in registers as
+/// the A operand of the product with V (wgmma's register form, V read row-major). Elsewhere the
+/// products are each simdgroup's fragment products, the same sums in the same order.
+///
+/// f32: a group of 128 threads (4 simdgroups) takes 128 query rows of one head (32 a simdgroup),
+/// 64 rows for head_dim 256 (kernels/sdpa/flash_tile.hpp). The tile's queries land in
 /// shared memory (and in each simdgroup's A fragments where registers allow). Then, in steps
 /// of 64 keys (16-bit, head_dim 64), 32 (16-bit beyond) or 16 (f32) over the keys some row sees
 /// (the causal diagonal and the window bound the range), a two-stage `pipelined` ring receives
@@ -54,12 +63,13 @@
 ///   heads_kv) elements)
 ///
 /// ## Dispatch
-/// Tiled: a grid of ceil(max_seqlen_q / R) × heads_q × batch groups of exactly 128 threads, R the
-/// tile's rows (128 up to head_dim 128, 64 for 256).
+/// Tiled: a grid of ceil(max_seqlen_q / R) × heads_q × batch groups, R the tile's rows (128; 64
+/// for f32 at head_dim 256), of exactly 256 threads (f16, bf16) or 128 (f32).
 #include <iron/iron.hpp>
 #include <string>
 
 #include "flash_tile.hpp"
+#include "flash_warpgroup.hpp"
 #include "kv_sources.hpp"
 
 namespace iron::kernels {
@@ -67,12 +77,25 @@ using namespace iron::dsl;
 
 namespace {
 
+/// Threads per group: two warpgroups where the warpgroup body runs the form, else four
+/// simdgroups.
+template <class T, std::uint32_t D>
+constexpr std::uint32_t prefill_threads() {
+  return sdpa::warpgroup::runs<T, D>() ? sdpa::warpgroup::kThreads : sdpa::kThreads;
+}
+
+/// Query rows per group: 128 where the warpgroup body runs the form, else the fragment body's.
+template <class T, std::uint32_t D>
+constexpr std::uint32_t prefill_rows() {
+  return sdpa::warpgroup::runs<T, D>() ? sdpa::warpgroup::kBlockQ : sdpa::block_q<D>();
+}
+
 /// The dispatch, grid and the layouts every prefill form shares.
 template <class T, std::uint32_t D>
 void declare_prefill(const Tensor<T>& q, const Tensor<f32>& sinks, const Out<T>& out,
                      const Tensor<u32>& cu_seqlens_q) {
-  dispatch(tiled, {exactly(sdpa::kThreads)});
-  grid("[ceil_div(max_seqlen_q, " + std::to_string(sdpa::block_q<D>()) + "), heads_q, batch]");
+  dispatch(tiled, {exactly(prefill_threads<T, D>())});
+  grid("[ceil_div(max_seqlen_q, " + std::to_string(prefill_rows<T, D>()) + "), heads_q, batch]");
   const std::string rows = "[total_q, heads_q, " + std::to_string(D) + "]";
   layout(q, rows);
   layout(out, rows);
@@ -96,13 +119,19 @@ void prefill_tile(const Tensor<T>& q, const Out<T>& out, const QueryTile& tile, 
                   const Expr<u32>& heads_q, const sdpa::Masks& masks, const Expr<f32>& scale,
                   const Tensor<f32>& sinks, Lse&& lse) {
   IRON_IF(tile.q0 < tile.len) {
-    sdpa::attend<T, D>(
-        q, [&](const Expr<u32>& i) { return ((tile.first + i) * heads_q + tile.head) * D; },
-        tile.q0, tile.len, kv, masks, scale, load(sinks[tile.head]),
-        [&](const Expr<u32>& i, const Expr<u32>& c, const Expr<f32>& value) {
-          store(out[((tile.first + i) * heads_q + tile.head) * D + c], cast<T>(value));
-        },
-        lse);
+    const auto q_row = [&](const Expr<u32>& i) {
+      return ((tile.first + i) * heads_q + tile.head) * D;
+    };
+    const auto store_out = [&](const Expr<u32>& i, const Expr<u32>& c, const Expr<f32>& value) {
+      store(out[((tile.first + i) * heads_q + tile.head) * D + c], cast<T>(value));
+    };
+    if constexpr (sdpa::warpgroup::runs<T, D>()) {
+      sdpa::warpgroup::attend<T, D>(q, q_row, tile.q0, tile.len, kv, masks, scale,
+                                    load(sinks[tile.head]), store_out, lse);
+    } else {
+      sdpa::attend<T, D>(q, q_row, tile.q0, tile.len, kv, masks, scale, load(sinks[tile.head]),
+                         store_out, lse);
+    }
   }
 }
 
@@ -119,7 +148,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill, (u32 D),
   layout(k, kv_rows);
   layout(v, kv_rows);
   layout(cu_seqlens_k, "[batch + 1]");
-  const QueryTile tile(cu_seqlens_q, total_q, sdpa::block_q<D>());
+  const QueryTile tile(cu_seqlens_q, total_q, prefill_rows<T, D>());
   const sdpa::PackedKv<T, D> kv(k, v, cu_seqlens_k, program_id<2>(), total_k, heads_kv,
                                 tile.head / (heads_q / heads_kv));
   prefill_tile<T, D>(q, out, tile, kv, heads_q, {causal, window}, scale, sinks, sdpa::NoLse{});
@@ -140,7 +169,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill_lse, (u32 D),
   layout(v, kv_rows);
   layout(cu_seqlens_k, "[batch + 1]");
   layout(lse, "[heads_q, total_q]");
-  const QueryTile tile(cu_seqlens_q, total_q, sdpa::block_q<D>());
+  const QueryTile tile(cu_seqlens_q, total_q, prefill_rows<T, D>());
   const sdpa::PackedKv<T, D> kv(k, v, cu_seqlens_k, program_id<2>(), total_k, heads_kv,
                                 tile.head / (heads_q / heads_kv));
   prefill_tile<T, D>(q, out, tile, kv, heads_q, {causal, window}, scale, sinks,
@@ -166,7 +195,7 @@ IRON_KERNEL_TEMPLATE(iron_sdpa_prefill_paged, (u32 D),
   layout(v_pages, pages);
   layout(seq_lens_k, "[batch]");
   layout(block_table, "[batch, pages_per_seq]");
-  const QueryTile tile(cu_seqlens_q, total_q, sdpa::block_q<D>());
+  const QueryTile tile(cu_seqlens_q, total_q, prefill_rows<T, D>());
   const sdpa::PagedKv<T, D> kv(k_pages, v_pages, block_table, seq_lens_k, program_id<2>(),
                                pages_per_seq, page_size, heads_kv,
                                tile.head / (heads_q / heads_kv));
@@ -177,13 +206,16 @@ IRON_KERNEL_VARIANT(iron_sdpa_prefill_paged, d128, 128);
 IRON_KERNEL_VARIANT(iron_sdpa_prefill_paged, d256, 256);
 
 namespace {
-/// A group of 128 threads per block_q<D> query rows of each head of each sequence.
+/// A group per prefill_rows query rows of each head of each sequence, of prefill_threads: the
+/// warpgroup body's for 16-bit types.
 template <std::uint32_t D>
 Geometry prefill_geometry(const GeometryQuery& q) {
-  return {{tile_count(q.constant("max_seqlen_q"), sdpa::block_q<D>()),
+  const bool wide = dtype_size(q.dtype) == 2;
+  return {{tile_count(q.constant("max_seqlen_q"),
+                      wide ? prefill_rows<f16, D>() : prefill_rows<f32, D>()),
            static_cast<std::uint32_t>(q.constant("heads_q")),
            static_cast<std::uint32_t>(q.constant("batch"))},
-          {sdpa::kThreads, 1, 1}};
+          {wide ? prefill_threads<f16, D>() : prefill_threads<f32, D>(), 1, 1}};
 }
 }  // namespace
 

@@ -366,27 +366,31 @@ class TypeCheck {
   }
 
   /// wg.mma d, A, B: an f32 accumulator; integer offsets and strides; A and B in two shared
-  /// allocations of one float type; K a multiple of 16 up to 64 (one 128-byte row of 16-bit).
+  /// allocations of one float type, K a multiple of 16 up to 64 (one 128-byte row of 16-bit).
+  /// The register form: A a fragment of B's type, K a multiple of 16 up to 256 (up to 64 for a
+  /// column-major B, whose rows run along K).
   void warpgroup_multiply() {
     if (t_[0] != DType::F32 || op_.type != DType::F32) {
       fail("accumulates in f32, got {}", dtype_name(t_[0]));
     }
-    for (std::size_t i = 1; i < 5; ++i) {
+    const bool registers = op_.shared < 0;
+    for (std::size_t i = registers ? 2 : 1; i < t_.size(); ++i) {
       if (!is_integer(t_[i]))
         fail("offsets and strides must be integers, got {}", dtype_name(t_[i]));
     }
-    const SharedAlloc* a = shared();
     const SharedAlloc* b = shared_b();
-    if (a == nullptr || b == nullptr) {
-      fail("reads both operands from shared allocations");
+    if (b == nullptr || (!registers && shared() == nullptr)) {
+      fail("reads B{} from a shared allocation", registers ? "" : " and A");
       return;
     }
-    if (a->dtype != b->dtype || !is_float(a->dtype)) {
-      fail("multiplies float operands of one type, got {} and {}", dtype_name(a->dtype),
+    const DType a_type = registers ? t_[1] : shared()->dtype;
+    if (a_type != b->dtype || !is_float(a_type)) {
+      fail("multiplies float operands of one type, got {} and {}", dtype_name(a_type),
            dtype_name(b->dtype));
     }
-    if (op_.ivalue < 16 || op_.ivalue > 64 || op_.ivalue % 16 != 0) {
-      fail("K is 16, 32, 48 or 64, not {}", op_.ivalue);
+    const std::int64_t k_max = registers && op_.layout == MatrixLayout::RowMajor ? 256 : 64;
+    if (op_.ivalue < 16 || op_.ivalue > k_max || op_.ivalue % 16 != 0) {
+      fail("K is a multiple of 16 from 16 to {}, not {}", k_max, op_.ivalue);
     }
   }
 
@@ -490,7 +494,9 @@ std::size_t op_arity(const Op& op) {
   const bool vector_store =
       op.lanes > 1 && info.has(kWritesMemory) &&
       (info.types == TypeRule::TensorAccess || info.types == TypeRule::SharedAccess);
-  return info.operands + (vector_store ? op.lanes - 1 : 0);
+  // wg.mma's register form has its A fragment where the shared form has A's offset and stride.
+  const bool registers_form = op.kind == OpKind::WgMma && op.shared < 0;
+  return info.operands + (vector_store ? op.lanes - 1 : 0) - (registers_form ? 1 : 0);
 }
 
 std::size_t op_block_count(OpKind k) { return op_info(k).blocks; }

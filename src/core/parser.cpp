@@ -866,18 +866,26 @@ class Parser {
     op.fragment.cols = c.integer<std::uint32_t>("the box's columns");
   }
 
-  /// wg.mma: `%d, @a[%offset], %stride, @b[%offset], %stride, row|col, K`.
+  /// wg.mma: `%d, @a[%offset], %stride, @b[%offset], %stride, row|col, K`, or the register
+  /// form `%d, %a, @b[%offset], %stride, row|col, K`.
   void warpgroup_operands(Cursor& c, Op& op) const {
     op.args.push_back(c.value("the accumulator"));
-    for (int* alloc : {&op.shared, &op.shared_b}) {
-      c.punct(',', "before an operand's allocation");
-      *alloc = shared_ref(c);
+    const auto operand = [&](int& alloc) {
+      alloc = shared_ref(c);
       c.punct('[', "before the offset");
       op.args.push_back(c.value("the offset"));
       c.punct(']', "after the offset");
       c.punct(',', "before the stride");
       op.args.push_back(c.value("the stride"));
+    };
+    c.punct(',', "before A");
+    if (c.at(Token::Kind::Value)) {
+      op.args.push_back(c.value("the A fragment"));
+    } else {
+      operand(op.shared);
     }
+    c.punct(',', "before B's allocation");
+    operand(op.shared_b);
     c.punct(',', "before B's layout");
     const std::string_view layout = c.word("a layout (row or col)");
     const auto l = parse_matrix_layout(layout);

@@ -219,6 +219,12 @@ class Printer {
         return text + fmt::format(", {}", op.ivalue);
       }
       case OpAttributes::WarpgroupOperands:
+        if (op.shared < 0) {
+          IRON_INTERNAL_ASSERT(op.args.size() == 4, "wg.mma's register form without 4 operands");
+          return fmt::format(" {}, {}, {}[{}], {}, {}, {}", value(op.args[0]), value(op.args[1]),
+                             shared_name(op.shared_b), value(op.args[2]), value(op.args[3]),
+                             matrix_layout_name(op.layout), op.ivalue);
+        }
         IRON_INTERNAL_ASSERT(op.args.size() == 5, "wg.mma without its five operands");
         return fmt::format(" {}, {}[{}], {}, {}[{}], {}, {}, {}", value(op.args[0]),
                            shared_name(op.shared), value(op.args[1]), value(op.args[2]),

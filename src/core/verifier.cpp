@@ -33,10 +33,13 @@ Storage storage_defined_by(OpKind k) {
   return k == OpKind::RegsDecl ? Storage::Regs : Storage::Value;
 }
 
-/// What operand `i` of an op of kind k must be.
-Storage storage_operand(OpKind k, std::size_t i) {
+/// What operand `i` of `op` must be.
+Storage storage_operand(const Op& op, std::size_t i) {
+  const OpKind k = op.kind;
+  const bool wg_fragment = (k == OpKind::WgMma && (i == 0 || (i == 1 && op.shared < 0))) ||
+                           (k == OpKind::WgWait && i == 0);
   if (k == OpKind::FragMma || ((k == OpKind::FragLoad || k == OpKind::FragStore) && i == 1) ||
-      ((k == OpKind::WgMma || k == OpKind::WgWait) && i == 0)) {
+      wg_fragment) {
     return Storage::Fragment;
   }
   const TypeRule rule = op_info(k).types;
@@ -499,6 +502,13 @@ class Verifier {
                                  "accumulator (acc, N a multiple of 8 up to 256), got {} {}x{}",
                                  op_name(op.kind), fragment_role_name(d.role), d.rows, d.cols));
     }
+    if (op.kind != OpKind::WgMma || op.shared >= 0) return;
+    const FragmentShape& a = values_[op.args[1]].fragment;
+    if (a.role != FragmentRole::A || a.rows != 16 || a.cols != op.ivalue) {
+      report(op.loc, fmt::format("wg.mma's register form takes the simdgroup's 16xK A fragment "
+                                 "(K = {}), got {} {}x{}",
+                                 op.ivalue, fragment_role_name(a.role), a.rows, a.cols));
+    }
   }
 
   /// frag.get/set/coord: a slot the fragment has in each lane.
@@ -559,7 +569,7 @@ class Verifier {
         known = false;
         continue;
       }
-      const Storage wanted = storage_operand(op.kind, i);
+      const Storage wanted = storage_operand(op, i);
       if (v.storage != wanted) {
         report(op.loc, storage_mismatch(op, id, v.storage, wanted));
         known = false;

@@ -127,6 +127,14 @@ void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId
   op.ivalue = k;
 }
 
+void record_wg_mma_registers(ir::ValueId d, ir::ValueId a, int b_alloc, ir::ValueId b_offset,
+                             ir::ValueId b_stride, ir::MatrixLayout b_layout, std::uint32_t k) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::WgMma, DType::F32, {d, a, b_offset, b_stride});
+  op.shared_b = b_alloc;
+  op.layout = b_layout;
+  op.ivalue = k;
+}
+
 void record_wg_commit() { Tracer::current().record(ir::OpKind::WgCommit, DType::U32, {}); }
 
 void record_wg_wait(ir::ValueId d, std::int64_t pending) {

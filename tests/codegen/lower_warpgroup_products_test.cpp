@@ -119,7 +119,9 @@ TEST(PassLowerWarpgroupProducts, LoweredOnHopperWhenAnOperandIsNotInSwizzledRows
 
 TEST(PassLowerWarpgroupProducts, OrderingOpsStayWhileAProductRunsAsWgmma) {
   std::string text(kProduct);
-  const std::string second = "  wg.mma %1, @tb[%2], %3, @tb[%2], %3, row, 16 : f32\n";
+  // A row-major B of rows 128 elements apart: not one swizzled row, so never an MN-major wgmma.
+  const std::string second =
+      "  %7 = const 128 : u32\n  wg.mma %1, @tb[%2], %3, @tb[%2], %7, row, 16 : f32\n";
   text.insert(text.find("  wg.commit"), second);
   const std::string lowered =
       run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::Wgmma));
@@ -130,6 +132,127 @@ TEST(PassLowerWarpgroupProducts, OrderingOpsStayWhileAProductRunsAsWgmma) {
   EXPECT_NE(lowered.find("wg.commit"), std::string::npos) << lowered;
   EXPECT_NE(lowered.find("wg.wait %1, 0"), std::string::npos) << lowered;
   EXPECT_NE(lowered.find("fence.proxy.async"), std::string::npos) << lowered;
+}
+
+// The register form: each simdgroup's A fragment times a row-major B in swizzled rows.
+constexpr std::string_view kRegisterForm = R"(kernel wgr dtype=bf16 mode=tiled
+  param in a: bf16
+  param out out: f32
+  shared tb: bf16[2048] swizzle 64
+  rule exactly 128
+  values 12
+{
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 64 : f32
+  %2 = const 0 : u32
+  %3 = const 64 : u32
+  %4 = builtin thread_id.x : u32
+  %5 = load a[%4] : bf16
+  shared.store @tb[%4], %5 : bf16
+  %6 = const 0 : bf16
+  %7 = frag %6, a, 16, 32 : bf16
+  fence.proxy.async
+  barrier
+  wg.mma %1, %7, @tb[%2], %3, row, 32 : f32
+  wg.commit
+  wg.wait %1, 0
+  %8 = frag.get %1, 0 : f32
+  store out[%4], %8 : f32
+}
+)";
+
+TEST(PassLowerWarpgroupProducts, TheRegisterFormStaysOnHopperForARowMajorBOfOneSwizzledRow) {
+  EXPECT_EQ(run_pass(lower_warpgroup_products, kRegisterForm,
+                     TargetProfile::cuda(90, MmaStrategy::Wgmma)),
+            canonical(kRegisterForm));
+}
+
+TEST(PassLowerWarpgroupProducts, TheRegisterFormBecomesFragmentProductsOfItsColumns) {
+  EXPECT_EQ(run_pass(lower_warpgroup_products, kRegisterForm, TargetProfile::cuda(90)),
+            canonical(R"(kernel wgr dtype=bf16 mode=tiled
+  param in a: bf16
+  param out out: f32
+  shared tb: bf16[2048] swizzle 64
+  rule exactly 128
+  values 46
+{
+  %0 = const 0 : f32
+  %1 = frag %0, acc, 16, 64 : f32
+  %2 = const 0 : u32
+  %3 = const 64 : u32
+  %4 = builtin thread_id.x : u32
+  %5 = load a[%4] : bf16
+  shared.store @tb[%4], %5 : bf16
+  %6 = const 0 : bf16
+  %7 = frag %6, a, 16, 32 : bf16
+  barrier
+  %12 = const 0 : u32
+  %13 = cast %3 : u32
+  %14 = mul %12, %13 : u32
+  %15 = cast %2 : u32
+  %16 = add %15, %14 : u32
+  %17 = const 0 : bf16
+  %18 = frag %17, a, 16, 16 : bf16
+  %19 = frag.get %7, 0 : bf16
+  frag.set %18, %19, 0 : bf16
+  %20 = frag.get %7, 1 : bf16
+  frag.set %18, %20, 1 : bf16
+  %21 = frag.get %7, 2 : bf16
+  frag.set %18, %21, 2 : bf16
+  %22 = frag.get %7, 3 : bf16
+  frag.set %18, %22, 3 : bf16
+  %23 = frag.get %7, 4 : bf16
+  frag.set %18, %23, 4 : bf16
+  %24 = frag.get %7, 5 : bf16
+  frag.set %18, %24, 5 : bf16
+  %25 = frag.get %7, 6 : bf16
+  frag.set %18, %25, 6 : bf16
+  %26 = frag.get %7, 7 : bf16
+  frag.set %18, %26, 7 : bf16
+  %27 = const 0 : bf16
+  %28 = frag %27, b, 16, 64 : bf16
+  frag.load @tb[%16], %28, %3, row : bf16
+  frag.mma %1, %18, %28 : f32
+  %29 = const 16 : u32
+  %30 = cast %3 : u32
+  %31 = mul %29, %30 : u32
+  %32 = cast %2 : u32
+  %33 = add %32, %31 : u32
+  %34 = const 0 : bf16
+  %35 = frag %34, a, 16, 16 : bf16
+  %36 = frag.get %7, 8 : bf16
+  frag.set %35, %36, 0 : bf16
+  %37 = frag.get %7, 9 : bf16
+  frag.set %35, %37, 1 : bf16
+  %38 = frag.get %7, 10 : bf16
+  frag.set %35, %38, 2 : bf16
+  %39 = frag.get %7, 11 : bf16
+  frag.set %35, %39, 3 : bf16
+  %40 = frag.get %7, 12 : bf16
+  frag.set %35, %40, 4 : bf16
+  %41 = frag.get %7, 13 : bf16
+  frag.set %35, %41, 5 : bf16
+  %42 = frag.get %7, 14 : bf16
+  frag.set %35, %42, 6 : bf16
+  %43 = frag.get %7, 15 : bf16
+  frag.set %35, %43, 7 : bf16
+  %44 = const 0 : bf16
+  %45 = frag %44, b, 16, 64 : bf16
+  frag.load @tb[%33], %45, %3, row : bf16
+  frag.mma %1, %35, %45 : f32
+  %8 = frag.get %1, 0 : f32
+  store out[%4], %8 : f32
+}
+)"));
+}
+
+TEST(PassLowerWarpgroupProducts, ARowMajorBWiderThanASwizzledRowIsLoweredOnHopper) {
+  std::string text(kRegisterForm);
+  text.replace(text.find("acc, 16, 64"), 11, "acc, 16, 128");
+  const std::string lowered =
+      run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::Wgmma));
+  EXPECT_EQ(lowered.find("wg.mma"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("frag.mma"), std::string::npos) << lowered;
 }
 
 }  // namespace

@@ -92,7 +92,10 @@ struct Block {
 ///   ivalue = K, `layout` = B's: the warpgroup (4 simdgroups) multiplies; simdgroup s adds to d
 ///   (its 16×N accumulator) rows 16·(s % 4) … of A (row-major, 64×K at a_offset) times B (K×N at
 ///   b_offset, column-major: (k, n) at b_offset + n·b_stride + k), asynchronously: d is ready and
-///   the operands free after a WgWait. WgCommit closes the simdgroup's group of started products;
+///   the operands free after a WgWait. The register form (shared = -1, args=[d, a, b_offset,
+///   b_stride]) takes A from simdgroup s's own 16×K A fragment `a` (rows 16·(s % 4) … of the
+///   64×K), which must not change until the WgWait; B row-major is (k, n) at b_offset +
+///   k·b_stride + n. WgCommit closes the simdgroup's group of started products;
 ///   WgWait (args=[d], ivalue = N) waits until at most N of its groups are unfinished.
 ///   TargetHas: a bool, ivalue = a TargetFeature: whether the target compiled for has it.
 ///   CopyTile: shared (destination), param (source tensor), args=[dst_index, base, height, width,

@@ -144,16 +144,21 @@ class FragMmaOp : public OpView<O> {
   typename OpView<O>::Id& b() const { return this->arg(2); }
 };
 
-/// wg.mma: the warpgroup's products from shared memory into each simdgroup's `d` (ir.hpp).
+/// wg.mma: the warpgroup's products into each simdgroup's `d` (ir.hpp), A from shared memory
+/// or, in the register form, from each simdgroup's A fragment.
 template <class O>
 class WgMmaOp : public OpView<O> {
  public:
   explicit WgMmaOp(O& op) : OpView<O>(op, op.kind == OpKind::WgMma) {}
+  /// The register form: A is the fragment a() (no A allocation).
+  bool a_in_registers() const { return this->op().shared < 0; }
   typename OpView<O>::Id& d() const { return this->arg(0); }
+  /// The register form's A fragment.
+  typename OpView<O>::Id& a() const { return this->arg(1); }
   typename OpView<O>::Id& a_offset() const { return this->arg(1); }
   typename OpView<O>::Id& a_stride() const { return this->arg(2); }
-  typename OpView<O>::Id& b_offset() const { return this->arg(3); }
-  typename OpView<O>::Id& b_stride() const { return this->arg(4); }
+  typename OpView<O>::Id& b_offset() const { return this->arg(a_in_registers() ? 2 : 3); }
+  typename OpView<O>::Id& b_stride() const { return this->arg(a_in_registers() ? 3 : 4); }
   /// The depth of the product: A's columns and B's rows.
   std::uint32_t k() const { return static_cast<std::uint32_t>(this->op().ivalue); }
   MatrixLayout b_layout() const { return this->op().layout; }

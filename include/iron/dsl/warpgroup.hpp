@@ -8,6 +8,9 @@
 ///   warpgroup_commit();
 ///   warpgroup_wait(0, acc);                      // acc ready, tiles free
 ///
+/// A may instead come from each simdgroup's registers (`warpgroup_mma(acc, a_fragment, tile_b,
+/// b0, 64)`: Hopper's register form), and B may be row-major ([k, n]) in either form.
+///
 /// The product is asynchronous: `acc` may not be read, and the tiles not overwritten, until a
 /// warpgroup_wait that leaves its group done; a shared write that the product reads needs
 /// fence_async_proxy() by its writer before the barrier that publishes it (a pipelined loop
@@ -24,6 +27,8 @@ namespace detail {
 void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId a_stride,
                    int b_alloc, ir::ValueId b_offset, ir::ValueId b_stride, MatrixLayout b_layout,
                    std::uint32_t k);
+void record_wg_mma_registers(ir::ValueId d, ir::ValueId a, int b_alloc, ir::ValueId b_offset,
+                             ir::ValueId b_stride, MatrixLayout b_layout, std::uint32_t k);
 void record_wg_commit();
 void record_wg_wait(ir::ValueId d, std::int64_t pending);
 void record_fence_proxy_async();
@@ -44,6 +49,22 @@ requires(K % 16 == 0 && K >= 16 && K <= 64 && N % 8 == 0 &&
   detail::at(where);
   detail::record_wg_mma(d.id(), a.alloc(), a_offset.id(), a_stride.id(), b.alloc(), b_offset.id(),
                         b_stride.id(), b_layout, K);
+}
+
+/// Starts d += a · B for simdgroup s, its A rows 16·(s % 4) … of the warpgroup's 64×K held in its
+/// own registers (an accumulator made an operand by to_a, as attention's weights are): B K×N
+/// from b[b_offset], row-major ((k, n) at b_offset + k·b_stride + n, the layout of values
+/// [keys, d]) or column-major. `a` may not be written until a warpgroup_wait leaves the group
+/// done. f16 and bf16 operands may run as one Hopper instruction per 16 columns of K.
+template <Element T, std::uint32_t K, std::uint32_t N>
+requires(K % 16 == 0 && K >= 16 && K <= 256 && N % 8 == 0 &&
+         N <= 256) void warpgroup_mma(FragAcc<16, N>& d, const FragA<T, 16, K>& a,
+                                      const Shared<T>& b, detail::Index b_offset,
+                                      detail::Index b_stride, MatrixLayout b_layout = row_major,
+                                      SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_wg_mma_registers(d.id(), a.id(), b.alloc(), b_offset.id(), b_stride.id(), b_layout,
+                                  K);
 }
 
 /// Closes the calling simdgroup's group of started warpgroup products.

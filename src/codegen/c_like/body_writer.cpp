@@ -156,12 +156,16 @@ class BodyWriter {
         return cx_.kernel.shared.at(static_cast<std::size_t>(alloc)).name + " + " +
                values_.name(offset);
       };
-      const c_like::WarpgroupProduct p{.d = values_.name(mma.d()),
-                                       .a = operand(op.shared, mma.a_offset()),
-                                       .b = operand(op.shared_b, mma.b_offset()),
-                                       .n = shape_of(mma.d()).cols,
-                                       .k = mma.k(),
-                                       .input = cx_.kernel.shared.at(op.shared).dtype};
+      const bool registers = mma.a_in_registers();
+      const c_like::WarpgroupProduct p{
+          .d = values_.name(mma.d()),
+          .a = registers ? values_.name(mma.a()) : operand(op.shared, mma.a_offset()),
+          .b = operand(op.shared_b, mma.b_offset()),
+          .n = shape_of(mma.d()).cols,
+          .k = mma.k(),
+          .input = cx_.kernel.shared.at(op.shared_b).dtype,
+          .a_in_registers = registers,
+          .b_rows = mma.b_layout() == ir::MatrixLayout::RowMajor};
       return line(cx_.dialect.warpgroup_product(p, needs), op.loc);
     }
     if (op.kind == OpKind::WgCommit) return line(cx_.dialect.warpgroup_commit(needs), op.loc);

@@ -66,6 +66,8 @@ struct WarpgroupProduct {
   std::string d, a, b;
   std::uint32_t n = 0, k = 0;
   DType input = DType::BF16;
+  bool a_in_registers = false;  ///< a names the A fragment (else A's first element in shared)
+  bool b_rows = false;          ///< B row-major ([k, n], MN-major), else column-major ([n, k])
 };
 
 /// The spelling of an op kind in a dialect's table of the few kinds it covers.

@@ -1,9 +1,11 @@
 /// wg.mma on sm_90a (docs/tensor-cores.md, "Warpgroup products"): each K-deep product is a
-/// `wgmma.fence`, then one `wgmma.mma_async.m64nNk16` per 16 columns of K whose operands are
-/// shared-memory matrix descriptors of 128-byte swizzled, K-major tiles (8-row groups 1024 bytes
-/// apart; the start address moves 32 bytes per 16 columns). The accumulator is the simdgroup's
-/// 16×N fragment: its slots are the instruction's registers in order (slot 4j + e of an m16n8
-/// tile j is register 4j + e). Empty register fences on the accumulator before the fence and
+/// `wgmma.fence`, then one `wgmma.mma_async.m64nNk16` per 16 columns of K whose shared operands
+/// are matrix descriptors of 128-byte swizzled tiles: K-major (8-row groups 1024 bytes apart; the
+/// start address moves 32 bytes per 16 columns) or, for a row-major B, MN-major (the transpose
+/// bit set; the start moves 16 rows, 2048 bytes). The register form passes the simdgroup's A
+/// fragment, four registers per 16 columns, in mma.m16n8k16's A layout. The accumulator is the
+/// simdgroup's 16×N fragment: its slots are the instruction's registers in order (slot 4j + e of an
+/// m16n8 tile j is register 4j + e). Empty register fences on the accumulator before the fence and
 /// after each wait keep ptxas from serializing the products (its warning C7514 fails the build).
 #include "cuda_warpgroup.hpp"
 
@@ -16,13 +18,14 @@ namespace {
 
 constexpr std::uint32_t kMaxWidth = 256;
 
-std::string product_name(DType t, std::uint32_t n) {
-  return fmt::format("iron_wgmma_{}_n{}", dtype_name(t), n);
+std::string product_name(DType t, std::uint32_t n, bool a_in_registers) {
+  return fmt::format("iron_wgmma_{}{}_n{}", a_in_registers ? "rs_" : "", dtype_name(t), n);
 }
 
-/// The helper for width n and element type t: K / 16 instructions on d, the descriptors of the
-/// operands' first elements advanced by 32 bytes each.
-c_like::Helper product_helper(DType t, std::uint32_t n) {
+/// The helper for width n, element type t and where A is: K / 16 instructions on d, B's
+/// descriptor advanced 16 columns of K each (32 bytes along a K-major row; 16 rows of 128 bytes
+/// down an MN-major B, B_ROWS), A's likewise or its registers 16 columns at a time.
+c_like::Helper product_helper(DType t, std::uint32_t n, bool a_in_registers) {
   const std::uint32_t regs = n / 2;
   std::string list;
   std::string outputs;
@@ -31,26 +34,48 @@ c_like::Helper product_helper(DType t, std::uint32_t n) {
     outputs += fmt::format("{}\"+f\"(d[{}])", i == 0 ? "" : ", ", i);
   }
   const std::string_view ptx_type = t == DType::BF16 ? "bf16" : "f16";
+  const std::string name = product_name(t, n, a_in_registers);
+  // Operands after the accumulators: A (a descriptor, or four registers), B's descriptor, the
+  // scale-d predicate's source and, as immediates, the transposes.
+  const std::uint32_t a_ops = a_in_registers ? 4 : 1;
+  const std::string a_text =
+      a_in_registers ? fmt::format("{{%{}, %{}, %{}, %{}}}", regs, regs + 1, regs + 2, regs + 3)
+                     : fmt::format("%{}", regs);
+  const std::uint32_t b_op = regs + a_ops;
+  const std::string transposes =
+      a_in_registers ? fmt::format("%{}", b_op + 2) : fmt::format("0, %{}", b_op + 2);
+  const std::string a_inputs =
+      a_in_registers ? "\"r\"(ar[4 * kk]), \"r\"(ar[4 * kk + 1]), \"r\"(ar[4 * kk + 2]), "
+                       "\"r\"(ar[4 * kk + 3])"
+                     : "\"l\"(da + 2ull * kk)";
   std::string text = fmt::format(
-      R"(// d (this simdgroup's 16×{0} part of the warpgroup's 64×{0}) += A · B, K deep, by wgmma.
-template <int K>
-__device__ __forceinline__ void {1}(float* d, const void* a, const void* b) {{
-  const unsigned long long da = iron_wgmma_descriptor(a), db = iron_wgmma_descriptor(b);
-  iron_wgmma_fence_registers<{2}>(d);
+      R"(// d (this simdgroup's 16×{0} part of the warpgroup's 64×{0}) += A · B, K deep, by wgmma; A {1};
+// B K-major ([n, k]) or, B_ROWS, MN-major ([k, n] in 128-byte rows, N ≤ 64).
+template <int K, int B_ROWS>
+__device__ __forceinline__ void {2}(float* d, {3} a, const void* b) {{
+  {4}
+  const unsigned long long db = B_ROWS ? iron_wgmma_descriptor_rows(b) : iron_wgmma_descriptor(b);
+  iron_wgmma_fence_registers<{5}>(d);
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {{
     asm volatile(
-        "{{\n.reg .pred p;\nsetp.ne.b32 p, %{3}, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{4}.{4} {{{5}}}, %{6}, %{7}, p, 1, 1, 0, 0;\n}}\n"
-        : {8}
-        : "l"(da + 2ull * kk), "l"(db + 2ull * kk), "r"(1));
+        "{{\n.reg .pred p;\nsetp.ne.b32 p, %{6}, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{7}.{7} {{{8}}}, {9}, %{10}, p, 1, 1, {11};\n}}\n"
+        : {12}
+        : {13}, "l"(db + (B_ROWS ? 128ull : 2ull) * kk), "r"(1), "n"(B_ROWS));
   }}
 }}
 )",
-      n, product_name(t, n), regs, regs + 2, ptx_type, list, regs, regs + 1, outputs);
-  return {
-      product_name(t, n), {"iron_wgmma_descriptor", "iron_wgmma_fence_registers"}, std::move(text)};
+      n, a_in_registers ? "the simdgroup's A fragment in registers" : "K-major in shared memory",
+      name, a_in_registers ? "const unsigned int*" : "const void*",
+      a_in_registers ? "unsigned int ar[K / 4];\n  iron_wgmma_fence_operand<K / 4>(ar, a);"
+                     : "const unsigned long long da = iron_wgmma_descriptor(a);",
+      regs, b_op + 1, ptx_type, list, a_text, b_op, transposes, outputs, a_inputs);
+  return {name,
+          {"iron_wgmma_descriptor", "iron_wgmma_descriptor_rows", "iron_wgmma_fence_registers",
+           "iron_wgmma_fence_operand"},
+          std::move(text)};
 }
 
 }  // namespace
@@ -66,6 +91,29 @@ const std::vector<c_like::Helper>& warpgroup_helpers() {
 __device__ __forceinline__ unsigned long long iron_wgmma_descriptor(const void* p) {
   const unsigned long long address = static_cast<unsigned int>(__cvta_generic_to_shared(p));
   return ((address & 0x3FFFFull) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+)"},
+        {"iron_wgmma_descriptor_rows",
+         {},
+         R"(// The descriptor of an MN-major tile of at most 64 columns in 128-byte swizzled rows at p
+// (row k holds columns 0 … 63 of k): 8-row groups 1024 bytes apart (bits 32-45), the leading
+// offset set alike (one 64-column group, so the instruction steps over none), 128-byte swizzle.
+__device__ __forceinline__ unsigned long long iron_wgmma_descriptor_rows(const void* p) {
+  const unsigned long long address = static_cast<unsigned int>(__cvta_generic_to_shared(p));
+  return ((address & 0x3FFFFull) >> 4) | (64ull << 16) | (64ull << 32) | (1ull << 62);
+}
+)"},
+        {"iron_wgmma_fence_operand",
+         {},
+         R"(// The register form's A, copied through an empty asm per register: its values are made
+// before the wgmma.fence that follows, so ptxas need not insert one between the products.
+template <int REGS>
+__device__ __forceinline__ void iron_wgmma_fence_operand(unsigned int* to, const unsigned int* a) {
+#pragma unroll
+  for (int i = 0; i < REGS; ++i) {
+    to[i] = a[i];
+    asm volatile("" : "+r"(to[i])::"memory");
+  }
 }
 )"},
         {"iron_wgmma_fence_registers",
@@ -89,7 +137,10 @@ __device__ __forceinline__ void iron_wgmma_wait(float* d) {
 )"},
     };
     for (const DType t : {DType::F16, DType::BF16}) {
-      for (std::uint32_t n = 8; n <= kMaxWidth; n += 8) h.push_back(product_helper(t, n));
+      for (std::uint32_t n = 8; n <= kMaxWidth; n += 8) {
+        h.push_back(product_helper(t, n, false));
+        h.push_back(product_helper(t, n, true));
+      }
     }
     return h;
   }();
@@ -99,9 +150,11 @@ __device__ __forceinline__ void iron_wgmma_wait(float* d) {
 std::string wgmma_product(const c_like::WarpgroupProduct& p, c_like::Needs& needs) {
   IRON_INTERNAL_ASSERT(p.n % 8 == 0 && p.n <= kMaxWidth && p.k % 16 == 0,
                        "a wg.mma the verifier should have refused");
-  const std::string helper = product_name(p.input, p.n);
+  const std::string helper = product_name(p.input, p.n, p.a_in_registers);
   needs.helpers.insert(helper);
-  return fmt::format("{}<{}>({}.x, {}, {});", helper, p.k, p.d, p.a, p.b);
+  const std::string a =
+      p.a_in_registers ? fmt::format("reinterpret_cast<const unsigned int*>({}.x)", p.a) : p.a;
+  return fmt::format("{}<{}, {}>({}.x, {}, {});", helper, p.k, p.b_rows ? 1 : 0, p.d, a, p.b);
 }
 
 std::string wgmma_commit() {

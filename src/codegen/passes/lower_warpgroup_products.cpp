@@ -5,7 +5,9 @@
 ///   row %b = frag 0, b, 16, N : T;    frag.load @B[b_offset + kk (· b_stride when row-major)], %b,
 ///   … frag.mma %d, %a, %b
 ///
-/// the same sums in the same order (the simulator's contract), synchronous, so the warpgroup's
+/// (the register form's A: columns kk … kk + 15 of the simdgroup's A fragment, moved slot by
+/// slot into a 16×16 one), the same sums in the same order (the simulator's contract),
+/// synchronous, so the warpgroup's
 /// commits, waits and proxy fences have nothing left to order and are dropped once no wg.mma
 /// remains.
 #include "iron/codegen/passes/lower_warpgroup_products.hpp"
@@ -42,25 +44,39 @@ bool one_swizzled_row(const ir::Kernel& kernel, int alloc, ValueId stride,
          c != known.end() && c->second->ivalue == a.swizzle;
 }
 
+/// Whether the Hopper instruction reads the op's operands where they are: A in registers or in
+/// 128-byte swizzled rows along K; B in such rows along K (column-major) or, row-major, along N
+/// with N within one row (its k-th row 128 bytes after the (k−1)-th).
 bool qualifies(const ir::Kernel& kernel, const ir::Op& op, const TargetProfile& target,
-               const std::unordered_map<ValueId, const ir::Op*>& known) {
+               const std::unordered_map<ValueId, const ir::Op*>& known,
+               const std::unordered_map<ValueId, std::uint32_t>& columns) {
   const ir::WgMmaOp<const ir::Op> mma(op);
+  const bool b_rows = mma.b_layout() == ir::MatrixLayout::RowMajor;
+  const std::uint32_t row_elements = kSwizzleRowBytes / 2;
   return target.kind == TargetKind::Cuda && target.mma == MmaStrategy::Wgmma &&
-         dtype_size(kernel.shared[op.shared].dtype) == 2 && target.swizzled_shared &&
-         mma.b_layout() == ir::MatrixLayout::ColMajor &&
-         one_swizzled_row(kernel, op.shared, mma.a_stride(), known) &&
-         one_swizzled_row(kernel, op.shared_b, mma.b_stride(), known);
+         dtype_size(kernel.shared[op.shared_b].dtype) == 2 && target.swizzled_shared &&
+         (mma.a_in_registers() || one_swizzled_row(kernel, op.shared, mma.a_stride(), known)) &&
+         one_swizzled_row(kernel, op.shared_b, mma.b_stride(), known) &&
+         (!b_rows || columns.at(mma.d()) <= row_elements);
+}
+
+/// Each fragment's columns (a product's N).
+std::unordered_map<ValueId, std::uint32_t> fragment_columns(const ir::Kernel& kernel) {
+  std::unordered_map<ValueId, std::uint32_t> out;
+  ir::walk(kernel.body, [&](const ir::Op& op) {
+    if (op.kind == OpKind::FragDecl) out[op.result] = op.fragment.cols;
+  });
+  return out;
 }
 
 class Lowering {
  public:
+  // Read before block() moves ops around: the constants and each fragment's columns.
   Lowering(ir::Kernel& kernel, const TargetProfile& target)
-      : kernel_(kernel), target_(target), known_(constants(kernel)) {
-    // Read before block() moves ops around: each fragment's columns (a product's N).
-    ir::walk(kernel.body, [&](const ir::Op& op) {
-      if (op.kind == OpKind::FragDecl) fragment_cols_[op.result] = op.fragment.cols;
-    });
-  }
+      : kernel_(kernel),
+        target_(target),
+        known_(constants(kernel)),
+        fragment_cols_(fragment_columns(kernel)) {}
 
   /// Lowers the wg.mma ops that do not qualify; returns whether any wg.mma is left.
   bool block(ir::Block& b) {
@@ -69,7 +85,7 @@ class Lowering {
     out.reserve(b.ops.size());
     for (ir::Op& op : b.ops) {
       for (ir::Block& inner : op.blocks) left |= block(inner);
-      if (op.kind == OpKind::WgMma && !qualifies(kernel_, op, target_, known_)) {
+      if (op.kind == OpKind::WgMma && !qualifies(kernel_, op, target_, known_, fragment_cols_)) {
         lower(op, out);
         continue;
       }
@@ -84,27 +100,47 @@ class Lowering {
   void lower(const ir::Op& op, std::vector<ir::Op>& out) {
     const ir::WgMmaOp<const ir::Op> mma(op);
     const DType u32 = DType::U32;
-    const DType t = kernel_.shared[op.shared].dtype;
+    const DType t = kernel_.shared[op.shared_b].dtype;
     const std::uint32_t n = fragment_cols_.at(mma.d());
     ir::Builder b(kernel_, out);
     b.at(op.loc);
-    const ValueId part =
-        b.make(OpKind::Rem, u32, {b.builtin(ir::Builtin::Simdgroup), b.constant(u32, 4)}).result;
-    const ValueId rows = b.make(OpKind::Mul, u32, {part, b.constant(u32, 16)}).result;
-    const ValueId skip = b.make(OpKind::Mul, u32, {rows, index(b, mma.a_stride())}).result;
-    const ValueId a_first = b.make(OpKind::Add, u32, {index(b, mma.a_offset()), skip}).result;
+    ValueId a_first = ir::kNoValue;
+    if (!mma.a_in_registers()) {
+      const ValueId part =
+          b.make(OpKind::Rem, u32, {b.builtin(ir::Builtin::Simdgroup), b.constant(u32, 4)}).result;
+      const ValueId rows = b.make(OpKind::Mul, u32, {part, b.constant(u32, 16)}).result;
+      const ValueId skip = b.make(OpKind::Mul, u32, {rows, index(b, mma.a_stride())}).result;
+      a_first = b.make(OpKind::Add, u32, {index(b, mma.a_offset()), skip}).result;
+    }
     const bool b_rows = mma.b_layout() == ir::MatrixLayout::RowMajor;
     for (std::uint32_t kk = 0; kk < mma.k(); kk += 16) {
-      const ValueId a_at = b.make(OpKind::Add, u32, {a_first, b.constant(u32, kk)}).result;
+      const ValueId a_at = mma.a_in_registers()
+                               ? ir::kNoValue
+                               : b.make(OpKind::Add, u32, {a_first, b.constant(u32, kk)}).result;
       const ValueId b_step =
           b_rows ? b.make(OpKind::Mul, u32, {b.constant(u32, kk), index(b, mma.b_stride())}).result
                  : b.constant(u32, kk);
       const ValueId b_at = b.make(OpKind::Add, u32, {index(b, mma.b_offset()), b_step}).result;
       const ValueId a = fragment(b, t, {ir::FragmentRole::A, 16, 16});
-      load(b, op.shared, a_at, a, mma.a_stride(), ir::MatrixLayout::RowMajor, t);
+      if (mma.a_in_registers()) {
+        copy_columns(b, mma.a(), kk, a, t);
+      } else {
+        load(b, op.shared, a_at, a, mma.a_stride(), ir::MatrixLayout::RowMajor, t);
+      }
       const ValueId f = fragment(b, t, {ir::FragmentRole::B, 16, n});
       load(b, op.shared_b, b_at, f, mma.b_stride(), mma.b_layout(), t);
       b.make(OpKind::FragMma, DType::F32, {mma.d(), a, f});
+    }
+  }
+
+  /// Columns kk … kk + 15 of the 16×K A fragment `from` into the 16×16 `to`: an A fragment's
+  /// lanes hold its 16×16 tiles in column order, so tile kk / 16's slots are `to`'s.
+  static void copy_columns(ir::Builder& b, ValueId from, std::uint32_t kk, ValueId to, DType t) {
+    const std::uint32_t per_tile = ir::tile_elements_per_lane(ir::FragmentRole::A);
+    for (std::uint32_t e = 0; e < per_tile; ++e) {
+      ir::Op& get = b.make(OpKind::FragGet, t, {from});
+      get.ivalue = kk / 16 * per_tile + e;
+      b.make(OpKind::FragSet, t, {to, get.result}).ivalue = e;
     }
   }
 
@@ -129,7 +165,7 @@ class Lowering {
   ir::Kernel& kernel_;
   const TargetProfile& target_;
   std::unordered_map<ValueId, const ir::Op*> known_;
-  std::unordered_map<ValueId, std::uint32_t> fragment_cols_;
+  const std::unordered_map<ValueId, std::uint32_t> fragment_cols_;
 };
 
 void drop_warpgroup_ordering(ir::Block& b) {
@@ -145,7 +181,8 @@ void drop_warpgroup_ordering(ir::Block& b) {
 }  // namespace
 
 bool runs_as_wgmma(const ir::Kernel& kernel, const ir::Op& op, const TargetProfile& target) {
-  return op.kind == OpKind::WgMma && qualifies(kernel, op, target, constants(kernel));
+  return op.kind == OpKind::WgMma &&
+         qualifies(kernel, op, target, constants(kernel), fragment_columns(kernel));
 }
 
 bool has_warpgroup_products(const ir::Kernel& kernel) {

@@ -45,10 +45,12 @@ class Marker {
       }
       if (in.exec == Exec::WgMma) {
         const ir::WgMmaOp mma(*in.op);
-        for (const ir::ValueId v :
-             {mma.a_offset(), mma.a_stride(), mma.b_offset(), mma.b_stride()}) {
-          push(v);
+        if (!mma.a_in_registers()) {
+          push(mma.a_offset());
+          push(mma.a_stride());
         }
+        push(mma.b_offset());
+        push(mma.b_stride());
       }
       if (in.exec == Exec::FragLoad || in.exec == Exec::FragStore) {
         push(ir::FragAccessOp(*in.op).offset());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,7 @@ class GroupRunner {
     std::uint32_t acc = 0;
     std::uint32_t lead = 0;
     std::vector<std::pair<int, std::uint32_t>> reads;
+    std::optional<std::uint32_t> a_fragment;  ///< the register form's A rows, read until done
   };
   /// wg.mma: each simdgroup's product, exact like frag.mma, computed now from the operands it
   /// reads (which stay read, so overwriting them is reported, until its wg.wait); its
@@ -141,7 +143,8 @@ class GroupRunner {
     std::int64_t offset = 0, stride = 0;
   };
   WgOperand wg_operand(const Instr& in, std::uint32_t first, int which);
-  /// The product of the simdgroup whose first thread is `lead`, started.
+  /// The product of the simdgroup whose first thread is `lead`, started (ops[0] unused in the
+  /// register form, whose A is the simdgroup's fragment).
   void wg_product(const Instr& in, std::uint32_t lead, const WgOperand (&ops)[2]);
   void wg_commit(Active active);
   /// wg.wait: finishes each simdgroup's oldest product groups until at most N remain.

@@ -240,6 +240,7 @@ class Compiler {
         in.source = op.shared_b;
         in.on_shared = true;
         in.args[0] = vectors_[op.args[0]].first_row;
+        if (ir::WgMmaOp(op).a_in_registers()) in.args[1] = vectors_[op.args[1]].first_row;
         p_.warpgroup_products = true;
         break;
       case Exec::WgWait:

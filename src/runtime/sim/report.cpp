@@ -146,6 +146,15 @@ SimError Reporter::product_pending(const Instr& in, std::uint32_t thread,
                               format_loc(product.op->loc), thread_text(thread), where(in)));
 }
 
+SimError Reporter::operand_fragment_written(const Instr& in, std::uint32_t thread,
+                                            const Instr& product) const {
+  return SimError(SimError::Kind::PendingProduct,
+                  fmt::format("{}: {} writes the A fragment that the warpgroup product started {} "
+                              "still reads (wg.wait for it first), by {} {}",
+                              program_.kernel->name, ir::op_name(in.kind),
+                              format_loc(product.op->loc), thread_text(thread), where(in)));
+}
+
 SimError Reporter::operand_overwritten(const Instr& in, std::uint32_t thread, Access access,
                                        std::string_view alloc, std::uint32_t index,
                                        std::uint32_t count) const {

@@ -74,6 +74,9 @@ class Reporter {
                              std::int64_t offset, std::int64_t stride, std::string_view why) const;
   /// Fragment op `in` on accumulator rows that wg.mma `product` still writes (before its wg.wait).
   SimError product_pending(const Instr& in, std::uint32_t thread, const Instr& product) const;
+  /// Fragment op `in` writing the A fragment that register-form wg.mma `product` still reads.
+  SimError operand_fragment_written(const Instr& in, std::uint32_t thread,
+                                    const Instr& product) const;
   /// A write of a shared element that a started warpgroup product still reads.
   SimError operand_overwritten(const Instr& in, std::uint32_t thread, Access access,
                                std::string_view alloc, std::uint32_t index,

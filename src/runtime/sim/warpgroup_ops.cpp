@@ -19,6 +19,15 @@ constexpr std::uint32_t kRowsPerSimdgroup = 16;
 /// The bytes of a swizzled row that the Hopper instruction's 128-byte swizzle reads.
 constexpr std::int64_t kSwizzleRowBytes = 128;
 
+/// The first row of the fragment `in` writes, if it writes one.
+std::optional<std::uint32_t> written_fragment(const Instr& in) {
+  if (in.exec == Exec::FragLoad) return in.args[1];
+  const bool writes_first = in.exec == Exec::FragSet || in.exec == Exec::FragMma ||
+                            in.exec == Exec::FragReduce || in.exec == Exec::FragConvert;
+  if (writes_first) return in.args[0];
+  return std::nullopt;
+}
+
 }  // namespace
 
 void GroupRunner::wg_mma(const Instr& in, Active active) {
@@ -32,17 +41,21 @@ void GroupRunner::wg_mma(const Instr& in, Active active) {
       }
     }
     next += kWarpgroup;
-    const WgOperand operands[2] = {wg_operand(in, first, 0), wg_operand(in, first, 1)};
+    const bool registers = in.buffer < 0;
+    const WgOperand operands[2] = {registers ? WgOperand{} : wg_operand(in, first, 0),
+                                   wg_operand(in, first, 1)};
     for (std::uint32_t s = 0; s < kWarpgroup / 32; ++s) wg_product(in, first + s * 32, operands);
   }
 }
 
 GroupRunner::WgOperand GroupRunner::wg_operand(const Instr& in, std::uint32_t first, int which) {
   const ir::Kernel& kernel = *program_.kernel;
-  const std::uint32_t off_row = in.args[1 + 2 * which];
-  const std::uint32_t stride_row = in.args[2 + 2 * which];
-  const DType off_type = in.arg_types[1 + 2 * which];
-  const DType stride_type = in.arg_types[2 + 2 * which];
+  // The register form's B sits where the shared form's A does, one operand earlier.
+  const int at = 1 + 2 * which - (in.buffer < 0 ? 1 : 0);
+  const std::uint32_t off_row = in.args[at];
+  const std::uint32_t stride_row = in.args[at + 1];
+  const DType off_type = in.arg_types[at];
+  const DType stride_type = in.arg_types[at + 1];
   WgOperand op{which == 0 ? in.buffer : in.source, int_value(row(off_row)[first], off_type),
                int_value(row(stride_row)[first], stride_type)};
   const ir::SharedAlloc& alloc = kernel.shared[op.alloc];
@@ -59,20 +72,26 @@ GroupRunner::WgOperand GroupRunner::wg_operand(const Instr& in, std::uint32_t fi
     throw report_.warpgroup_operand(in, first, alloc.name, op.offset, op.stride,
                                     "both are multiples of 8 elements (16-byte rows)");
   }
-  // Rows of A, and of a column-major B, run along k: in swizzled 16-bit rows they must be placed
-  // as the Hopper instruction reads them.
+  // Operands in swizzled 16-bit rows must be placed as the Hopper instruction reads them: rows
+  // of A and of a column-major B run along k (K columns within a row), rows of a row-major B
+  // along n (N columns within a row).
   const bool along_k = which == 0 || in.layout == ir::MatrixLayout::ColMajor;
   const std::size_t element_bytes = dtype_size(alloc.dtype);
-  if (alloc.swizzle != 0 && along_k && element_bytes == 2) {
+  if (alloc.swizzle != 0 && element_bytes == 2) {
     const auto row_bytes = static_cast<std::int64_t>(alloc.swizzle * element_bytes);
     const std::int64_t column = op.offset % op.stride;
-    if (row_bytes != kSwizzleRowBytes || op.stride != alloc.swizzle || column % 16 != 0 ||
-        op.offset / op.stride % 8 != 0 || column + in.inner > op.stride) {
+    const std::int64_t width = along_k ? in.inner : in.fragment.cols;
+    if (row_bytes != kSwizzleRowBytes || op.stride != alloc.swizzle ||
+        column % (along_k ? 16 : 64) != 0 || op.offset / op.stride % 8 != 0 ||
+        column + width > op.stride) {
       throw report_.warpgroup_operand(
           in, first, alloc.name, op.offset, op.stride,
-          "an operand in swizzled rows is read as the Hopper instruction reads them: rows of "
-          "128 bytes, the stride one row, the offset at a multiple of 8 rows and of 16 "
-          "columns, and K columns within the row");
+          along_k ? "an operand in swizzled rows is read as the Hopper instruction reads it: "
+                    "rows of 128 bytes, the stride one row, the offset at a multiple of 8 rows "
+                    "and of 16 columns, and K columns within the row"
+                  : "a row-major B in swizzled rows is read as the Hopper instruction reads it: "
+                    "rows of 128 bytes, the stride one row, the offset at a multiple of 8 rows "
+                    "and the row's start, and N columns within the row");
     }
   }
   return op;
@@ -84,7 +103,9 @@ void GroupRunner::wg_product(const Instr& in, std::uint32_t lead, const WgOperan
   const bool b_rows = in.layout == ir::MatrixLayout::RowMajor;  // B as [k, n]
   const std::int64_t a_first =
       ops[0].offset + std::int64_t{lead % kWarpgroup / 32} * kRowsPerSimdgroup * ops[0].stride;
-  PendingProduct product{instr_index(in), in.args[0], lead, {}};
+  const bool registers = in.buffer < 0;
+  PendingProduct product{instr_index(in), in.args[0], lead, {}, std::nullopt};
+  if (registers) product.a_fragment = in.args[1];
   auto read = [&](const WgOperand& op, std::int64_t index) {
     const std::uint32_t size = shared_.size(op.alloc);
     if (index < 0 || index >= size) {
@@ -99,9 +120,12 @@ void GroupRunner::wg_product(const Instr& in, std::uint32_t lead, const WgOperan
   };
   std::vector<float> a(std::size_t{kRowsPerSimdgroup} * k);
   std::vector<float> b(std::size_t{k} * n);
+  const ir::FragmentShape a_shape{ir::FragmentRole::A, kRowsPerSimdgroup, k};
   for (std::uint32_t r = 0; r < kRowsPerSimdgroup; ++r) {
     for (std::uint32_t kk = 0; kk < k; ++kk) {
-      a[std::size_t{r} * k + kk] = read(ops[0], a_first + std::int64_t{r} * ops[0].stride + kk);
+      a[std::size_t{r} * k + kk] =
+          registers ? as_float(fragment_at(a_shape, in.args[1], lead, r, kk))
+                    : read(ops[0], a_first + std::int64_t{r} * ops[0].stride + kk);
     }
   }
   for (std::uint32_t kk = 0; kk < k; ++kk) {
@@ -158,12 +182,16 @@ void GroupRunner::finish_products(const std::vector<PendingProduct>& group) {
 void GroupRunner::check_products_done(const Instr& in, Active active) {
   if (pending_products_ == 0 || in.exec == Exec::FragCoord) return;
   const std::uint32_t rows[] = {in.result, in.args[0], in.args[1], in.args[2]};
+  const std::optional<std::uint32_t> written = written_fragment(in);
   for (std::size_t i = 0; i < active.size(); i += 32) {
     const std::uint32_t s = active[i] / 32;
     auto check = [&](const std::vector<PendingProduct>& group) {
       for (const PendingProduct& p : group) {
         if (std::find(std::begin(rows), std::end(rows), p.acc) != std::end(rows)) {
           throw report_.product_pending(in, active[i], program_.code[p.instr]);
+        }
+        if (p.a_fragment && written == p.a_fragment) {
+          throw report_.operand_fragment_written(in, active[i], program_.code[p.instr]);
         }
       }
     };

@@ -1,0 +1,130 @@
+/// The flash-attention body on warpgroup products, for 16-bit types: two
+/// warpgroups take 128 query rows (16 a simdgroup); a step's scores s = q · kᵀ are one warpgroup
+/// product from shared memory (queries and keys in 128-byte swizzled panels of 64 columns), the
+/// weights stay in registers as the A operand of o += p · v (the register form, values
+/// row-major). On sm_90a each product is a chain of wgmma instructions; elsewhere
+/// lower_warpgroup_products makes them each simdgroup's fragment products. See
+/// kernels/sdpa/prefill.cpp for the method and the error bound.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <iron/iron.hpp>
+
+#include "flash_tile.hpp"
+
+namespace iron::kernels::sdpa::warpgroup {
+
+inline constexpr std::uint32_t kThreads = 256;  ///< two warpgroups
+inline constexpr std::uint32_t kBlockQ = 128;   ///< query rows per group: 64 a warpgroup
+inline constexpr std::uint32_t kPanel = 64;     ///< columns of a swizzled panel: 128 bytes
+
+/// Keys per step: 128 at head_dim 128 (a lane's 64 scores and 32 weight registers beside its 64
+/// accumulators); 64 at head_dim 64, whose steps are short beside their softmax, and at 256,
+/// whose 128 accumulators a lane leave room for no more (bench/NOTES.md §33).
+template <std::uint32_t D>
+constexpr std::uint32_t block_k() {
+  return D == 128 ? 128 : 64;
+}
+inline constexpr std::uint32_t kStages = 2;  ///< K and V stages in flight
+
+/// Whether the warpgroup body runs a form: 16-bit types, head_dim 64, 128 or 256.
+template <class T, std::uint32_t D>
+constexpr bool runs() {
+  return dsl::lane_bytes<T>() == 2 && (D == 64 || D == 128 || D == 256);
+}
+
+/// Rows × D elements in D / 64 swizzled panels of rows × 64: element (r, c) at
+/// (c / 64) · rows · 64 + r · 64 + c % 64.
+template <class T, std::uint32_t D>
+dsl::Shared<T> panels(std::uint32_t rows, bool ring) {
+  return ring ? dsl::ring<T>(rows * D, dsl::Swizzled{kPanel})
+              : dsl::shared<T>(rows * D, dsl::Swizzled{kPanel});
+}
+
+/// Starts copying rows first … first + Rows of a tensor (row j at element row_at(j), D
+/// elements) into panels of Rows rows at `at` by the group's 16-byte asynchronous copies: zeros
+/// for rows at or past `count`, whose addresses are never formed from their own index.
+template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt>
+void start_panels(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at,
+                  const dsl::Tensor<T>& src, const dsl::Expr<dsl::u32>& first,
+                  const dsl::Expr<dsl::u32>& count, RowAt&& row_at) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kW = 16 / lane_bytes<T>();
+  constexpr std::uint32_t kPerRow = D / kW;
+  static_assert(Rows * kPerRow % kThreads == 0, "whole copies per thread");
+  for (std::uint32_t j = 0; j < Rows * kPerRow / kThreads; ++j) {
+    auto piece = thread_id<0>() + j * kThreads;
+    auto r = piece / kPerRow;
+    auto c = piece % kPerRow * kW;
+    auto inside = first + r < count;
+    auto from = row_at(select(inside, first + r, Expr<u32>(0u))) + c;
+    auto to = at + c / kPanel * (Rows * kPanel) + r * kPanel + c % kPanel;
+    copy_async<kW>(dst[to], src[from], inside);
+  }
+}
+
+/// As sdpa::attend, on warpgroup products: the group's 128 query rows q0 … of a sequence of
+/// q_len rows (row i at q_row(i)) against `kv`; store(i, c, value) per output element of a row
+/// i < q_len, lse(i, value) per row unless lse is NoLse.
+template <class T, std::uint32_t D, class Kv, class QRow, class Store, class Lse>
+void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0,
+            const dsl::Expr<dsl::u32>& q_len, const Kv& kv, const Masks& masks,
+            const dsl::Expr<dsl::f32>& scale, const dsl::Expr<dsl::f32>& sink, Store&& store,
+            Lse&& lse) {
+  using namespace iron::dsl;
+  static_assert(runs<T, D>(), "16-bit types, head_dim 64, 128 or 256");
+  constexpr std::uint32_t kBlockK = block_k<D>();
+  constexpr std::uint32_t kStage = kBlockK * D;
+  constexpr std::uint32_t kPanels = D / kPanel;
+  const auto keys = kv.keys;
+  auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
+  auto warp_row = q0 + simdgroup_id() * 16u;
+
+  // The tile's queries, published to the asynchronous proxy that reads them.
+  auto q_tile = panels<T, D>(kBlockQ, false);
+  start_panels<T, D, kBlockQ>(q_tile, Expr<u32>(0u), q, q0, q_len, q_row);
+  async_commit();
+  async_wait(0);
+  fence_async_proxy();
+  barrier();
+
+  auto q_hi = min(q0 + kBlockQ, q_len);
+  const KeyRange range = key_range<kBlockK>(q0, q_hi, q_len, keys, masks);
+  auto scale2 = scale * kLog2e;
+
+  RowState<16> rows;
+  std::array<FragAcc<16, kPanel>, kPanels> o;
+  auto k_ring = panels<T, D>(kBlockK, true);
+  auto v_ring = panels<T, D>(kBlockK, true);
+  pipelined(
+      range.begin, range.end, Expr<u32>(kBlockK), kStages,
+      [&](const Expr<u32>& p, const Expr<u32>& slot) {
+        const auto row = [&](const Expr<u32>& j) { return kv.row(j); };
+        start_panels<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
+        start_panels<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
+      },
+      [&](const Expr<u32>& p, const Expr<u32>& slot) {
+        // s = q · kᵀ over the head_dim panels, then scaled to log2 units, masked, and the
+        // online softmax's step.
+        FragAcc<16, kBlockK> s;
+        for (std::uint32_t c = 0; c < kPanels; ++c) {
+          warpgroup_mma<kPanel>(s, q_tile, c * kBlockQ * kPanel + group * 64u * kPanel, kPanel,
+                                k_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
+        }
+        warpgroup_commit();
+        warpgroup_wait(0, s);
+        scale_and_mask(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+        rows.absorb(s, o);
+        // o += p · v: the weights rounded to T in registers, v's columns a panel at a time.
+        const auto pa = s.template to_a<T>();
+        for (std::uint32_t c = 0; c < kPanels; ++c) {
+          warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
+        }
+        warpgroup_commit();
+        for (auto& oc : o) warpgroup_wait(0, oc);
+      });
+  rows.finish(o, kPanel, warp_row, q_len, sink, store, lse);
+}
+
+}  // namespace iron::kernels::sdpa::warpgroup
