@@ -65,24 +65,38 @@ dsl::Shared<T> rows_of(std::uint32_t rows) {
 }
 
 /// Starts copying rows first … first + Rows of a tensor (row j at element row_at(j), D
-/// elements) to `dst` at `at` by the group's 16-byte asynchronous copies: zeros for rows at or
-/// past `count`, whose addresses are never formed from their own index.
-template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt>
-void start_rows(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at, const dsl::Tensor<T>& src,
-                const dsl::Expr<dsl::u32>& first, const dsl::Expr<dsl::u32>& count,
-                RowAt&& row_at) {
+/// elements) into `dst`, element c of row r at place(r, c), by the 16-byte asynchronous copies
+/// of a group of THREADS: zeros for rows at or past `count`, whose addresses are never formed
+/// from their own index.
+template <class T, std::uint32_t D, std::uint32_t Rows, std::uint32_t THREADS, class RowAt,
+          class Place>
+void start_copies(const dsl::Shared<T>& dst, const dsl::Tensor<T>& src,
+                  const dsl::Expr<dsl::u32>& first, const dsl::Expr<dsl::u32>& count,
+                  RowAt&& row_at, Place&& place) {
   using namespace iron::dsl;
   constexpr std::uint32_t kW = 16 / lane_bytes<T>();
   constexpr std::uint32_t kPerRow = D / kW;
-  static_assert(Rows * kPerRow % kThreads == 0, "whole copies per thread");
-  for (std::uint32_t j = 0; j < Rows * kPerRow / kThreads; ++j) {
-    auto piece = thread_id<0>() + j * kThreads;
+  static_assert(Rows * kPerRow % THREADS == 0, "whole copies per thread");
+  for (std::uint32_t j = 0; j < Rows * kPerRow / THREADS; ++j) {
+    auto piece = thread_id<0>() + j * THREADS;
     auto r = piece / kPerRow;
     auto c = piece % kPerRow * kW;
     auto inside = first + r < count;
     auto from = row_at(select(inside, first + r, Expr<u32>(0u))) + c;
-    copy_async<kW>(dst[at + r * pitch<T, D>() + c], src[from], inside);
+    copy_async<kW>(dst[place(r, c)], src[from], inside);
   }
+}
+
+/// start_copies by this body's group into rows of pitch<T, D>() elements at `at`.
+template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt>
+void start_rows(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at, const dsl::Tensor<T>& src,
+                const dsl::Expr<dsl::u32>& first, const dsl::Expr<dsl::u32>& count,
+                RowAt&& row_at) {
+  using dsl::Expr;
+  using dsl::u32;
+  start_copies<T, D, Rows, kThreads>(
+      dst, src, first, count, row_at,
+      [&](const Expr<u32>& r, const Expr<u32>& c) { return at + r * pitch<T, D>() + c; });
 }
 
 /// `m` where it is finite, else 0: the shift of a row whose keys are all masked so far (every

@@ -42,26 +42,17 @@ dsl::Shared<T> panels(std::uint32_t rows, bool ring) {
               : dsl::shared<T>(rows * D, dsl::Swizzled{kPanel});
 }
 
-/// Starts copying rows first … first + Rows of a tensor (row j at element row_at(j), D
-/// elements) into panels of Rows rows at `at` by the group's 16-byte asynchronous copies: zeros
-/// for rows at or past `count`, whose addresses are never formed from their own index.
+/// start_copies by this body's group into panels of Rows rows at `at`.
 template <class T, std::uint32_t D, std::uint32_t Rows, class RowAt>
 void start_panels(const dsl::Shared<T>& dst, const dsl::Expr<dsl::u32>& at,
                   const dsl::Tensor<T>& src, const dsl::Expr<dsl::u32>& first,
                   const dsl::Expr<dsl::u32>& count, RowAt&& row_at) {
-  using namespace iron::dsl;
-  constexpr std::uint32_t kW = 16 / lane_bytes<T>();
-  constexpr std::uint32_t kPerRow = D / kW;
-  static_assert(Rows * kPerRow % kThreads == 0, "whole copies per thread");
-  for (std::uint32_t j = 0; j < Rows * kPerRow / kThreads; ++j) {
-    auto piece = thread_id<0>() + j * kThreads;
-    auto r = piece / kPerRow;
-    auto c = piece % kPerRow * kW;
-    auto inside = first + r < count;
-    auto from = row_at(select(inside, first + r, Expr<u32>(0u))) + c;
-    auto to = at + c / kPanel * (Rows * kPanel) + r * kPanel + c % kPanel;
-    copy_async<kW>(dst[to], src[from], inside);
-  }
+  using dsl::Expr;
+  using dsl::u32;
+  start_copies<T, D, Rows, kThreads>(
+      dst, src, first, count, row_at, [&](const Expr<u32>& r, const Expr<u32>& c) {
+        return at + c / kPanel * (Rows * kPanel) + r * kPanel + c % kPanel;
+      });
 }
 
 /// As sdpa::attend, on warpgroup products: the group's 128 query rows q0 … of a sequence of
@@ -97,6 +88,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   std::array<FragAcc<16, kPanel>, kPanels> o;
   auto k_ring = panels<T, D>(kBlockK, true);
   auto v_ring = panels<T, D>(kBlockK, true);
+  auto p_tile = shared<T>(kBlockQ * kBlockK);  // the weights, where they cannot stay in registers
   pipelined(
       range.begin, range.end, Expr<u32>(kBlockK), kStages,
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
@@ -116,10 +108,26 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
         warpgroup_wait(0, s);
         scale_and_mask(s, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
         rows.absorb(s, o);
-        // o += p · v: the weights rounded to T in registers, v's columns a panel at a time.
+        // o += p · v, v's columns a panel at a time: on Hopper the weights, rounded to T, stay
+        // in registers; elsewhere they go through shared memory, whose fragment loads are the
+        // same on every lane map.
         const auto pa = s.template to_a<T>();
-        for (std::uint32_t c = 0; c < kPanels; ++c) {
-          warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
+        IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
+          for (std::uint32_t c = 0; c < kPanels; ++c) {
+            warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
+          }
+        }
+        IRON_ELSE {
+          pa.store(p_tile, simdgroup_id() * 16u * kBlockK, kBlockK);
+          fence_async_proxy();
+          barrier();
+          for (std::uint32_t c = 0; c < kPanels; ++c) {
+            for (std::uint32_t kc = 0; kc < kBlockK; kc += kPanel) {
+              warpgroup_mma<kPanel>(o[c], p_tile, group * 64u * kBlockK + kc, kBlockK, v_ring,
+                                    slot * kStage + c * kBlockK * kPanel + kc * kPanel, kPanel,
+                                    row_major);
+            }
+          }
         }
         warpgroup_commit();
         for (auto& oc : o) warpgroup_wait(0, oc);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "pass_test_harness.hpp"
 
@@ -244,6 +245,20 @@ TEST(PassLowerWarpgroupProducts, TheRegisterFormBecomesFragmentProductsOfItsColu
   store out[%4], %8 : f32
 }
 )"));
+}
+
+TEST(PassLowerWarpgroupProducts, TheRegisterFormMovesSlotsUnderMetalsLaneMap) {
+  // 8×8 tiles in row order, two slots a lane each: columns 0 … 15 of the 16×32 A are its tiles
+  // 0, 1, 4 and 5, columns 16 … 31 its tiles 2, 3, 6 and 7.
+  const std::string lowered =
+      run_pass(lower_warpgroup_products, kRegisterForm, TargetProfile::metal(31));
+  std::vector<int> slots;
+  for (std::size_t at = lowered.find("frag.get %7, "); at != std::string::npos;
+       at = lowered.find("frag.get %7, ", at + 1)) {
+    slots.push_back(std::stoi(lowered.substr(at + 13)));
+  }
+  EXPECT_EQ(slots, (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15}))
+      << lowered;
 }
 
 TEST(PassLowerWarpgroupProducts, ARowMajorBWiderThanASwizzledRowIsLoweredOnHopper) {

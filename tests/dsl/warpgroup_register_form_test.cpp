@@ -19,6 +19,7 @@ namespace sim_test = iron::sim_test;
 
 constexpr std::uint32_t kK = 128;  // the product's depth: two 64-row panels of b
 constexpr std::uint32_t kN = 64;   // b's columns: one 128-byte swizzled row of 16-bit values
+constexpr std::size_t kRows = 64;  // a warpgroup's rows
 
 // out = a · b for a [64, kK] (read into each simdgroup's A fragment) and b [kK, kN] row-major
 // (stored into swizzled shared rows); OVERWRITE writes the A fragment before the wait.
@@ -46,17 +47,17 @@ IRON_KERNEL_VARIANT(wg_registers, overwritten, true);
 /// Runs the variant on small integers; checks the product when it runs clean.
 std::optional<SimError> run(const std::string& variant) {
   const ir::Kernel k = kernel_ir_for("wg_registers_" + variant, DType::BF16);
-  std::vector<double> a(64 * kK);
-  std::vector<double> b(kK * kN);
+  std::vector<double> a(kRows * kK);
+  std::vector<double> b(std::size_t{kK} * kN);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 7) - 3.0;
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 5) - 2.0;
   iron::runtime::HostTensor ta = sim_test::make_tensor(DType::BF16, a);
   iron::runtime::HostTensor tb = sim_test::make_tensor(DType::BF16, b);
-  iron::runtime::HostTensor out = sim_test::zeros(DType::F32, 64 * kN);
+  iron::runtime::HostTensor out = sim_test::zeros(DType::F32, kRows * kN);
   auto found = sim_test::finding(k, {&ta, &tb, &out}, {{1, 1, 1}, {128, 1, 1}});
   if (found) return found;
   const std::vector<double> got = sim_test::read_tensor(out);
-  for (std::size_t i = 0; i < 64; ++i) {
+  for (std::size_t i = 0; i < kRows; ++i) {
     for (std::size_t j = 0; j < kN; ++j) {
       double want = 0.0;
       for (std::size_t p = 0; p < kK; ++p) want += a[i * kK + p] * b[p * kN + j];

@@ -123,7 +123,7 @@ class Lowering {
       const ValueId b_at = b.make(OpKind::Add, u32, {index(b, mma.b_offset()), b_step}).result;
       const ValueId a = fragment(b, t, {ir::FragmentRole::A, 16, 16});
       if (mma.a_in_registers()) {
-        copy_columns(b, mma.a(), kk, a, t);
+        copy_columns(b, mma.a(), kk, a, t, lane_map(target_));
       } else {
         load(b, op.shared, a_at, a, mma.a_stride(), ir::MatrixLayout::RowMajor, t);
       }
@@ -133,15 +133,25 @@ class Lowering {
     }
   }
 
-  /// Columns kk … kk + 15 of the 16×K A fragment `from` into the 16×16 `to`: an A fragment's
-  /// lanes hold its 16×16 tiles in column order, so tile kk / 16's slots are `to`'s.
-  static void copy_columns(ir::Builder& b, ValueId from, std::uint32_t kk, ValueId to, DType t) {
-    const std::uint32_t per_tile = ir::tile_elements_per_lane(ir::FragmentRole::A);
-    for (std::uint32_t e = 0; e < per_tile; ++e) {
+  /// Columns kk … kk + 15 of the 16×K A fragment `from` into the 16×16 `to`, slot by slot under
+  /// the target's lane map: on both maps the lane that holds (r, c) of `to` holds (r, c + kk) of
+  /// `from`, in a slot that depends on neither the lane nor r and c beyond the slot's own. The
+  /// result is that map's alone (the simulator runs the register form unlowered).
+  void copy_columns(ir::Builder& b, ValueId from, std::uint32_t kk, ValueId to, DType t,
+                    ir::LaneMap map) const {
+    const ir::FragmentShape to_shape{ir::FragmentRole::A, 16, 16};
+    const ir::FragmentShape from_shape{ir::FragmentRole::A, 16, fragment_cols_.at(from)};
+    for (std::uint32_t e = 0; e < to_shape.elements_per_lane(); ++e) {
+      const ir::FragmentCoord at = ir::fragment_coord(map, to_shape, 0, e);
       ir::Op& get = b.make(OpKind::FragGet, t, {from});
-      get.ivalue = kk / 16 * per_tile + e;
+      get.ivalue = ir::fragment_owner(map, from_shape, at.row, at.col + kk).slot;
       b.make(OpKind::FragSet, t, {to, get.result}).ivalue = e;
     }
+  }
+
+  /// The lane map of the target's fragments: Metal's 8×8 simdgroup matrices, else m16n8k16.
+  static ir::LaneMap lane_map(const TargetProfile& target) {
+    return target.kind == TargetKind::Msl ? ir::LaneMap::Simdgroup8x8 : ir::LaneMap::Mma;
   }
 
   /// `v` as a u32 (offsets and strides may be any integer type).
