@@ -31,14 +31,16 @@
 ///
 /// ## iron_gemm_warpgroup_nk
 /// The same product for `b` [n, k], written on warpgroup products (kernels/gemm/
-/// gemm_warpgroup.hpp): a group of 256 threads (two warpgroups) owns a 128×256 tile; each
-/// 64-column step of a and b lands in a ring of 128-byte swizzled rows by asynchronous copies.
-/// On sm_90a each warpgroup multiplies its 64 rows by the 256 columns in one `wgmma` product (a
-/// 4-stage ring of 48 KB stages, products in flight one step); every other target takes the
-/// tile's two 128-column halves one after the other through a 3-stage ring of 32 KB stages, as
-/// fragment products (a target query picks the path; both sum in the same order). f32 takes
-/// iron_gemm_nk's path (no warpgroup instruction reads f32). The error bound is iron_gemm's.
-/// Dispatch: a grid of ceil(n / 256) × ceil(m / 128) groups of exactly 256 threads (for f32,
+/// gemm_warpgroup.hpp): a group of 384 threads owns a 128×256 tile, two warpgroups multiplying
+/// and the third loading (a specialized pipeline); each 64-column step of a and b lands in a ring
+/// of 128-byte swizzled rows. On sm_90a the loading warpgroup's first thread issues each step as
+/// TMA copies once the multiplying warpgroups have freed its slot, and each of those multiplies
+/// its 64 rows by the 256 columns in one `wgmma` product (a 4-stage ring of 48 KB stages,
+/// products in flight one step); every other target takes the tile's two 128-column halves one
+/// after the other through a 3-stage ring of 32 KB stages, as fragment products (a target query
+/// picks the path; both sum in the same order). f32 takes iron_gemm_nk's path (no warpgroup
+/// instruction reads f32). The error bound is iron_gemm's.
+/// Dispatch: a grid of ceil(n / 256) × ceil(m / 128) groups of exactly 384 threads (for f32,
 /// ceil(n / 128) × ceil(m / 128) groups of 128).
 #include <iron/iron.hpp>
 

@@ -1,7 +1,9 @@
-/// The product of iron_gemm_warpgroup_nk: a group's 128×256 tile of a · bᵀ by two warpgroups, each
-/// a 64×256 warpgroup product a step on sm_90a (Hopper's wgmma), two 128×128 halves of 64×128
-/// products elsewhere, lowered to each simdgroup's fragment products (docs/tensor-cores.md,
-/// "Warpgroup products", "One source, each target's path"). See kernels/gemm/gemm.cpp.
+/// The product of iron_gemm_warpgroup_nk: a group's 128×256 tile of a · bᵀ by two consumer
+/// warpgroups, each a 64×256 warpgroup product a step on sm_90a (Hopper's wgmma), two 128×128
+/// halves of 64×128 products elsewhere, lowered to each simdgroup's fragment products; a third
+/// warpgroup loads (a specialized pipeline: on sm_90a its first thread issues the TMA copies)
+/// (docs/tensor-cores.md, "Warpgroup products", "Specialized pipelines", "One source, each
+/// target's path"). See kernels/gemm/gemm.cpp.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +14,11 @@
 
 namespace iron::kernels::gemm::warpgroup {
 
-inline constexpr std::uint32_t kBM = 128;       ///< rows of out per group: 64 per warpgroup
-inline constexpr std::uint32_t kBN = 256;       ///< columns of out per group
-inline constexpr std::uint32_t kBK = 64;        ///< k per step: one 128-byte row of 16-bit values
-inline constexpr std::uint32_t kThreads = 256;  ///< two warpgroups
+inline constexpr std::uint32_t kBM = 128;         ///< rows of out per group: 64 per warpgroup
+inline constexpr std::uint32_t kBN = 256;         ///< columns of out per group
+inline constexpr std::uint32_t kBK = 64;          ///< k per step: one 128-byte row of 16-bit values
+inline constexpr std::uint32_t kConsumers = 256;  ///< two warpgroups multiply
+inline constexpr std::uint32_t kThreads = 384;    ///< and a third loads
 /// Stages asked for by the 128×128 halves: 96 KB of shared memory on sm_90 (32 KB a stage, so one
 /// stage fits Metal's threadgroup memory).
 inline constexpr std::uint32_t kStages = 3;
@@ -48,6 +51,7 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
   const Shared<T>& tile_a = rings.a;
   const Shared<T>& tile_b = rings.b;
   auto group = simdgroup_id() / 4u;  // the warpgroup: rows 64·group … of the tile
+  auto consumer = simdgroup_id() < kConsumers / 32u;
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
   const Matrix<T> mb{b, Expr<u32>(0u), n, k};
 
@@ -67,7 +71,7 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
         [&](const Expr<u32>&, const Expr<u32>& slot) {
           multiply(slot * kStageA, slot * kStageB, LAG);
         },
-        LAG);
+        LAG, Specialized{kConsumers});
     if constexpr (LAG != 0) warpgroup_wait(0, acc);
   }
   IRON_ELSE {
@@ -76,7 +80,7 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
       copy_tile<T>(mb, tile_b, kBK, col0, p0, BN, kBK);
       fence_async_proxy();
       barrier();
-      multiply(Expr<u32>(0u), Expr<u32>(0u), 0);
+      IRON_IF(consumer) { multiply(Expr<u32>(0u), Expr<u32>(0u), 0); }
       barrier();
     }
   }
@@ -84,7 +88,7 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
   for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
     auto r = rows + acc.row(slot);
     auto c = col0 + acc.col(slot);
-    IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+    IRON_IF(consumer && r < m && c < n) { epilogue(r, c, acc.get(slot)); }
   }
 }
 

@@ -36,7 +36,7 @@
 /// - `out [rows, n]` T
 ///
 /// ## Dispatch
-/// Tiled: a grid of ⌈n / 256⌉ × (⌈rows / 128⌉ + experts) groups of exactly 256 threads for
+/// Tiled: a grid of ⌈n / 256⌉ × (⌈rows / 128⌉ + experts) groups of exactly 384 threads for
 /// 16-bit iron_moe_gemm, ⌈n / 128⌉ × (⌈rows / 128⌉ + experts) groups of 128 for the others.
 #include <iron/iron.hpp>
 #include <string>

@@ -162,9 +162,14 @@ class Hasher {
       case OpAttributes::Pending:
       case OpAttributes::FragmentSlot:
       case OpAttributes::StageIndex:
+      case OpAttributes::RegisterBudget:
+        u64(static_cast<std::uint64_t>(op.ivalue));
+        u64(op.axis);
+        return;
       case OpAttributes::Stages:
         u64(static_cast<std::uint64_t>(op.ivalue));
         u64(op.axis);
+        u64(op.consumers);
         return;
       case OpAttributes::FragmentMemory:
         target(op);

@@ -95,6 +95,10 @@ class TypeCheck {
         if (op_.type != DType::U32)
           fail("a pipeline's bounds are u32, not {}", dtype_name(op_.type));
         arithmetic("bounds must be integers, got {}");
+        if (op_.consumers % kWarpgroupThreads != 0) {
+          fail("a pipeline's consumers are whole warpgroups ({} threads), not {}",
+               kWarpgroupThreads, op_.consumers);
+        }
         break;
       case TypeRule::PipelineIndex:
         if (op_.type != DType::U32) fail("a pipeline index is a u32, not {}", dtype_name(op_.type));
@@ -104,6 +108,7 @@ class TypeCheck {
         condition(t_[0]);
         break;
       case TypeRule::NoOperands:
+        if (op_.kind == OpKind::WgRegisters) register_budget();
         break;
       case TypeRule::RegisterArray:
         same({t_[0], op_.type});
@@ -348,6 +353,16 @@ class TypeCheck {
     if (op_.kind == OpKind::MbarExpect && (op_.ivalue < 0 || op_.ivalue >= (1 << 20))) {
       fail("expects 0 to 2^20 - 1 bytes, not {}", op_.ivalue);
     }
+  }
+
+  /// wg.registers: a multiple of 8 from 24 to 256, raised or lowered.
+  void register_budget() {
+    if (op_.ivalue < kMinRegisterBudget || op_.ivalue > kMaxRegisterBudget || op_.ivalue % 8 != 0) {
+      fail("a thread owns a multiple of 8 from {} to {} registers, not {}", kMinRegisterBudget,
+           kMaxRegisterBudget, op_.ivalue);
+    }
+    if (op_.axis > 1)
+      fail("registers are lowered (axis 0) or raised (axis 1), not axis {}", op_.axis);
   }
 
   void barriers(int alloc) {

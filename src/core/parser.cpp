@@ -627,6 +627,15 @@ class Parser {
       case OpAttributes::WarpgroupOperands:
         warpgroup_operands(c, op);
         break;
+      case OpAttributes::RegisterBudget: {
+        const std::string_view way = c.word("inc or dec");
+        if (way != "inc" && way != "dec") {
+          c.fail_here(fmt::format("'{}': registers are raised ('inc') or lowered ('dec')", way));
+        }
+        op.axis = way == "inc" ? 1 : 0;
+        op.ivalue = c.integer<std::int64_t>("the registers a thread");
+        break;
+      }
       case OpAttributes::TileBox:
         tile_box(c, op);
         break;
@@ -650,7 +659,7 @@ class Parser {
         if (op.kind == OpKind::MbarWait) {
           c.punct(',', "before the parity");
           op.args.push_back(c.value("the parity"));
-        } else if (op.kind != OpKind::MbarInval) {
+        } else if (op.kind != OpKind::MbarInval && op.kind != OpKind::MbarArrive) {
           c.punct(',', "before the count");
           op.ivalue = c.integer<std::int64_t>("the count");
         }
@@ -711,6 +720,7 @@ class Parser {
     c.keyword("stages");
     op.ivalue = c.integer<std::int64_t>("the stages");
     if (c.accept_keyword("lag")) op.axis = c.integer<std::uint8_t>("the lag");
+    if (c.accept_keyword("consumers")) op.consumers = c.integer<std::uint32_t>("the consumers");
     op.type = c.type_suffix();
     c.punct('{', "opening the load block");
     c.end();

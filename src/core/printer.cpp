@@ -118,10 +118,12 @@ class Printer {
     }
     if (op.kind == OpKind::Pipeline) {
       IRON_INTERNAL_ASSERT(op.args.size() == 3 && op.blocks.size() == 2, "malformed pipeline op");
-      out_ += fmt::format("pipeline {} to {} step {} stages {}{} : {} {{", value(op.args[0]),
-                          value(op.args[1]), value(op.args[2]), op.ivalue,
-                          op.axis == 0 ? std::string() : fmt::format(" lag {}", op.axis),
-                          dtype_name(op.type));
+      out_ += fmt::format(
+          "pipeline {} to {} step {} stages {}{}{} : {} {{", value(op.args[0]), value(op.args[1]),
+          value(op.args[2]), op.ivalue,
+          op.axis == 0 ? std::string() : fmt::format(" lag {}", op.axis),
+          op.consumers == 0 ? std::string() : fmt::format(" consumers {}", op.consumers),
+          dtype_name(op.type));
       end_line(op.loc);
       block(op.blocks[0], depth + 1);
       out_ += indent + "} then {\n";
@@ -201,6 +203,8 @@ class Printer {
         return value_list(op.args) + fmt::format(", {}", op.ivalue);
       case OpAttributes::Feature:
         return fmt::format(" {}", target_feature_name(static_cast<TargetFeature>(op.ivalue)));
+      case OpAttributes::RegisterBudget:
+        return fmt::format(" {} {}", op.axis == 1 ? "inc" : "dec", op.ivalue);
       case OpAttributes::TileBox:
         IRON_INTERNAL_ASSERT(op.args.size() == 6, "copy.tile without its six operands");
         return fmt::format(" {}[{}], {}[{}], {}, {}, {}, {}, box {}, {}", shared_name(op.shared),
@@ -215,7 +219,7 @@ class Printer {
       case OpAttributes::Barrier: {
         std::string text = fmt::format(" {}[{}]", shared_name(op.shared), value(op.args.at(0)));
         if (op.kind == OpKind::MbarWait) return text + ", " + value(op.args.at(1));
-        if (op.kind == OpKind::MbarInval) return text;
+        if (op.kind == OpKind::MbarInval || op.kind == OpKind::MbarArrive) return text;
         return text + fmt::format(", {}", op.ivalue);
       }
       case OpAttributes::WarpgroupOperands:

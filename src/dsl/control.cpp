@@ -39,7 +39,7 @@ ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DTy
 }
 
 void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::uint32_t stages,
-                     std::uint32_t lag) {
+                     std::uint32_t lag, std::uint32_t consumers) {
   Tracer& t = Tracer::current();
   if (stages < 1 || stages > ir::kMaxStages) {
     t.fail(fmt::format("pipelined(): {} stages; a pipeline has 1 to {}", stages, ir::kMaxStages));
@@ -48,9 +48,14 @@ void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::
     t.fail(
         fmt::format("pipelined(): lag {} needs at least {} stages, not {}", lag, lag + 2, stages));
   }
+  if (consumers % ir::kWarpgroupThreads != 0) {
+    t.fail(fmt::format("pipelined(): {} consumers; consumers are whole warpgroups ({} threads)",
+                       consumers, ir::kWarpgroupThreads));
+  }
   ir::Op& op = t.record(ir::OpKind::Pipeline, DType::U32, {start, end, step});
   op.ivalue = stages;
   op.axis = static_cast<std::uint8_t>(lag);
+  op.consumers = consumers;
 }
 
 ir::ValueId record_pipeline_index(bool slot) {

@@ -439,6 +439,9 @@ namespace detail {
     case OpKind::MbarExpect:
     case OpKind::MbarWait:
     case OpKind::MbarInval:
+    case OpKind::MbarArrive:
+    case OpKind::WgRegisters:
+    case OpKind::Exit:
       break;
   }
   IRON_INTERNAL_ERROR("evaluate() of an op that is not lane-wise arithmetic");

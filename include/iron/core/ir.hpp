@@ -107,13 +107,19 @@ struct Block {
 ///   CopyTensor: shared (destination), shared_b (mbarriers), ivalue = the kernel's tensor map,
 ///   args=[dst_index, row0, col0, barrier]: one thread starts the map's box at (row0, col0),
 ///   which completes the transaction of mbarrier `barrier` when it lands (Hopper's TMA).
-///   MbarInit/MbarExpect/MbarWait/MbarInval: shared = an allocation of mbarriers (2 u32 words
-///   each), args[0] = which: init to ivalue arrivals; arrive expecting ivalue bytes; wait until
-///   the phase of parity args[1] has completed; invalidate.
+///   MbarInit/MbarExpect/MbarWait/MbarInval/MbarArrive: shared = an allocation of mbarriers (2 u32
+///   words each), args[0] = which: init to ivalue arrivals; arrive expecting ivalue bytes; wait
+///   until the phase of parity args[1] has completed; invalidate; arrive once for the simdgroup
+///   (its lanes' earlier shared-memory accesses done first).
+///   WgRegisters: the warpgroup's threads raise (axis 1) or lower (axis 0) the registers each
+///   owns to ivalue (Hopper's setmaxnreg; a multiple of 8 from 24 to 256).
+///   Exit: the thread is done (a specialized pipeline's producer on sm_90a, so that none of the
+///   consumers' registers stay live in it); a later group barrier waits for the others alone.
 ///   FenceProxyAsync orders the thread's earlier shared-memory writes before later reads by the
 ///   asynchronous proxy (wg.mma's operand reads).
 ///   Pipeline: args=[start, end, step], blocks=[load, compute], ivalue = the stages asked for,
-///   axis = the lag (steps a compute's warpgroup products may keep reading its slot).
+///   axis = the lag (steps a compute's warpgroup products may keep reading its slot),
+///   consumers = the threads that compute when the rest of the group is a producer (0: none).
 ///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
 ///   If: args=[cond], blocks=[then, else].
 struct Op {
@@ -129,7 +135,10 @@ struct Op {
   int param = -1;          ///< kernel parameter index (tensor or constexpr)
   int shared = -1;         ///< threadgroup allocation index
   int shared_b = -1;       ///< WgMma: the allocation of its B operand
-  FragmentShape fragment;  ///< FragDecl: the fragment's role and shape
+  /// Pipeline: the threads 0 … consumers-1 run the compute block and the rest of the group loads
+  /// (a producer); 0: every thread does both.
+  std::uint32_t consumers = 0;
+  FragmentShape fragment;                        ///< FragDecl: the fragment's role and shape
   MatrixLayout layout = MatrixLayout::RowMajor;  ///< FragLoad/FragStore: how memory holds it
   std::vector<Block> blocks;
   SourceLoc loc;

@@ -44,7 +44,7 @@ enum class TypeRule : std::uint8_t {
   VariableStore,     ///< variable, value and declared type one type
   LoopBounds,        ///< start, end, step and the induction value one integer type
   Condition,         ///< a bool condition
-  NoOperands,        ///< barrier
+  NoOperands,        ///< barrier, fence.proxy.async, wg.registers, exit
   RegisterArray,     ///< regs: an initial value of the element type; a count of 1 to kMaxRegs
   RegisterAccess,    ///< a register array, an integer index; value and result of its type
   FragmentDecl,      ///< frag: an initial value of the element type; a tiled role and shape
@@ -75,6 +75,12 @@ enum class TypeRule : std::uint8_t {
 inline constexpr std::int64_t kMaxPendingGroups = 7;
 /// The most stages a pipelined loop may ask for (one more than the groups a wait may leave).
 inline constexpr std::int64_t kMaxStages = kMaxPendingGroups + 1;
+/// The threads of a warpgroup (4 simdgroups of 32): the unit of wg.mma, wg.registers and of a
+/// pipeline's consumers.
+inline constexpr std::uint32_t kWarpgroupThreads = 128;
+/// The registers a thread may own after wg.registers: multiples of 8 from 24 to 256.
+inline constexpr std::int64_t kMinRegisterBudget = 24;
+inline constexpr std::int64_t kMaxRegisterBudget = 256;
 
 /// The most elements one register array (`regs`) may hold: beyond it, registers run out and
 /// the compiler would move the array to local memory.
@@ -206,7 +212,10 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(MbarInit,               "mbar.init",                 Other,   1, 0, Forbidden, Mbarrier,         kEffect | kWritesMemory, "") \
   X(MbarExpect,             "mbar.expect",               Other,   1, 0, Forbidden, Mbarrier,         kEffect | kReadsMemory | kWritesMemory, "") \
   X(MbarWait,               "mbar.wait",                 Other,   2, 0, Forbidden, Mbarrier,         kEffect | kReadsMemory | kWritesMemory, "") \
-  X(MbarInval,              "mbar.inval",                Other,   1, 0, Forbidden, Mbarrier,         kEffect | kWritesMemory, "")
+  X(MbarInval,              "mbar.inval",                Other,   1, 0, Forbidden, Mbarrier,         kEffect | kWritesMemory, "") \
+  X(MbarArrive,             "mbar.arrive",               Other,   1, 0, Forbidden, Mbarrier,         kEffect | kReadsMemory | kWritesMemory, "") \
+  X(WgRegisters,            "wg.registers",              Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "") \
+  X(Exit,                   "exit",                      Other,   0, 0, Forbidden, NoOperands,       kEffect, "")
 // clang-format on
 
 enum class OpKind : std::uint8_t {
@@ -317,7 +326,8 @@ constexpr bool op_has_type(OpKind k) {
   return k != OpKind::Barrier && k != OpKind::AsyncCommit && k != OpKind::AsyncWait &&
          k != OpKind::WgCommit && k != OpKind::WgWait && k != OpKind::FenceProxyAsync &&
          k != OpKind::MbarInit && k != OpKind::MbarExpect && k != OpKind::MbarWait &&
-         k != OpKind::MbarInval;
+         k != OpKind::MbarInval && k != OpKind::MbarArrive && k != OpKind::WgRegisters &&
+         k != OpKind::Exit;
 }
 
 /// What an op holds besides its operands and blocks: the part of an op that the text form
@@ -346,6 +356,7 @@ enum class OpAttributes : std::uint8_t {
   TileBox,    ///< copy.tile: the allocation (shared), the tensor (param), the box (fragment)
   TensorBox,  ///< copy.tensor: the allocation (shared), the map (ivalue), mbarriers (shared_b)
   Barrier,    ///< mbar.*: the mbarrier allocation (shared); init/expect: a count (ivalue)
+  RegisterBudget,  ///< wg.registers: the registers a thread (ivalue), raised or lowered (axis 1/0)
 };
 
 /// The attributes of ops of kind `k`, which follow from its type rule.
@@ -396,6 +407,8 @@ constexpr OpAttributes op_attributes(OpKind k) {
       return OpAttributes::TensorBox;
     case TypeRule::Mbarrier:
       return OpAttributes::Barrier;
+    case TypeRule::NoOperands:
+      return k == OpKind::WgRegisters ? OpAttributes::RegisterBudget : OpAttributes::None;
     case TypeRule::FloatOrSigned:
     case TypeRule::IntegerOrBool:
     case TypeRule::Integer:
@@ -410,7 +423,6 @@ constexpr OpAttributes op_attributes(OpKind k) {
     case TypeRule::VariableStore:
     case TypeRule::LoopBounds:
     case TypeRule::Condition:
-    case TypeRule::NoOperands:
     case TypeRule::RegisterAccess:
     case TypeRule::FragmentMultiply:
       return OpAttributes::None;

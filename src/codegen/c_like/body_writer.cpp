@@ -91,6 +91,9 @@ class BodyWriter {
         {OpKind::MbarExpect, &BodyWriter::mbarrier},
         {OpKind::MbarWait, &BodyWriter::mbarrier},
         {OpKind::MbarInval, &BodyWriter::mbarrier},
+        {OpKind::MbarArrive, &BodyWriter::mbarrier},
+        {OpKind::WgRegisters, &BodyWriter::warpgroup},
+        {OpKind::Exit, &BodyWriter::exit},
     };
     for (const auto& [kind, writer] : kStatements) {
       if (kind == op.kind) return (this->*writer)(op);
@@ -118,6 +121,7 @@ class BodyWriter {
   }
 
   void barrier(const ir::Op& op) { line(cx_.dialect.barrier(), op.loc); }
+  void exit(const ir::Op& op) { line("return;", op.loc); }
 
   void fragment(const ir::Op& op) {
     const std::string init = values_.name(op.args[0]);
@@ -173,6 +177,9 @@ class BodyWriter {
       return line(cx_.dialect.warpgroup_wait(values_.name(op.args[0]), shape_of(op.args[0]).cols,
                                              static_cast<int>(op.ivalue), needs),
                   op.loc);
+    }
+    if (op.kind == OpKind::WgRegisters) {
+      return line(cx_.dialect.register_budget(op.ivalue, op.axis == 1, needs), op.loc);
     }
     line(cx_.dialect.proxy_fence(needs), op.loc);
   }

@@ -53,6 +53,11 @@ std::string Dialect::warpgroup_wait(const std::string&, std::uint32_t, int, Need
   no_warpgroup_products();
 }
 std::string Dialect::proxy_fence(Needs&) const { no_warpgroup_products(); }
+std::string Dialect::register_budget(std::int64_t, bool, Needs&) const {
+  IRON_INTERNAL_ERROR(
+      "a register budget reached a target without them (only sm_90a's pipelines "
+      "on tensor maps set one)");
+}
 
 std::string_view c_math_function(ir::OpKind k) {
   const std::string_view name = ir::op_info(k).c_function;

@@ -173,11 +173,13 @@ class Dialect {
   virtual std::string warpgroup_wait(const std::string& d, std::uint32_t n, int pending,
                                      Needs& needs) const;
   virtual std::string proxy_fence(Needs& needs) const;
+  /// wg.registers: the warpgroup raises (`raise`) or lowers its threads' registers to `count`.
+  virtual std::string register_budget(std::int64_t count, bool raise, Needs& needs) const;
   /// Hopper's tensor-memory-accelerator copies and mbarriers (CUDA's sm_90a alone; the others
   /// never see them): the k-th tensor map parameter and its name; copy.tensor of the box at
   /// (row0, col0) of map `map` to `dst` (a pointer) completing mbarrier `bar` (a pointer to its
   /// 8 bytes); mbar.init (count arrivals), mbar.expect (count bytes), mbar.wait (parity),
-  /// mbar.inval.
+  /// mbar.inval, mbar.arrive (once a simdgroup).
   virtual std::string tensor_map_param(std::size_t k) const;
   virtual std::string tensor_map_name(std::size_t k) const;
   virtual std::string tensor_copy(const std::string& dst, std::size_t map, const std::string& row0,

@@ -181,6 +181,9 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::MbarExpect:
     case OpKind::MbarWait:
     case OpKind::MbarInval:
+    case OpKind::MbarArrive:
+    case OpKind::WgRegisters:
+    case OpKind::Exit:
     case OpKind::FragRowReduce:
     case OpKind::FragConvert:
     case OpKind::FragDecl:

@@ -50,6 +50,7 @@ class CudaDialect final : public c_like::Dialect {
   std::string warpgroup_wait(const std::string& d, std::uint32_t n, int pending,
                              c_like::Needs& needs) const override;
   std::string proxy_fence(c_like::Needs& needs) const override;
+  std::string register_budget(std::int64_t count, bool raise, c_like::Needs& needs) const override;
   std::string tensor_map_param(std::size_t k) const override;
   std::string tensor_map_name(std::size_t k) const override;
   std::string tensor_copy(const std::string& dst, std::size_t map, const std::string& row0,

@@ -376,6 +376,10 @@ std::string CudaDialect::warpgroup_wait(const std::string& d, std::uint32_t n, i
 }
 
 std::string CudaDialect::proxy_fence(c_like::Needs&) const { return wgmma_proxy_fence(); }
+std::string CudaDialect::register_budget(std::int64_t count, bool raise, c_like::Needs&) const {
+  return fmt::format(R"(asm volatile("setmaxnreg.{}.sync.aligned.u32 {};" ::: "memory");)",
+                     raise ? "inc" : "dec", count);
+}
 
 std::string CudaDialect::async_commit(c_like::Needs&) const {
   return R"(asm volatile("cp.async.commit_group;" ::: "memory");)";

@@ -66,6 +66,16 @@ __device__ __forceinline__ void iron_mbarrier_wait(unsigned int* bar, unsigned i
         : "memory");
   } while (done == 0);
 }
+// One arrival for the calling simdgroup, once every lane's earlier shared-memory accesses are done.
+__device__ __forceinline__ void iron_mbarrier_arrive_simdgroup(unsigned int* bar) {
+  __syncwarp();
+  unsigned int lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  if (lane == 0) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(iron_mbarrier_address(bar))
+                 : "memory");
+  }
+}
 __device__ __forceinline__ void iron_mbarrier_inval(unsigned int* bar) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(iron_mbarrier_address(bar))
                : "memory");
@@ -96,6 +106,8 @@ std::string mbarrier(ir::OpKind kind, const std::string& bar, std::int64_t count
     return fmt::format("iron_mbarrier_expect({}, {}u);", bar, count);
   }
   if (kind == ir::OpKind::MbarWait) return fmt::format("iron_mbarrier_wait({}, {});", bar, parity);
+  if (kind == ir::OpKind::MbarArrive)
+    return fmt::format("iron_mbarrier_arrive_simdgroup({});", bar);
   IRON_INTERNAL_ASSERT(kind == ir::OpKind::MbarInval, "mbarrier() of an op that is not mbar.*");
   return fmt::format("iron_mbarrier_inval({});", bar);
 }

@@ -38,12 +38,43 @@
 /// B is the bytes of the block's boxes (a box partly outside its matrix still lands whole,
 /// zero-filled). The slot a step refills is the one the barrier after the wait has freed, as
 /// above; the copies write through the asynchronous proxy, so no proxy fence is needed.
+///
+/// A specialized pipeline (consumers C > 0: threads 0 … C-1 compute, the rest load) runs there
+/// without group barriers, on two rings of S mbarriers, `full` (a slot's copies landed) and
+/// `empty` (every consumer simdgroup is done with a slot):
+///
+///   if leader: init full[s], 1 and empty[s], C / 32 for every slot;  barrier
+///   if simdgroup >= C / 32:                          (the producer)
+///     wg.registers dec R_p
+///     if its first thread: for p (step i): mbar.wait empty[i % S], (i / S & 1) ^ 1
+///                                          mbar.expect full[i % S], B; copy.tensor …
+///     exit
+///   else:                                            (the consumers)
+///     wg.registers inc R_c
+///     for p (step i): mbar.wait full[i % S], i / S & 1;  compute(p, i % S)
+///                     if i >= L: mbar.arrive empty[(i - L) % S]
+///   barrier;  if leader: mbar.inval every barrier
+///
+/// A slot's first fill waits for the phase before the barrier's first, which counts as done.
+/// With a lag L the compute of step i leaves step i-L's products done (it waits for all but L),
+/// so that is the slot it frees. R_p and R_c rebalance the registers of a group of exactly T
+/// threads compiled for R = 65536 / (T·N) each (N the occupancy, made 1 where it was left to the
+/// compiler, so that ptxas allocates all R and the group's pool holds them): the producer keeps
+/// 40, the consumers share the rest (at most 256); without an exact group size they stay as
+/// compiled. A group barrier in the
+/// compute block is refused (the producer never reaches it). The producer exits once its copies
+/// are issued (they land on their own), so none of the consumers' registers stays live in it and
+/// the barrier after the loop waits for the consumers alone. On every other target a specialized
+/// pipeline expands as above with the compute block in `if simdgroup < C / 32`, and the producer's
+/// threads go on after it: code after the pipeline guards what only the consumers do.
 #include "iron/codegen/passes/expand_pipelines.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "iron/codegen/passes/lower_tile_copies.hpp"
@@ -56,6 +87,12 @@ namespace {
 using ir::Builder;
 using ir::OpKind;
 using ir::ValueId;
+
+/// The lanes of a simdgroup on every target (a CUDA warp; Apple GPUs' simdgroups).
+constexpr std::uint32_t kSimdgroupWidth = 32;
+/// The registers a producer warpgroup keeps (it only issues copies); and a thread's most.
+constexpr std::int64_t kProducerRegisters = 40;
+constexpr std::int64_t kRegisterFile = 65536;
 
 // layout_shared_memory's alignments: 16 bytes, 1024 for a swizzled allocation on sm_90a.
 constexpr std::uint64_t kAlignment = 16;
@@ -148,6 +185,25 @@ class Expander {
     return ops;
   }
 
+  /// The compute block of step `step` in `slot`: only in the consumers' simdgroups when the
+  /// pipeline has some.
+  void compute_block(Builder& b, std::vector<ir::Op>& out, const ir::Op& pipe, ValueId step,
+                     ValueId slot) {
+    std::vector<ir::Op> compute = stage_block(pipe, 1, step, slot);
+    if (pipe.consumers == 0) {
+      for (ir::Op& op : compute) b.insert(std::move(op));
+      return;
+    }
+    b.branch(consumer_simdgroups(b, pipe, OpKind::Lt));
+    out.back().blocks[0].ops = std::move(compute);
+  }
+
+  /// `simdgroup CMP C / 32`: Lt the consumers, Ge the producer.
+  ValueId consumer_simdgroups(Builder& b, const ir::Op& pipe, OpKind cmp) {
+    const ValueId count = b.constant(DType::U32, pipe.consumers / kSimdgroupWidth);
+    return b.make(cmp, DType::Bool, {b.builtin(ir::Builtin::Simdgroup), count}).result;
+  }
+
   /// `if (step < end) load(step, slot)`.
   void guarded_load(Builder& b, std::vector<ir::Op>& out, const ir::Op& pipe, ValueId step,
                     ValueId slot) {
@@ -219,6 +275,189 @@ class Expander {
     out.back().blocks[0].ops = std::move(inside);
   }
 
+  /// The load block of `step` into `slot` with its tile copies as TMA copies completing mbarrier
+  /// `slot` of `bars`, all issued by the calling thread after one mbar.expect of their bytes.
+  void issue_tensor_load(Builder& b, const ir::Op& pipe, ValueId step, ValueId slot, int bars,
+                         const std::vector<int>& maps) {
+    std::vector<ir::Op> copies;
+    std::uint64_t bytes = 0;
+    for (ir::Op& op : stage_block(pipe, 0, step, slot)) {
+      if (op.kind != OpKind::CopyTile) {
+        b.insert(std::move(op));
+        continue;
+      }
+      bytes += std::uint64_t{op.fragment.rows} * op.fragment.cols * dtype_size(op.type);
+      Builder c(kernel_, copies);
+      c.at(op.loc);
+      ir::Op& copy =
+          c.make(OpKind::CopyTensor, op.type, {op.args[0], op.args[4], op.args[5], slot});
+      copy.shared = op.shared;
+      copy.shared_b = bars;
+      copy.ivalue = maps.at(copies.size() - 1);
+    }
+    ir::Op& expect = b.make(OpKind::MbarExpect, DType::U32, {slot});
+    expect.shared = bars;
+    expect.ivalue = static_cast<std::int64_t>(bytes);
+    for (ir::Op& op : copies) b.insert(std::move(op));
+  }
+
+  /// The group size a literal `exactly` rule fixes, else 0.
+  std::int64_t exact_group_size() const {
+    for (const ir::SizeRule& r : kernel_.dispatch.group_size_rules) {
+      if (r.kind == ir::SizeRule::Kind::Exactly && r.constexpr_name.empty()) return r.value;
+    }
+    return 0;
+  }
+
+  /// The registers each side of a specialized pipeline sets ({producer, consumers}), or none
+  /// when the group size is not fixed or the consumers would gain nothing.
+  std::optional<std::pair<std::int64_t, std::int64_t>> register_budgets(const ir::Op& pipe) const {
+    const std::int64_t threads = exact_group_size();
+    const std::int64_t consumers = pipe.consumers;
+    if (threads <= consumers || threads % ir::kWarpgroupThreads != 0) return std::nullopt;
+    const std::int64_t groups = std::max<std::uint32_t>(kernel_.dispatch.occupancy, 1);
+    const std::int64_t compiled = std::min<std::int64_t>(kRegisterFile / (threads * groups) / 8 * 8,
+                                                         ir::kMaxRegisterBudget - 8);
+    const std::int64_t raised = std::min<std::int64_t>(
+        (compiled * threads - kProducerRegisters * (threads - consumers)) / consumers / 8 * 8,
+        ir::kMaxRegisterBudget);
+    if (compiled <= kProducerRegisters || raised <= compiled) return std::nullopt;
+    return std::pair{kProducerRegisters, raised};
+  }
+
+  /// A warp-specialized pipeline of TMA copies (the file comment).
+  void expand_specialized(const ir::Op& pipe, std::vector<ir::Op>& out) {
+    const DType u32 = DType::U32;
+    ir::walk(pipe.blocks[1], [&](const ir::Op& op) {
+      if (op.kind != OpKind::Barrier) return;
+      throw Error(fmt::format(
+          "kernel {}: a barrier at {}:{} in the compute block of a specialized pipeline ({}:{}): "
+          "its producer never reaches it",
+          kernel_.name, op.loc.file, op.loc.line, pipe.loc.file, pipe.loc.line));
+    });
+    steps_ahead(pipe);  // the lag's stages, as everywhere
+    std::vector<int> maps;
+    for (const ir::Op& op : pipe.blocks[0].ops) {
+      if (op.kind == OpKind::CopyTile) maps.push_back(map_index(maps_.at(next_map_++)));
+    }
+    const int full = static_cast<int>(kernel_.shared.size());
+    kernel_.shared.push_back({fresh_barrier_name(), u32, 2 * stages_});
+    const int empty = static_cast<int>(kernel_.shared.size());
+    kernel_.shared.push_back({fresh_barrier_name(), u32, 2 * stages_});
+    Builder b(kernel_, out);
+    b.at(pipe.loc);
+    const ValueId zero = b.constant(u32, 0);
+    const ValueId first_lane =
+        b.make(OpKind::Eq, DType::Bool, {b.builtin(ir::Builtin::Lane), zero}).result;
+    const ValueId leader =
+        b.make(OpKind::And, DType::Bool,
+               {b.make(OpKind::Eq, DType::Bool, {b.builtin(ir::Builtin::Simdgroup), zero}).result,
+                first_lane})
+            .result;
+    every_barrier(b, out, OpKind::MbarInit, full, leader, pipe.loc, 1);
+    every_barrier(b, out, OpKind::MbarInit, empty, leader, pipe.loc,
+                  pipe.consumers / kSimdgroupWidth);
+    b.make(OpKind::Barrier, u32);
+    const auto budgets = register_budgets(pipe);
+    // ptxas gives every thread the registers of the launch bound's occupancy only when the bound
+    // names it (__launch_bounds__(T, N)); the group's pool must hold what the consumers take.
+    if (budgets)
+      kernel_.dispatch.occupancy = std::max<std::uint32_t>(kernel_.dispatch.occupancy, 1);
+    b.branch(consumer_simdgroups(b, pipe, OpKind::Ge));
+    ir::Op& sides = out.back();
+    {  // the producer: its first thread issues every step's copies once their slot is free
+      std::vector<ir::Op> producer;
+      Builder l(kernel_, producer);
+      l.at(pipe.loc);
+      if (budgets) l.make(OpKind::WgRegisters, u32).ivalue = budgets->first;
+      const ValueId issuer = l.make(OpKind::And, DType::Bool,
+                                    {l.make(OpKind::Eq, DType::Bool,
+                                            {l.builtin(ir::Builtin::Simdgroup),
+                                             l.constant(u32, pipe.consumers / kSimdgroupWidth)})
+                                         .result,
+                                     first_lane})
+                                 .result;
+      std::vector<ir::Op> issue;
+      Builder c(kernel_, issue);
+      c.at(pipe.loc);
+      const ValueId p = c.loop(pipe.args[0], pipe.args[1], pipe.args[2], u32).result;
+      std::vector<ir::Op> step;
+      Builder s(kernel_, step);
+      s.at(pipe.loc);
+      const auto [slot, round] = ring_position(s, pipe, p);
+      const ValueId one = s.constant(u32, 1);
+      const ValueId parity =
+          s.make(OpKind::Xor, u32, {s.make(OpKind::And, u32, {round, one}).result, one}).result;
+      ir::Op& wait = s.make(OpKind::MbarWait, u32, {slot, parity});
+      wait.shared = empty;
+      issue_tensor_load(s, pipe, p, slot, full, maps);
+      issue.back().blocks[0].ops = std::move(step);
+      l.branch(issuer);
+      producer.back().blocks[0].ops = std::move(issue);
+      l.make(OpKind::Exit, u32);
+      sides.blocks[0].ops = std::move(producer);
+    }
+    {  // the consumers: each step waits for its slot, computes, and frees the slot L steps back
+      std::vector<ir::Op> consumer;
+      Builder l(kernel_, consumer);
+      l.at(pipe.loc);
+      if (budgets) {
+        ir::Op& raise = l.make(OpKind::WgRegisters, u32);
+        raise.ivalue = budgets->second;
+        raise.axis = 1;
+      }
+      const ValueId p = l.loop(pipe.args[0], pipe.args[1], pipe.args[2], u32).result;
+      std::vector<ir::Op> step;
+      Builder s(kernel_, step);
+      s.at(pipe.loc);
+      const auto [slot, round] = ring_position(s, pipe, p);
+      const ValueId parity = s.make(OpKind::And, u32, {round, s.constant(u32, 1)}).result;
+      ir::Op& wait = s.make(OpKind::MbarWait, u32, {slot, parity});
+      wait.shared = full;
+      for (ir::Op& op : stage_block(pipe, 1, p, slot)) s.insert(std::move(op));
+      release(s, step, pipe, p, empty);
+      consumer.back().blocks[0].ops = std::move(step);
+      sides.blocks[1].ops = std::move(consumer);
+    }
+    b.make(OpKind::Barrier, u32);  // every wait is done: the barriers may go
+    every_barrier(b, out, OpKind::MbarInval, full, leader, pipe.loc);
+    every_barrier(b, out, OpKind::MbarInval, empty, leader, pipe.loc);
+  }
+
+  /// The slot and the round of the ring that step `p` uses: i % S and i / S, i = (p - start) /
+  /// step.
+  std::pair<ValueId, ValueId> ring_position(Builder& b, const ir::Op& pipe, ValueId p) {
+    const DType u32 = DType::U32;
+    const ValueId since = b.make(OpKind::Sub, u32, {p, pipe.args[0]}).result;
+    const ValueId i = b.make(OpKind::Div, u32, {since, pipe.args[2]}).result;
+    const ValueId ring = b.constant(u32, stages_);
+    return {b.make(OpKind::Rem, u32, {i, ring}).result, b.make(OpKind::Div, u32, {i, ring}).result};
+  }
+
+  /// The consumers' `mbar.arrive @empty[slot of step i - L]` after step p's compute (from step L
+  /// on when the pipeline has a lag L).
+  void release(Builder& b, std::vector<ir::Op>& out, const ir::Op& pipe, ValueId p, int empty) {
+    const DType u32 = DType::U32;
+    const std::uint32_t lag = async_products_ ? pipe.axis : 0;
+    const ValueId i =
+        b.make(OpKind::Div, u32, {b.make(OpKind::Sub, u32, {p, pipe.args[0]}).result, pipe.args[2]})
+            .result;
+    if (lag == 0) {
+      const ValueId slot = b.make(OpKind::Rem, u32, {i, b.constant(u32, stages_)}).result;
+      b.make(OpKind::MbarArrive, u32, {slot}).shared = empty;
+      return;
+    }
+    const ValueId lagged = b.constant(u32, lag);
+    b.branch(b.make(OpKind::Ge, DType::Bool, {i, lagged}).result);
+    std::vector<ir::Op> arrive;
+    Builder a(kernel_, arrive);
+    a.at(pipe.loc);
+    const ValueId back = a.make(OpKind::Sub, u32, {i, lagged}).result;
+    const ValueId slot = a.make(OpKind::Rem, u32, {back, a.constant(u32, stages_)}).result;
+    a.make(OpKind::MbarArrive, u32, {slot}).shared = empty;
+    out.back().blocks[0].ops = std::move(arrive);
+  }
+
   /// The index of `map` in the kernel's tensor maps, added when new.
   int map_index(const ir::TensorMap& map) {
     auto& maps = kernel_.tensor_maps;
@@ -230,14 +469,14 @@ class Expander {
 
   /// `if leader { mbar.KIND @bars[s] (, count) for each slot s }`.
   void every_barrier(Builder& b, std::vector<ir::Op>& out, OpKind kind, int bars, ValueId leader,
-                     const ir::SourceLoc& loc) {
+                     const ir::SourceLoc& loc, std::uint32_t count = 1) {
     std::vector<ir::Op> ops;
     Builder l(kernel_, ops);
     l.at(loc);
     for (std::uint32_t s = 0; s < stages_; ++s) {
       ir::Op& op = l.make(kind, DType::U32, {l.constant(DType::U32, s)});
       op.shared = bars;
-      op.ivalue = kind == OpKind::MbarInit ? 1 : 0;
+      op.ivalue = kind == OpKind::MbarInit ? count : 0;
     }
     b.branch(leader);
     out.back().blocks[0].ops = std::move(ops);
@@ -293,7 +532,7 @@ class Expander {
       ir::Op& wait = l.make(OpKind::MbarWait, u32, {slot, parity});
       wait.shared = bars;
       if (ahead > 0) l.make(OpKind::Barrier, u32);
-      for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
+      compute_block(l, body, pipe, p, slot);
       if (ahead == 0) return finish_tensor_loop(b, out, body, bars, leader, pipe.loc);
       const ValueId skip = l.make(OpKind::Mul, u32, {l.constant(u32, ahead), step}).result;
       const ValueId next = l.make(OpKind::Add, u32, {p, skip}).result;
@@ -323,7 +562,17 @@ class Expander {
   }
 
   void expand(const ir::Op& pipe, std::vector<ir::Op>& out) {
-    if (has_tile_copies(pipe.blocks[0])) return expand_tensor_copies(pipe, out);
+    const std::int64_t threads = exact_group_size();
+    if (pipe.consumers != 0 && threads != 0 && threads <= pipe.consumers) {
+      throw Error(
+          fmt::format("kernel {}: the pipeline at {}:{} has {} consumers, but a group has "
+                      "{} threads: none is left to load",
+                      kernel_.name, pipe.loc.file, pipe.loc.line, pipe.consumers, threads));
+    }
+    if (has_tile_copies(pipe.blocks[0])) {
+      if (pipe.consumers != 0) return expand_specialized(pipe, out);
+      return expand_tensor_copies(pipe, out);
+    }
     const DType u32 = DType::U32;
     const ValueId start = pipe.args[0];
     const ValueId step = pipe.args[2];
@@ -374,7 +623,7 @@ class Expander {
         // One step ahead, the next step's copies start before this step's compute, or nothing
         // would be in flight while it runs.
         if (ahead == 1) load_ahead();
-        for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
+        compute_block(l, body, pipe, p, slot);
         if (ahead != 1) load_ahead();
       } else {
         l.make(OpKind::Barrier, u32);
@@ -382,7 +631,7 @@ class Expander {
         commit(l);
         wait(l, 0, proxy);
         l.make(OpKind::Barrier, u32);
-        for (ir::Op& op : stage_block(pipe, 1, p, slot)) l.insert(std::move(op));
+        compute_block(l, body, pipe, p, slot);
       }
     }
     out.back().blocks[0].ops = std::move(body);

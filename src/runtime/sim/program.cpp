@@ -368,10 +368,13 @@ Program compile(const ir::Kernel& kernel) {
     }
     const ir::TypeRule rule = ir::op_info(op.kind).types;
     if (rule == ir::TypeRule::TileCopy || rule == ir::TypeRule::TensorCopy ||
-        rule == ir::TypeRule::Mbarrier) {
+        rule == ir::TypeRule::Mbarrier || op.kind == OpKind::WgRegisters ||
+        op.kind == OpKind::Exit) {
       throw SimError(SimError::Kind::BadArgument,
                      fmt::format("{}: {} reached the simulator (tile copies run as each thread's "
-                                 "copies there: run lower_tile_copies without tensor maps)",
+                                 "copies there, and pipelines without tensor maps need no "
+                                 "mbarriers or register budgets: run lower_tile_copies without "
+                                 "tensor maps)",
                                  kernel.name, ir::op_name(op.kind)));
     }
   });
