@@ -36,9 +36,11 @@
 /// of 128-byte swizzled rows. On sm_90a the loading warpgroup's first thread issues each step as
 /// TMA copies once the multiplying warpgroups have freed its slot, and each of those multiplies
 /// its 64 rows by the 256 columns in one `wgmma` product (a 4-stage ring of 48 KB stages,
-/// products in flight one step); every other target takes the tile's two 128-column halves one
-/// after the other through a 3-stage ring of 32 KB stages, as fragment products (a target query
-/// picks the path; both sum in the same order). f32 takes iron_gemm_nk's path (no warpgroup
+/// products in flight one step), and the tile's sums reach `out` through 33 KB of shared memory
+/// 32 rows at a time, so that each warp stores 32 consecutive columns of a row; every other
+/// target takes the tile's two 128-column halves one after the other through a 3-stage ring of
+/// 32 KB stages, as fragment products (a target query picks the path; both sum in the same
+/// order). f32 takes iron_gemm_nk's path (no warpgroup
 /// instruction reads f32). The error bound is iron_gemm's.
 /// Dispatch: a grid of ceil(n / 256) × ceil(m / 128) groups of exactly 384 threads (for f32,
 /// ceil(n / 128) × ceil(m / 128) groups of 128).

@@ -25,6 +25,12 @@ inline constexpr std::uint32_t kStages = 3;
 /// Stages and lag of the 128×256 product on sm_90a: 192 KB, one group a multiprocessor.
 inline constexpr std::uint32_t kWideStages = 4;
 inline constexpr std::uint32_t kWideLag = 1;
+/// The 128×256 product's epilogue goes through shared memory kStagedRows rows at a time (f32,
+/// rows kStagedPitch apart so that a simdgroup's accumulator rows fall in different banks), so
+/// that a warp hands the epilogue 32 consecutive columns of one row: the accumulator's own
+/// layout gives it 8 rows of 8 bytes. 33 KB beside the 192 KB ring.
+inline constexpr std::uint32_t kStagedRows = 32;
+inline constexpr std::uint32_t kStagedPitch = 260;
 
 /// The shared rings of a product of BN columns: kBM×kBK of a and BN×kBK of b a stage, in
 /// 128-byte swizzled rows.
@@ -35,6 +41,37 @@ struct Rings {
   dsl::Shared<T> a = dsl::ring<T>(kStageA, dsl::Swizzled{kBK});
   dsl::Shared<T> b = dsl::ring<T>(kStageB, dsl::Swizzled{kBK});
 };
+
+/// Calls epilogue(r, c, sum) for every element (r, c) < (m, n) of the kBM×kBN tile at (row0,
+/// col0) whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …), kStagedRows
+/// rows at a time through shared memory, each warp's calls on 32 consecutive columns of a row.
+/// Every thread of the group reaches its barriers.
+template <class Epilogue>
+void staged_epilogue(const dsl::FragAcc<16, kBN>& acc, const dsl::Expr<dsl::u32>& m,
+                     const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& row0,
+                     const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
+  auto staged = shared<f32>(kStagedRows * kStagedPitch);
+  auto consumer = simdgroup_id() < kConsumers / 32u;
+  for (std::uint32_t round = 0; round < kBM / kStagedRows; ++round) {
+    IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
+      auto first = simdgroup_id() % kSimdgroupsARound * 16u;
+      for (std::uint32_t slot = 0; slot < FragAcc<16, kBN>::elements; ++slot) {
+        store(staged[(first + acc.row(slot)) * kStagedPitch + acc.col(slot)], acc.get(slot));
+      }
+    }
+    barrier();
+    IRON_IF(consumer) {
+      for (auto v : range(thread_id<0>(), kStagedRows * kBN, kConsumers)) {
+        auto r = row0 + round * kStagedRows + v / kBN;
+        auto c = col0 + v % kBN;
+        IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / kBN * kStagedPitch + v % kBN])); }
+      }
+    }
+    barrier();
+  }
+}
 
 /// Calls epilogue(r, c, sum) for every element (r, c) of the kBM×BN tile of a · bᵀ at (row0,
 /// col0) inside out (a [m, k], b [n, k], both T = f16 or bf16), sum the f32 Σ_p a[r, p] · b[c, p],
@@ -84,11 +121,15 @@ void product(const Rings<T, BN>& rings, const dsl::Tensor<T>& a, const dsl::Tens
       barrier();
     }
   }
-  auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
-  for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
-    auto r = rows + acc.row(slot);
-    auto c = col0 + acc.col(slot);
-    IRON_IF(consumer && r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+  if constexpr (BN == kBN) {
+    staged_epilogue(acc, m, n, row0, col0, epilogue);
+  } else {
+    auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
+    for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
+      auto r = rows + acc.row(slot);
+      auto c = col0 + acc.col(slot);
+      IRON_IF(consumer && r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+    }
   }
 }
 

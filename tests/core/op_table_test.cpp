@@ -323,7 +323,9 @@ TEST(OpTable, AttributesFollowTheTypeRule) {
       {OpAttributes::Feature, {"target.has"}},
       {OpAttributes::TileBox, {"copy.tile"}},
       {OpAttributes::TensorBox, {"copy.tensor"}},
-      {OpAttributes::Barrier, {"mbar.init", "mbar.expect", "mbar.wait", "mbar.inval"}},
+      {OpAttributes::Barrier,
+       {"mbar.init", "mbar.expect", "mbar.wait", "mbar.inval", "mbar.arrive"}},
+      {OpAttributes::RegisterBudget, {"wg.registers"}},
   };
   EXPECT_EQ(held, expected);
 }

@@ -108,7 +108,11 @@ constexpr std::string_view kEveryOp =
   copy.tensor @shm0[%0], map 0, %0, %0, @shm1[%0] : f32
   mbar.wait @shm1[%0], %0
   mbar.inval @shm1[%0]
-  pipeline %0 to %0 step %0 stages 2 : u32 {
+  mbar.arrive @shm1[%0]
+  wg.registers dec 40
+  wg.registers inc 232
+  exit
+  pipeline %0 to %0 step %0 stages 2 consumers 128 : u32 {
     %110 = pipeline.index step : u32
   } then {
     %111 = pipeline.index slot : u32

@@ -98,13 +98,15 @@ constexpr std::int64_t kRegisterFile = 65536;
 constexpr std::uint64_t kAlignment = 16;
 constexpr std::uint64_t kSwizzleAlignment = 1024;
 
-/// The bytes `a` takes at most in the layout: its size in 16-byte units, and before a swizzled
-/// allocation on sm_90a the gap to its 1024-byte boundary.
-std::uint64_t aligned_bytes(const ir::SharedAlloc& a, const TargetProfile& target) {
-  const std::uint64_t gap =
-      target.mma == MmaStrategy::Wgmma && a.swizzle != 0 ? kSwizzleAlignment - kAlignment : 0;
-  return (std::uint64_t{a.size} * dtype_size(a.dtype) + kAlignment - 1) / kAlignment * kAlignment +
-         gap;
+/// The bytes of `a` (for a ring, of one stage) in 16-byte units.
+std::uint64_t aligned_bytes(const ir::SharedAlloc& a) {
+  return (std::uint64_t{a.size} * dtype_size(a.dtype) + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// The most bytes the layout may leave before `a`: on sm_90a, the gap to the 1024-byte boundary
+/// of a swizzled allocation (once an allocation, however many stages a ring has).
+std::uint64_t alignment_gap(const ir::SharedAlloc& a, const TargetProfile& target) {
+  return target.mma == MmaStrategy::Wgmma && a.swizzle != 0 ? kSwizzleAlignment - kAlignment : 0;
 }
 
 bool has_warpgroup_products(const ir::Block& block) {
@@ -198,9 +200,14 @@ class Expander {
     out.back().blocks[0].ops = std::move(compute);
   }
 
+  /// The consumers' simdgroups: C / 32.
+  static std::uint32_t consumer_count(const ir::Op& pipe) {
+    return pipe.consumers / kSimdgroupWidth;
+  }
+
   /// `simdgroup CMP C / 32`: Lt the consumers, Ge the producer.
-  ValueId consumer_simdgroups(Builder& b, const ir::Op& pipe, OpKind cmp) {
-    const ValueId count = b.constant(DType::U32, pipe.consumers / kSimdgroupWidth);
+  static ValueId consumer_simdgroups(Builder& b, const ir::Op& pipe, OpKind cmp) {
+    const ValueId count = b.constant(DType::U32, consumer_count(pipe));
     return b.make(cmp, DType::Bool, {b.builtin(ir::Builtin::Simdgroup), count}).result;
   }
 
@@ -355,8 +362,7 @@ class Expander {
                 first_lane})
             .result;
     every_barrier(b, out, OpKind::MbarInit, full, leader, pipe.loc, 1);
-    every_barrier(b, out, OpKind::MbarInit, empty, leader, pipe.loc,
-                  pipe.consumers / kSimdgroupWidth);
+    every_barrier(b, out, OpKind::MbarInit, empty, leader, pipe.loc, consumer_count(pipe));
     b.make(OpKind::Barrier, u32);
     const auto budgets = register_budgets(pipe);
     // ptxas gives every thread the registers of the launch bound's occupancy only when the bound
@@ -370,13 +376,13 @@ class Expander {
       Builder l(kernel_, producer);
       l.at(pipe.loc);
       if (budgets) l.make(OpKind::WgRegisters, u32).ivalue = budgets->first;
-      const ValueId issuer = l.make(OpKind::And, DType::Bool,
-                                    {l.make(OpKind::Eq, DType::Bool,
-                                            {l.builtin(ir::Builtin::Simdgroup),
-                                             l.constant(u32, pipe.consumers / kSimdgroupWidth)})
-                                         .result,
-                                     first_lane})
-                                 .result;
+      const ValueId issuer =
+          l.make(OpKind::And, DType::Bool,
+                 {l.make(OpKind::Eq, DType::Bool,
+                         {l.builtin(ir::Builtin::Simdgroup), l.constant(u32, consumer_count(pipe))})
+                      .result,
+                  first_lane})
+              .result;
       std::vector<ir::Op> issue;
       Builder c(kernel_, issue);
       c.at(pipe.loc);
@@ -426,7 +432,7 @@ class Expander {
 
   /// The slot and the round of the ring that step `p` uses: i % S and i / S, i = (p - start) /
   /// step.
-  std::pair<ValueId, ValueId> ring_position(Builder& b, const ir::Op& pipe, ValueId p) {
+  std::pair<ValueId, ValueId> ring_position(Builder& b, const ir::Op& pipe, ValueId p) const {
     const DType u32 = DType::U32;
     const ValueId since = b.make(OpKind::Sub, u32, {p, pipe.args[0]}).result;
     const ValueId i = b.make(OpKind::Div, u32, {since, pipe.args[2]}).result;
@@ -656,8 +662,10 @@ std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& tar
   if (!target.async_copies) return 1;
   std::uint64_t fixed = 0;
   std::uint64_t per_stage = 0;
-  for (const ir::SharedAlloc& a : kernel.shared)
-    (a.ring ? per_stage : fixed) += aligned_bytes(a, target);
+  for (const ir::SharedAlloc& a : kernel.shared) {
+    (a.ring ? per_stage : fixed) += aligned_bytes(a);
+    fixed += alignment_gap(a, target);
+  }
   auto stages = static_cast<std::uint32_t>(std::max<std::int64_t>(asked, 1));
   while (stages > 1 && fixed + per_stage * stages > target.max_shared_bytes) --stages;
   return stages;
