@@ -70,15 +70,16 @@ IRON_KERNEL(specialized_partial_warpgroup, (Tensor<T> x, Out<T> out)) {
 
 TEST(SpecializedPipeline, AProducerLoadedProductRunsExactly) {
   const ir::Kernel k = kernel_ir_for("specialized_product_kept", DType::BF16);
-  std::vector<double> a(kRow * kDepth);
-  std::vector<double> b(kRow * kDepth);
+  constexpr std::size_t kElements = std::size_t{kRow} * kDepth;
+  std::vector<double> a(kElements);
+  std::vector<double> b(kElements);
   for (std::size_t i = 0; i < a.size(); ++i) {
     a[i] = static_cast<double>(i % 7) - 3.0;
     b[i] = static_cast<double>(i % 5) - 2.0;
   }
   iron::runtime::HostTensor ta = sim_test::make_tensor(DType::BF16, a);
   iron::runtime::HostTensor tb = sim_test::make_tensor(DType::BF16, b);
-  iron::runtime::HostTensor out = sim_test::zeros(DType::F32, kRow * kRow);
+  iron::runtime::HostTensor out = sim_test::zeros(DType::F32, std::size_t{kRow} * kRow);
   const auto found = sim_test::finding(k, {&ta, &tb, &out}, {{1, 1, 1}, {256, 1, 1}});
   ASSERT_FALSE(found.has_value()) << found->what();
   const std::vector<double> got = sim_test::read_tensor(out);

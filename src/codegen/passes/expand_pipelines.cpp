@@ -241,56 +241,16 @@ class Expander {
     return stages_ - 1 - lag;
   }
 
-  /// `if (step < end) load(step, slot)` with the load's tile copies issued by the leader as TMA
-  /// copies completing mbarrier `slot` of `bars`.
-  void tensor_load(Builder& b, std::vector<ir::Op>& out, const ir::Op& pipe, ValueId step,
-                   ValueId slot, int bars, ValueId leader, const std::vector<int>& maps) {
-    std::vector<ir::Op> inside;
-    std::vector<ir::Op> issued;
-    std::uint64_t bytes = 0;
-    std::size_t copies = 0;
-    {
-      Builder l(kernel_, inside);
-      l.at(pipe.loc);
-      for (ir::Op& op : stage_block(pipe, 0, step, slot)) {
-        if (op.kind != OpKind::CopyTile) {
-          l.insert(std::move(op));
-          continue;
-        }
-        const int map = maps.at(copies++);
-        bytes += std::uint64_t{op.fragment.rows} * op.fragment.cols * dtype_size(op.type);
-        Builder c(kernel_, issued);
-        c.at(op.loc);
-        ir::Op& copy =
-            c.make(OpKind::CopyTensor, op.type, {op.args[0], op.args[4], op.args[5], slot});
-        copy.shared = op.shared;
-        copy.shared_b = bars;
-        copy.ivalue = map;
-      }
-      std::vector<ir::Op> leader_ops;
-      Builder e(kernel_, leader_ops);
-      e.at(pipe.loc);
-      ir::Op& expect = e.make(OpKind::MbarExpect, DType::U32, {slot});
-      expect.shared = bars;
-      expect.ivalue = static_cast<std::int64_t>(bytes);
-      for (ir::Op& op : issued) leader_ops.push_back(std::move(op));
-      l.branch(leader);
-      inside.back().blocks[0].ops = std::move(leader_ops);
-    }
-    const ValueId within = b.make(OpKind::Lt, DType::Bool, {step, pipe.args[1]}).result;
-    b.branch(within);
-    out.back().blocks[0].ops = std::move(inside);
-  }
-
-  /// The load block of `step` into `slot` with its tile copies as TMA copies completing mbarrier
-  /// `slot` of `bars`, all issued by the calling thread after one mbar.expect of their bytes.
-  void issue_tensor_load(Builder& b, const ir::Op& pipe, ValueId step, ValueId slot, int bars,
-                         const std::vector<int>& maps) {
+  /// The load block of `step` into `slot` split in two: its other ops, into `rest`, and its tile
+  /// copies, into `issued`, as one mbar.expect of their bytes followed by TMA copies completing
+  /// mbarrier `slot` of `bars`.
+  void split_tensor_load(const ir::Op& pipe, ValueId step, ValueId slot, int bars,
+                         const std::vector<int>& maps, Builder& rest, std::vector<ir::Op>& issued) {
     std::vector<ir::Op> copies;
     std::uint64_t bytes = 0;
     for (ir::Op& op : stage_block(pipe, 0, step, slot)) {
       if (op.kind != OpKind::CopyTile) {
-        b.insert(std::move(op));
+        rest.insert(std::move(op));
         continue;
       }
       bytes += std::uint64_t{op.fragment.rows} * op.fragment.cols * dtype_size(op.type);
@@ -302,10 +262,37 @@ class Expander {
       copy.shared_b = bars;
       copy.ivalue = maps.at(copies.size() - 1);
     }
-    ir::Op& expect = b.make(OpKind::MbarExpect, DType::U32, {slot});
+    Builder e(kernel_, issued);
+    e.at(pipe.loc);
+    ir::Op& expect = e.make(OpKind::MbarExpect, DType::U32, {slot});
     expect.shared = bars;
     expect.ivalue = static_cast<std::int64_t>(bytes);
-    for (ir::Op& op : copies) b.insert(std::move(op));
+    for (ir::Op& op : copies) issued.push_back(std::move(op));
+  }
+
+  /// `if (step < end) load(step, slot)` with the load's tile copies issued by the leader
+  /// (split_tensor_load).
+  void tensor_load(Builder& b, std::vector<ir::Op>& out, const ir::Op& pipe, ValueId step,
+                   ValueId slot, int bars, ValueId leader, const std::vector<int>& maps) {
+    std::vector<ir::Op> inside;
+    Builder l(kernel_, inside);
+    l.at(pipe.loc);
+    std::vector<ir::Op> issued;
+    split_tensor_load(pipe, step, slot, bars, maps, l, issued);
+    l.branch(leader);
+    inside.back().blocks[0].ops = std::move(issued);
+    const ValueId within = b.make(OpKind::Lt, DType::Bool, {step, pipe.args[1]}).result;
+    b.branch(within);
+    out.back().blocks[0].ops = std::move(inside);
+  }
+
+  /// The load block of `step` into `slot`, every op of it run by the calling thread
+  /// (split_tensor_load).
+  void issue_tensor_load(Builder& b, const ir::Op& pipe, ValueId step, ValueId slot, int bars,
+                         const std::vector<int>& maps) {
+    std::vector<ir::Op> issued;
+    split_tensor_load(pipe, step, slot, bars, maps, b, issued);
+    for (ir::Op& op : issued) b.insert(std::move(op));
   }
 
   /// The group size a literal `exactly` rule fixes, else 0.
