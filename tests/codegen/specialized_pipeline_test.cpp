@@ -241,6 +241,51 @@ TEST(PassSpecializedPipeline, ABarrierInTheComputeBlockIsRefused) {
   }
 }
 
+// The producer exits after its run on sm_90a: a specialized pipeline in a loop, or after another
+// one, would wait for copies nobody issues. Elsewhere both run.
+TEST(PassSpecializedPipeline, ASecondRunOnHopperIsRefused) {
+  std::string looped = with(std::string(kSpecialized), "values 15", "values 16");
+  looped = with(looped, "  pipeline %0", "  for %15 = %0 to %3 step %3 : u32 {\n  pipeline %0");
+  looped = with(looped, "    store out[%14], %13 : f16\n  }\n}",
+                "    store out[%14], %13 : f16\n  }\n  }\n}");
+  ir::Kernel in_loop = ir::parse_kernel(looped);
+  try {
+    lower_and_expand(in_loop, kHopper);
+    FAIL() << "a specialized pipeline in a loop was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("inside a loop"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(run_pass(lower_and_expand, looped, TargetProfile::cuda(90)));
+
+  std::string twice = with(std::string(kSpecialized), "values 15", "values 25");
+  twice = with(twice, "    store out[%14], %13 : f16\n  }\n}", R"(    store out[%14], %13 : f16
+  }
+  pipeline %0 to %2 step %3 stages 2 consumers 128 : u32 {
+    %15 = pipeline.index step : u32
+    %16 = pipeline.index slot : u32
+    %17 = mul %16, %4 : u32
+    copy.tile @t[%17], x[%0], %1, %2, %0, %15, box 8, 64 : f16
+  } then {
+    %18 = pipeline.index step : u32
+    %19 = pipeline.index slot : u32
+    %20 = builtin thread_id.x : u32
+    %21 = mul %19, %4 : u32
+    %22 = add %21, %20 : u32
+    %23 = shared.load @t[%22] : f16
+    %24 = add %18, %20 : u32
+    store out[%24], %23 : f16
+  }
+})");
+  ir::Kernel after = ir::parse_kernel(twice);
+  try {
+    lower_and_expand(after, kHopper);
+    FAIL() << "a second specialized pipeline was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("after another one"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(run_pass(lower_and_expand, twice, TargetProfile::cuda(90)));
+}
+
 TEST(PassSpecializedPipeline, AGroupOfOnlyConsumersIsRefused) {
   ir::Kernel kernel =
       ir::parse_kernel(with(std::string(kSpecialized), "rule exactly 256", "rule exactly 128"));

@@ -62,11 +62,12 @@
 /// compiler, so that ptxas allocates all R and the group's pool holds them): the producer keeps
 /// 40, the consumers share the rest (at most 256); without an exact group size they stay as
 /// compiled. A group barrier in the
-/// compute block is refused (the producer never reaches it). The producer exits once its copies
-/// are issued (they land on their own), so none of the consumers' registers stays live in it and
-/// the barrier after the loop waits for the consumers alone. On every other target a specialized
-/// pipeline expands as above with the compute block in `if simdgroup < C / 32`, and the producer's
-/// threads go on after it: code after the pipeline guards what only the consumers do.
+/// compute block is refused (the producer never reaches it), and so is a second run (a specialized
+/// pipeline in a loop, or after another one). The producer exits once its copies are issued (they
+/// land on their own), so none of the consumers' registers stays live in it and the barrier after
+/// the loop waits for the consumers alone. On every other target a specialized pipeline expands as
+/// above with the compute block in `if simdgroup < C / 32`, and the producer's threads go on after
+/// it: code after the pipeline guards what only the consumers do.
 #include "iron/codegen/passes/expand_pipelines.hpp"
 
 #include <fmt/format.h>
@@ -164,7 +165,9 @@ class Expander {
         expand(op, out);
         continue;
       }
+      loops_ += op.kind == OpKind::For ? 1 : 0;
       for (ir::Block& inner : op.blocks) block(inner);
+      loops_ -= op.kind == OpKind::For ? 1 : 0;
       out.push_back(std::move(op));
     }
     b.ops = std::move(out);
@@ -317,6 +320,21 @@ class Expander {
         ir::kMaxRegisterBudget);
     if (compiled <= kProducerRegisters || raised <= compiled) return std::nullopt;
     return std::pair{kProducerRegisters, raised};
+  }
+
+  /// A specialized pipeline's producer exits once its copies are issued: refused inside a loop,
+  /// and after another one (even one in the other branch of an if), since no producer would
+  /// load a second run.
+  void refuse_second_run(const ir::Op& pipe) {
+    const char* why = loops_ > 0         ? "inside a loop"
+                      : specialized_ > 0 ? "after another one"
+                                         : nullptr;
+    ++specialized_;
+    if (why == nullptr) return;
+    throw Error(
+        fmt::format("kernel {}: the specialized pipeline at {}:{} runs {}, but its producer "
+                    "exits after one run on a target with tensor maps",
+                    kernel_.name, pipe.loc.file, pipe.loc.line, why));
   }
 
   /// A warp-specialized pipeline of TMA copies (the file comment).
@@ -563,7 +581,10 @@ class Expander {
                       kernel_.name, pipe.loc.file, pipe.loc.line, pipe.consumers, threads));
     }
     if (has_tile_copies(pipe.blocks[0])) {
-      if (pipe.consumers != 0) return expand_specialized(pipe, out);
+      if (pipe.consumers != 0) {
+        refuse_second_run(pipe);
+        return expand_specialized(pipe, out);
+      }
       return expand_tensor_copies(pipe, out);
     }
     const DType u32 = DType::U32;
@@ -636,6 +657,8 @@ class Expander {
   bool async_products_;
   std::vector<ir::TensorMap> maps_;  ///< tensor_maps_in_order
   std::size_t next_map_ = 0;
+  int loops_ = 0;        ///< the loops around the op being expanded
+  int specialized_ = 0;  ///< the specialized pipelines of tile copies expanded so far
 };
 
 }  // namespace
