@@ -353,9 +353,9 @@ enum class OpAttributes : std::uint8_t {
   WarpgroupOperands,  ///< wg.mma: A's allocation (shared), B's (shared_b), B's layout, K (ivalue)
   WarpgroupPending,   ///< wg.wait: the product groups that may stay pending (ivalue)
   Feature,            ///< target.has: the target feature it asks about (ivalue, a TargetFeature)
-  TileBox,    ///< copy.tile: the allocation (shared), the tensor (param), the box (fragment)
-  TensorBox,  ///< copy.tensor: the allocation (shared), the map (ivalue), mbarriers (shared_b)
-  Barrier,    ///< mbar.*: the mbarrier allocation (shared); init/expect: a count (ivalue)
+  TileBox,         ///< copy.tile: the allocation (shared), the tensor (param), the box (fragment)
+  TensorBox,       ///< copy.tensor: the allocation (shared), the map (ivalue), mbarriers (shared_b)
+  Barrier,         ///< mbar.*: the mbarrier allocation (shared); init/expect: a count (ivalue)
   RegisterBudget,  ///< wg.registers: the registers a thread (ivalue), raised or lowered (axis 1/0)
 };
 
