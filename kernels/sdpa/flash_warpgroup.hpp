@@ -92,9 +92,10 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   pipelined(
       range.begin, range.end, Expr<u32>(kBlockK), kStages,
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
-        const auto row = [&](const Expr<u32>& j) { return kv.row(j); };
-        start_panels<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
-        start_panels<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
+        kv.with_rows([&](const auto& row) {
+          start_panels<T, D, kBlockK>(k_ring, slot * kStage, kv.k, p, keys, row);
+          start_panels<T, D, kBlockK>(v_ring, slot * kStage, kv.v, p, keys, row);
+        });
       },
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
         // s = q · kᵀ over the head_dim panels, then scaled to log2 units, masked, and the

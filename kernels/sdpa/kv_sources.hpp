@@ -33,11 +33,21 @@ struct PackedKv {
   dsl::Expr<dsl::u32> row(const dsl::Expr<dsl::u32>& j) const {
     return ((first + j) * heads_kv + head) * D;
   }
+  /// Calls f(row) with row(j) as above: the copy loops of a KV tile are traced once.
+  template <class F>
+  void with_rows(F&& f) const {
+    f([this](const dsl::Expr<dsl::u32>& j) { return row(j); });
+  }
 };
 
 /// Keys and values in pages [num_pages, heads_kv, page_size, D]: key j of sequence b is slot
 /// j % page_size of page block_table[b, j / page_size]. Page numbers are read as given (the
 /// layout's precondition: each below num_pages); a sequence's length is clamped to its table.
+///
+/// A page size that is a power of two (the usual one) finds a key's page and slot by a shift
+/// and a mask; any other size divides, which on CUDA is some twenty instructions a key row that
+/// every KV tile's copies repeat (bench/NOTES.md §35). The two forms are two copies of the
+/// caller's loop under one uniform branch (`with_rows`).
 template <class T, std::uint32_t D>
 struct PagedKv {
   const dsl::Tensor<T>& k;
@@ -60,11 +70,36 @@ struct PagedKv {
         keys(dsl::min(dsl::load(seq_lens[batch_index]), pages_per_seq * page_size_)),
         heads_kv(heads_kv_),
         head(head_),
-        page_size(page_size_) {}
+        page_size(page_size_),
+        // floor(log2(page_size)) from its f32 exponent (exact below 2^24).
+        shift((dsl::bitcast<dsl::u32>(dsl::cast<dsl::f32>(page_size_)) >> 23u) - 127u),
+        power_of_two(page_size_ != 0u && (1u << shift) == page_size_) {}
 
+  /// The element where key j's row starts (j < keys), in either form.
   dsl::Expr<dsl::u32> row(const dsl::Expr<dsl::u32>& j) const {
-    auto page = dsl::load(block_table[table_row + j / page_size]);
-    return ((page * heads_kv + head) * page_size + j % page_size) * D;
+    return at(j / page_size, j % page_size);
+  }
+  /// Calls f(row) under a uniform branch on the page size: its shift-and-mask form for a power
+  /// of two, else the dividing one.
+  template <class F>
+  void with_rows(F&& f) const {
+    using namespace iron::dsl;
+    IRON_IF(power_of_two) {
+      f([this](const dsl::Expr<dsl::u32>& j) { return at(j >> shift, j & (page_size - 1u)); });
+    }
+    IRON_ELSE {
+      f([this](const dsl::Expr<dsl::u32>& j) { return row(j); });
+    }
+  }
+
+ private:
+  dsl::Expr<dsl::u32> shift;
+  dsl::Expr<dsl::boolean> power_of_two;
+
+  dsl::Expr<dsl::u32> at(const dsl::Expr<dsl::u32>& page_index,
+                         const dsl::Expr<dsl::u32>& slot) const {
+    auto page = dsl::load(block_table[table_row + page_index]);
+    return ((page * heads_kv + head) * page_size + slot) * D;
   }
 };
 

@@ -559,6 +559,16 @@ IRON_TEST(iron_sdpa_prefill_paged_d128, shuffled_pages16, F32, F16, BF16) {
   return paged_setup(c, 16, {0.0f, kNoSink, 1.0f, kNoSink}, dt, rng);
 }
 
+// Pages of 48, not a power of two: the dividing form of the page lookup (kv_sources.hpp).
+IRON_TEST(iron_sdpa_prefill_paged_d128, pages48_causal, F32, F16, BF16) {
+  const PrefillCase c{{7, 50}, {150, 50}, 2, 1, 128, true, 0, 0.08};
+  return paged_setup(c, 48, no_sinks(2), dt, rng);
+}
+IRON_TEST(iron_sdpa_prefill_paged_d64, pages48, F32, F16, BF16) {
+  const PrefillCase c{{1, 70}, {100, 70}, 1, 1, 64, false, 0, 0.125};
+  return paged_setup(c, 48, no_sinks(1), dt, rng);
+}
+
 // Pages of 64, a sequence of one key, non-causal.
 IRON_TEST(iron_sdpa_prefill_paged_d64, shuffled_pages64, F32, F16, BF16) {
   const PrefillCase c{{33, 1}, {130, 1}, 1, 1, 64, false, 0, 0.125};

@@ -628,7 +628,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
       iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v9802, v9796);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6017 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
+    const unsigned int v6017 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
     const unsigned int v6018 = v6017 << 6u;
     const unsigned int v8976 = v41 & 3u;
     const unsigned int v8978 = v8976 << 4u;
@@ -771,8 +771,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
     const unsigned int v8900 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
     const unsigned int v8904 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
     const unsigned int v8905 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8917 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:121
-    const unsigned int v8930 = v6017 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:126
+    const unsigned int v8917 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v8930 = v6017 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
     const unsigned int v9070 = v8978 << 7u;
     const unsigned int v9072 = v8930 + v9070;
     const unsigned int v9085 = v9072 + 16u;
@@ -902,10 +902,10 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
         iron_copy_async<16>(shm2 + (v5756 ^ (((v5756 >> 6u) & 7u) << 3u)), v + v5745, v5736);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 128> v6008;  // kernels/sdpa/flash_warpgroup.hpp:102
+      iron_frag<float, 2, 16, 128> v6008;  // kernels/sdpa/flash_warpgroup.hpp:103
       iron_frag_fill(v6008, 0.0f);
-      const unsigned int v6012 = v5499 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8989;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6012 = v5499 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8989;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8989, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8989, shm0, v8982, 64u);
       iron_frag<iron_bf16, 1, 16, 128> v8991;
@@ -936,8 +936,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
       iron_frag_fill(v9018, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v9018, shm1, v9014, 64u);
       iron_frag_mma_sync(v6008, v9016, v9018);
-      const unsigned int v6025 = v6012 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v9034;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6025 = v6012 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9034;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v9034, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v9034, shm0, v9027, 64u);
       iron_frag<iron_bf16, 1, 16, 128> v9036;
@@ -3173,12 +3173,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
       const float v8907 = v7848.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8908 = v8906 * v8907;
       v333.x[31] = v8908;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 128> v8910;  // kernels/sdpa/flash_warpgroup.hpp:114
+      iron_frag<iron_bf16, 0, 16, 128> v8910;  // kernels/sdpa/flash_warpgroup.hpp:115
       iron_frag_fill(v8910, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v8910, v6008);
-      iron_frag_store<false>(v8910, shm3, v8917, 128u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v9081;  // kernels/sdpa/flash_warpgroup.hpp:126
+      iron_frag_store<false>(v8910, shm3, v8917, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v9081;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v9081, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v9081, shm3, v9072, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v9083;
@@ -3209,8 +3209,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
       iron_frag_fill(v9116, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v9116, shm2, v9112, 64u);
       iron_frag_mma_sync(v331, v9114, v9116);
-      const unsigned int v8938 = v6012 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v9134;  // kernels/sdpa/flash_warpgroup.hpp:126
+      const unsigned int v8938 = v6012 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9134;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v9134, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v9134, shm3, v9125, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v9136;
@@ -3272,8 +3272,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d128_bf16(
       iron_frag_fill(v9222, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v9222, shm2, v9218, 64u);
       iron_frag_mma_sync(v333, v9220, v9222);
-      const unsigned int v8966 = v6025 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v9240;  // kernels/sdpa/flash_warpgroup.hpp:126
+      const unsigned int v8966 = v6025 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9240;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v9240, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v9240, shm3, v9125, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v9242;

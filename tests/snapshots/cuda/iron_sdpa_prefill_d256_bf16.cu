@@ -808,7 +808,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_copy_async<16>(shm2 + (v9587 ^ (((v9587 >> 6u) & 7u) << 3u)), v + v9583, v9577);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6431 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
+    const unsigned int v6431 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
     const unsigned int v6432 = v6431 << 6u;
     const unsigned int v8518 = v41 & 3u;
     const unsigned int v8520 = v8518 << 4u;
@@ -1089,7 +1089,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v8442 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
     const unsigned int v8446 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
     const unsigned int v8447 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8459 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:121
+    const unsigned int v8459 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
     for (unsigned int v5909 = v571; v5909 < v555; v5909 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
       const unsigned int v5910 = v5909 - v571;
@@ -1217,10 +1217,10 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
         iron_copy_async<16>(shm2 + (v6170 ^ (((v6170 >> 6u) & 7u) << 3u)), v + v6159, v6150);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v6422;  // kernels/sdpa/flash_warpgroup.hpp:102
+      iron_frag<float, 2, 16, 64> v6422;  // kernels/sdpa/flash_warpgroup.hpp:103
       iron_frag_fill(v6422, 0.0f);
-      const unsigned int v6426 = v5913 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8531;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6426 = v5913 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8531;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8531, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8531, shm0, v8524, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8533;
@@ -1251,8 +1251,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_fill(v8560, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v8560, shm1, v8556, 64u);
       iron_frag_mma_sync(v6422, v8558, v8560);
-      const unsigned int v6439 = v6426 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8576;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6439 = v6426 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8576;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8576, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8576, shm0, v8569, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8578;
@@ -1283,8 +1283,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_fill(v8605, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v8605, shm1, v8601, 64u);
       iron_frag_mma_sync(v6422, v8603, v8605);
-      const unsigned int v6451 = v6426 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8621;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6451 = v6426 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8621;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8621, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8621, shm0, v8614, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8623;
@@ -1315,8 +1315,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_fill(v8650, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v8650, shm1, v8646, 64u);
       iron_frag_mma_sync(v6422, v8648, v8650);
-      const unsigned int v6463 = v6426 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8666;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6463 = v6426 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8666;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8666, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8666, shm0, v8659, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8668;
@@ -2880,12 +2880,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       const float v8449 = v7390.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8450 = v8448 * v8449;
       v585.x[31] = v8450;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v8452;  // kernels/sdpa/flash_warpgroup.hpp:114
+      iron_frag<iron_bf16, 0, 16, 64> v8452;  // kernels/sdpa/flash_warpgroup.hpp:115
       iron_frag_fill(v8452, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v8452, v6422);
-      iron_frag_store<false>(v8452, shm3, v8459, 64u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v8713;  // kernels/sdpa/flash_warpgroup.hpp:126
+      iron_frag_store<false>(v8452, shm3, v8459, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v8713;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v8713, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v8713, shm3, v8524, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8715;

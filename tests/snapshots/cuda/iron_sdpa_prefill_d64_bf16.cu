@@ -496,7 +496,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d64_bf16(
       iron_copy_async<16>(shm2 + (v4638 ^ (((v4638 >> 6u) & 7u) << 3u)), v + v4634, v4628);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v2828 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
+    const unsigned int v2828 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
     const unsigned int v2829 = v2828 << 6u;
     const unsigned int v4357 = v41 & 3u;
     const unsigned int v4359 = v4357 << 4u;
@@ -570,7 +570,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d64_bf16(
     const unsigned int v4323 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
     const unsigned int v4327 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
     const unsigned int v4328 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4340 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:121
+    const unsigned int v4340 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
     for (unsigned int v2678 = v199; v2678 < v183; v2678 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
       const unsigned int v2679 = v2678 - v199;
@@ -614,10 +614,10 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d64_bf16(
         iron_copy_async<16>(shm2 + (v2753 ^ (((v2753 >> 6u) & 7u) << 3u)), v + v2742, v2733);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v2819;  // kernels/sdpa/flash_warpgroup.hpp:102
+      iron_frag<float, 2, 16, 64> v2819;  // kernels/sdpa/flash_warpgroup.hpp:103
       iron_frag_fill(v2819, 0.0f);
-      const unsigned int v2823 = v2682 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v4370;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v2823 = v2682 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4370;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v4370, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v4370, shm0, v4363, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v4372;
@@ -1797,12 +1797,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d64_bf16(
       const float v4330 = v3751.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v4331 = v4329 * v4330;
       v207.x[31] = v4331;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v4333;  // kernels/sdpa/flash_warpgroup.hpp:114
+      iron_frag<iron_bf16, 0, 16, 64> v4333;  // kernels/sdpa/flash_warpgroup.hpp:115
       iron_frag_fill(v4333, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v4333, v2819);
-      iron_frag_store<false>(v4333, shm3, v4340, 64u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v4417;  // kernels/sdpa/flash_warpgroup.hpp:126
+      iron_frag_store<false>(v4333, shm3, v4340, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v4417;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v4417, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v4417, shm3, v4363, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v4419;

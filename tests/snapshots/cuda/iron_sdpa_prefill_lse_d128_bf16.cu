@@ -630,7 +630,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
       iron_copy_async<16>(shm2 + (v295 ^ (((v295 >> 6u) & 7u) << 3u)), v + v9866, v9860);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6081 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
+    const unsigned int v6081 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
     const unsigned int v6082 = v6081 << 6u;
     const unsigned int v9040 = v41 & 3u;
     const unsigned int v9042 = v9040 << 4u;
@@ -773,8 +773,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
     const unsigned int v8964 = static_cast<unsigned int>(v333.row(30, iron_linear_thread() & 31u));
     const unsigned int v8968 = static_cast<unsigned int>(v333.col(31, iron_linear_thread() & 31u));
     const unsigned int v8969 = static_cast<unsigned int>(v333.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8981 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:121
-    const unsigned int v8994 = v6081 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:126
+    const unsigned int v8981 = v45 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v8994 = v6081 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
     const unsigned int v9134 = v9042 << 7u;
     const unsigned int v9136 = v8994 + v9134;
     const unsigned int v9149 = v9136 + 16u;
@@ -904,10 +904,10 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
         iron_copy_async<16>(shm2 + (v5820 ^ (((v5820 >> 6u) & 7u) << 3u)), v + v5809, v5800);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 128> v6072;  // kernels/sdpa/flash_warpgroup.hpp:102
+      iron_frag<float, 2, 16, 128> v6072;  // kernels/sdpa/flash_warpgroup.hpp:103
       iron_frag_fill(v6072, 0.0f);
-      const unsigned int v6076 = v5563 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v9053;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6076 = v5563 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9053;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v9053, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v9053, shm0, v9046, 64u);
       iron_frag<iron_bf16, 1, 16, 128> v9055;
@@ -938,8 +938,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
       iron_frag_fill(v9082, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v9082, shm1, v9078, 64u);
       iron_frag_mma_sync(v6072, v9080, v9082);
-      const unsigned int v6089 = v6076 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v9098;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6089 = v6076 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v9098;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v9098, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v9098, shm0, v9091, 64u);
       iron_frag<iron_bf16, 1, 16, 128> v9100;
@@ -3175,12 +3175,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
       const float v8971 = v7912.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8972 = v8970 * v8971;
       v333.x[31] = v8972;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 128> v8974;  // kernels/sdpa/flash_warpgroup.hpp:114
+      iron_frag<iron_bf16, 0, 16, 128> v8974;  // kernels/sdpa/flash_warpgroup.hpp:115
       iron_frag_fill(v8974, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v8974, v6072);
-      iron_frag_store<false>(v8974, shm3, v8981, 128u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v9145;  // kernels/sdpa/flash_warpgroup.hpp:126
+      iron_frag_store<false>(v8974, shm3, v8981, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v9145;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v9145, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v9145, shm3, v9136, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v9147;
@@ -3211,8 +3211,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
       iron_frag_fill(v9180, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v9180, shm2, v9176, 64u);
       iron_frag_mma_sync(v331, v9178, v9180);
-      const unsigned int v9002 = v6076 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v9198;  // kernels/sdpa/flash_warpgroup.hpp:126
+      const unsigned int v9002 = v6076 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9198;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v9198, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v9198, shm3, v9189, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v9200;
@@ -3274,8 +3274,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d128_bf1
       iron_frag_fill(v9286, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v9286, shm2, v9282, 64u);
       iron_frag_mma_sync(v333, v9284, v9286);
-      const unsigned int v9030 = v6089 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v9304;  // kernels/sdpa/flash_warpgroup.hpp:126
+      const unsigned int v9030 = v6089 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v9304;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v9304, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v9304, shm3, v9189, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v9306;

@@ -810,7 +810,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_copy_async<16>(shm2 + (v9651 ^ (((v9651 >> 6u) & 7u) << 3u)), v + v9647, v9641);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6495 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
+    const unsigned int v6495 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
     const unsigned int v6496 = v6495 << 6u;
     const unsigned int v8582 = v41 & 3u;
     const unsigned int v8584 = v8582 << 4u;
@@ -1091,7 +1091,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v8506 = static_cast<unsigned int>(v585.row(30, iron_linear_thread() & 31u));
     const unsigned int v8510 = static_cast<unsigned int>(v585.col(31, iron_linear_thread() & 31u));
     const unsigned int v8511 = static_cast<unsigned int>(v585.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8523 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:121
+    const unsigned int v8523 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
     for (unsigned int v5973 = v571; v5973 < v555; v5973 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
       const unsigned int v5974 = v5973 - v571;
@@ -1219,10 +1219,10 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
         iron_copy_async<16>(shm2 + (v6234 ^ (((v6234 >> 6u) & 7u) << 3u)), v + v6223, v6214);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v6486;  // kernels/sdpa/flash_warpgroup.hpp:102
+      iron_frag<float, 2, 16, 64> v6486;  // kernels/sdpa/flash_warpgroup.hpp:103
       iron_frag_fill(v6486, 0.0f);
-      const unsigned int v6490 = v5977 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8595;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6490 = v5977 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8595;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8595, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8595, shm0, v8588, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8597;
@@ -1253,8 +1253,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_fill(v8624, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v8624, shm1, v8620, 64u);
       iron_frag_mma_sync(v6486, v8622, v8624);
-      const unsigned int v6503 = v6490 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8640;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6503 = v6490 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8640;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8640, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8640, shm0, v8633, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8642;
@@ -1285,8 +1285,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_fill(v8669, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v8669, shm1, v8665, 64u);
       iron_frag_mma_sync(v6486, v8667, v8669);
-      const unsigned int v6515 = v6490 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8685;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6515 = v6490 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8685;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8685, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8685, shm0, v8678, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8687;
@@ -1317,8 +1317,8 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_fill(v8714, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v8714, shm1, v8710, 64u);
       iron_frag_mma_sync(v6486, v8712, v8714);
-      const unsigned int v6527 = v6490 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8730;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v6527 = v6490 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v8730;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v8730, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v8730, shm0, v8723, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8732;
@@ -2882,12 +2882,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       const float v8513 = v7454.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v8514 = v8512 * v8513;
       v585.x[31] = v8514;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v8516;  // kernels/sdpa/flash_warpgroup.hpp:114
+      iron_frag<iron_bf16, 0, 16, 64> v8516;  // kernels/sdpa/flash_warpgroup.hpp:115
       iron_frag_fill(v8516, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v8516, v6486);
-      iron_frag_store<false>(v8516, shm3, v8523, 64u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v8777;  // kernels/sdpa/flash_warpgroup.hpp:126
+      iron_frag_store<false>(v8516, shm3, v8523, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v8777;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v8777, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v8777, shm3, v8588, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v8779;

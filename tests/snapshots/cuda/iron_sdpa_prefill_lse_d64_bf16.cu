@@ -498,7 +498,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d64_bf16
       iron_copy_async<16>(shm2 + (v4702 ^ (((v4702 >> 6u) & 7u) << 3u)), v + v4698, v4692);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v2892 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
+    const unsigned int v2892 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
     const unsigned int v2893 = v2892 << 6u;
     const unsigned int v4421 = v41 & 3u;
     const unsigned int v4423 = v4421 << 4u;
@@ -572,7 +572,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d64_bf16
     const unsigned int v4387 = static_cast<unsigned int>(v207.row(30, iron_linear_thread() & 31u));
     const unsigned int v4391 = static_cast<unsigned int>(v207.col(31, iron_linear_thread() & 31u));
     const unsigned int v4392 = static_cast<unsigned int>(v207.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4404 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:121
+    const unsigned int v4404 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
     for (unsigned int v2742 = v199; v2742 < v183; v2742 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
       const unsigned int v2743 = v2742 - v199;
@@ -616,10 +616,10 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d64_bf16
         iron_copy_async<16>(shm2 + (v2817 ^ (((v2817 >> 6u) & 7u) << 3u)), v + v2806, v2797);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v2883;  // kernels/sdpa/flash_warpgroup.hpp:102
+      iron_frag<float, 2, 16, 64> v2883;  // kernels/sdpa/flash_warpgroup.hpp:103
       iron_frag_fill(v2883, 0.0f);
-      const unsigned int v2887 = v2746 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v4434;  // kernels/sdpa/flash_warpgroup.hpp:104
+      const unsigned int v2887 = v2746 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4434;  // kernels/sdpa/flash_warpgroup.hpp:105
       iron_frag_fill(v4434, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false, 6, 3>(v4434, shm0, v4427, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v4436;
@@ -1799,12 +1799,12 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d64_bf16
       const float v4394 = v3815.x[2];  // kernels/sdpa/flash_tile.hpp:206
       const float v4395 = v4393 * v4394;
       v207.x[31] = v4395;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v4397;  // kernels/sdpa/flash_warpgroup.hpp:114
+      iron_frag<iron_bf16, 0, 16, 64> v4397;  // kernels/sdpa/flash_warpgroup.hpp:115
       iron_frag_fill(v4397, iron_f32_to_bf16(0.0f));
       iron_frag_convert(v4397, v2883);
-      iron_frag_store<false>(v4397, shm3, v4404, 64u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v4481;  // kernels/sdpa/flash_warpgroup.hpp:126
+      iron_frag_store<false>(v4397, shm3, v4404, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v4481;  // kernels/sdpa/flash_warpgroup.hpp:127
       iron_frag_fill(v4481, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v4481, shm3, v4427, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v4483;

@@ -353,4186 +353,4634 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
   const unsigned int v28 = blockIdx.y;  // kernels/sdpa/prefill.cpp:113
   const unsigned int v29 = v1 / v2;  // kernels/sdpa/prefill.cpp:201
   const unsigned int v30 = v28 / v29;
-  const unsigned int v32 = v11 * v7;  // kernels/sdpa/kv_sources.hpp:59
-  const unsigned int v33 = v7 * v6;  // kernels/sdpa/kv_sources.hpp:60
+  const unsigned int v32 = v11 * v7;  // kernels/sdpa/kv_sources.hpp:69
+  const unsigned int v33 = v7 * v6;  // kernels/sdpa/kv_sources.hpp:70
   const unsigned int v34 = seq_lens_k[v11];
   const unsigned int v35 = min(v34, v33);
-  const bool v36 = v27 < v20;  // kernels/sdpa/prefill.cpp:121
-  if (v36) {
-    const float v37 = sinks[v28];  // kernels/sdpa/prefill.cpp:130
-    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:72
-    const unsigned int v40 = v39 >> 2u;
-    const unsigned int v43 = v39 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
-    const unsigned int v44 = v27 + v43;
-    unsigned int v45 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v47 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v50 = v47 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v53 = v47 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v54 = v53 << 3u;
-    const unsigned int v55 = v27 + v50;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v56 = v55 < v20;
-    const unsigned int v59 = v56 ? v55 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v61 = v13 + v59;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v62 = v61 * v1;
-    const unsigned int v63 = v62 + v28;
-    const unsigned int v64 = v63 << 7u;
-    const unsigned int v65 = v64 + v54;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v67 = v54 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v69 = v50 << 6u;
-    const unsigned int v72 = v54 >> 6u;
-    const unsigned int v73 = v72 << 13u;
-    const unsigned int v75 = v73 + v69;
-    const unsigned int v76 = v75 + v67;
-    iron_copy_async<16>(shm0 + (v76 ^ (((v76 >> 6u) & 7u) << 3u)), q + v65, v56);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v79 = v47 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v81 = v79 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v84 = v79 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v85 = v84 << 3u;
-    const unsigned int v86 = v27 + v81;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v87 = v86 < v20;
-    const unsigned int v90 = v87 ? v86 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v92 = v13 + v90;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v93 = v92 * v1;
-    const unsigned int v94 = v93 + v28;
-    const unsigned int v95 = v94 << 7u;
-    const unsigned int v96 = v95 + v85;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v98 = v85 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v100 = v81 << 6u;
-    const unsigned int v103 = v85 >> 6u;
-    const unsigned int v104 = v103 << 13u;
-    const unsigned int v106 = v104 + v100;
-    const unsigned int v107 = v106 + v98;
-    iron_copy_async<16>(shm0 + (v107 ^ (((v107 >> 6u) & 7u) << 3u)), q + v96, v87);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v110 = v47 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v112 = v110 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v115 = v110 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v116 = v115 << 3u;
-    const unsigned int v117 = v27 + v112;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v118 = v117 < v20;
-    const unsigned int v121 = v118 ? v117 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v123 = v13 + v121;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v124 = v123 * v1;
-    const unsigned int v125 = v124 + v28;
-    const unsigned int v126 = v125 << 7u;
-    const unsigned int v127 = v126 + v116;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v129 = v116 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v131 = v112 << 6u;
-    const unsigned int v134 = v116 >> 6u;
-    const unsigned int v135 = v134 << 13u;
-    const unsigned int v137 = v135 + v131;
-    const unsigned int v138 = v137 + v129;
-    iron_copy_async<16>(shm0 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), q + v127, v118);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v141 = v47 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v143 = v141 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v146 = v141 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v147 = v146 << 3u;
-    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v149 = v148 < v20;
-    const unsigned int v152 = v149 ? v148 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v154 = v13 + v152;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v155 = v154 * v1;
-    const unsigned int v156 = v155 + v28;
-    const unsigned int v157 = v156 << 7u;
-    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v160 = v147 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v162 = v143 << 6u;
-    const unsigned int v165 = v147 >> 6u;
-    const unsigned int v166 = v165 << 13u;
-    const unsigned int v168 = v166 + v162;
-    const unsigned int v169 = v168 + v160;
-    iron_copy_async<16>(shm0 + (v169 ^ (((v169 >> 6u) & 7u) << 3u)), q + v158, v149);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v172 = v47 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v174 = v172 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v177 = v172 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v178 = v177 << 3u;
-    const unsigned int v179 = v27 + v174;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v180 = v179 < v20;
-    const unsigned int v183 = v180 ? v179 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v185 = v13 + v183;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v186 = v185 * v1;
-    const unsigned int v187 = v186 + v28;
-    const unsigned int v188 = v187 << 7u;
-    const unsigned int v189 = v188 + v178;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v191 = v178 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v193 = v174 << 6u;
-    const unsigned int v196 = v178 >> 6u;
-    const unsigned int v197 = v196 << 13u;
-    const unsigned int v199 = v197 + v193;
-    const unsigned int v200 = v199 + v191;
-    iron_copy_async<16>(shm0 + (v200 ^ (((v200 >> 6u) & 7u) << 3u)), q + v189, v180);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v203 = v47 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v205 = v203 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v208 = v203 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v209 = v208 << 3u;
-    const unsigned int v210 = v27 + v205;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v211 = v210 < v20;
-    const unsigned int v214 = v211 ? v210 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v216 = v13 + v214;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v217 = v216 * v1;
-    const unsigned int v218 = v217 + v28;
-    const unsigned int v219 = v218 << 7u;
-    const unsigned int v220 = v219 + v209;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v222 = v209 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v224 = v205 << 6u;
-    const unsigned int v227 = v209 >> 6u;
-    const unsigned int v228 = v227 << 13u;
-    const unsigned int v230 = v228 + v224;
-    const unsigned int v231 = v230 + v222;
-    iron_copy_async<16>(shm0 + (v231 ^ (((v231 >> 6u) & 7u) << 3u)), q + v220, v211);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v234 = v47 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v236 = v234 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v239 = v234 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v240 = v239 << 3u;
-    const unsigned int v241 = v27 + v236;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v242 = v241 < v20;
-    const unsigned int v245 = v242 ? v241 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v247 = v13 + v245;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v248 = v247 * v1;
-    const unsigned int v249 = v248 + v28;
-    const unsigned int v250 = v249 << 7u;
-    const unsigned int v251 = v250 + v240;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v253 = v240 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v255 = v236 << 6u;
-    const unsigned int v258 = v240 >> 6u;
-    const unsigned int v259 = v258 << 13u;
-    const unsigned int v261 = v259 + v255;
-    const unsigned int v262 = v261 + v253;
-    iron_copy_async<16>(shm0 + (v262 ^ (((v262 >> 6u) & 7u) << 3u)), q + v251, v242);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v265 = v47 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v267 = v265 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v270 = v265 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v271 = v270 << 3u;
-    const unsigned int v272 = v27 + v267;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v273 = v272 < v20;
-    const unsigned int v276 = v273 ? v272 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v278 = v13 + v276;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v279 = v278 * v1;
-    const unsigned int v280 = v279 + v28;
-    const unsigned int v281 = v280 << 7u;
-    const unsigned int v282 = v281 + v271;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v284 = v271 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v286 = v267 << 6u;
-    const unsigned int v289 = v271 >> 6u;
-    const unsigned int v290 = v289 << 13u;
-    const unsigned int v292 = v290 + v286;
-    const unsigned int v293 = v292 + v284;
-    iron_copy_async<16>(shm0 + (v293 ^ (((v293 >> 6u) & 7u) << 3u)), q + v282, v273);  // kernels/sdpa/flash_tile.hpp:86
+  const float v37 = static_cast<float>(v6);  // kernels/sdpa/kv_sources.hpp:75
+  const unsigned int v38 = __float_as_uint(v37);
+  const unsigned int v40 = v38 >> 23u;
+  const unsigned int v41 = v40 - 127u;
+  unsigned int v42 = 0u;  // kernels/sdpa/kv_sources.hpp:76
+  const bool v43 = v6 != v42;
+  const unsigned int v45 = 1u << (v41 & 31);
+  const bool v46 = v45 == v6;
+  const bool v47 = v43 && v46;
+  const bool v48 = v27 < v20;  // kernels/sdpa/prefill.cpp:121
+  if (v48) {
+    const float v49 = sinks[v28];  // kernels/sdpa/prefill.cpp:130
+    const unsigned int v51 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:72
+    const unsigned int v52 = v51 >> 2u;
+    const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
+    const unsigned int v56 = v27 + v55;
+    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v62 = v59 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v65 = v59 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v66 = v65 << 3u;
+    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v68 = v67 < v20;
+    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v73 = v13 + v71;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v74 = v73 * v1;
+    const unsigned int v75 = v74 + v28;
+    const unsigned int v76 = v75 << 7u;
+    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v81 = v62 << 6u;
+    const unsigned int v84 = v66 >> 6u;
+    const unsigned int v85 = v84 << 13u;
+    const unsigned int v87 = v85 + v81;
+    const unsigned int v88 = v87 + v79;
+    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v93 = v91 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v96 = v91 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v97 = v96 << 3u;
+    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v99 = v98 < v20;
+    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v104 = v13 + v102;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v105 = v104 * v1;
+    const unsigned int v106 = v105 + v28;
+    const unsigned int v107 = v106 << 7u;
+    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v112 = v93 << 6u;
+    const unsigned int v115 = v97 >> 6u;
+    const unsigned int v116 = v115 << 13u;
+    const unsigned int v118 = v116 + v112;
+    const unsigned int v119 = v118 + v110;
+    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v124 = v122 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v127 = v122 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v128 = v127 << 3u;
+    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v130 = v129 < v20;
+    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v135 = v13 + v133;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v136 = v135 * v1;
+    const unsigned int v137 = v136 + v28;
+    const unsigned int v138 = v137 << 7u;
+    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v143 = v124 << 6u;
+    const unsigned int v146 = v128 >> 6u;
+    const unsigned int v147 = v146 << 13u;
+    const unsigned int v149 = v147 + v143;
+    const unsigned int v150 = v149 + v141;
+    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v155 = v153 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v158 = v153 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v159 = v158 << 3u;
+    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v161 = v160 < v20;
+    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v166 = v13 + v164;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v167 = v166 * v1;
+    const unsigned int v168 = v167 + v28;
+    const unsigned int v169 = v168 << 7u;
+    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v174 = v155 << 6u;
+    const unsigned int v177 = v159 >> 6u;
+    const unsigned int v178 = v177 << 13u;
+    const unsigned int v180 = v178 + v174;
+    const unsigned int v181 = v180 + v172;
+    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v184 = v59 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v186 = v184 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v189 = v184 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v190 = v189 << 3u;
+    const unsigned int v191 = v27 + v186;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v192 = v191 < v20;
+    const unsigned int v195 = v192 ? v191 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v197 = v13 + v195;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v198 = v197 * v1;
+    const unsigned int v199 = v198 + v28;
+    const unsigned int v200 = v199 << 7u;
+    const unsigned int v201 = v200 + v190;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v203 = v190 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v205 = v186 << 6u;
+    const unsigned int v208 = v190 >> 6u;
+    const unsigned int v209 = v208 << 13u;
+    const unsigned int v211 = v209 + v205;
+    const unsigned int v212 = v211 + v203;
+    iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 6u) & 7u) << 3u)), q + v201, v192);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v215 = v59 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v217 = v215 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v220 = v215 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v221 = v220 << 3u;
+    const unsigned int v222 = v27 + v217;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v223 = v222 < v20;
+    const unsigned int v226 = v223 ? v222 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v228 = v13 + v226;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v229 = v228 * v1;
+    const unsigned int v230 = v229 + v28;
+    const unsigned int v231 = v230 << 7u;
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v234 = v221 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v236 = v217 << 6u;
+    const unsigned int v239 = v221 >> 6u;
+    const unsigned int v240 = v239 << 13u;
+    const unsigned int v242 = v240 + v236;
+    const unsigned int v243 = v242 + v234;
+    iron_copy_async<16>(shm0 + (v243 ^ (((v243 >> 6u) & 7u) << 3u)), q + v232, v223);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v246 = v59 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v248 = v246 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v251 = v246 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v252 = v251 << 3u;
+    const unsigned int v253 = v27 + v248;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v254 = v253 < v20;
+    const unsigned int v257 = v254 ? v253 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v259 = v13 + v257;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v260 = v259 * v1;
+    const unsigned int v261 = v260 + v28;
+    const unsigned int v262 = v261 << 7u;
+    const unsigned int v263 = v262 + v252;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v265 = v252 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v267 = v248 << 6u;
+    const unsigned int v270 = v252 >> 6u;
+    const unsigned int v271 = v270 << 13u;
+    const unsigned int v273 = v271 + v267;
+    const unsigned int v274 = v273 + v265;
+    iron_copy_async<16>(shm0 + (v274 ^ (((v274 >> 6u) & 7u) << 3u)), q + v263, v254);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v277 = v59 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v279 = v277 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v282 = v277 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v283 = v282 << 3u;
+    const unsigned int v284 = v27 + v279;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v285 = v284 < v20;
+    const unsigned int v288 = v285 ? v284 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v290 = v13 + v288;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v291 = v290 * v1;
+    const unsigned int v292 = v291 + v28;
+    const unsigned int v293 = v292 << 7u;
+    const unsigned int v294 = v293 + v283;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v296 = v283 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v298 = v279 << 6u;
+    const unsigned int v301 = v283 >> 6u;
+    const unsigned int v302 = v301 << 13u;
+    const unsigned int v304 = v302 + v298;
+    const unsigned int v305 = v304 + v296;
+    iron_copy_async<16>(shm0 + (v305 ^ (((v305 >> 6u) & 7u) << 3u)), q + v294, v285);  // kernels/sdpa/flash_tile.hpp:86
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
     asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
-    const unsigned int v295 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
-    const unsigned int v296 = min(v295, v20);
-    const unsigned int v297 = v296 + v35;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v299 = v297 - v20;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v300 = min(v35, v299);
-    const bool v301 = v297 > v20;
-    const unsigned int v302 = v301 ? v300 : v45;
-    const bool v304 = v8 == v45;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v305 = v304 ? v35 : v302;
-    const unsigned int v307 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v308 = v307 + 1u;
-    const unsigned int v312 = v308 - v20;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v313 = v312 - v9;
-    const unsigned int v314 = v313 >> 7u;
-    const unsigned int v315 = v314 << 7u;
-    const bool v317 = v9 > v45;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v318 = v20 + v9;
-    const bool v319 = v308 > v318;
-    const bool v320 = v317 && v319;
-    const unsigned int v321 = v320 ? v315 : v45;
-    const float v323 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v325;  // kernels/sdpa/flash_tile.hpp:165
-    iron_frag_fill(v325, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v327;
-    iron_frag_fill(v327, 0.0f);
-    iron_frag<float, 2, 16, 64> v329;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v329, 0.0f);
-    iron_frag<float, 2, 16, 64> v331;
-    iron_frag_fill(v331, 0.0f);
-    const bool v9952 = v321 < v305;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v9952) {
-      const unsigned int v9956 = v321 + v50;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9957 = v9956 < v35;
-      const unsigned int v9958 = v9957 ? v9956 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9959 = v9958 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9960 = v32 + v9959;
-      const unsigned int v9961 = block_table[v9960];
-      const unsigned int v9962 = v9958 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9963 = v9961 * v2;
-      const unsigned int v9964 = v9963 + v30;
-      const unsigned int v9965 = v9964 * v6;
-      const unsigned int v9966 = v9965 + v9962;
-      const unsigned int v9967 = v9966 << 7u;
-      const unsigned int v9968 = v9967 + v54;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v76 ^ (((v76 >> 6u) & 7u) << 3u)), k_pages + v9968, v9957);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9972 = v321 + v81;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9973 = v9972 < v35;
-      const unsigned int v9974 = v9973 ? v9972 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9975 = v9974 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9976 = v32 + v9975;
-      const unsigned int v9977 = block_table[v9976];
-      const unsigned int v9978 = v9974 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9979 = v9977 * v2;
-      const unsigned int v9980 = v9979 + v30;
-      const unsigned int v9981 = v9980 * v6;
-      const unsigned int v9982 = v9981 + v9978;
-      const unsigned int v9983 = v9982 << 7u;
-      const unsigned int v9984 = v9983 + v85;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v107 ^ (((v107 >> 6u) & 7u) << 3u)), k_pages + v9984, v9973);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9988 = v321 + v112;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9989 = v9988 < v35;
-      const unsigned int v9990 = v9989 ? v9988 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9991 = v9990 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9992 = v32 + v9991;
-      const unsigned int v9993 = block_table[v9992];
-      const unsigned int v9994 = v9990 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9995 = v9993 * v2;
-      const unsigned int v9996 = v9995 + v30;
-      const unsigned int v9997 = v9996 * v6;
-      const unsigned int v9998 = v9997 + v9994;
-      const unsigned int v9999 = v9998 << 7u;
-      const unsigned int v10000 = v9999 + v116;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), k_pages + v10000, v9989);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10004 = v321 + v143;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v10005 = v10004 < v35;
-      const unsigned int v10006 = v10005 ? v10004 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v10007 = v10006 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10008 = v32 + v10007;
-      const unsigned int v10009 = block_table[v10008];
-      const unsigned int v10010 = v10006 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10011 = v10009 * v2;
-      const unsigned int v10012 = v10011 + v30;
-      const unsigned int v10013 = v10012 * v6;
-      const unsigned int v10014 = v10013 + v10010;
-      const unsigned int v10015 = v10014 << 7u;
-      const unsigned int v10016 = v10015 + v147;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v169 ^ (((v169 >> 6u) & 7u) << 3u)), k_pages + v10016, v10005);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10020 = v321 + v174;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v10021 = v10020 < v35;
-      const unsigned int v10022 = v10021 ? v10020 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v10023 = v10022 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10024 = v32 + v10023;
-      const unsigned int v10025 = block_table[v10024];
-      const unsigned int v10026 = v10022 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10027 = v10025 * v2;
-      const unsigned int v10028 = v10027 + v30;
-      const unsigned int v10029 = v10028 * v6;
-      const unsigned int v10030 = v10029 + v10026;
-      const unsigned int v10031 = v10030 << 7u;
-      const unsigned int v10032 = v10031 + v178;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v200 ^ (((v200 >> 6u) & 7u) << 3u)), k_pages + v10032, v10021);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10036 = v321 + v205;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v10037 = v10036 < v35;
-      const unsigned int v10038 = v10037 ? v10036 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v10039 = v10038 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10040 = v32 + v10039;
-      const unsigned int v10041 = block_table[v10040];
-      const unsigned int v10042 = v10038 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10043 = v10041 * v2;
-      const unsigned int v10044 = v10043 + v30;
-      const unsigned int v10045 = v10044 * v6;
-      const unsigned int v10046 = v10045 + v10042;
-      const unsigned int v10047 = v10046 << 7u;
-      const unsigned int v10048 = v10047 + v209;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v231 ^ (((v231 >> 6u) & 7u) << 3u)), k_pages + v10048, v10037);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10052 = v321 + v236;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v10053 = v10052 < v35;
-      const unsigned int v10054 = v10053 ? v10052 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v10055 = v10054 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10056 = v32 + v10055;
-      const unsigned int v10057 = block_table[v10056];
-      const unsigned int v10058 = v10054 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10059 = v10057 * v2;
-      const unsigned int v10060 = v10059 + v30;
-      const unsigned int v10061 = v10060 * v6;
-      const unsigned int v10062 = v10061 + v10058;
-      const unsigned int v10063 = v10062 << 7u;
-      const unsigned int v10064 = v10063 + v240;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v262 ^ (((v262 >> 6u) & 7u) << 3u)), k_pages + v10064, v10053);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10068 = v321 + v267;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v10069 = v10068 < v35;
-      const unsigned int v10070 = v10069 ? v10068 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v10071 = v10070 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10072 = v32 + v10071;
-      const unsigned int v10073 = block_table[v10072];
-      const unsigned int v10074 = v10070 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10075 = v10073 * v2;
-      const unsigned int v10076 = v10075 + v30;
-      const unsigned int v10077 = v10076 * v6;
-      const unsigned int v10078 = v10077 + v10074;
-      const unsigned int v10079 = v10078 << 7u;
-      const unsigned int v10080 = v10079 + v271;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm1 + (v293 ^ (((v293 >> 6u) & 7u) << 3u)), k_pages + v10080, v10069);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10084 = block_table[v9960];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10085 = v10084 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10086 = v10085 + v30;
-      const unsigned int v10087 = v10086 * v6;
-      const unsigned int v10088 = v10087 + v9962;
-      const unsigned int v10089 = v10088 << 7u;
-      const unsigned int v10090 = v10089 + v54;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v76 ^ (((v76 >> 6u) & 7u) << 3u)), v_pages + v10090, v9957);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10091 = block_table[v9976];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10092 = v10091 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10093 = v10092 + v30;
-      const unsigned int v10094 = v10093 * v6;
-      const unsigned int v10095 = v10094 + v9978;
-      const unsigned int v10096 = v10095 << 7u;
-      const unsigned int v10097 = v10096 + v85;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v107 ^ (((v107 >> 6u) & 7u) << 3u)), v_pages + v10097, v9973);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10098 = block_table[v9992];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10099 = v10098 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10100 = v10099 + v30;
-      const unsigned int v10101 = v10100 * v6;
-      const unsigned int v10102 = v10101 + v9994;
-      const unsigned int v10103 = v10102 << 7u;
-      const unsigned int v10104 = v10103 + v116;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), v_pages + v10104, v9989);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10105 = block_table[v10008];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10106 = v10105 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10107 = v10106 + v30;
-      const unsigned int v10108 = v10107 * v6;
-      const unsigned int v10109 = v10108 + v10010;
-      const unsigned int v10110 = v10109 << 7u;
-      const unsigned int v10111 = v10110 + v147;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v169 ^ (((v169 >> 6u) & 7u) << 3u)), v_pages + v10111, v10005);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10112 = block_table[v10024];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10113 = v10112 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10114 = v10113 + v30;
-      const unsigned int v10115 = v10114 * v6;
-      const unsigned int v10116 = v10115 + v10026;
-      const unsigned int v10117 = v10116 << 7u;
-      const unsigned int v10118 = v10117 + v178;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v200 ^ (((v200 >> 6u) & 7u) << 3u)), v_pages + v10118, v10021);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10119 = block_table[v10040];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10120 = v10119 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10121 = v10120 + v30;
-      const unsigned int v10122 = v10121 * v6;
-      const unsigned int v10123 = v10122 + v10042;
-      const unsigned int v10124 = v10123 << 7u;
-      const unsigned int v10125 = v10124 + v209;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v231 ^ (((v231 >> 6u) & 7u) << 3u)), v_pages + v10125, v10037);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10126 = block_table[v10056];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10127 = v10126 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10128 = v10127 + v30;
-      const unsigned int v10129 = v10128 * v6;
-      const unsigned int v10130 = v10129 + v10058;
-      const unsigned int v10131 = v10130 << 7u;
-      const unsigned int v10132 = v10131 + v240;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v262 ^ (((v262 >> 6u) & 7u) << 3u)), v_pages + v10132, v10053);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v10133 = block_table[v10072];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v10134 = v10133 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v10135 = v10134 + v30;
-      const unsigned int v10136 = v10135 * v6;
-      const unsigned int v10137 = v10136 + v10074;
-      const unsigned int v10138 = v10137 << 7u;
-      const unsigned int v10139 = v10138 + v271;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v293 ^ (((v293 >> 6u) & 7u) << 3u)), v_pages + v10139, v10069);  // kernels/sdpa/flash_tile.hpp:86
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6255 = v40 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
-    const unsigned int v6256 = v6255 << 6u;
-    const unsigned int v9214 = v39 & 3u;
-    const unsigned int v9216 = v9214 << 4u;
-    const unsigned int v9218 = v9216 << 6u;
-    const unsigned int v9220 = v6256 + v9218;
-    const unsigned int v9231 = v9220 + 16u;
-    const unsigned int v9240 = v9220 + 32u;
-    const unsigned int v9249 = v9220 + 48u;
-    const unsigned int v6270 = 8192u + v6256;
-    const unsigned int v9265 = v6270 + v9218;
-    const unsigned int v9276 = v9265 + 16u;
-    const unsigned int v9285 = v9265 + 32u;
-    const unsigned int v9294 = v9265 + 48u;
-    const bool v6286 = v9 == v45;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v8827 = static_cast<unsigned int>(v329.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v8828 = static_cast<unsigned int>(v329.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8832 = static_cast<unsigned int>(v329.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8833 = static_cast<unsigned int>(v329.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8837 = static_cast<unsigned int>(v329.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8838 = static_cast<unsigned int>(v329.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8842 = static_cast<unsigned int>(v329.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8843 = static_cast<unsigned int>(v329.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8847 = static_cast<unsigned int>(v329.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8848 = static_cast<unsigned int>(v329.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8852 = static_cast<unsigned int>(v329.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8853 = static_cast<unsigned int>(v329.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8857 = static_cast<unsigned int>(v329.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8858 = static_cast<unsigned int>(v329.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8862 = static_cast<unsigned int>(v329.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8863 = static_cast<unsigned int>(v329.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8867 = static_cast<unsigned int>(v329.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8868 = static_cast<unsigned int>(v329.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8872 = static_cast<unsigned int>(v329.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8873 = static_cast<unsigned int>(v329.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8877 = static_cast<unsigned int>(v329.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8878 = static_cast<unsigned int>(v329.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8882 = static_cast<unsigned int>(v329.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8883 = static_cast<unsigned int>(v329.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8887 = static_cast<unsigned int>(v329.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8888 = static_cast<unsigned int>(v329.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8892 = static_cast<unsigned int>(v329.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8893 = static_cast<unsigned int>(v329.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8897 = static_cast<unsigned int>(v329.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8898 = static_cast<unsigned int>(v329.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8902 = static_cast<unsigned int>(v329.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8903 = static_cast<unsigned int>(v329.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8907 = static_cast<unsigned int>(v329.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8908 = static_cast<unsigned int>(v329.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8912 = static_cast<unsigned int>(v329.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8913 = static_cast<unsigned int>(v329.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8917 = static_cast<unsigned int>(v329.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8918 = static_cast<unsigned int>(v329.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8922 = static_cast<unsigned int>(v329.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8923 = static_cast<unsigned int>(v329.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8927 = static_cast<unsigned int>(v329.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8928 = static_cast<unsigned int>(v329.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8932 = static_cast<unsigned int>(v329.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8933 = static_cast<unsigned int>(v329.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8937 = static_cast<unsigned int>(v329.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8938 = static_cast<unsigned int>(v329.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8942 = static_cast<unsigned int>(v329.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8943 = static_cast<unsigned int>(v329.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8947 = static_cast<unsigned int>(v329.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8948 = static_cast<unsigned int>(v329.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8952 = static_cast<unsigned int>(v329.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8953 = static_cast<unsigned int>(v329.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8957 = static_cast<unsigned int>(v329.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8958 = static_cast<unsigned int>(v329.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8962 = static_cast<unsigned int>(v329.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8963 = static_cast<unsigned int>(v329.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8967 = static_cast<unsigned int>(v329.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8968 = static_cast<unsigned int>(v329.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8972 = static_cast<unsigned int>(v329.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8973 = static_cast<unsigned int>(v329.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8977 = static_cast<unsigned int>(v329.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8978 = static_cast<unsigned int>(v329.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8982 = static_cast<unsigned int>(v329.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8983 = static_cast<unsigned int>(v329.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8987 = static_cast<unsigned int>(v331.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8988 = static_cast<unsigned int>(v331.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8992 = static_cast<unsigned int>(v331.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8993 = static_cast<unsigned int>(v331.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8997 = static_cast<unsigned int>(v331.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8998 = static_cast<unsigned int>(v331.row(2, iron_linear_thread() & 31u));
-    const unsigned int v9002 = static_cast<unsigned int>(v331.col(3, iron_linear_thread() & 31u));
-    const unsigned int v9003 = static_cast<unsigned int>(v331.row(3, iron_linear_thread() & 31u));
-    const unsigned int v9007 = static_cast<unsigned int>(v331.col(4, iron_linear_thread() & 31u));
-    const unsigned int v9008 = static_cast<unsigned int>(v331.row(4, iron_linear_thread() & 31u));
-    const unsigned int v9012 = static_cast<unsigned int>(v331.col(5, iron_linear_thread() & 31u));
-    const unsigned int v9013 = static_cast<unsigned int>(v331.row(5, iron_linear_thread() & 31u));
-    const unsigned int v9017 = static_cast<unsigned int>(v331.col(6, iron_linear_thread() & 31u));
-    const unsigned int v9018 = static_cast<unsigned int>(v331.row(6, iron_linear_thread() & 31u));
-    const unsigned int v9022 = static_cast<unsigned int>(v331.col(7, iron_linear_thread() & 31u));
-    const unsigned int v9023 = static_cast<unsigned int>(v331.row(7, iron_linear_thread() & 31u));
-    const unsigned int v9027 = static_cast<unsigned int>(v331.col(8, iron_linear_thread() & 31u));
-    const unsigned int v9028 = static_cast<unsigned int>(v331.row(8, iron_linear_thread() & 31u));
-    const unsigned int v9032 = static_cast<unsigned int>(v331.col(9, iron_linear_thread() & 31u));
-    const unsigned int v9033 = static_cast<unsigned int>(v331.row(9, iron_linear_thread() & 31u));
-    const unsigned int v9037 = static_cast<unsigned int>(v331.col(10, iron_linear_thread() & 31u));
-    const unsigned int v9038 = static_cast<unsigned int>(v331.row(10, iron_linear_thread() & 31u));
-    const unsigned int v9042 = static_cast<unsigned int>(v331.col(11, iron_linear_thread() & 31u));
-    const unsigned int v9043 = static_cast<unsigned int>(v331.row(11, iron_linear_thread() & 31u));
-    const unsigned int v9047 = static_cast<unsigned int>(v331.col(12, iron_linear_thread() & 31u));
-    const unsigned int v9048 = static_cast<unsigned int>(v331.row(12, iron_linear_thread() & 31u));
-    const unsigned int v9052 = static_cast<unsigned int>(v331.col(13, iron_linear_thread() & 31u));
-    const unsigned int v9053 = static_cast<unsigned int>(v331.row(13, iron_linear_thread() & 31u));
-    const unsigned int v9057 = static_cast<unsigned int>(v331.col(14, iron_linear_thread() & 31u));
-    const unsigned int v9058 = static_cast<unsigned int>(v331.row(14, iron_linear_thread() & 31u));
-    const unsigned int v9062 = static_cast<unsigned int>(v331.col(15, iron_linear_thread() & 31u));
-    const unsigned int v9063 = static_cast<unsigned int>(v331.row(15, iron_linear_thread() & 31u));
-    const unsigned int v9067 = static_cast<unsigned int>(v331.col(16, iron_linear_thread() & 31u));
-    const unsigned int v9068 = static_cast<unsigned int>(v331.row(16, iron_linear_thread() & 31u));
-    const unsigned int v9072 = static_cast<unsigned int>(v331.col(17, iron_linear_thread() & 31u));
-    const unsigned int v9073 = static_cast<unsigned int>(v331.row(17, iron_linear_thread() & 31u));
-    const unsigned int v9077 = static_cast<unsigned int>(v331.col(18, iron_linear_thread() & 31u));
-    const unsigned int v9078 = static_cast<unsigned int>(v331.row(18, iron_linear_thread() & 31u));
-    const unsigned int v9082 = static_cast<unsigned int>(v331.col(19, iron_linear_thread() & 31u));
-    const unsigned int v9083 = static_cast<unsigned int>(v331.row(19, iron_linear_thread() & 31u));
-    const unsigned int v9087 = static_cast<unsigned int>(v331.col(20, iron_linear_thread() & 31u));
-    const unsigned int v9088 = static_cast<unsigned int>(v331.row(20, iron_linear_thread() & 31u));
-    const unsigned int v9092 = static_cast<unsigned int>(v331.col(21, iron_linear_thread() & 31u));
-    const unsigned int v9093 = static_cast<unsigned int>(v331.row(21, iron_linear_thread() & 31u));
-    const unsigned int v9097 = static_cast<unsigned int>(v331.col(22, iron_linear_thread() & 31u));
-    const unsigned int v9098 = static_cast<unsigned int>(v331.row(22, iron_linear_thread() & 31u));
-    const unsigned int v9102 = static_cast<unsigned int>(v331.col(23, iron_linear_thread() & 31u));
-    const unsigned int v9103 = static_cast<unsigned int>(v331.row(23, iron_linear_thread() & 31u));
-    const unsigned int v9107 = static_cast<unsigned int>(v331.col(24, iron_linear_thread() & 31u));
-    const unsigned int v9108 = static_cast<unsigned int>(v331.row(24, iron_linear_thread() & 31u));
-    const unsigned int v9112 = static_cast<unsigned int>(v331.col(25, iron_linear_thread() & 31u));
-    const unsigned int v9113 = static_cast<unsigned int>(v331.row(25, iron_linear_thread() & 31u));
-    const unsigned int v9117 = static_cast<unsigned int>(v331.col(26, iron_linear_thread() & 31u));
-    const unsigned int v9118 = static_cast<unsigned int>(v331.row(26, iron_linear_thread() & 31u));
-    const unsigned int v9122 = static_cast<unsigned int>(v331.col(27, iron_linear_thread() & 31u));
-    const unsigned int v9123 = static_cast<unsigned int>(v331.row(27, iron_linear_thread() & 31u));
-    const unsigned int v9127 = static_cast<unsigned int>(v331.col(28, iron_linear_thread() & 31u));
-    const unsigned int v9128 = static_cast<unsigned int>(v331.row(28, iron_linear_thread() & 31u));
-    const unsigned int v9132 = static_cast<unsigned int>(v331.col(29, iron_linear_thread() & 31u));
-    const unsigned int v9133 = static_cast<unsigned int>(v331.row(29, iron_linear_thread() & 31u));
-    const unsigned int v9137 = static_cast<unsigned int>(v331.col(30, iron_linear_thread() & 31u));
-    const unsigned int v9138 = static_cast<unsigned int>(v331.row(30, iron_linear_thread() & 31u));
-    const unsigned int v9142 = static_cast<unsigned int>(v331.col(31, iron_linear_thread() & 31u));
-    const unsigned int v9143 = static_cast<unsigned int>(v331.row(31, iron_linear_thread() & 31u));
-    const unsigned int v9155 = v43 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:121
-    const unsigned int v9168 = v6255 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:126
-    const unsigned int v9308 = v9216 << 7u;
-    const unsigned int v9310 = v9168 + v9308;
-    const unsigned int v9323 = v9310 + 16u;
-    const unsigned int v9334 = v9310 + 32u;
-    const unsigned int v9345 = v9310 + 48u;
-    const unsigned int v9183 = v9168 + 64u;
-    const unsigned int v9363 = v9183 + v9308;
-    const unsigned int v9376 = v9363 + 16u;
-    const unsigned int v9387 = v9363 + 32u;
-    const unsigned int v9398 = v9363 + 48u;
+    const unsigned int v307 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
+    const unsigned int v308 = min(v307, v20);
+    const unsigned int v309 = v308 + v35;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v311 = v309 - v20;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v312 = min(v35, v311);
+    const bool v313 = v309 > v20;
+    const unsigned int v314 = v313 ? v312 : v42;
+    const bool v316 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v317 = v316 ? v35 : v314;
+    const unsigned int v319 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v320 = v319 + 1u;
+    const unsigned int v324 = v320 - v20;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v325 = v324 - v9;
+    const unsigned int v326 = v325 >> 7u;
+    const unsigned int v327 = v326 << 7u;
+    const bool v329 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v330 = v20 + v9;
+    const bool v331 = v320 > v330;
+    const bool v332 = v329 && v331;
+    const unsigned int v333 = v332 ? v327 : v42;
+    const float v335 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v337;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag_fill(v337, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v339;
+    iron_frag_fill(v339, 0.0f);
+    iron_frag<float, 2, 16, 64> v341;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v341, 0.0f);
+    iron_frag<float, 2, 16, 64> v343;
+    iron_frag_fill(v343, 0.0f);
 
-    for (unsigned int v5653 = v321; v5653 < v305; v5653 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v5654 = v5653 - v321;
-      const unsigned int v5655 = v5654 >> 7u;
-      const unsigned int v5657 = v5655 & 1u;
-      asm volatile("cp.async.wait_group 0;" ::: "memory");
-      __syncthreads();
-      const unsigned int v5660 = v5653 + 128u;
-      const unsigned int v5662 = v5655 + 1u;
-      const unsigned int v5663 = v5662 & 1u;
-      const bool v5664 = v5660 < v305;
-      if (v5664) {
-        const unsigned int v5666 = v5663 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v5676 = v5660 + v50;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5677 = v5676 < v35;
-        const unsigned int v5680 = v5677 ? v5676 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5681 = v5680 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5682 = v32 + v5681;
-        const unsigned int v5683 = block_table[v5682];
-        const unsigned int v5685 = v5680 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5686 = v5683 * v2;
-        const unsigned int v5687 = v5686 + v30;
-        const unsigned int v5688 = v5687 * v6;
-        const unsigned int v5689 = v5688 + v5685;
-        const unsigned int v5690 = v5689 << 7u;
-        const unsigned int v5691 = v5690 + v54;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5700 = v5666 + v73;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5701 = v5700 + v69;
-        const unsigned int v5702 = v5701 + v67;
-        iron_copy_async<16>(shm1 + (v5702 ^ (((v5702 >> 6u) & 7u) << 3u)), k_pages + v5691, v5677);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5712 = v5660 + v81;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5713 = v5712 < v35;
-        const unsigned int v5716 = v5713 ? v5712 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5717 = v5716 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5718 = v32 + v5717;
-        const unsigned int v5719 = block_table[v5718];
-        const unsigned int v5721 = v5716 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5722 = v5719 * v2;
-        const unsigned int v5723 = v5722 + v30;
-        const unsigned int v5724 = v5723 * v6;
-        const unsigned int v5725 = v5724 + v5721;
-        const unsigned int v5726 = v5725 << 7u;
-        const unsigned int v5727 = v5726 + v85;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5736 = v5666 + v104;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5737 = v5736 + v100;
-        const unsigned int v5738 = v5737 + v98;
-        iron_copy_async<16>(shm1 + (v5738 ^ (((v5738 >> 6u) & 7u) << 3u)), k_pages + v5727, v5713);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5748 = v5660 + v112;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5749 = v5748 < v35;
-        const unsigned int v5752 = v5749 ? v5748 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5753 = v5752 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5754 = v32 + v5753;
-        const unsigned int v5755 = block_table[v5754];
-        const unsigned int v5757 = v5752 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5758 = v5755 * v2;
-        const unsigned int v5759 = v5758 + v30;
-        const unsigned int v5760 = v5759 * v6;
-        const unsigned int v5761 = v5760 + v5757;
-        const unsigned int v5762 = v5761 << 7u;
-        const unsigned int v5763 = v5762 + v116;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5772 = v5666 + v135;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5773 = v5772 + v131;
-        const unsigned int v5774 = v5773 + v129;
-        iron_copy_async<16>(shm1 + (v5774 ^ (((v5774 >> 6u) & 7u) << 3u)), k_pages + v5763, v5749);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5784 = v5660 + v143;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5785 = v5784 < v35;
-        const unsigned int v5788 = v5785 ? v5784 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5789 = v5788 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5790 = v32 + v5789;
-        const unsigned int v5791 = block_table[v5790];
-        const unsigned int v5793 = v5788 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5794 = v5791 * v2;
-        const unsigned int v5795 = v5794 + v30;
-        const unsigned int v5796 = v5795 * v6;
-        const unsigned int v5797 = v5796 + v5793;
-        const unsigned int v5798 = v5797 << 7u;
-        const unsigned int v5799 = v5798 + v147;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5808 = v5666 + v166;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5809 = v5808 + v162;
-        const unsigned int v5810 = v5809 + v160;
-        iron_copy_async<16>(shm1 + (v5810 ^ (((v5810 >> 6u) & 7u) << 3u)), k_pages + v5799, v5785);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5820 = v5660 + v174;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5821 = v5820 < v35;
-        const unsigned int v5824 = v5821 ? v5820 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5825 = v5824 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5826 = v32 + v5825;
-        const unsigned int v5827 = block_table[v5826];
-        const unsigned int v5829 = v5824 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5830 = v5827 * v2;
-        const unsigned int v5831 = v5830 + v30;
-        const unsigned int v5832 = v5831 * v6;
-        const unsigned int v5833 = v5832 + v5829;
-        const unsigned int v5834 = v5833 << 7u;
-        const unsigned int v5835 = v5834 + v178;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5844 = v5666 + v197;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5845 = v5844 + v193;
-        const unsigned int v5846 = v5845 + v191;
-        iron_copy_async<16>(shm1 + (v5846 ^ (((v5846 >> 6u) & 7u) << 3u)), k_pages + v5835, v5821);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5856 = v5660 + v205;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5857 = v5856 < v35;
-        const unsigned int v5860 = v5857 ? v5856 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5861 = v5860 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5862 = v32 + v5861;
-        const unsigned int v5863 = block_table[v5862];
-        const unsigned int v5865 = v5860 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5866 = v5863 * v2;
-        const unsigned int v5867 = v5866 + v30;
-        const unsigned int v5868 = v5867 * v6;
-        const unsigned int v5869 = v5868 + v5865;
-        const unsigned int v5870 = v5869 << 7u;
-        const unsigned int v5871 = v5870 + v209;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5880 = v5666 + v228;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5881 = v5880 + v224;
-        const unsigned int v5882 = v5881 + v222;
-        iron_copy_async<16>(shm1 + (v5882 ^ (((v5882 >> 6u) & 7u) << 3u)), k_pages + v5871, v5857);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5892 = v5660 + v236;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5893 = v5892 < v35;
-        const unsigned int v5896 = v5893 ? v5892 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5897 = v5896 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5898 = v32 + v5897;
-        const unsigned int v5899 = block_table[v5898];
-        const unsigned int v5901 = v5896 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5902 = v5899 * v2;
-        const unsigned int v5903 = v5902 + v30;
-        const unsigned int v5904 = v5903 * v6;
-        const unsigned int v5905 = v5904 + v5901;
-        const unsigned int v5906 = v5905 << 7u;
-        const unsigned int v5907 = v5906 + v240;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5916 = v5666 + v259;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5917 = v5916 + v255;
-        const unsigned int v5918 = v5917 + v253;
-        iron_copy_async<16>(shm1 + (v5918 ^ (((v5918 >> 6u) & 7u) << 3u)), k_pages + v5907, v5893);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5928 = v5660 + v267;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v5929 = v5928 < v35;
-        const unsigned int v5932 = v5929 ? v5928 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5933 = v5932 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5934 = v32 + v5933;
-        const unsigned int v5935 = block_table[v5934];
-        const unsigned int v5937 = v5932 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5938 = v5935 * v2;
-        const unsigned int v5939 = v5938 + v30;
-        const unsigned int v5940 = v5939 * v6;
-        const unsigned int v5941 = v5940 + v5937;
-        const unsigned int v5942 = v5941 << 7u;
-        const unsigned int v5943 = v5942 + v271;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v5952 = v5666 + v290;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v5953 = v5952 + v286;
-        const unsigned int v5954 = v5953 + v284;
-        iron_copy_async<16>(shm1 + (v5954 ^ (((v5954 >> 6u) & 7u) << 3u)), k_pages + v5943, v5929);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v5973 = block_table[v5682];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v5976 = v5973 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v5977 = v5976 + v30;
-        const unsigned int v5978 = v5977 * v6;
-        const unsigned int v5979 = v5978 + v5685;
-        const unsigned int v5980 = v5979 << 7u;
-        const unsigned int v5981 = v5980 + v54;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5702 ^ (((v5702 >> 6u) & 7u) << 3u)), v_pages + v5981, v5677);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6009 = block_table[v5718];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6012 = v6009 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6013 = v6012 + v30;
-        const unsigned int v6014 = v6013 * v6;
-        const unsigned int v6015 = v6014 + v5721;
-        const unsigned int v6016 = v6015 << 7u;
-        const unsigned int v6017 = v6016 + v85;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5738 ^ (((v5738 >> 6u) & 7u) << 3u)), v_pages + v6017, v5713);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6045 = block_table[v5754];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6048 = v6045 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6049 = v6048 + v30;
-        const unsigned int v6050 = v6049 * v6;
-        const unsigned int v6051 = v6050 + v5757;
-        const unsigned int v6052 = v6051 << 7u;
-        const unsigned int v6053 = v6052 + v116;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5774 ^ (((v5774 >> 6u) & 7u) << 3u)), v_pages + v6053, v5749);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6081 = block_table[v5790];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6084 = v6081 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6085 = v6084 + v30;
-        const unsigned int v6086 = v6085 * v6;
-        const unsigned int v6087 = v6086 + v5793;
-        const unsigned int v6088 = v6087 << 7u;
-        const unsigned int v6089 = v6088 + v147;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5810 ^ (((v5810 >> 6u) & 7u) << 3u)), v_pages + v6089, v5785);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6117 = block_table[v5826];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6120 = v6117 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6121 = v6120 + v30;
-        const unsigned int v6122 = v6121 * v6;
-        const unsigned int v6123 = v6122 + v5829;
-        const unsigned int v6124 = v6123 << 7u;
-        const unsigned int v6125 = v6124 + v178;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5846 ^ (((v5846 >> 6u) & 7u) << 3u)), v_pages + v6125, v5821);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6153 = block_table[v5862];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6156 = v6153 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6157 = v6156 + v30;
-        const unsigned int v6158 = v6157 * v6;
-        const unsigned int v6159 = v6158 + v5865;
-        const unsigned int v6160 = v6159 << 7u;
-        const unsigned int v6161 = v6160 + v209;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5882 ^ (((v5882 >> 6u) & 7u) << 3u)), v_pages + v6161, v5857);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6189 = block_table[v5898];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6192 = v6189 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6193 = v6192 + v30;
-        const unsigned int v6194 = v6193 * v6;
-        const unsigned int v6195 = v6194 + v5901;
-        const unsigned int v6196 = v6195 << 7u;
-        const unsigned int v6197 = v6196 + v240;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5918 ^ (((v5918 >> 6u) & 7u) << 3u)), v_pages + v6197, v5893);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6225 = block_table[v5934];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6228 = v6225 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6229 = v6228 + v30;
-        const unsigned int v6230 = v6229 * v6;
-        const unsigned int v6231 = v6230 + v5937;
-        const unsigned int v6232 = v6231 << 7u;
-        const unsigned int v6233 = v6232 + v271;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v5954 ^ (((v5954 >> 6u) & 7u) << 3u)), v_pages + v6233, v5929);  // kernels/sdpa/flash_tile.hpp:86
+    for (unsigned int v5693 = v42; v5693 < 1u; v5693 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v5694 = v5693 << 7u;
+      const unsigned int v5695 = v333 + v5694;
+      const bool v5696 = v5695 < v317;
+      if (v5696) {
+        if (v47) {  // kernels/sdpa/kv_sources.hpp:87
+          const unsigned int v5698 = v5693 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v5708 = v5695 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5709 = v5708 < v35;
+          const unsigned int v5712 = v5709 ? v5708 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5714 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5715 = v5712 & v5714;
+          const unsigned int v5716 = v5712 >> (v41 & 31);
+          const unsigned int v5717 = v32 + v5716;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5718 = block_table[v5717];
+          const unsigned int v5720 = v5718 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5721 = v5720 + v30;
+          const unsigned int v5722 = v5721 * v6;
+          const unsigned int v5723 = v5722 + v5715;
+          const unsigned int v5724 = v5723 << 7u;
+          const unsigned int v5725 = v5724 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5734 = v5698 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5735 = v5734 + v81;
+          const unsigned int v5736 = v5735 + v79;
+          iron_copy_async<16>(shm1 + (v5736 ^ (((v5736 >> 6u) & 7u) << 3u)), k_pages + v5725, v5709);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5746 = v5695 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5747 = v5746 < v35;
+          const unsigned int v5750 = v5747 ? v5746 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5753 = v5750 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5754 = v5750 >> (v41 & 31);
+          const unsigned int v5755 = v32 + v5754;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5756 = block_table[v5755];
+          const unsigned int v5758 = v5756 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5759 = v5758 + v30;
+          const unsigned int v5760 = v5759 * v6;
+          const unsigned int v5761 = v5760 + v5753;
+          const unsigned int v5762 = v5761 << 7u;
+          const unsigned int v5763 = v5762 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5772 = v5698 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5773 = v5772 + v112;
+          const unsigned int v5774 = v5773 + v110;
+          iron_copy_async<16>(shm1 + (v5774 ^ (((v5774 >> 6u) & 7u) << 3u)), k_pages + v5763, v5747);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5784 = v5695 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5785 = v5784 < v35;
+          const unsigned int v5788 = v5785 ? v5784 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5791 = v5788 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5792 = v5788 >> (v41 & 31);
+          const unsigned int v5793 = v32 + v5792;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5794 = block_table[v5793];
+          const unsigned int v5796 = v5794 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5797 = v5796 + v30;
+          const unsigned int v5798 = v5797 * v6;
+          const unsigned int v5799 = v5798 + v5791;
+          const unsigned int v5800 = v5799 << 7u;
+          const unsigned int v5801 = v5800 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5810 = v5698 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5811 = v5810 + v143;
+          const unsigned int v5812 = v5811 + v141;
+          iron_copy_async<16>(shm1 + (v5812 ^ (((v5812 >> 6u) & 7u) << 3u)), k_pages + v5801, v5785);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5822 = v5695 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5823 = v5822 < v35;
+          const unsigned int v5826 = v5823 ? v5822 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5829 = v5826 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5830 = v5826 >> (v41 & 31);
+          const unsigned int v5831 = v32 + v5830;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5832 = block_table[v5831];
+          const unsigned int v5834 = v5832 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5835 = v5834 + v30;
+          const unsigned int v5836 = v5835 * v6;
+          const unsigned int v5837 = v5836 + v5829;
+          const unsigned int v5838 = v5837 << 7u;
+          const unsigned int v5839 = v5838 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5848 = v5698 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5849 = v5848 + v174;
+          const unsigned int v5850 = v5849 + v172;
+          iron_copy_async<16>(shm1 + (v5850 ^ (((v5850 >> 6u) & 7u) << 3u)), k_pages + v5839, v5823);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5860 = v5695 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5861 = v5860 < v35;
+          const unsigned int v5864 = v5861 ? v5860 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5867 = v5864 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5868 = v5864 >> (v41 & 31);
+          const unsigned int v5869 = v32 + v5868;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5870 = block_table[v5869];
+          const unsigned int v5872 = v5870 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5873 = v5872 + v30;
+          const unsigned int v5874 = v5873 * v6;
+          const unsigned int v5875 = v5874 + v5867;
+          const unsigned int v5876 = v5875 << 7u;
+          const unsigned int v5877 = v5876 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5886 = v5698 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5887 = v5886 + v205;
+          const unsigned int v5888 = v5887 + v203;
+          iron_copy_async<16>(shm1 + (v5888 ^ (((v5888 >> 6u) & 7u) << 3u)), k_pages + v5877, v5861);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5898 = v5695 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5899 = v5898 < v35;
+          const unsigned int v5902 = v5899 ? v5898 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5905 = v5902 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5906 = v5902 >> (v41 & 31);
+          const unsigned int v5907 = v32 + v5906;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5908 = block_table[v5907];
+          const unsigned int v5910 = v5908 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5911 = v5910 + v30;
+          const unsigned int v5912 = v5911 * v6;
+          const unsigned int v5913 = v5912 + v5905;
+          const unsigned int v5914 = v5913 << 7u;
+          const unsigned int v5915 = v5914 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5924 = v5698 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5925 = v5924 + v236;
+          const unsigned int v5926 = v5925 + v234;
+          iron_copy_async<16>(shm1 + (v5926 ^ (((v5926 >> 6u) & 7u) << 3u)), k_pages + v5915, v5899);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5936 = v5695 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5937 = v5936 < v35;
+          const unsigned int v5940 = v5937 ? v5936 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5943 = v5940 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5944 = v5940 >> (v41 & 31);
+          const unsigned int v5945 = v32 + v5944;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5946 = block_table[v5945];
+          const unsigned int v5948 = v5946 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5949 = v5948 + v30;
+          const unsigned int v5950 = v5949 * v6;
+          const unsigned int v5951 = v5950 + v5943;
+          const unsigned int v5952 = v5951 << 7u;
+          const unsigned int v5953 = v5952 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5962 = v5698 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v5963 = v5962 + v267;
+          const unsigned int v5964 = v5963 + v265;
+          iron_copy_async<16>(shm1 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), k_pages + v5953, v5937);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v5974 = v5695 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v5975 = v5974 < v35;
+          const unsigned int v5978 = v5975 ? v5974 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v5981 = v5978 & v5714;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v5982 = v5978 >> (v41 & 31);
+          const unsigned int v5983 = v32 + v5982;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v5984 = block_table[v5983];
+          const unsigned int v5986 = v5984 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v5987 = v5986 + v30;
+          const unsigned int v5988 = v5987 * v6;
+          const unsigned int v5989 = v5988 + v5981;
+          const unsigned int v5990 = v5989 << 7u;
+          const unsigned int v5991 = v5990 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6000 = v5698 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6001 = v6000 + v298;
+          const unsigned int v6002 = v6001 + v296;
+          iron_copy_async<16>(shm1 + (v6002 ^ (((v6002 >> 6u) & 7u) << 3u)), k_pages + v5991, v5975);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6024 = block_table[v5717];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6026 = v6024 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6027 = v6026 + v30;
+          const unsigned int v6028 = v6027 * v6;
+          const unsigned int v6029 = v6028 + v5715;
+          const unsigned int v6030 = v6029 << 7u;
+          const unsigned int v6031 = v6030 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5736 ^ (((v5736 >> 6u) & 7u) << 3u)), v_pages + v6031, v5709);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6062 = block_table[v5755];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6064 = v6062 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6065 = v6064 + v30;
+          const unsigned int v6066 = v6065 * v6;
+          const unsigned int v6067 = v6066 + v5753;
+          const unsigned int v6068 = v6067 << 7u;
+          const unsigned int v6069 = v6068 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5774 ^ (((v5774 >> 6u) & 7u) << 3u)), v_pages + v6069, v5747);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6100 = block_table[v5793];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6102 = v6100 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6103 = v6102 + v30;
+          const unsigned int v6104 = v6103 * v6;
+          const unsigned int v6105 = v6104 + v5791;
+          const unsigned int v6106 = v6105 << 7u;
+          const unsigned int v6107 = v6106 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5812 ^ (((v5812 >> 6u) & 7u) << 3u)), v_pages + v6107, v5785);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6138 = block_table[v5831];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6140 = v6138 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6141 = v6140 + v30;
+          const unsigned int v6142 = v6141 * v6;
+          const unsigned int v6143 = v6142 + v5829;
+          const unsigned int v6144 = v6143 << 7u;
+          const unsigned int v6145 = v6144 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5850 ^ (((v5850 >> 6u) & 7u) << 3u)), v_pages + v6145, v5823);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6176 = block_table[v5869];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6178 = v6176 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6179 = v6178 + v30;
+          const unsigned int v6180 = v6179 * v6;
+          const unsigned int v6181 = v6180 + v5867;
+          const unsigned int v6182 = v6181 << 7u;
+          const unsigned int v6183 = v6182 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5888 ^ (((v5888 >> 6u) & 7u) << 3u)), v_pages + v6183, v5861);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6214 = block_table[v5907];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6216 = v6214 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6217 = v6216 + v30;
+          const unsigned int v6218 = v6217 * v6;
+          const unsigned int v6219 = v6218 + v5905;
+          const unsigned int v6220 = v6219 << 7u;
+          const unsigned int v6221 = v6220 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5926 ^ (((v5926 >> 6u) & 7u) << 3u)), v_pages + v6221, v5899);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6252 = block_table[v5945];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6254 = v6252 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6255 = v6254 + v30;
+          const unsigned int v6256 = v6255 * v6;
+          const unsigned int v6257 = v6256 + v5943;
+          const unsigned int v6258 = v6257 << 7u;
+          const unsigned int v6259 = v6258 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v5964 ^ (((v5964 >> 6u) & 7u) << 3u)), v_pages + v6259, v5937);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6290 = block_table[v5983];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6292 = v6290 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6293 = v6292 + v30;
+          const unsigned int v6294 = v6293 * v6;
+          const unsigned int v6295 = v6294 + v5981;
+          const unsigned int v6296 = v6295 << 7u;
+          const unsigned int v6297 = v6296 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6002 ^ (((v6002 >> 6u) & 7u) << 3u)), v_pages + v6297, v5975);  // kernels/sdpa/flash_tile.hpp:86
+        } else {
+          const unsigned int v6310 = v5693 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6320 = v5695 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6321 = v6320 < v35;
+          const unsigned int v6324 = v6321 ? v6320 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6325 = v6324 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6326 = v6324 / v6;
+          const unsigned int v6327 = v32 + v6326;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6328 = block_table[v6327];
+          const unsigned int v6330 = v6328 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6331 = v6330 + v30;
+          const unsigned int v6332 = v6331 * v6;
+          const unsigned int v6333 = v6332 + v6325;
+          const unsigned int v6334 = v6333 << 7u;
+          const unsigned int v6335 = v6334 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6344 = v6310 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6345 = v6344 + v81;
+          const unsigned int v6346 = v6345 + v79;
+          iron_copy_async<16>(shm1 + (v6346 ^ (((v6346 >> 6u) & 7u) << 3u)), k_pages + v6335, v6321);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6356 = v5695 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6357 = v6356 < v35;
+          const unsigned int v6360 = v6357 ? v6356 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6361 = v6360 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6362 = v6360 / v6;
+          const unsigned int v6363 = v32 + v6362;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6364 = block_table[v6363];
+          const unsigned int v6366 = v6364 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6367 = v6366 + v30;
+          const unsigned int v6368 = v6367 * v6;
+          const unsigned int v6369 = v6368 + v6361;
+          const unsigned int v6370 = v6369 << 7u;
+          const unsigned int v6371 = v6370 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6380 = v6310 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6381 = v6380 + v112;
+          const unsigned int v6382 = v6381 + v110;
+          iron_copy_async<16>(shm1 + (v6382 ^ (((v6382 >> 6u) & 7u) << 3u)), k_pages + v6371, v6357);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6392 = v5695 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6393 = v6392 < v35;
+          const unsigned int v6396 = v6393 ? v6392 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6397 = v6396 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6398 = v6396 / v6;
+          const unsigned int v6399 = v32 + v6398;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6400 = block_table[v6399];
+          const unsigned int v6402 = v6400 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6403 = v6402 + v30;
+          const unsigned int v6404 = v6403 * v6;
+          const unsigned int v6405 = v6404 + v6397;
+          const unsigned int v6406 = v6405 << 7u;
+          const unsigned int v6407 = v6406 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6416 = v6310 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6417 = v6416 + v143;
+          const unsigned int v6418 = v6417 + v141;
+          iron_copy_async<16>(shm1 + (v6418 ^ (((v6418 >> 6u) & 7u) << 3u)), k_pages + v6407, v6393);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6428 = v5695 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6429 = v6428 < v35;
+          const unsigned int v6432 = v6429 ? v6428 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6433 = v6432 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6434 = v6432 / v6;
+          const unsigned int v6435 = v32 + v6434;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6436 = block_table[v6435];
+          const unsigned int v6438 = v6436 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6439 = v6438 + v30;
+          const unsigned int v6440 = v6439 * v6;
+          const unsigned int v6441 = v6440 + v6433;
+          const unsigned int v6442 = v6441 << 7u;
+          const unsigned int v6443 = v6442 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6452 = v6310 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6453 = v6452 + v174;
+          const unsigned int v6454 = v6453 + v172;
+          iron_copy_async<16>(shm1 + (v6454 ^ (((v6454 >> 6u) & 7u) << 3u)), k_pages + v6443, v6429);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6464 = v5695 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6465 = v6464 < v35;
+          const unsigned int v6468 = v6465 ? v6464 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6469 = v6468 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6470 = v6468 / v6;
+          const unsigned int v6471 = v32 + v6470;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6472 = block_table[v6471];
+          const unsigned int v6474 = v6472 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6475 = v6474 + v30;
+          const unsigned int v6476 = v6475 * v6;
+          const unsigned int v6477 = v6476 + v6469;
+          const unsigned int v6478 = v6477 << 7u;
+          const unsigned int v6479 = v6478 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6488 = v6310 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6489 = v6488 + v205;
+          const unsigned int v6490 = v6489 + v203;
+          iron_copy_async<16>(shm1 + (v6490 ^ (((v6490 >> 6u) & 7u) << 3u)), k_pages + v6479, v6465);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6500 = v5695 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6501 = v6500 < v35;
+          const unsigned int v6504 = v6501 ? v6500 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6505 = v6504 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6506 = v6504 / v6;
+          const unsigned int v6507 = v32 + v6506;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6508 = block_table[v6507];
+          const unsigned int v6510 = v6508 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6511 = v6510 + v30;
+          const unsigned int v6512 = v6511 * v6;
+          const unsigned int v6513 = v6512 + v6505;
+          const unsigned int v6514 = v6513 << 7u;
+          const unsigned int v6515 = v6514 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6524 = v6310 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6525 = v6524 + v236;
+          const unsigned int v6526 = v6525 + v234;
+          iron_copy_async<16>(shm1 + (v6526 ^ (((v6526 >> 6u) & 7u) << 3u)), k_pages + v6515, v6501);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6536 = v5695 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6537 = v6536 < v35;
+          const unsigned int v6540 = v6537 ? v6536 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6541 = v6540 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6542 = v6540 / v6;
+          const unsigned int v6543 = v32 + v6542;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6544 = block_table[v6543];
+          const unsigned int v6546 = v6544 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6547 = v6546 + v30;
+          const unsigned int v6548 = v6547 * v6;
+          const unsigned int v6549 = v6548 + v6541;
+          const unsigned int v6550 = v6549 << 7u;
+          const unsigned int v6551 = v6550 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6560 = v6310 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6561 = v6560 + v267;
+          const unsigned int v6562 = v6561 + v265;
+          iron_copy_async<16>(shm1 + (v6562 ^ (((v6562 >> 6u) & 7u) << 3u)), k_pages + v6551, v6537);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6572 = v5695 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6573 = v6572 < v35;
+          const unsigned int v6576 = v6573 ? v6572 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6577 = v6576 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6578 = v6576 / v6;
+          const unsigned int v6579 = v32 + v6578;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6580 = block_table[v6579];
+          const unsigned int v6582 = v6580 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6583 = v6582 + v30;
+          const unsigned int v6584 = v6583 * v6;
+          const unsigned int v6585 = v6584 + v6577;
+          const unsigned int v6586 = v6585 << 7u;
+          const unsigned int v6587 = v6586 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6596 = v6310 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6597 = v6596 + v298;
+          const unsigned int v6598 = v6597 + v296;
+          iron_copy_async<16>(shm1 + (v6598 ^ (((v6598 >> 6u) & 7u) << 3u)), k_pages + v6587, v6573);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6618 = block_table[v6327];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6620 = v6618 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6621 = v6620 + v30;
+          const unsigned int v6622 = v6621 * v6;
+          const unsigned int v6623 = v6622 + v6325;
+          const unsigned int v6624 = v6623 << 7u;
+          const unsigned int v6625 = v6624 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6346 ^ (((v6346 >> 6u) & 7u) << 3u)), v_pages + v6625, v6321);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6654 = block_table[v6363];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6656 = v6654 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6657 = v6656 + v30;
+          const unsigned int v6658 = v6657 * v6;
+          const unsigned int v6659 = v6658 + v6361;
+          const unsigned int v6660 = v6659 << 7u;
+          const unsigned int v6661 = v6660 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6382 ^ (((v6382 >> 6u) & 7u) << 3u)), v_pages + v6661, v6357);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6690 = block_table[v6399];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6692 = v6690 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6693 = v6692 + v30;
+          const unsigned int v6694 = v6693 * v6;
+          const unsigned int v6695 = v6694 + v6397;
+          const unsigned int v6696 = v6695 << 7u;
+          const unsigned int v6697 = v6696 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6418 ^ (((v6418 >> 6u) & 7u) << 3u)), v_pages + v6697, v6393);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6726 = block_table[v6435];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6728 = v6726 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6729 = v6728 + v30;
+          const unsigned int v6730 = v6729 * v6;
+          const unsigned int v6731 = v6730 + v6433;
+          const unsigned int v6732 = v6731 << 7u;
+          const unsigned int v6733 = v6732 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6454 ^ (((v6454 >> 6u) & 7u) << 3u)), v_pages + v6733, v6429);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6762 = block_table[v6471];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6764 = v6762 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6765 = v6764 + v30;
+          const unsigned int v6766 = v6765 * v6;
+          const unsigned int v6767 = v6766 + v6469;
+          const unsigned int v6768 = v6767 << 7u;
+          const unsigned int v6769 = v6768 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6490 ^ (((v6490 >> 6u) & 7u) << 3u)), v_pages + v6769, v6465);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6798 = block_table[v6507];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6800 = v6798 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6801 = v6800 + v30;
+          const unsigned int v6802 = v6801 * v6;
+          const unsigned int v6803 = v6802 + v6505;
+          const unsigned int v6804 = v6803 << 7u;
+          const unsigned int v6805 = v6804 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6526 ^ (((v6526 >> 6u) & 7u) << 3u)), v_pages + v6805, v6501);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6834 = block_table[v6543];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6836 = v6834 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6837 = v6836 + v30;
+          const unsigned int v6838 = v6837 * v6;
+          const unsigned int v6839 = v6838 + v6541;
+          const unsigned int v6840 = v6839 << 7u;
+          const unsigned int v6841 = v6840 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6562 ^ (((v6562 >> 6u) & 7u) << 3u)), v_pages + v6841, v6537);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6870 = block_table[v6579];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6872 = v6870 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6873 = v6872 + v30;
+          const unsigned int v6874 = v6873 * v6;
+          const unsigned int v6875 = v6874 + v6577;
+          const unsigned int v6876 = v6875 << 7u;
+          const unsigned int v6877 = v6876 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6598 ^ (((v6598 >> 6u) & 7u) << 3u)), v_pages + v6877, v6573);  // kernels/sdpa/flash_tile.hpp:86
+        }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 128> v6246;  // kernels/sdpa/flash_warpgroup.hpp:102
-      iron_frag_fill(v6246, 0.0f);
-      const unsigned int v6250 = v5657 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v9227;  // kernels/sdpa/flash_warpgroup.hpp:104
-      iron_frag_fill(v9227, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9227, shm0, v9220, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9229;
-      iron_frag_fill(v9229, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9229, shm1, v6250, 64u);
-      iron_frag_mma_sync(v6246, v9227, v9229);
-      const unsigned int v9234 = v6250 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9236;
-      iron_frag_fill(v9236, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9236, shm0, v9231, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9238;
-      iron_frag_fill(v9238, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9238, shm1, v9234, 64u);
-      iron_frag_mma_sync(v6246, v9236, v9238);
-      const unsigned int v9243 = v6250 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9245;
-      iron_frag_fill(v9245, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9245, shm0, v9240, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9247;
-      iron_frag_fill(v9247, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9247, shm1, v9243, 64u);
-      iron_frag_mma_sync(v6246, v9245, v9247);
-      const unsigned int v9252 = v6250 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9254;
-      iron_frag_fill(v9254, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9254, shm0, v9249, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9256;
-      iron_frag_fill(v9256, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9256, shm1, v9252, 64u);
-      iron_frag_mma_sync(v6246, v9254, v9256);
-      const unsigned int v6263 = v6250 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v9272;  // kernels/sdpa/flash_warpgroup.hpp:104
-      iron_frag_fill(v9272, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9272, shm0, v9265, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9274;
-      iron_frag_fill(v9274, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9274, shm1, v6263, 64u);
-      iron_frag_mma_sync(v6246, v9272, v9274);
-      const unsigned int v9279 = v6263 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v9281;
-      iron_frag_fill(v9281, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9281, shm0, v9276, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9283;
-      iron_frag_fill(v9283, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9283, shm1, v9279, 64u);
-      iron_frag_mma_sync(v6246, v9281, v9283);
-      const unsigned int v9288 = v6263 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v9290;
-      iron_frag_fill(v9290, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9290, shm0, v9285, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9292;
-      iron_frag_fill(v9292, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9292, shm1, v9288, 64u);
-      iron_frag_mma_sync(v6246, v9290, v9292);
-      const unsigned int v9297 = v6263 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v9299;
-      iron_frag_fill(v9299, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9299, shm0, v9294, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v9301;
-      iron_frag_fill(v9301, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v9301, shm1, v9297, 64u);
-      iron_frag_mma_sync(v6246, v9299, v9301);
-      const bool v6273 = v5660 <= v35;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6281 = v5660 + v20;
-      const bool v6282 = v6281 <= v308;
-      const bool v6283 = v304 || v6282;
-      const bool v6284 = v6273 && v6283;
-      const unsigned int v6287 = v5653 + v9;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v6288 = v6287 + v20;
-      const bool v6290 = v297 <= v6288;
-      const bool v6291 = v6286 || v6290;
-      const bool v6292 = v6284 && v6291;  // kernels/sdpa/flash_tile.hpp:146
-      if (v6292) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v6295 = v6246.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v6296 = v6295 * v323;
-        v6246.x[0] = v6296;
-        const float v6299 = v6246.x[1];
-        const float v6300 = v6299 * v323;
-        v6246.x[1] = v6300;
-        const float v6303 = v6246.x[2];
-        const float v6304 = v6303 * v323;
-        v6246.x[2] = v6304;
-        const float v6307 = v6246.x[3];
-        const float v6308 = v6307 * v323;
-        v6246.x[3] = v6308;
-        const float v6311 = v6246.x[4];
-        const float v6312 = v6311 * v323;
-        v6246.x[4] = v6312;
-        const float v6315 = v6246.x[5];
-        const float v6316 = v6315 * v323;
-        v6246.x[5] = v6316;
-        const float v6319 = v6246.x[6];
-        const float v6320 = v6319 * v323;
-        v6246.x[6] = v6320;
-        const float v6323 = v6246.x[7];
-        const float v6324 = v6323 * v323;
-        v6246.x[7] = v6324;
-        const float v6327 = v6246.x[8];
-        const float v6328 = v6327 * v323;
-        v6246.x[8] = v6328;
-        const float v6331 = v6246.x[9];
-        const float v6332 = v6331 * v323;
-        v6246.x[9] = v6332;
-        const float v6335 = v6246.x[10];
-        const float v6336 = v6335 * v323;
-        v6246.x[10] = v6336;
-        const float v6339 = v6246.x[11];
-        const float v6340 = v6339 * v323;
-        v6246.x[11] = v6340;
-        const float v6343 = v6246.x[12];
-        const float v6344 = v6343 * v323;
-        v6246.x[12] = v6344;
-        const float v6347 = v6246.x[13];
-        const float v6348 = v6347 * v323;
-        v6246.x[13] = v6348;
-        const float v6351 = v6246.x[14];
-        const float v6352 = v6351 * v323;
-        v6246.x[14] = v6352;
-        const float v6355 = v6246.x[15];
-        const float v6356 = v6355 * v323;
-        v6246.x[15] = v6356;
-        const float v6359 = v6246.x[16];
-        const float v6360 = v6359 * v323;
-        v6246.x[16] = v6360;
-        const float v6363 = v6246.x[17];
-        const float v6364 = v6363 * v323;
-        v6246.x[17] = v6364;
-        const float v6367 = v6246.x[18];
-        const float v6368 = v6367 * v323;
-        v6246.x[18] = v6368;
-        const float v6371 = v6246.x[19];
-        const float v6372 = v6371 * v323;
-        v6246.x[19] = v6372;
-        const float v6375 = v6246.x[20];
-        const float v6376 = v6375 * v323;
-        v6246.x[20] = v6376;
-        const float v6379 = v6246.x[21];
-        const float v6380 = v6379 * v323;
-        v6246.x[21] = v6380;
-        const float v6383 = v6246.x[22];
-        const float v6384 = v6383 * v323;
-        v6246.x[22] = v6384;
-        const float v6387 = v6246.x[23];
-        const float v6388 = v6387 * v323;
-        v6246.x[23] = v6388;
-        const float v6391 = v6246.x[24];
-        const float v6392 = v6391 * v323;
-        v6246.x[24] = v6392;
-        const float v6395 = v6246.x[25];
-        const float v6396 = v6395 * v323;
-        v6246.x[25] = v6396;
-        const float v6399 = v6246.x[26];
-        const float v6400 = v6399 * v323;
-        v6246.x[26] = v6400;
-        const float v6403 = v6246.x[27];
-        const float v6404 = v6403 * v323;
-        v6246.x[27] = v6404;
-        const float v6407 = v6246.x[28];
-        const float v6408 = v6407 * v323;
-        v6246.x[28] = v6408;
-        const float v6411 = v6246.x[29];
-        const float v6412 = v6411 * v323;
-        v6246.x[29] = v6412;
-        const float v6415 = v6246.x[30];
-        const float v6416 = v6415 * v323;
-        v6246.x[30] = v6416;
-        const float v6419 = v6246.x[31];
-        const float v6420 = v6419 * v323;
-        v6246.x[31] = v6420;
-        const float v6423 = v6246.x[32];
-        const float v6424 = v6423 * v323;
-        v6246.x[32] = v6424;
-        const float v6427 = v6246.x[33];
-        const float v6428 = v6427 * v323;
-        v6246.x[33] = v6428;
-        const float v6431 = v6246.x[34];
-        const float v6432 = v6431 * v323;
-        v6246.x[34] = v6432;
-        const float v6435 = v6246.x[35];
-        const float v6436 = v6435 * v323;
-        v6246.x[35] = v6436;
-        const float v6439 = v6246.x[36];
-        const float v6440 = v6439 * v323;
-        v6246.x[36] = v6440;
-        const float v6443 = v6246.x[37];
-        const float v6444 = v6443 * v323;
-        v6246.x[37] = v6444;
-        const float v6447 = v6246.x[38];
-        const float v6448 = v6447 * v323;
-        v6246.x[38] = v6448;
-        const float v6451 = v6246.x[39];
-        const float v6452 = v6451 * v323;
-        v6246.x[39] = v6452;
-        const float v6455 = v6246.x[40];
-        const float v6456 = v6455 * v323;
-        v6246.x[40] = v6456;
-        const float v6459 = v6246.x[41];
-        const float v6460 = v6459 * v323;
-        v6246.x[41] = v6460;
-        const float v6463 = v6246.x[42];
-        const float v6464 = v6463 * v323;
-        v6246.x[42] = v6464;
-        const float v6467 = v6246.x[43];
-        const float v6468 = v6467 * v323;
-        v6246.x[43] = v6468;
-        const float v6471 = v6246.x[44];
-        const float v6472 = v6471 * v323;
-        v6246.x[44] = v6472;
-        const float v6475 = v6246.x[45];
-        const float v6476 = v6475 * v323;
-        v6246.x[45] = v6476;
-        const float v6479 = v6246.x[46];
-        const float v6480 = v6479 * v323;
-        v6246.x[46] = v6480;
-        const float v6483 = v6246.x[47];
-        const float v6484 = v6483 * v323;
-        v6246.x[47] = v6484;
-        const float v6487 = v6246.x[48];
-        const float v6488 = v6487 * v323;
-        v6246.x[48] = v6488;
-        const float v6491 = v6246.x[49];
-        const float v6492 = v6491 * v323;
-        v6246.x[49] = v6492;
-        const float v6495 = v6246.x[50];
-        const float v6496 = v6495 * v323;
-        v6246.x[50] = v6496;
-        const float v6499 = v6246.x[51];
-        const float v6500 = v6499 * v323;
-        v6246.x[51] = v6500;
-        const float v6503 = v6246.x[52];
-        const float v6504 = v6503 * v323;
-        v6246.x[52] = v6504;
-        const float v6507 = v6246.x[53];
-        const float v6508 = v6507 * v323;
-        v6246.x[53] = v6508;
-        const float v6511 = v6246.x[54];
-        const float v6512 = v6511 * v323;
-        v6246.x[54] = v6512;
-        const float v6515 = v6246.x[55];
-        const float v6516 = v6515 * v323;
-        v6246.x[55] = v6516;
-        const float v6519 = v6246.x[56];
-        const float v6520 = v6519 * v323;
-        v6246.x[56] = v6520;
-        const float v6523 = v6246.x[57];
-        const float v6524 = v6523 * v323;
-        v6246.x[57] = v6524;
-        const float v6527 = v6246.x[58];
-        const float v6528 = v6527 * v323;
-        v6246.x[58] = v6528;
-        const float v6531 = v6246.x[59];
-        const float v6532 = v6531 * v323;
-        v6246.x[59] = v6532;
-        const float v6535 = v6246.x[60];
-        const float v6536 = v6535 * v323;
-        v6246.x[60] = v6536;
-        const float v6539 = v6246.x[61];
-        const float v6540 = v6539 * v323;
-        v6246.x[61] = v6540;
-        const float v6543 = v6246.x[62];
-        const float v6544 = v6543 * v323;
-        v6246.x[62] = v6544;
-        const float v6547 = v6246.x[63];
-        const float v6548 = v6547 * v323;
-        v6246.x[63] = v6548;
-      } else {
-        const unsigned int v6549 = static_cast<unsigned int>(v6246.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6550 = static_cast<unsigned int>(v6246.row(0, iron_linear_thread() & 31u));
-        const float v6551 = v6246.x[0];
-        const unsigned int v6552 = v44 + v6550;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6553 = v5653 + v6549;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6554 = v6553 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6557 = v6552 + v35;
-        const unsigned int v6558 = v6553 + v20;
-        const bool v6559 = v6558 <= v6557;
-        const bool v6560 = v304 || v6559;
-        const bool v6561 = v6554 && v6560;
-        const unsigned int v6564 = v6553 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6565 = v6564 + v20;
-        const bool v6567 = v6557 < v6565;
-        const bool v6568 = v6286 || v6567;
-        const bool v6569 = v6561 && v6568;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6571 = v6551 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6572 = v6569 ? v6571 : __uint_as_float(0xff800000u);
-        v6246.x[0] = v6572;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6573 = static_cast<unsigned int>(v6246.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6574 = static_cast<unsigned int>(v6246.row(1, iron_linear_thread() & 31u));
-        const float v6575 = v6246.x[1];
-        const unsigned int v6576 = v44 + v6574;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6577 = v5653 + v6573;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6578 = v6577 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6581 = v6576 + v35;
-        const unsigned int v6582 = v6577 + v20;
-        const bool v6583 = v6582 <= v6581;
-        const bool v6584 = v304 || v6583;
-        const bool v6585 = v6578 && v6584;
-        const unsigned int v6588 = v6577 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6589 = v6588 + v20;
-        const bool v6591 = v6581 < v6589;
-        const bool v6592 = v6286 || v6591;
-        const bool v6593 = v6585 && v6592;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6595 = v6575 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6596 = v6593 ? v6595 : __uint_as_float(0xff800000u);
-        v6246.x[1] = v6596;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6597 = static_cast<unsigned int>(v6246.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6598 = static_cast<unsigned int>(v6246.row(2, iron_linear_thread() & 31u));
-        const float v6599 = v6246.x[2];
-        const unsigned int v6600 = v44 + v6598;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6601 = v5653 + v6597;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6602 = v6601 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6605 = v6600 + v35;
-        const unsigned int v6606 = v6601 + v20;
-        const bool v6607 = v6606 <= v6605;
-        const bool v6608 = v304 || v6607;
-        const bool v6609 = v6602 && v6608;
-        const unsigned int v6612 = v6601 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6613 = v6612 + v20;
-        const bool v6615 = v6605 < v6613;
-        const bool v6616 = v6286 || v6615;
-        const bool v6617 = v6609 && v6616;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6619 = v6599 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6620 = v6617 ? v6619 : __uint_as_float(0xff800000u);
-        v6246.x[2] = v6620;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6621 = static_cast<unsigned int>(v6246.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6622 = static_cast<unsigned int>(v6246.row(3, iron_linear_thread() & 31u));
-        const float v6623 = v6246.x[3];
-        const unsigned int v6624 = v44 + v6622;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6625 = v5653 + v6621;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6626 = v6625 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6629 = v6624 + v35;
-        const unsigned int v6630 = v6625 + v20;
-        const bool v6631 = v6630 <= v6629;
-        const bool v6632 = v304 || v6631;
-        const bool v6633 = v6626 && v6632;
-        const unsigned int v6636 = v6625 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6637 = v6636 + v20;
-        const bool v6639 = v6629 < v6637;
-        const bool v6640 = v6286 || v6639;
-        const bool v6641 = v6633 && v6640;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6643 = v6623 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6644 = v6641 ? v6643 : __uint_as_float(0xff800000u);
-        v6246.x[3] = v6644;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6645 = static_cast<unsigned int>(v6246.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6646 = static_cast<unsigned int>(v6246.row(4, iron_linear_thread() & 31u));
-        const float v6647 = v6246.x[4];
-        const unsigned int v6648 = v44 + v6646;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6649 = v5653 + v6645;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6650 = v6649 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6653 = v6648 + v35;
-        const unsigned int v6654 = v6649 + v20;
-        const bool v6655 = v6654 <= v6653;
-        const bool v6656 = v304 || v6655;
-        const bool v6657 = v6650 && v6656;
-        const unsigned int v6660 = v6649 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6661 = v6660 + v20;
-        const bool v6663 = v6653 < v6661;
-        const bool v6664 = v6286 || v6663;
-        const bool v6665 = v6657 && v6664;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6667 = v6647 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6668 = v6665 ? v6667 : __uint_as_float(0xff800000u);
-        v6246.x[4] = v6668;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6669 = static_cast<unsigned int>(v6246.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6670 = static_cast<unsigned int>(v6246.row(5, iron_linear_thread() & 31u));
-        const float v6671 = v6246.x[5];
-        const unsigned int v6672 = v44 + v6670;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6673 = v5653 + v6669;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6674 = v6673 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6677 = v6672 + v35;
-        const unsigned int v6678 = v6673 + v20;
-        const bool v6679 = v6678 <= v6677;
-        const bool v6680 = v304 || v6679;
-        const bool v6681 = v6674 && v6680;
-        const unsigned int v6684 = v6673 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6685 = v6684 + v20;
-        const bool v6687 = v6677 < v6685;
-        const bool v6688 = v6286 || v6687;
-        const bool v6689 = v6681 && v6688;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6691 = v6671 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6692 = v6689 ? v6691 : __uint_as_float(0xff800000u);
-        v6246.x[5] = v6692;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6693 = static_cast<unsigned int>(v6246.col(6, iron_linear_thread() & 31u));
-        const unsigned int v6694 = static_cast<unsigned int>(v6246.row(6, iron_linear_thread() & 31u));
-        const float v6695 = v6246.x[6];
-        const unsigned int v6696 = v44 + v6694;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6697 = v5653 + v6693;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6698 = v6697 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6701 = v6696 + v35;
-        const unsigned int v6702 = v6697 + v20;
-        const bool v6703 = v6702 <= v6701;
-        const bool v6704 = v304 || v6703;
-        const bool v6705 = v6698 && v6704;
-        const unsigned int v6708 = v6697 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6709 = v6708 + v20;
-        const bool v6711 = v6701 < v6709;
-        const bool v6712 = v6286 || v6711;
-        const bool v6713 = v6705 && v6712;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6715 = v6695 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6716 = v6713 ? v6715 : __uint_as_float(0xff800000u);
-        v6246.x[6] = v6716;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6717 = static_cast<unsigned int>(v6246.col(7, iron_linear_thread() & 31u));
-        const unsigned int v6718 = static_cast<unsigned int>(v6246.row(7, iron_linear_thread() & 31u));
-        const float v6719 = v6246.x[7];
-        const unsigned int v6720 = v44 + v6718;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6721 = v5653 + v6717;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6722 = v6721 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6725 = v6720 + v35;
-        const unsigned int v6726 = v6721 + v20;
-        const bool v6727 = v6726 <= v6725;
-        const bool v6728 = v304 || v6727;
-        const bool v6729 = v6722 && v6728;
-        const unsigned int v6732 = v6721 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6733 = v6732 + v20;
-        const bool v6735 = v6725 < v6733;
-        const bool v6736 = v6286 || v6735;
-        const bool v6737 = v6729 && v6736;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6739 = v6719 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6740 = v6737 ? v6739 : __uint_as_float(0xff800000u);
-        v6246.x[7] = v6740;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6741 = static_cast<unsigned int>(v6246.col(8, iron_linear_thread() & 31u));
-        const unsigned int v6742 = static_cast<unsigned int>(v6246.row(8, iron_linear_thread() & 31u));
-        const float v6743 = v6246.x[8];
-        const unsigned int v6744 = v44 + v6742;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6745 = v5653 + v6741;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6746 = v6745 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6749 = v6744 + v35;
-        const unsigned int v6750 = v6745 + v20;
-        const bool v6751 = v6750 <= v6749;
-        const bool v6752 = v304 || v6751;
-        const bool v6753 = v6746 && v6752;
-        const unsigned int v6756 = v6745 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6757 = v6756 + v20;
-        const bool v6759 = v6749 < v6757;
-        const bool v6760 = v6286 || v6759;
-        const bool v6761 = v6753 && v6760;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6763 = v6743 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6764 = v6761 ? v6763 : __uint_as_float(0xff800000u);
-        v6246.x[8] = v6764;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6765 = static_cast<unsigned int>(v6246.col(9, iron_linear_thread() & 31u));
-        const unsigned int v6766 = static_cast<unsigned int>(v6246.row(9, iron_linear_thread() & 31u));
-        const float v6767 = v6246.x[9];
-        const unsigned int v6768 = v44 + v6766;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6769 = v5653 + v6765;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6770 = v6769 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6773 = v6768 + v35;
-        const unsigned int v6774 = v6769 + v20;
-        const bool v6775 = v6774 <= v6773;
-        const bool v6776 = v304 || v6775;
-        const bool v6777 = v6770 && v6776;
-        const unsigned int v6780 = v6769 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6781 = v6780 + v20;
-        const bool v6783 = v6773 < v6781;
-        const bool v6784 = v6286 || v6783;
-        const bool v6785 = v6777 && v6784;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6787 = v6767 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6788 = v6785 ? v6787 : __uint_as_float(0xff800000u);
-        v6246.x[9] = v6788;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6789 = static_cast<unsigned int>(v6246.col(10, iron_linear_thread() & 31u));
-        const unsigned int v6790 = static_cast<unsigned int>(v6246.row(10, iron_linear_thread() & 31u));
-        const float v6791 = v6246.x[10];
-        const unsigned int v6792 = v44 + v6790;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6793 = v5653 + v6789;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6794 = v6793 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6797 = v6792 + v35;
-        const unsigned int v6798 = v6793 + v20;
-        const bool v6799 = v6798 <= v6797;
-        const bool v6800 = v304 || v6799;
-        const bool v6801 = v6794 && v6800;
-        const unsigned int v6804 = v6793 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6805 = v6804 + v20;
-        const bool v6807 = v6797 < v6805;
-        const bool v6808 = v6286 || v6807;
-        const bool v6809 = v6801 && v6808;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6811 = v6791 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6812 = v6809 ? v6811 : __uint_as_float(0xff800000u);
-        v6246.x[10] = v6812;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6813 = static_cast<unsigned int>(v6246.col(11, iron_linear_thread() & 31u));
-        const unsigned int v6814 = static_cast<unsigned int>(v6246.row(11, iron_linear_thread() & 31u));
-        const float v6815 = v6246.x[11];
-        const unsigned int v6816 = v44 + v6814;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6817 = v5653 + v6813;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6818 = v6817 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6821 = v6816 + v35;
-        const unsigned int v6822 = v6817 + v20;
-        const bool v6823 = v6822 <= v6821;
-        const bool v6824 = v304 || v6823;
-        const bool v6825 = v6818 && v6824;
-        const unsigned int v6828 = v6817 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6829 = v6828 + v20;
-        const bool v6831 = v6821 < v6829;
-        const bool v6832 = v6286 || v6831;
-        const bool v6833 = v6825 && v6832;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6835 = v6815 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6836 = v6833 ? v6835 : __uint_as_float(0xff800000u);
-        v6246.x[11] = v6836;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6837 = static_cast<unsigned int>(v6246.col(12, iron_linear_thread() & 31u));
-        const unsigned int v6838 = static_cast<unsigned int>(v6246.row(12, iron_linear_thread() & 31u));
-        const float v6839 = v6246.x[12];
-        const unsigned int v6840 = v44 + v6838;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6841 = v5653 + v6837;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6842 = v6841 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6845 = v6840 + v35;
-        const unsigned int v6846 = v6841 + v20;
-        const bool v6847 = v6846 <= v6845;
-        const bool v6848 = v304 || v6847;
-        const bool v6849 = v6842 && v6848;
-        const unsigned int v6852 = v6841 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6853 = v6852 + v20;
-        const bool v6855 = v6845 < v6853;
-        const bool v6856 = v6286 || v6855;
-        const bool v6857 = v6849 && v6856;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6859 = v6839 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6860 = v6857 ? v6859 : __uint_as_float(0xff800000u);
-        v6246.x[12] = v6860;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6861 = static_cast<unsigned int>(v6246.col(13, iron_linear_thread() & 31u));
-        const unsigned int v6862 = static_cast<unsigned int>(v6246.row(13, iron_linear_thread() & 31u));
-        const float v6863 = v6246.x[13];
-        const unsigned int v6864 = v44 + v6862;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6865 = v5653 + v6861;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6866 = v6865 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6869 = v6864 + v35;
-        const unsigned int v6870 = v6865 + v20;
-        const bool v6871 = v6870 <= v6869;
-        const bool v6872 = v304 || v6871;
-        const bool v6873 = v6866 && v6872;
-        const unsigned int v6876 = v6865 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6877 = v6876 + v20;
-        const bool v6879 = v6869 < v6877;
-        const bool v6880 = v6286 || v6879;
-        const bool v6881 = v6873 && v6880;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6883 = v6863 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6884 = v6881 ? v6883 : __uint_as_float(0xff800000u);
-        v6246.x[13] = v6884;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6885 = static_cast<unsigned int>(v6246.col(14, iron_linear_thread() & 31u));
-        const unsigned int v6886 = static_cast<unsigned int>(v6246.row(14, iron_linear_thread() & 31u));
-        const float v6887 = v6246.x[14];
-        const unsigned int v6888 = v44 + v6886;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6889 = v5653 + v6885;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6890 = v6889 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6893 = v6888 + v35;
-        const unsigned int v6894 = v6889 + v20;
-        const bool v6895 = v6894 <= v6893;
-        const bool v6896 = v304 || v6895;
-        const bool v6897 = v6890 && v6896;
-        const unsigned int v6900 = v6889 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6901 = v6900 + v20;
-        const bool v6903 = v6893 < v6901;
-        const bool v6904 = v6286 || v6903;
-        const bool v6905 = v6897 && v6904;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6907 = v6887 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6908 = v6905 ? v6907 : __uint_as_float(0xff800000u);
-        v6246.x[14] = v6908;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6909 = static_cast<unsigned int>(v6246.col(15, iron_linear_thread() & 31u));
-        const unsigned int v6910 = static_cast<unsigned int>(v6246.row(15, iron_linear_thread() & 31u));
-        const float v6911 = v6246.x[15];
-        const unsigned int v6912 = v44 + v6910;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6913 = v5653 + v6909;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6914 = v6913 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6917 = v6912 + v35;
-        const unsigned int v6918 = v6913 + v20;
-        const bool v6919 = v6918 <= v6917;
-        const bool v6920 = v304 || v6919;
-        const bool v6921 = v6914 && v6920;
-        const unsigned int v6924 = v6913 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6925 = v6924 + v20;
-        const bool v6927 = v6917 < v6925;
-        const bool v6928 = v6286 || v6927;
-        const bool v6929 = v6921 && v6928;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6931 = v6911 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6932 = v6929 ? v6931 : __uint_as_float(0xff800000u);
-        v6246.x[15] = v6932;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6933 = static_cast<unsigned int>(v6246.col(16, iron_linear_thread() & 31u));
-        const unsigned int v6934 = static_cast<unsigned int>(v6246.row(16, iron_linear_thread() & 31u));
-        const float v6935 = v6246.x[16];
-        const unsigned int v6936 = v44 + v6934;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6937 = v5653 + v6933;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6938 = v6937 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6941 = v6936 + v35;
-        const unsigned int v6942 = v6937 + v20;
-        const bool v6943 = v6942 <= v6941;
-        const bool v6944 = v304 || v6943;
-        const bool v6945 = v6938 && v6944;
-        const unsigned int v6948 = v6937 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6949 = v6948 + v20;
-        const bool v6951 = v6941 < v6949;
-        const bool v6952 = v6286 || v6951;
-        const bool v6953 = v6945 && v6952;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6955 = v6935 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6956 = v6953 ? v6955 : __uint_as_float(0xff800000u);
-        v6246.x[16] = v6956;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6957 = static_cast<unsigned int>(v6246.col(17, iron_linear_thread() & 31u));
-        const unsigned int v6958 = static_cast<unsigned int>(v6246.row(17, iron_linear_thread() & 31u));
-        const float v6959 = v6246.x[17];
-        const unsigned int v6960 = v44 + v6958;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6961 = v5653 + v6957;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6962 = v6961 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6965 = v6960 + v35;
-        const unsigned int v6966 = v6961 + v20;
-        const bool v6967 = v6966 <= v6965;
-        const bool v6968 = v304 || v6967;
-        const bool v6969 = v6962 && v6968;
-        const unsigned int v6972 = v6961 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6973 = v6972 + v20;
-        const bool v6975 = v6965 < v6973;
-        const bool v6976 = v6286 || v6975;
-        const bool v6977 = v6969 && v6976;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6979 = v6959 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6980 = v6977 ? v6979 : __uint_as_float(0xff800000u);
-        v6246.x[17] = v6980;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6981 = static_cast<unsigned int>(v6246.col(18, iron_linear_thread() & 31u));
-        const unsigned int v6982 = static_cast<unsigned int>(v6246.row(18, iron_linear_thread() & 31u));
-        const float v6983 = v6246.x[18];
-        const unsigned int v6984 = v44 + v6982;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6985 = v5653 + v6981;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6986 = v6985 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6989 = v6984 + v35;
-        const unsigned int v6990 = v6985 + v20;
-        const bool v6991 = v6990 <= v6989;
-        const bool v6992 = v304 || v6991;
-        const bool v6993 = v6986 && v6992;
-        const unsigned int v6996 = v6985 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6997 = v6996 + v20;
-        const bool v6999 = v6989 < v6997;
-        const bool v7000 = v6286 || v6999;
-        const bool v7001 = v6993 && v7000;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7003 = v6983 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7004 = v7001 ? v7003 : __uint_as_float(0xff800000u);
-        v6246.x[18] = v7004;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7005 = static_cast<unsigned int>(v6246.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7006 = static_cast<unsigned int>(v6246.row(19, iron_linear_thread() & 31u));
-        const float v7007 = v6246.x[19];
-        const unsigned int v7008 = v44 + v7006;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7009 = v5653 + v7005;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7010 = v7009 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7013 = v7008 + v35;
-        const unsigned int v7014 = v7009 + v20;
-        const bool v7015 = v7014 <= v7013;
-        const bool v7016 = v304 || v7015;
-        const bool v7017 = v7010 && v7016;
-        const unsigned int v7020 = v7009 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7021 = v7020 + v20;
-        const bool v7023 = v7013 < v7021;
-        const bool v7024 = v6286 || v7023;
-        const bool v7025 = v7017 && v7024;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7027 = v7007 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7028 = v7025 ? v7027 : __uint_as_float(0xff800000u);
-        v6246.x[19] = v7028;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7029 = static_cast<unsigned int>(v6246.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7030 = static_cast<unsigned int>(v6246.row(20, iron_linear_thread() & 31u));
-        const float v7031 = v6246.x[20];
-        const unsigned int v7032 = v44 + v7030;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7033 = v5653 + v7029;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7034 = v7033 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7037 = v7032 + v35;
-        const unsigned int v7038 = v7033 + v20;
-        const bool v7039 = v7038 <= v7037;
-        const bool v7040 = v304 || v7039;
-        const bool v7041 = v7034 && v7040;
-        const unsigned int v7044 = v7033 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7045 = v7044 + v20;
-        const bool v7047 = v7037 < v7045;
-        const bool v7048 = v6286 || v7047;
-        const bool v7049 = v7041 && v7048;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7051 = v7031 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7052 = v7049 ? v7051 : __uint_as_float(0xff800000u);
-        v6246.x[20] = v7052;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7053 = static_cast<unsigned int>(v6246.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7054 = static_cast<unsigned int>(v6246.row(21, iron_linear_thread() & 31u));
-        const float v7055 = v6246.x[21];
-        const unsigned int v7056 = v44 + v7054;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7057 = v5653 + v7053;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7058 = v7057 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7061 = v7056 + v35;
-        const unsigned int v7062 = v7057 + v20;
-        const bool v7063 = v7062 <= v7061;
-        const bool v7064 = v304 || v7063;
-        const bool v7065 = v7058 && v7064;
-        const unsigned int v7068 = v7057 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7069 = v7068 + v20;
-        const bool v7071 = v7061 < v7069;
-        const bool v7072 = v6286 || v7071;
-        const bool v7073 = v7065 && v7072;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7075 = v7055 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7076 = v7073 ? v7075 : __uint_as_float(0xff800000u);
-        v6246.x[21] = v7076;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7077 = static_cast<unsigned int>(v6246.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7078 = static_cast<unsigned int>(v6246.row(22, iron_linear_thread() & 31u));
-        const float v7079 = v6246.x[22];
-        const unsigned int v7080 = v44 + v7078;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7081 = v5653 + v7077;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7082 = v7081 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7085 = v7080 + v35;
-        const unsigned int v7086 = v7081 + v20;
-        const bool v7087 = v7086 <= v7085;
-        const bool v7088 = v304 || v7087;
-        const bool v7089 = v7082 && v7088;
-        const unsigned int v7092 = v7081 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7093 = v7092 + v20;
-        const bool v7095 = v7085 < v7093;
-        const bool v7096 = v6286 || v7095;
-        const bool v7097 = v7089 && v7096;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7099 = v7079 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7100 = v7097 ? v7099 : __uint_as_float(0xff800000u);
-        v6246.x[22] = v7100;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7101 = static_cast<unsigned int>(v6246.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7102 = static_cast<unsigned int>(v6246.row(23, iron_linear_thread() & 31u));
-        const float v7103 = v6246.x[23];
-        const unsigned int v7104 = v44 + v7102;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7105 = v5653 + v7101;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7106 = v7105 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7109 = v7104 + v35;
-        const unsigned int v7110 = v7105 + v20;
-        const bool v7111 = v7110 <= v7109;
-        const bool v7112 = v304 || v7111;
-        const bool v7113 = v7106 && v7112;
-        const unsigned int v7116 = v7105 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7117 = v7116 + v20;
-        const bool v7119 = v7109 < v7117;
-        const bool v7120 = v6286 || v7119;
-        const bool v7121 = v7113 && v7120;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7123 = v7103 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7124 = v7121 ? v7123 : __uint_as_float(0xff800000u);
-        v6246.x[23] = v7124;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7125 = static_cast<unsigned int>(v6246.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7126 = static_cast<unsigned int>(v6246.row(24, iron_linear_thread() & 31u));
-        const float v7127 = v6246.x[24];
-        const unsigned int v7128 = v44 + v7126;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7129 = v5653 + v7125;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7130 = v7129 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7133 = v7128 + v35;
-        const unsigned int v7134 = v7129 + v20;
-        const bool v7135 = v7134 <= v7133;
-        const bool v7136 = v304 || v7135;
-        const bool v7137 = v7130 && v7136;
-        const unsigned int v7140 = v7129 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7141 = v7140 + v20;
-        const bool v7143 = v7133 < v7141;
-        const bool v7144 = v6286 || v7143;
-        const bool v7145 = v7137 && v7144;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7147 = v7127 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7148 = v7145 ? v7147 : __uint_as_float(0xff800000u);
-        v6246.x[24] = v7148;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7149 = static_cast<unsigned int>(v6246.col(25, iron_linear_thread() & 31u));
-        const unsigned int v7150 = static_cast<unsigned int>(v6246.row(25, iron_linear_thread() & 31u));
-        const float v7151 = v6246.x[25];
-        const unsigned int v7152 = v44 + v7150;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7153 = v5653 + v7149;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7154 = v7153 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7157 = v7152 + v35;
-        const unsigned int v7158 = v7153 + v20;
-        const bool v7159 = v7158 <= v7157;
-        const bool v7160 = v304 || v7159;
-        const bool v7161 = v7154 && v7160;
-        const unsigned int v7164 = v7153 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7165 = v7164 + v20;
-        const bool v7167 = v7157 < v7165;
-        const bool v7168 = v6286 || v7167;
-        const bool v7169 = v7161 && v7168;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7171 = v7151 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7172 = v7169 ? v7171 : __uint_as_float(0xff800000u);
-        v6246.x[25] = v7172;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7173 = static_cast<unsigned int>(v6246.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7174 = static_cast<unsigned int>(v6246.row(26, iron_linear_thread() & 31u));
-        const float v7175 = v6246.x[26];
-        const unsigned int v7176 = v44 + v7174;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7177 = v5653 + v7173;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7178 = v7177 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7181 = v7176 + v35;
-        const unsigned int v7182 = v7177 + v20;
-        const bool v7183 = v7182 <= v7181;
-        const bool v7184 = v304 || v7183;
-        const bool v7185 = v7178 && v7184;
-        const unsigned int v7188 = v7177 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7189 = v7188 + v20;
-        const bool v7191 = v7181 < v7189;
-        const bool v7192 = v6286 || v7191;
-        const bool v7193 = v7185 && v7192;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7195 = v7175 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7196 = v7193 ? v7195 : __uint_as_float(0xff800000u);
-        v6246.x[26] = v7196;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7197 = static_cast<unsigned int>(v6246.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7198 = static_cast<unsigned int>(v6246.row(27, iron_linear_thread() & 31u));
-        const float v7199 = v6246.x[27];
-        const unsigned int v7200 = v44 + v7198;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7201 = v5653 + v7197;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7202 = v7201 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7205 = v7200 + v35;
-        const unsigned int v7206 = v7201 + v20;
-        const bool v7207 = v7206 <= v7205;
-        const bool v7208 = v304 || v7207;
-        const bool v7209 = v7202 && v7208;
-        const unsigned int v7212 = v7201 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7213 = v7212 + v20;
-        const bool v7215 = v7205 < v7213;
-        const bool v7216 = v6286 || v7215;
-        const bool v7217 = v7209 && v7216;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7219 = v7199 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7220 = v7217 ? v7219 : __uint_as_float(0xff800000u);
-        v6246.x[27] = v7220;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7221 = static_cast<unsigned int>(v6246.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7222 = static_cast<unsigned int>(v6246.row(28, iron_linear_thread() & 31u));
-        const float v7223 = v6246.x[28];
-        const unsigned int v7224 = v44 + v7222;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7225 = v5653 + v7221;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7226 = v7225 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7229 = v7224 + v35;
-        const unsigned int v7230 = v7225 + v20;
-        const bool v7231 = v7230 <= v7229;
-        const bool v7232 = v304 || v7231;
-        const bool v7233 = v7226 && v7232;
-        const unsigned int v7236 = v7225 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7237 = v7236 + v20;
-        const bool v7239 = v7229 < v7237;
-        const bool v7240 = v6286 || v7239;
-        const bool v7241 = v7233 && v7240;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7243 = v7223 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7244 = v7241 ? v7243 : __uint_as_float(0xff800000u);
-        v6246.x[28] = v7244;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7245 = static_cast<unsigned int>(v6246.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7246 = static_cast<unsigned int>(v6246.row(29, iron_linear_thread() & 31u));
-        const float v7247 = v6246.x[29];
-        const unsigned int v7248 = v44 + v7246;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7249 = v5653 + v7245;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7250 = v7249 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7253 = v7248 + v35;
-        const unsigned int v7254 = v7249 + v20;
-        const bool v7255 = v7254 <= v7253;
-        const bool v7256 = v304 || v7255;
-        const bool v7257 = v7250 && v7256;
-        const unsigned int v7260 = v7249 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7261 = v7260 + v20;
-        const bool v7263 = v7253 < v7261;
-        const bool v7264 = v6286 || v7263;
-        const bool v7265 = v7257 && v7264;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7267 = v7247 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7268 = v7265 ? v7267 : __uint_as_float(0xff800000u);
-        v6246.x[29] = v7268;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7269 = static_cast<unsigned int>(v6246.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7270 = static_cast<unsigned int>(v6246.row(30, iron_linear_thread() & 31u));
-        const float v7271 = v6246.x[30];
-        const unsigned int v7272 = v44 + v7270;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7273 = v5653 + v7269;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7274 = v7273 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7277 = v7272 + v35;
-        const unsigned int v7278 = v7273 + v20;
-        const bool v7279 = v7278 <= v7277;
-        const bool v7280 = v304 || v7279;
-        const bool v7281 = v7274 && v7280;
-        const unsigned int v7284 = v7273 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7285 = v7284 + v20;
-        const bool v7287 = v7277 < v7285;
-        const bool v7288 = v6286 || v7287;
-        const bool v7289 = v7281 && v7288;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7291 = v7271 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7292 = v7289 ? v7291 : __uint_as_float(0xff800000u);
-        v6246.x[30] = v7292;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7293 = static_cast<unsigned int>(v6246.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7294 = static_cast<unsigned int>(v6246.row(31, iron_linear_thread() & 31u));
-        const float v7295 = v6246.x[31];
-        const unsigned int v7296 = v44 + v7294;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7297 = v5653 + v7293;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7298 = v7297 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7301 = v7296 + v35;
-        const unsigned int v7302 = v7297 + v20;
-        const bool v7303 = v7302 <= v7301;
-        const bool v7304 = v304 || v7303;
-        const bool v7305 = v7298 && v7304;
-        const unsigned int v7308 = v7297 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7309 = v7308 + v20;
-        const bool v7311 = v7301 < v7309;
-        const bool v7312 = v6286 || v7311;
-        const bool v7313 = v7305 && v7312;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7315 = v7295 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7316 = v7313 ? v7315 : __uint_as_float(0xff800000u);
-        v6246.x[31] = v7316;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7317 = static_cast<unsigned int>(v6246.col(32, iron_linear_thread() & 31u));
-        const unsigned int v7318 = static_cast<unsigned int>(v6246.row(32, iron_linear_thread() & 31u));
-        const float v7319 = v6246.x[32];
-        const unsigned int v7320 = v44 + v7318;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7321 = v5653 + v7317;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7322 = v7321 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7325 = v7320 + v35;
-        const unsigned int v7326 = v7321 + v20;
-        const bool v7327 = v7326 <= v7325;
-        const bool v7328 = v304 || v7327;
-        const bool v7329 = v7322 && v7328;
-        const unsigned int v7332 = v7321 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7333 = v7332 + v20;
-        const bool v7335 = v7325 < v7333;
-        const bool v7336 = v6286 || v7335;
-        const bool v7337 = v7329 && v7336;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7339 = v7319 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7340 = v7337 ? v7339 : __uint_as_float(0xff800000u);
-        v6246.x[32] = v7340;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7341 = static_cast<unsigned int>(v6246.col(33, iron_linear_thread() & 31u));
-        const unsigned int v7342 = static_cast<unsigned int>(v6246.row(33, iron_linear_thread() & 31u));
-        const float v7343 = v6246.x[33];
-        const unsigned int v7344 = v44 + v7342;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7345 = v5653 + v7341;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7346 = v7345 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7349 = v7344 + v35;
-        const unsigned int v7350 = v7345 + v20;
-        const bool v7351 = v7350 <= v7349;
-        const bool v7352 = v304 || v7351;
-        const bool v7353 = v7346 && v7352;
-        const unsigned int v7356 = v7345 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7357 = v7356 + v20;
-        const bool v7359 = v7349 < v7357;
-        const bool v7360 = v6286 || v7359;
-        const bool v7361 = v7353 && v7360;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7363 = v7343 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7364 = v7361 ? v7363 : __uint_as_float(0xff800000u);
-        v6246.x[33] = v7364;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7365 = static_cast<unsigned int>(v6246.col(34, iron_linear_thread() & 31u));
-        const unsigned int v7366 = static_cast<unsigned int>(v6246.row(34, iron_linear_thread() & 31u));
-        const float v7367 = v6246.x[34];
-        const unsigned int v7368 = v44 + v7366;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7369 = v5653 + v7365;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7370 = v7369 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7373 = v7368 + v35;
-        const unsigned int v7374 = v7369 + v20;
-        const bool v7375 = v7374 <= v7373;
-        const bool v7376 = v304 || v7375;
-        const bool v7377 = v7370 && v7376;
-        const unsigned int v7380 = v7369 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7381 = v7380 + v20;
-        const bool v7383 = v7373 < v7381;
-        const bool v7384 = v6286 || v7383;
-        const bool v7385 = v7377 && v7384;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7387 = v7367 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7388 = v7385 ? v7387 : __uint_as_float(0xff800000u);
-        v6246.x[34] = v7388;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7389 = static_cast<unsigned int>(v6246.col(35, iron_linear_thread() & 31u));
-        const unsigned int v7390 = static_cast<unsigned int>(v6246.row(35, iron_linear_thread() & 31u));
-        const float v7391 = v6246.x[35];
-        const unsigned int v7392 = v44 + v7390;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7393 = v5653 + v7389;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7394 = v7393 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7397 = v7392 + v35;
-        const unsigned int v7398 = v7393 + v20;
-        const bool v7399 = v7398 <= v7397;
-        const bool v7400 = v304 || v7399;
-        const bool v7401 = v7394 && v7400;
-        const unsigned int v7404 = v7393 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7405 = v7404 + v20;
-        const bool v7407 = v7397 < v7405;
-        const bool v7408 = v6286 || v7407;
-        const bool v7409 = v7401 && v7408;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7411 = v7391 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7412 = v7409 ? v7411 : __uint_as_float(0xff800000u);
-        v6246.x[35] = v7412;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7413 = static_cast<unsigned int>(v6246.col(36, iron_linear_thread() & 31u));
-        const unsigned int v7414 = static_cast<unsigned int>(v6246.row(36, iron_linear_thread() & 31u));
-        const float v7415 = v6246.x[36];
-        const unsigned int v7416 = v44 + v7414;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7417 = v5653 + v7413;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7418 = v7417 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7421 = v7416 + v35;
-        const unsigned int v7422 = v7417 + v20;
-        const bool v7423 = v7422 <= v7421;
-        const bool v7424 = v304 || v7423;
-        const bool v7425 = v7418 && v7424;
-        const unsigned int v7428 = v7417 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7429 = v7428 + v20;
-        const bool v7431 = v7421 < v7429;
-        const bool v7432 = v6286 || v7431;
-        const bool v7433 = v7425 && v7432;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7435 = v7415 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7436 = v7433 ? v7435 : __uint_as_float(0xff800000u);
-        v6246.x[36] = v7436;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7437 = static_cast<unsigned int>(v6246.col(37, iron_linear_thread() & 31u));
-        const unsigned int v7438 = static_cast<unsigned int>(v6246.row(37, iron_linear_thread() & 31u));
-        const float v7439 = v6246.x[37];
-        const unsigned int v7440 = v44 + v7438;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7441 = v5653 + v7437;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7442 = v7441 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7445 = v7440 + v35;
-        const unsigned int v7446 = v7441 + v20;
-        const bool v7447 = v7446 <= v7445;
-        const bool v7448 = v304 || v7447;
-        const bool v7449 = v7442 && v7448;
-        const unsigned int v7452 = v7441 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7453 = v7452 + v20;
-        const bool v7455 = v7445 < v7453;
-        const bool v7456 = v6286 || v7455;
-        const bool v7457 = v7449 && v7456;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7459 = v7439 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7460 = v7457 ? v7459 : __uint_as_float(0xff800000u);
-        v6246.x[37] = v7460;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7461 = static_cast<unsigned int>(v6246.col(38, iron_linear_thread() & 31u));
-        const unsigned int v7462 = static_cast<unsigned int>(v6246.row(38, iron_linear_thread() & 31u));
-        const float v7463 = v6246.x[38];
-        const unsigned int v7464 = v44 + v7462;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7465 = v5653 + v7461;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7466 = v7465 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7469 = v7464 + v35;
-        const unsigned int v7470 = v7465 + v20;
-        const bool v7471 = v7470 <= v7469;
-        const bool v7472 = v304 || v7471;
-        const bool v7473 = v7466 && v7472;
-        const unsigned int v7476 = v7465 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7477 = v7476 + v20;
-        const bool v7479 = v7469 < v7477;
-        const bool v7480 = v6286 || v7479;
-        const bool v7481 = v7473 && v7480;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7483 = v7463 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7484 = v7481 ? v7483 : __uint_as_float(0xff800000u);
-        v6246.x[38] = v7484;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7485 = static_cast<unsigned int>(v6246.col(39, iron_linear_thread() & 31u));
-        const unsigned int v7486 = static_cast<unsigned int>(v6246.row(39, iron_linear_thread() & 31u));
-        const float v7487 = v6246.x[39];
-        const unsigned int v7488 = v44 + v7486;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7489 = v5653 + v7485;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7490 = v7489 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7493 = v7488 + v35;
-        const unsigned int v7494 = v7489 + v20;
-        const bool v7495 = v7494 <= v7493;
-        const bool v7496 = v304 || v7495;
-        const bool v7497 = v7490 && v7496;
-        const unsigned int v7500 = v7489 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7501 = v7500 + v20;
-        const bool v7503 = v7493 < v7501;
-        const bool v7504 = v6286 || v7503;
-        const bool v7505 = v7497 && v7504;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7507 = v7487 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7508 = v7505 ? v7507 : __uint_as_float(0xff800000u);
-        v6246.x[39] = v7508;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7509 = static_cast<unsigned int>(v6246.col(40, iron_linear_thread() & 31u));
-        const unsigned int v7510 = static_cast<unsigned int>(v6246.row(40, iron_linear_thread() & 31u));
-        const float v7511 = v6246.x[40];
-        const unsigned int v7512 = v44 + v7510;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7513 = v5653 + v7509;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7514 = v7513 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7517 = v7512 + v35;
-        const unsigned int v7518 = v7513 + v20;
-        const bool v7519 = v7518 <= v7517;
-        const bool v7520 = v304 || v7519;
-        const bool v7521 = v7514 && v7520;
-        const unsigned int v7524 = v7513 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7525 = v7524 + v20;
-        const bool v7527 = v7517 < v7525;
-        const bool v7528 = v6286 || v7527;
-        const bool v7529 = v7521 && v7528;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7531 = v7511 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7532 = v7529 ? v7531 : __uint_as_float(0xff800000u);
-        v6246.x[40] = v7532;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7533 = static_cast<unsigned int>(v6246.col(41, iron_linear_thread() & 31u));
-        const unsigned int v7534 = static_cast<unsigned int>(v6246.row(41, iron_linear_thread() & 31u));
-        const float v7535 = v6246.x[41];
-        const unsigned int v7536 = v44 + v7534;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7537 = v5653 + v7533;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7538 = v7537 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7541 = v7536 + v35;
-        const unsigned int v7542 = v7537 + v20;
-        const bool v7543 = v7542 <= v7541;
-        const bool v7544 = v304 || v7543;
-        const bool v7545 = v7538 && v7544;
-        const unsigned int v7548 = v7537 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7549 = v7548 + v20;
-        const bool v7551 = v7541 < v7549;
-        const bool v7552 = v6286 || v7551;
-        const bool v7553 = v7545 && v7552;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7555 = v7535 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7556 = v7553 ? v7555 : __uint_as_float(0xff800000u);
-        v6246.x[41] = v7556;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7557 = static_cast<unsigned int>(v6246.col(42, iron_linear_thread() & 31u));
-        const unsigned int v7558 = static_cast<unsigned int>(v6246.row(42, iron_linear_thread() & 31u));
-        const float v7559 = v6246.x[42];
-        const unsigned int v7560 = v44 + v7558;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7561 = v5653 + v7557;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7562 = v7561 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7565 = v7560 + v35;
-        const unsigned int v7566 = v7561 + v20;
-        const bool v7567 = v7566 <= v7565;
-        const bool v7568 = v304 || v7567;
-        const bool v7569 = v7562 && v7568;
-        const unsigned int v7572 = v7561 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7573 = v7572 + v20;
-        const bool v7575 = v7565 < v7573;
-        const bool v7576 = v6286 || v7575;
-        const bool v7577 = v7569 && v7576;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7579 = v7559 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7580 = v7577 ? v7579 : __uint_as_float(0xff800000u);
-        v6246.x[42] = v7580;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7581 = static_cast<unsigned int>(v6246.col(43, iron_linear_thread() & 31u));
-        const unsigned int v7582 = static_cast<unsigned int>(v6246.row(43, iron_linear_thread() & 31u));
-        const float v7583 = v6246.x[43];
-        const unsigned int v7584 = v44 + v7582;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7585 = v5653 + v7581;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7586 = v7585 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7589 = v7584 + v35;
-        const unsigned int v7590 = v7585 + v20;
-        const bool v7591 = v7590 <= v7589;
-        const bool v7592 = v304 || v7591;
-        const bool v7593 = v7586 && v7592;
-        const unsigned int v7596 = v7585 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7597 = v7596 + v20;
-        const bool v7599 = v7589 < v7597;
-        const bool v7600 = v6286 || v7599;
-        const bool v7601 = v7593 && v7600;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7603 = v7583 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7604 = v7601 ? v7603 : __uint_as_float(0xff800000u);
-        v6246.x[43] = v7604;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7605 = static_cast<unsigned int>(v6246.col(44, iron_linear_thread() & 31u));
-        const unsigned int v7606 = static_cast<unsigned int>(v6246.row(44, iron_linear_thread() & 31u));
-        const float v7607 = v6246.x[44];
-        const unsigned int v7608 = v44 + v7606;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7609 = v5653 + v7605;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7610 = v7609 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7613 = v7608 + v35;
-        const unsigned int v7614 = v7609 + v20;
-        const bool v7615 = v7614 <= v7613;
-        const bool v7616 = v304 || v7615;
-        const bool v7617 = v7610 && v7616;
-        const unsigned int v7620 = v7609 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7621 = v7620 + v20;
-        const bool v7623 = v7613 < v7621;
-        const bool v7624 = v6286 || v7623;
-        const bool v7625 = v7617 && v7624;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7627 = v7607 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7628 = v7625 ? v7627 : __uint_as_float(0xff800000u);
-        v6246.x[44] = v7628;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7629 = static_cast<unsigned int>(v6246.col(45, iron_linear_thread() & 31u));
-        const unsigned int v7630 = static_cast<unsigned int>(v6246.row(45, iron_linear_thread() & 31u));
-        const float v7631 = v6246.x[45];
-        const unsigned int v7632 = v44 + v7630;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7633 = v5653 + v7629;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7634 = v7633 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7637 = v7632 + v35;
-        const unsigned int v7638 = v7633 + v20;
-        const bool v7639 = v7638 <= v7637;
-        const bool v7640 = v304 || v7639;
-        const bool v7641 = v7634 && v7640;
-        const unsigned int v7644 = v7633 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7645 = v7644 + v20;
-        const bool v7647 = v7637 < v7645;
-        const bool v7648 = v6286 || v7647;
-        const bool v7649 = v7641 && v7648;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7651 = v7631 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7652 = v7649 ? v7651 : __uint_as_float(0xff800000u);
-        v6246.x[45] = v7652;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7653 = static_cast<unsigned int>(v6246.col(46, iron_linear_thread() & 31u));
-        const unsigned int v7654 = static_cast<unsigned int>(v6246.row(46, iron_linear_thread() & 31u));
-        const float v7655 = v6246.x[46];
-        const unsigned int v7656 = v44 + v7654;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7657 = v5653 + v7653;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7658 = v7657 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7661 = v7656 + v35;
-        const unsigned int v7662 = v7657 + v20;
-        const bool v7663 = v7662 <= v7661;
-        const bool v7664 = v304 || v7663;
-        const bool v7665 = v7658 && v7664;
-        const unsigned int v7668 = v7657 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7669 = v7668 + v20;
-        const bool v7671 = v7661 < v7669;
-        const bool v7672 = v6286 || v7671;
-        const bool v7673 = v7665 && v7672;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7675 = v7655 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7676 = v7673 ? v7675 : __uint_as_float(0xff800000u);
-        v6246.x[46] = v7676;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7677 = static_cast<unsigned int>(v6246.col(47, iron_linear_thread() & 31u));
-        const unsigned int v7678 = static_cast<unsigned int>(v6246.row(47, iron_linear_thread() & 31u));
-        const float v7679 = v6246.x[47];
-        const unsigned int v7680 = v44 + v7678;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7681 = v5653 + v7677;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7682 = v7681 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7685 = v7680 + v35;
-        const unsigned int v7686 = v7681 + v20;
-        const bool v7687 = v7686 <= v7685;
-        const bool v7688 = v304 || v7687;
-        const bool v7689 = v7682 && v7688;
-        const unsigned int v7692 = v7681 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7693 = v7692 + v20;
-        const bool v7695 = v7685 < v7693;
-        const bool v7696 = v6286 || v7695;
-        const bool v7697 = v7689 && v7696;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7699 = v7679 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7700 = v7697 ? v7699 : __uint_as_float(0xff800000u);
-        v6246.x[47] = v7700;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7701 = static_cast<unsigned int>(v6246.col(48, iron_linear_thread() & 31u));
-        const unsigned int v7702 = static_cast<unsigned int>(v6246.row(48, iron_linear_thread() & 31u));
-        const float v7703 = v6246.x[48];
-        const unsigned int v7704 = v44 + v7702;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7705 = v5653 + v7701;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7706 = v7705 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7709 = v7704 + v35;
-        const unsigned int v7710 = v7705 + v20;
-        const bool v7711 = v7710 <= v7709;
-        const bool v7712 = v304 || v7711;
-        const bool v7713 = v7706 && v7712;
-        const unsigned int v7716 = v7705 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7717 = v7716 + v20;
-        const bool v7719 = v7709 < v7717;
-        const bool v7720 = v6286 || v7719;
-        const bool v7721 = v7713 && v7720;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7723 = v7703 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7724 = v7721 ? v7723 : __uint_as_float(0xff800000u);
-        v6246.x[48] = v7724;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7725 = static_cast<unsigned int>(v6246.col(49, iron_linear_thread() & 31u));
-        const unsigned int v7726 = static_cast<unsigned int>(v6246.row(49, iron_linear_thread() & 31u));
-        const float v7727 = v6246.x[49];
-        const unsigned int v7728 = v44 + v7726;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7729 = v5653 + v7725;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7730 = v7729 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7733 = v7728 + v35;
-        const unsigned int v7734 = v7729 + v20;
-        const bool v7735 = v7734 <= v7733;
-        const bool v7736 = v304 || v7735;
-        const bool v7737 = v7730 && v7736;
-        const unsigned int v7740 = v7729 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7741 = v7740 + v20;
-        const bool v7743 = v7733 < v7741;
-        const bool v7744 = v6286 || v7743;
-        const bool v7745 = v7737 && v7744;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7747 = v7727 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7748 = v7745 ? v7747 : __uint_as_float(0xff800000u);
-        v6246.x[49] = v7748;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7749 = static_cast<unsigned int>(v6246.col(50, iron_linear_thread() & 31u));
-        const unsigned int v7750 = static_cast<unsigned int>(v6246.row(50, iron_linear_thread() & 31u));
-        const float v7751 = v6246.x[50];
-        const unsigned int v7752 = v44 + v7750;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7753 = v5653 + v7749;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7754 = v7753 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7757 = v7752 + v35;
-        const unsigned int v7758 = v7753 + v20;
-        const bool v7759 = v7758 <= v7757;
-        const bool v7760 = v304 || v7759;
-        const bool v7761 = v7754 && v7760;
-        const unsigned int v7764 = v7753 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7765 = v7764 + v20;
-        const bool v7767 = v7757 < v7765;
-        const bool v7768 = v6286 || v7767;
-        const bool v7769 = v7761 && v7768;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7771 = v7751 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7772 = v7769 ? v7771 : __uint_as_float(0xff800000u);
-        v6246.x[50] = v7772;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7773 = static_cast<unsigned int>(v6246.col(51, iron_linear_thread() & 31u));
-        const unsigned int v7774 = static_cast<unsigned int>(v6246.row(51, iron_linear_thread() & 31u));
-        const float v7775 = v6246.x[51];
-        const unsigned int v7776 = v44 + v7774;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7777 = v5653 + v7773;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7778 = v7777 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7781 = v7776 + v35;
-        const unsigned int v7782 = v7777 + v20;
-        const bool v7783 = v7782 <= v7781;
-        const bool v7784 = v304 || v7783;
-        const bool v7785 = v7778 && v7784;
-        const unsigned int v7788 = v7777 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7789 = v7788 + v20;
-        const bool v7791 = v7781 < v7789;
-        const bool v7792 = v6286 || v7791;
-        const bool v7793 = v7785 && v7792;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7795 = v7775 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7796 = v7793 ? v7795 : __uint_as_float(0xff800000u);
-        v6246.x[51] = v7796;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7797 = static_cast<unsigned int>(v6246.col(52, iron_linear_thread() & 31u));
-        const unsigned int v7798 = static_cast<unsigned int>(v6246.row(52, iron_linear_thread() & 31u));
-        const float v7799 = v6246.x[52];
-        const unsigned int v7800 = v44 + v7798;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7801 = v5653 + v7797;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7802 = v7801 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7805 = v7800 + v35;
-        const unsigned int v7806 = v7801 + v20;
-        const bool v7807 = v7806 <= v7805;
-        const bool v7808 = v304 || v7807;
-        const bool v7809 = v7802 && v7808;
-        const unsigned int v7812 = v7801 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7813 = v7812 + v20;
-        const bool v7815 = v7805 < v7813;
-        const bool v7816 = v6286 || v7815;
-        const bool v7817 = v7809 && v7816;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7819 = v7799 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7820 = v7817 ? v7819 : __uint_as_float(0xff800000u);
-        v6246.x[52] = v7820;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7821 = static_cast<unsigned int>(v6246.col(53, iron_linear_thread() & 31u));
-        const unsigned int v7822 = static_cast<unsigned int>(v6246.row(53, iron_linear_thread() & 31u));
-        const float v7823 = v6246.x[53];
-        const unsigned int v7824 = v44 + v7822;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7825 = v5653 + v7821;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7826 = v7825 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7829 = v7824 + v35;
-        const unsigned int v7830 = v7825 + v20;
-        const bool v7831 = v7830 <= v7829;
-        const bool v7832 = v304 || v7831;
-        const bool v7833 = v7826 && v7832;
-        const unsigned int v7836 = v7825 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7837 = v7836 + v20;
-        const bool v7839 = v7829 < v7837;
-        const bool v7840 = v6286 || v7839;
-        const bool v7841 = v7833 && v7840;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7843 = v7823 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7844 = v7841 ? v7843 : __uint_as_float(0xff800000u);
-        v6246.x[53] = v7844;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7845 = static_cast<unsigned int>(v6246.col(54, iron_linear_thread() & 31u));
-        const unsigned int v7846 = static_cast<unsigned int>(v6246.row(54, iron_linear_thread() & 31u));
-        const float v7847 = v6246.x[54];
-        const unsigned int v7848 = v44 + v7846;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7849 = v5653 + v7845;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7850 = v7849 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7853 = v7848 + v35;
-        const unsigned int v7854 = v7849 + v20;
-        const bool v7855 = v7854 <= v7853;
-        const bool v7856 = v304 || v7855;
-        const bool v7857 = v7850 && v7856;
-        const unsigned int v7860 = v7849 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7861 = v7860 + v20;
-        const bool v7863 = v7853 < v7861;
-        const bool v7864 = v6286 || v7863;
-        const bool v7865 = v7857 && v7864;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7867 = v7847 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7868 = v7865 ? v7867 : __uint_as_float(0xff800000u);
-        v6246.x[54] = v7868;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7869 = static_cast<unsigned int>(v6246.col(55, iron_linear_thread() & 31u));
-        const unsigned int v7870 = static_cast<unsigned int>(v6246.row(55, iron_linear_thread() & 31u));
-        const float v7871 = v6246.x[55];
-        const unsigned int v7872 = v44 + v7870;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7873 = v5653 + v7869;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7874 = v7873 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7877 = v7872 + v35;
-        const unsigned int v7878 = v7873 + v20;
-        const bool v7879 = v7878 <= v7877;
-        const bool v7880 = v304 || v7879;
-        const bool v7881 = v7874 && v7880;
-        const unsigned int v7884 = v7873 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7885 = v7884 + v20;
-        const bool v7887 = v7877 < v7885;
-        const bool v7888 = v6286 || v7887;
-        const bool v7889 = v7881 && v7888;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7891 = v7871 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7892 = v7889 ? v7891 : __uint_as_float(0xff800000u);
-        v6246.x[55] = v7892;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7893 = static_cast<unsigned int>(v6246.col(56, iron_linear_thread() & 31u));
-        const unsigned int v7894 = static_cast<unsigned int>(v6246.row(56, iron_linear_thread() & 31u));
-        const float v7895 = v6246.x[56];
-        const unsigned int v7896 = v44 + v7894;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7897 = v5653 + v7893;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7898 = v7897 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7901 = v7896 + v35;
-        const unsigned int v7902 = v7897 + v20;
-        const bool v7903 = v7902 <= v7901;
-        const bool v7904 = v304 || v7903;
-        const bool v7905 = v7898 && v7904;
-        const unsigned int v7908 = v7897 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7909 = v7908 + v20;
-        const bool v7911 = v7901 < v7909;
-        const bool v7912 = v6286 || v7911;
-        const bool v7913 = v7905 && v7912;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7915 = v7895 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7916 = v7913 ? v7915 : __uint_as_float(0xff800000u);
-        v6246.x[56] = v7916;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7917 = static_cast<unsigned int>(v6246.col(57, iron_linear_thread() & 31u));
-        const unsigned int v7918 = static_cast<unsigned int>(v6246.row(57, iron_linear_thread() & 31u));
-        const float v7919 = v6246.x[57];
-        const unsigned int v7920 = v44 + v7918;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7921 = v5653 + v7917;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7922 = v7921 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7925 = v7920 + v35;
-        const unsigned int v7926 = v7921 + v20;
-        const bool v7927 = v7926 <= v7925;
-        const bool v7928 = v304 || v7927;
-        const bool v7929 = v7922 && v7928;
-        const unsigned int v7932 = v7921 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7933 = v7932 + v20;
-        const bool v7935 = v7925 < v7933;
-        const bool v7936 = v6286 || v7935;
-        const bool v7937 = v7929 && v7936;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7939 = v7919 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7940 = v7937 ? v7939 : __uint_as_float(0xff800000u);
-        v6246.x[57] = v7940;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7941 = static_cast<unsigned int>(v6246.col(58, iron_linear_thread() & 31u));
-        const unsigned int v7942 = static_cast<unsigned int>(v6246.row(58, iron_linear_thread() & 31u));
-        const float v7943 = v6246.x[58];
-        const unsigned int v7944 = v44 + v7942;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7945 = v5653 + v7941;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7946 = v7945 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7949 = v7944 + v35;
-        const unsigned int v7950 = v7945 + v20;
-        const bool v7951 = v7950 <= v7949;
-        const bool v7952 = v304 || v7951;
-        const bool v7953 = v7946 && v7952;
-        const unsigned int v7956 = v7945 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7957 = v7956 + v20;
-        const bool v7959 = v7949 < v7957;
-        const bool v7960 = v6286 || v7959;
-        const bool v7961 = v7953 && v7960;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7963 = v7943 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7964 = v7961 ? v7963 : __uint_as_float(0xff800000u);
-        v6246.x[58] = v7964;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7965 = static_cast<unsigned int>(v6246.col(59, iron_linear_thread() & 31u));
-        const unsigned int v7966 = static_cast<unsigned int>(v6246.row(59, iron_linear_thread() & 31u));
-        const float v7967 = v6246.x[59];
-        const unsigned int v7968 = v44 + v7966;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7969 = v5653 + v7965;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7970 = v7969 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7973 = v7968 + v35;
-        const unsigned int v7974 = v7969 + v20;
-        const bool v7975 = v7974 <= v7973;
-        const bool v7976 = v304 || v7975;
-        const bool v7977 = v7970 && v7976;
-        const unsigned int v7980 = v7969 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7981 = v7980 + v20;
-        const bool v7983 = v7973 < v7981;
-        const bool v7984 = v6286 || v7983;
-        const bool v7985 = v7977 && v7984;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7987 = v7967 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7988 = v7985 ? v7987 : __uint_as_float(0xff800000u);
-        v6246.x[59] = v7988;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7989 = static_cast<unsigned int>(v6246.col(60, iron_linear_thread() & 31u));
-        const unsigned int v7990 = static_cast<unsigned int>(v6246.row(60, iron_linear_thread() & 31u));
-        const float v7991 = v6246.x[60];
-        const unsigned int v7992 = v44 + v7990;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7993 = v5653 + v7989;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7994 = v7993 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7997 = v7992 + v35;
-        const unsigned int v7998 = v7993 + v20;
-        const bool v7999 = v7998 <= v7997;
-        const bool v8000 = v304 || v7999;
-        const bool v8001 = v7994 && v8000;
-        const unsigned int v8004 = v7993 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8005 = v8004 + v20;
-        const bool v8007 = v7997 < v8005;
-        const bool v8008 = v6286 || v8007;
-        const bool v8009 = v8001 && v8008;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8011 = v7991 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8012 = v8009 ? v8011 : __uint_as_float(0xff800000u);
-        v6246.x[60] = v8012;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8013 = static_cast<unsigned int>(v6246.col(61, iron_linear_thread() & 31u));
-        const unsigned int v8014 = static_cast<unsigned int>(v6246.row(61, iron_linear_thread() & 31u));
-        const float v8015 = v6246.x[61];
-        const unsigned int v8016 = v44 + v8014;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8017 = v5653 + v8013;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8018 = v8017 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8021 = v8016 + v35;
-        const unsigned int v8022 = v8017 + v20;
-        const bool v8023 = v8022 <= v8021;
-        const bool v8024 = v304 || v8023;
-        const bool v8025 = v8018 && v8024;
-        const unsigned int v8028 = v8017 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8029 = v8028 + v20;
-        const bool v8031 = v8021 < v8029;
-        const bool v8032 = v6286 || v8031;
-        const bool v8033 = v8025 && v8032;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8035 = v8015 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8036 = v8033 ? v8035 : __uint_as_float(0xff800000u);
-        v6246.x[61] = v8036;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8037 = static_cast<unsigned int>(v6246.col(62, iron_linear_thread() & 31u));
-        const unsigned int v8038 = static_cast<unsigned int>(v6246.row(62, iron_linear_thread() & 31u));
-        const float v8039 = v6246.x[62];
-        const unsigned int v8040 = v44 + v8038;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8041 = v5653 + v8037;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8042 = v8041 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8045 = v8040 + v35;
-        const unsigned int v8046 = v8041 + v20;
-        const bool v8047 = v8046 <= v8045;
-        const bool v8048 = v304 || v8047;
-        const bool v8049 = v8042 && v8048;
-        const unsigned int v8052 = v8041 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8053 = v8052 + v20;
-        const bool v8055 = v8045 < v8053;
-        const bool v8056 = v6286 || v8055;
-        const bool v8057 = v8049 && v8056;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8059 = v8039 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8060 = v8057 ? v8059 : __uint_as_float(0xff800000u);
-        v6246.x[62] = v8060;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v8061 = static_cast<unsigned int>(v6246.col(63, iron_linear_thread() & 31u));
-        const unsigned int v8062 = static_cast<unsigned int>(v6246.row(63, iron_linear_thread() & 31u));
-        const float v8063 = v6246.x[63];
-        const unsigned int v8064 = v44 + v8062;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v8065 = v5653 + v8061;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v8066 = v8065 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v8069 = v8064 + v35;
-        const unsigned int v8070 = v8065 + v20;
-        const bool v8071 = v8070 <= v8069;
-        const bool v8072 = v304 || v8071;
-        const bool v8073 = v8066 && v8072;
-        const unsigned int v8076 = v8065 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v8077 = v8076 + v20;
-        const bool v8079 = v8069 < v8077;
-        const bool v8080 = v6286 || v8079;
-        const bool v8081 = v8073 && v8080;  // kernels/sdpa/flash_tile.hpp:155
-        const float v8083 = v8063 * v323;  // kernels/sdpa/flash_tile.hpp:157
-        const float v8084 = v8081 ? v8083 : __uint_as_float(0xff800000u);
-        v6246.x[63] = v8084;  // kernels/sdpa/flash_tile.hpp:152
+    }
+    const unsigned int v8103 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v8104 = v8103 << 6u;
+    const unsigned int v11062 = v51 & 3u;
+    const unsigned int v11064 = v11062 << 4u;
+    const unsigned int v11066 = v11064 << 6u;
+    const unsigned int v11068 = v8104 + v11066;
+    const unsigned int v11079 = v11068 + 16u;
+    const unsigned int v11088 = v11068 + 32u;
+    const unsigned int v11097 = v11068 + 48u;
+    const unsigned int v8118 = 8192u + v8104;
+    const unsigned int v11113 = v8118 + v11066;
+    const unsigned int v11124 = v11113 + 16u;
+    const unsigned int v11133 = v11113 + 32u;
+    const unsigned int v11142 = v11113 + 48u;
+    const bool v8134 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v10675 = static_cast<unsigned int>(v341.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v10676 = static_cast<unsigned int>(v341.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10680 = static_cast<unsigned int>(v341.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10681 = static_cast<unsigned int>(v341.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10685 = static_cast<unsigned int>(v341.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10686 = static_cast<unsigned int>(v341.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10690 = static_cast<unsigned int>(v341.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10691 = static_cast<unsigned int>(v341.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10695 = static_cast<unsigned int>(v341.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10696 = static_cast<unsigned int>(v341.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10700 = static_cast<unsigned int>(v341.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10701 = static_cast<unsigned int>(v341.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10705 = static_cast<unsigned int>(v341.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10706 = static_cast<unsigned int>(v341.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10710 = static_cast<unsigned int>(v341.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10711 = static_cast<unsigned int>(v341.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10715 = static_cast<unsigned int>(v341.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10716 = static_cast<unsigned int>(v341.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10720 = static_cast<unsigned int>(v341.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10721 = static_cast<unsigned int>(v341.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10725 = static_cast<unsigned int>(v341.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10726 = static_cast<unsigned int>(v341.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10730 = static_cast<unsigned int>(v341.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10731 = static_cast<unsigned int>(v341.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10735 = static_cast<unsigned int>(v341.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10736 = static_cast<unsigned int>(v341.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10740 = static_cast<unsigned int>(v341.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10741 = static_cast<unsigned int>(v341.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10745 = static_cast<unsigned int>(v341.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10746 = static_cast<unsigned int>(v341.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10750 = static_cast<unsigned int>(v341.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10751 = static_cast<unsigned int>(v341.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10755 = static_cast<unsigned int>(v341.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10756 = static_cast<unsigned int>(v341.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10760 = static_cast<unsigned int>(v341.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10761 = static_cast<unsigned int>(v341.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10765 = static_cast<unsigned int>(v341.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10766 = static_cast<unsigned int>(v341.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10770 = static_cast<unsigned int>(v341.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10771 = static_cast<unsigned int>(v341.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10775 = static_cast<unsigned int>(v341.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10776 = static_cast<unsigned int>(v341.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10780 = static_cast<unsigned int>(v341.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10781 = static_cast<unsigned int>(v341.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10785 = static_cast<unsigned int>(v341.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10786 = static_cast<unsigned int>(v341.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10790 = static_cast<unsigned int>(v341.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10791 = static_cast<unsigned int>(v341.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10795 = static_cast<unsigned int>(v341.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10796 = static_cast<unsigned int>(v341.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10800 = static_cast<unsigned int>(v341.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10801 = static_cast<unsigned int>(v341.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10805 = static_cast<unsigned int>(v341.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10806 = static_cast<unsigned int>(v341.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10810 = static_cast<unsigned int>(v341.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10811 = static_cast<unsigned int>(v341.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10815 = static_cast<unsigned int>(v341.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10816 = static_cast<unsigned int>(v341.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10820 = static_cast<unsigned int>(v341.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10821 = static_cast<unsigned int>(v341.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10825 = static_cast<unsigned int>(v341.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10826 = static_cast<unsigned int>(v341.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10830 = static_cast<unsigned int>(v341.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10831 = static_cast<unsigned int>(v341.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10835 = static_cast<unsigned int>(v343.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10836 = static_cast<unsigned int>(v343.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10840 = static_cast<unsigned int>(v343.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10841 = static_cast<unsigned int>(v343.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10845 = static_cast<unsigned int>(v343.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10846 = static_cast<unsigned int>(v343.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10850 = static_cast<unsigned int>(v343.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10851 = static_cast<unsigned int>(v343.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10855 = static_cast<unsigned int>(v343.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10856 = static_cast<unsigned int>(v343.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10860 = static_cast<unsigned int>(v343.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10861 = static_cast<unsigned int>(v343.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10865 = static_cast<unsigned int>(v343.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10866 = static_cast<unsigned int>(v343.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10870 = static_cast<unsigned int>(v343.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10871 = static_cast<unsigned int>(v343.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10875 = static_cast<unsigned int>(v343.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10876 = static_cast<unsigned int>(v343.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10880 = static_cast<unsigned int>(v343.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10881 = static_cast<unsigned int>(v343.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10885 = static_cast<unsigned int>(v343.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10886 = static_cast<unsigned int>(v343.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10890 = static_cast<unsigned int>(v343.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10891 = static_cast<unsigned int>(v343.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10895 = static_cast<unsigned int>(v343.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10896 = static_cast<unsigned int>(v343.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10900 = static_cast<unsigned int>(v343.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10901 = static_cast<unsigned int>(v343.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10905 = static_cast<unsigned int>(v343.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10906 = static_cast<unsigned int>(v343.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10910 = static_cast<unsigned int>(v343.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10911 = static_cast<unsigned int>(v343.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10915 = static_cast<unsigned int>(v343.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10916 = static_cast<unsigned int>(v343.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10920 = static_cast<unsigned int>(v343.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10921 = static_cast<unsigned int>(v343.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10925 = static_cast<unsigned int>(v343.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10926 = static_cast<unsigned int>(v343.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10930 = static_cast<unsigned int>(v343.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10931 = static_cast<unsigned int>(v343.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10935 = static_cast<unsigned int>(v343.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10936 = static_cast<unsigned int>(v343.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10940 = static_cast<unsigned int>(v343.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10941 = static_cast<unsigned int>(v343.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10945 = static_cast<unsigned int>(v343.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10946 = static_cast<unsigned int>(v343.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10950 = static_cast<unsigned int>(v343.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10951 = static_cast<unsigned int>(v343.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10955 = static_cast<unsigned int>(v343.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10956 = static_cast<unsigned int>(v343.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10960 = static_cast<unsigned int>(v343.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10961 = static_cast<unsigned int>(v343.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10965 = static_cast<unsigned int>(v343.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10966 = static_cast<unsigned int>(v343.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10970 = static_cast<unsigned int>(v343.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10971 = static_cast<unsigned int>(v343.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10975 = static_cast<unsigned int>(v343.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10976 = static_cast<unsigned int>(v343.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10980 = static_cast<unsigned int>(v343.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10981 = static_cast<unsigned int>(v343.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10985 = static_cast<unsigned int>(v343.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10986 = static_cast<unsigned int>(v343.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10990 = static_cast<unsigned int>(v343.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10991 = static_cast<unsigned int>(v343.row(31, iron_linear_thread() & 31u));
+    const unsigned int v11003 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:122
+    const unsigned int v11016 = v8103 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:127
+    const unsigned int v11156 = v11064 << 7u;
+    const unsigned int v11158 = v11016 + v11156;
+    const unsigned int v11171 = v11158 + 16u;
+    const unsigned int v11182 = v11158 + 32u;
+    const unsigned int v11193 = v11158 + 48u;
+    const unsigned int v11031 = v11016 + 64u;
+    const unsigned int v11211 = v11031 + v11156;
+    const unsigned int v11224 = v11211 + 16u;
+    const unsigned int v11235 = v11211 + 32u;
+    const unsigned int v11246 = v11211 + 48u;
+
+    for (unsigned int v6889 = v333; v6889 < v317; v6889 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v6890 = v6889 - v333;
+      const unsigned int v6891 = v6890 >> 7u;
+      const unsigned int v6893 = v6891 & 1u;
+      asm volatile("cp.async.wait_group 0;" ::: "memory");
+      __syncthreads();
+      const unsigned int v6896 = v6889 + 128u;
+      const unsigned int v6898 = v6891 + 1u;
+      const unsigned int v6899 = v6898 & 1u;
+      const bool v6900 = v6896 < v317;
+      if (v6900) {
+        if (v47) {  // kernels/sdpa/kv_sources.hpp:87
+          const unsigned int v6902 = v6899 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6912 = v6896 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6913 = v6912 < v35;
+          const unsigned int v6916 = v6913 ? v6912 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6918 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6919 = v6916 & v6918;
+          const unsigned int v6920 = v6916 >> (v41 & 31);
+          const unsigned int v6921 = v32 + v6920;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6922 = block_table[v6921];
+          const unsigned int v6924 = v6922 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6925 = v6924 + v30;
+          const unsigned int v6926 = v6925 * v6;
+          const unsigned int v6927 = v6926 + v6919;
+          const unsigned int v6928 = v6927 << 7u;
+          const unsigned int v6929 = v6928 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6938 = v6902 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6939 = v6938 + v81;
+          const unsigned int v6940 = v6939 + v79;
+          iron_copy_async<16>(shm1 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), k_pages + v6929, v6913);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6950 = v6896 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6951 = v6950 < v35;
+          const unsigned int v6954 = v6951 ? v6950 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6957 = v6954 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6958 = v6954 >> (v41 & 31);
+          const unsigned int v6959 = v32 + v6958;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6960 = block_table[v6959];
+          const unsigned int v6962 = v6960 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6963 = v6962 + v30;
+          const unsigned int v6964 = v6963 * v6;
+          const unsigned int v6965 = v6964 + v6957;
+          const unsigned int v6966 = v6965 << 7u;
+          const unsigned int v6967 = v6966 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6976 = v6902 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6977 = v6976 + v112;
+          const unsigned int v6978 = v6977 + v110;
+          iron_copy_async<16>(shm1 + (v6978 ^ (((v6978 >> 6u) & 7u) << 3u)), k_pages + v6967, v6951);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6988 = v6896 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6989 = v6988 < v35;
+          const unsigned int v6992 = v6989 ? v6988 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6995 = v6992 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6996 = v6992 >> (v41 & 31);
+          const unsigned int v6997 = v32 + v6996;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6998 = block_table[v6997];
+          const unsigned int v7000 = v6998 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7001 = v7000 + v30;
+          const unsigned int v7002 = v7001 * v6;
+          const unsigned int v7003 = v7002 + v6995;
+          const unsigned int v7004 = v7003 << 7u;
+          const unsigned int v7005 = v7004 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7014 = v6902 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7015 = v7014 + v143;
+          const unsigned int v7016 = v7015 + v141;
+          iron_copy_async<16>(shm1 + (v7016 ^ (((v7016 >> 6u) & 7u) << 3u)), k_pages + v7005, v6989);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7026 = v6896 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7027 = v7026 < v35;
+          const unsigned int v7030 = v7027 ? v7026 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7033 = v7030 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7034 = v7030 >> (v41 & 31);
+          const unsigned int v7035 = v32 + v7034;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7036 = block_table[v7035];
+          const unsigned int v7038 = v7036 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7039 = v7038 + v30;
+          const unsigned int v7040 = v7039 * v6;
+          const unsigned int v7041 = v7040 + v7033;
+          const unsigned int v7042 = v7041 << 7u;
+          const unsigned int v7043 = v7042 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7052 = v6902 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7053 = v7052 + v174;
+          const unsigned int v7054 = v7053 + v172;
+          iron_copy_async<16>(shm1 + (v7054 ^ (((v7054 >> 6u) & 7u) << 3u)), k_pages + v7043, v7027);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7064 = v6896 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7065 = v7064 < v35;
+          const unsigned int v7068 = v7065 ? v7064 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7071 = v7068 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7072 = v7068 >> (v41 & 31);
+          const unsigned int v7073 = v32 + v7072;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7074 = block_table[v7073];
+          const unsigned int v7076 = v7074 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7077 = v7076 + v30;
+          const unsigned int v7078 = v7077 * v6;
+          const unsigned int v7079 = v7078 + v7071;
+          const unsigned int v7080 = v7079 << 7u;
+          const unsigned int v7081 = v7080 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7090 = v6902 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7091 = v7090 + v205;
+          const unsigned int v7092 = v7091 + v203;
+          iron_copy_async<16>(shm1 + (v7092 ^ (((v7092 >> 6u) & 7u) << 3u)), k_pages + v7081, v7065);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7102 = v6896 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7103 = v7102 < v35;
+          const unsigned int v7106 = v7103 ? v7102 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7109 = v7106 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7110 = v7106 >> (v41 & 31);
+          const unsigned int v7111 = v32 + v7110;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7112 = block_table[v7111];
+          const unsigned int v7114 = v7112 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7115 = v7114 + v30;
+          const unsigned int v7116 = v7115 * v6;
+          const unsigned int v7117 = v7116 + v7109;
+          const unsigned int v7118 = v7117 << 7u;
+          const unsigned int v7119 = v7118 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7128 = v6902 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7129 = v7128 + v236;
+          const unsigned int v7130 = v7129 + v234;
+          iron_copy_async<16>(shm1 + (v7130 ^ (((v7130 >> 6u) & 7u) << 3u)), k_pages + v7119, v7103);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7140 = v6896 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7141 = v7140 < v35;
+          const unsigned int v7144 = v7141 ? v7140 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7147 = v7144 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7148 = v7144 >> (v41 & 31);
+          const unsigned int v7149 = v32 + v7148;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7150 = block_table[v7149];
+          const unsigned int v7152 = v7150 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7153 = v7152 + v30;
+          const unsigned int v7154 = v7153 * v6;
+          const unsigned int v7155 = v7154 + v7147;
+          const unsigned int v7156 = v7155 << 7u;
+          const unsigned int v7157 = v7156 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7166 = v6902 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7167 = v7166 + v267;
+          const unsigned int v7168 = v7167 + v265;
+          iron_copy_async<16>(shm1 + (v7168 ^ (((v7168 >> 6u) & 7u) << 3u)), k_pages + v7157, v7141);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7178 = v6896 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7179 = v7178 < v35;
+          const unsigned int v7182 = v7179 ? v7178 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7185 = v7182 & v6918;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7186 = v7182 >> (v41 & 31);
+          const unsigned int v7187 = v32 + v7186;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7188 = block_table[v7187];
+          const unsigned int v7190 = v7188 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7191 = v7190 + v30;
+          const unsigned int v7192 = v7191 * v6;
+          const unsigned int v7193 = v7192 + v7185;
+          const unsigned int v7194 = v7193 << 7u;
+          const unsigned int v7195 = v7194 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7204 = v6902 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7205 = v7204 + v298;
+          const unsigned int v7206 = v7205 + v296;
+          iron_copy_async<16>(shm1 + (v7206 ^ (((v7206 >> 6u) & 7u) << 3u)), k_pages + v7195, v7179);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7228 = block_table[v6921];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7230 = v7228 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7231 = v7230 + v30;
+          const unsigned int v7232 = v7231 * v6;
+          const unsigned int v7233 = v7232 + v6919;
+          const unsigned int v7234 = v7233 << 7u;
+          const unsigned int v7235 = v7234 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), v_pages + v7235, v6913);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7266 = block_table[v6959];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7268 = v7266 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7269 = v7268 + v30;
+          const unsigned int v7270 = v7269 * v6;
+          const unsigned int v7271 = v7270 + v6957;
+          const unsigned int v7272 = v7271 << 7u;
+          const unsigned int v7273 = v7272 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6978 ^ (((v6978 >> 6u) & 7u) << 3u)), v_pages + v7273, v6951);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7304 = block_table[v6997];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7306 = v7304 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7307 = v7306 + v30;
+          const unsigned int v7308 = v7307 * v6;
+          const unsigned int v7309 = v7308 + v6995;
+          const unsigned int v7310 = v7309 << 7u;
+          const unsigned int v7311 = v7310 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7016 ^ (((v7016 >> 6u) & 7u) << 3u)), v_pages + v7311, v6989);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7342 = block_table[v7035];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7344 = v7342 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7345 = v7344 + v30;
+          const unsigned int v7346 = v7345 * v6;
+          const unsigned int v7347 = v7346 + v7033;
+          const unsigned int v7348 = v7347 << 7u;
+          const unsigned int v7349 = v7348 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7054 ^ (((v7054 >> 6u) & 7u) << 3u)), v_pages + v7349, v7027);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7380 = block_table[v7073];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7382 = v7380 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7383 = v7382 + v30;
+          const unsigned int v7384 = v7383 * v6;
+          const unsigned int v7385 = v7384 + v7071;
+          const unsigned int v7386 = v7385 << 7u;
+          const unsigned int v7387 = v7386 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7092 ^ (((v7092 >> 6u) & 7u) << 3u)), v_pages + v7387, v7065);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7418 = block_table[v7111];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7420 = v7418 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7421 = v7420 + v30;
+          const unsigned int v7422 = v7421 * v6;
+          const unsigned int v7423 = v7422 + v7109;
+          const unsigned int v7424 = v7423 << 7u;
+          const unsigned int v7425 = v7424 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7130 ^ (((v7130 >> 6u) & 7u) << 3u)), v_pages + v7425, v7103);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7456 = block_table[v7149];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7458 = v7456 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7459 = v7458 + v30;
+          const unsigned int v7460 = v7459 * v6;
+          const unsigned int v7461 = v7460 + v7147;
+          const unsigned int v7462 = v7461 << 7u;
+          const unsigned int v7463 = v7462 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7168 ^ (((v7168 >> 6u) & 7u) << 3u)), v_pages + v7463, v7141);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7494 = block_table[v7187];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7496 = v7494 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7497 = v7496 + v30;
+          const unsigned int v7498 = v7497 * v6;
+          const unsigned int v7499 = v7498 + v7185;
+          const unsigned int v7500 = v7499 << 7u;
+          const unsigned int v7501 = v7500 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7206 ^ (((v7206 >> 6u) & 7u) << 3u)), v_pages + v7501, v7179);  // kernels/sdpa/flash_tile.hpp:86
+        } else {
+          const unsigned int v7514 = v6899 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7524 = v6896 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7525 = v7524 < v35;
+          const unsigned int v7528 = v7525 ? v7524 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7529 = v7528 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7530 = v7528 / v6;
+          const unsigned int v7531 = v32 + v7530;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7532 = block_table[v7531];
+          const unsigned int v7534 = v7532 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7535 = v7534 + v30;
+          const unsigned int v7536 = v7535 * v6;
+          const unsigned int v7537 = v7536 + v7529;
+          const unsigned int v7538 = v7537 << 7u;
+          const unsigned int v7539 = v7538 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7548 = v7514 + v85;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7549 = v7548 + v81;
+          const unsigned int v7550 = v7549 + v79;
+          iron_copy_async<16>(shm1 + (v7550 ^ (((v7550 >> 6u) & 7u) << 3u)), k_pages + v7539, v7525);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7560 = v6896 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7561 = v7560 < v35;
+          const unsigned int v7564 = v7561 ? v7560 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7565 = v7564 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7566 = v7564 / v6;
+          const unsigned int v7567 = v32 + v7566;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7568 = block_table[v7567];
+          const unsigned int v7570 = v7568 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7571 = v7570 + v30;
+          const unsigned int v7572 = v7571 * v6;
+          const unsigned int v7573 = v7572 + v7565;
+          const unsigned int v7574 = v7573 << 7u;
+          const unsigned int v7575 = v7574 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7584 = v7514 + v116;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7585 = v7584 + v112;
+          const unsigned int v7586 = v7585 + v110;
+          iron_copy_async<16>(shm1 + (v7586 ^ (((v7586 >> 6u) & 7u) << 3u)), k_pages + v7575, v7561);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7596 = v6896 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7597 = v7596 < v35;
+          const unsigned int v7600 = v7597 ? v7596 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7601 = v7600 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7602 = v7600 / v6;
+          const unsigned int v7603 = v32 + v7602;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7604 = block_table[v7603];
+          const unsigned int v7606 = v7604 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7607 = v7606 + v30;
+          const unsigned int v7608 = v7607 * v6;
+          const unsigned int v7609 = v7608 + v7601;
+          const unsigned int v7610 = v7609 << 7u;
+          const unsigned int v7611 = v7610 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7620 = v7514 + v147;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7621 = v7620 + v143;
+          const unsigned int v7622 = v7621 + v141;
+          iron_copy_async<16>(shm1 + (v7622 ^ (((v7622 >> 6u) & 7u) << 3u)), k_pages + v7611, v7597);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7632 = v6896 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7633 = v7632 < v35;
+          const unsigned int v7636 = v7633 ? v7632 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7637 = v7636 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7638 = v7636 / v6;
+          const unsigned int v7639 = v32 + v7638;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7640 = block_table[v7639];
+          const unsigned int v7642 = v7640 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7643 = v7642 + v30;
+          const unsigned int v7644 = v7643 * v6;
+          const unsigned int v7645 = v7644 + v7637;
+          const unsigned int v7646 = v7645 << 7u;
+          const unsigned int v7647 = v7646 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7656 = v7514 + v178;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7657 = v7656 + v174;
+          const unsigned int v7658 = v7657 + v172;
+          iron_copy_async<16>(shm1 + (v7658 ^ (((v7658 >> 6u) & 7u) << 3u)), k_pages + v7647, v7633);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7668 = v6896 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7669 = v7668 < v35;
+          const unsigned int v7672 = v7669 ? v7668 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7673 = v7672 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7674 = v7672 / v6;
+          const unsigned int v7675 = v32 + v7674;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7676 = block_table[v7675];
+          const unsigned int v7678 = v7676 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7679 = v7678 + v30;
+          const unsigned int v7680 = v7679 * v6;
+          const unsigned int v7681 = v7680 + v7673;
+          const unsigned int v7682 = v7681 << 7u;
+          const unsigned int v7683 = v7682 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7692 = v7514 + v209;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7693 = v7692 + v205;
+          const unsigned int v7694 = v7693 + v203;
+          iron_copy_async<16>(shm1 + (v7694 ^ (((v7694 >> 6u) & 7u) << 3u)), k_pages + v7683, v7669);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7704 = v6896 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7705 = v7704 < v35;
+          const unsigned int v7708 = v7705 ? v7704 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7709 = v7708 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7710 = v7708 / v6;
+          const unsigned int v7711 = v32 + v7710;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7712 = block_table[v7711];
+          const unsigned int v7714 = v7712 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7715 = v7714 + v30;
+          const unsigned int v7716 = v7715 * v6;
+          const unsigned int v7717 = v7716 + v7709;
+          const unsigned int v7718 = v7717 << 7u;
+          const unsigned int v7719 = v7718 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7728 = v7514 + v240;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7729 = v7728 + v236;
+          const unsigned int v7730 = v7729 + v234;
+          iron_copy_async<16>(shm1 + (v7730 ^ (((v7730 >> 6u) & 7u) << 3u)), k_pages + v7719, v7705);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7740 = v6896 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7741 = v7740 < v35;
+          const unsigned int v7744 = v7741 ? v7740 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7745 = v7744 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7746 = v7744 / v6;
+          const unsigned int v7747 = v32 + v7746;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7748 = block_table[v7747];
+          const unsigned int v7750 = v7748 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7751 = v7750 + v30;
+          const unsigned int v7752 = v7751 * v6;
+          const unsigned int v7753 = v7752 + v7745;
+          const unsigned int v7754 = v7753 << 7u;
+          const unsigned int v7755 = v7754 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7764 = v7514 + v271;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7765 = v7764 + v267;
+          const unsigned int v7766 = v7765 + v265;
+          iron_copy_async<16>(shm1 + (v7766 ^ (((v7766 >> 6u) & 7u) << 3u)), k_pages + v7755, v7741);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7776 = v6896 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7777 = v7776 < v35;
+          const unsigned int v7780 = v7777 ? v7776 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7781 = v7780 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7782 = v7780 / v6;
+          const unsigned int v7783 = v32 + v7782;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7784 = block_table[v7783];
+          const unsigned int v7786 = v7784 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7787 = v7786 + v30;
+          const unsigned int v7788 = v7787 * v6;
+          const unsigned int v7789 = v7788 + v7781;
+          const unsigned int v7790 = v7789 << 7u;
+          const unsigned int v7791 = v7790 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7800 = v7514 + v302;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7801 = v7800 + v298;
+          const unsigned int v7802 = v7801 + v296;
+          iron_copy_async<16>(shm1 + (v7802 ^ (((v7802 >> 6u) & 7u) << 3u)), k_pages + v7791, v7777);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7822 = block_table[v7531];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7824 = v7822 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7825 = v7824 + v30;
+          const unsigned int v7826 = v7825 * v6;
+          const unsigned int v7827 = v7826 + v7529;
+          const unsigned int v7828 = v7827 << 7u;
+          const unsigned int v7829 = v7828 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7550 ^ (((v7550 >> 6u) & 7u) << 3u)), v_pages + v7829, v7525);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7858 = block_table[v7567];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7860 = v7858 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7861 = v7860 + v30;
+          const unsigned int v7862 = v7861 * v6;
+          const unsigned int v7863 = v7862 + v7565;
+          const unsigned int v7864 = v7863 << 7u;
+          const unsigned int v7865 = v7864 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7586 ^ (((v7586 >> 6u) & 7u) << 3u)), v_pages + v7865, v7561);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7894 = block_table[v7603];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7896 = v7894 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7897 = v7896 + v30;
+          const unsigned int v7898 = v7897 * v6;
+          const unsigned int v7899 = v7898 + v7601;
+          const unsigned int v7900 = v7899 << 7u;
+          const unsigned int v7901 = v7900 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7622 ^ (((v7622 >> 6u) & 7u) << 3u)), v_pages + v7901, v7597);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7930 = block_table[v7639];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7932 = v7930 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7933 = v7932 + v30;
+          const unsigned int v7934 = v7933 * v6;
+          const unsigned int v7935 = v7934 + v7637;
+          const unsigned int v7936 = v7935 << 7u;
+          const unsigned int v7937 = v7936 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7658 ^ (((v7658 >> 6u) & 7u) << 3u)), v_pages + v7937, v7633);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7966 = block_table[v7675];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7968 = v7966 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7969 = v7968 + v30;
+          const unsigned int v7970 = v7969 * v6;
+          const unsigned int v7971 = v7970 + v7673;
+          const unsigned int v7972 = v7971 << 7u;
+          const unsigned int v7973 = v7972 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7694 ^ (((v7694 >> 6u) & 7u) << 3u)), v_pages + v7973, v7669);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8002 = block_table[v7711];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8004 = v8002 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8005 = v8004 + v30;
+          const unsigned int v8006 = v8005 * v6;
+          const unsigned int v8007 = v8006 + v7709;
+          const unsigned int v8008 = v8007 << 7u;
+          const unsigned int v8009 = v8008 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7730 ^ (((v7730 >> 6u) & 7u) << 3u)), v_pages + v8009, v7705);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8038 = block_table[v7747];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8040 = v8038 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8041 = v8040 + v30;
+          const unsigned int v8042 = v8041 * v6;
+          const unsigned int v8043 = v8042 + v7745;
+          const unsigned int v8044 = v8043 << 7u;
+          const unsigned int v8045 = v8044 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7766 ^ (((v7766 >> 6u) & 7u) << 3u)), v_pages + v8045, v7741);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8074 = block_table[v7783];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8076 = v8074 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8077 = v8076 + v30;
+          const unsigned int v8078 = v8077 * v6;
+          const unsigned int v8079 = v8078 + v7781;
+          const unsigned int v8080 = v8079 << 7u;
+          const unsigned int v8081 = v8080 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7802 ^ (((v7802 >> 6u) & 7u) << 3u)), v_pages + v8081, v7777);  // kernels/sdpa/flash_tile.hpp:86
+        }
       }
-      iron_frag<float, 2, 16, 8> v8086;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v8086, 0.0f);
-      iron_frag<float, 2, 16, 8> v8088;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v8088, 0.0f);
-      iron_frag_row_reduce<false>(v8088, v6246);
-      const float v8092 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v8093 = v8088.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v8094 = fmaxf(v8092, v8093);
-      const bool v8097 = v8094 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8098 = v8097 ? 0.0f : v8094;
-      const float v8099 = v8092 - v8098;  // kernels/sdpa/flash_tile.hpp:186
-      const float v8100 = iron_exp2_approx(v8099);
-      v8086.x[0] = v8100;  // kernels/sdpa/flash_tile.hpp:184
-      const float v8104 = v325.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v8105 = v8088.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v8106 = fmaxf(v8104, v8105);
-      const bool v8109 = v8106 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8110 = v8109 ? 0.0f : v8106;
-      const float v8111 = v8104 - v8110;  // kernels/sdpa/flash_tile.hpp:186
-      const float v8112 = iron_exp2_approx(v8111);
-      v8086.x[1] = v8112;  // kernels/sdpa/flash_tile.hpp:184
-      const float v8116 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v8117 = v8088.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v8118 = fmaxf(v8116, v8117);
-      const bool v8121 = v8118 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8122 = v8121 ? 0.0f : v8118;
-      const float v8123 = v8116 - v8122;  // kernels/sdpa/flash_tile.hpp:186
-      const float v8124 = iron_exp2_approx(v8123);
-      v8086.x[2] = v8124;  // kernels/sdpa/flash_tile.hpp:184
-      const float v8128 = v325.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v8129 = v8088.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v8130 = fmaxf(v8128, v8129);
-      const bool v8133 = v8130 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8134 = v8133 ? 0.0f : v8130;
-      const float v8135 = v8128 - v8134;  // kernels/sdpa/flash_tile.hpp:186
-      const float v8136 = iron_exp2_approx(v8135);
-      v8086.x[3] = v8136;  // kernels/sdpa/flash_tile.hpp:184
-      const float v8139 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v8140 = v8088.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v8141 = fmaxf(v8139, v8140);
-      v325.x[0] = v8141;  // kernels/sdpa/flash_tile.hpp:188
-      const float v8144 = v325.x[1];
-      const float v8145 = v8088.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v8146 = fmaxf(v8144, v8145);
-      v325.x[1] = v8146;  // kernels/sdpa/flash_tile.hpp:188
-      const float v8149 = v325.x[2];
-      const float v8150 = v8088.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v8151 = fmaxf(v8149, v8150);
-      v325.x[2] = v8151;  // kernels/sdpa/flash_tile.hpp:188
-      const float v8154 = v325.x[3];
-      const float v8155 = v8088.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v8156 = fmaxf(v8154, v8155);
-      v325.x[3] = v8156;  // kernels/sdpa/flash_tile.hpp:188
-      const float v8159 = v6246.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v8160 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8163 = v8160 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8164 = v8163 ? 0.0f : v8160;
-      const float v8165 = v8159 - v8164;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8166 = iron_exp2_approx(v8165);
-      v6246.x[0] = v8166;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8169 = v6246.x[1];
-      const float v8170 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8173 = v8170 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8174 = v8173 ? 0.0f : v8170;
-      const float v8175 = v8169 - v8174;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8176 = iron_exp2_approx(v8175);
-      v6246.x[1] = v8176;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8179 = v6246.x[2];
-      const float v8180 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8183 = v8180 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8184 = v8183 ? 0.0f : v8180;
-      const float v8185 = v8179 - v8184;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8186 = iron_exp2_approx(v8185);
-      v6246.x[2] = v8186;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8189 = v6246.x[3];
-      const float v8190 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8193 = v8190 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8194 = v8193 ? 0.0f : v8190;
-      const float v8195 = v8189 - v8194;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8196 = iron_exp2_approx(v8195);
-      v6246.x[3] = v8196;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8199 = v6246.x[4];
-      const float v8200 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8203 = v8200 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8204 = v8203 ? 0.0f : v8200;
-      const float v8205 = v8199 - v8204;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8206 = iron_exp2_approx(v8205);
-      v6246.x[4] = v8206;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8209 = v6246.x[5];
-      const float v8210 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8213 = v8210 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8214 = v8213 ? 0.0f : v8210;
-      const float v8215 = v8209 - v8214;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8216 = iron_exp2_approx(v8215);
-      v6246.x[5] = v8216;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8219 = v6246.x[6];
-      const float v8220 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8223 = v8220 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8224 = v8223 ? 0.0f : v8220;
-      const float v8225 = v8219 - v8224;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8226 = iron_exp2_approx(v8225);
-      v6246.x[6] = v8226;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8229 = v6246.x[7];
-      const float v8230 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8233 = v8230 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8234 = v8233 ? 0.0f : v8230;
-      const float v8235 = v8229 - v8234;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8236 = iron_exp2_approx(v8235);
-      v6246.x[7] = v8236;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8239 = v6246.x[8];
-      const float v8240 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8243 = v8240 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8244 = v8243 ? 0.0f : v8240;
-      const float v8245 = v8239 - v8244;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8246 = iron_exp2_approx(v8245);
-      v6246.x[8] = v8246;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8249 = v6246.x[9];
-      const float v8250 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8253 = v8250 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8254 = v8253 ? 0.0f : v8250;
-      const float v8255 = v8249 - v8254;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8256 = iron_exp2_approx(v8255);
-      v6246.x[9] = v8256;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8259 = v6246.x[10];
-      const float v8260 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8263 = v8260 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8264 = v8263 ? 0.0f : v8260;
-      const float v8265 = v8259 - v8264;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8266 = iron_exp2_approx(v8265);
-      v6246.x[10] = v8266;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8269 = v6246.x[11];
-      const float v8270 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8273 = v8270 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8274 = v8273 ? 0.0f : v8270;
-      const float v8275 = v8269 - v8274;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8276 = iron_exp2_approx(v8275);
-      v6246.x[11] = v8276;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8279 = v6246.x[12];
-      const float v8280 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8283 = v8280 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8284 = v8283 ? 0.0f : v8280;
-      const float v8285 = v8279 - v8284;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8286 = iron_exp2_approx(v8285);
-      v6246.x[12] = v8286;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8289 = v6246.x[13];
-      const float v8290 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8293 = v8290 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8294 = v8293 ? 0.0f : v8290;
-      const float v8295 = v8289 - v8294;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8296 = iron_exp2_approx(v8295);
-      v6246.x[13] = v8296;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8299 = v6246.x[14];
-      const float v8300 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8303 = v8300 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8304 = v8303 ? 0.0f : v8300;
-      const float v8305 = v8299 - v8304;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8306 = iron_exp2_approx(v8305);
-      v6246.x[14] = v8306;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8309 = v6246.x[15];
-      const float v8310 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8313 = v8310 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8314 = v8313 ? 0.0f : v8310;
-      const float v8315 = v8309 - v8314;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8316 = iron_exp2_approx(v8315);
-      v6246.x[15] = v8316;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8319 = v6246.x[16];
-      const float v8320 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8323 = v8320 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8324 = v8323 ? 0.0f : v8320;
-      const float v8325 = v8319 - v8324;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8326 = iron_exp2_approx(v8325);
-      v6246.x[16] = v8326;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8329 = v6246.x[17];
-      const float v8330 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8333 = v8330 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8334 = v8333 ? 0.0f : v8330;
-      const float v8335 = v8329 - v8334;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8336 = iron_exp2_approx(v8335);
-      v6246.x[17] = v8336;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8339 = v6246.x[18];
-      const float v8340 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8343 = v8340 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8344 = v8343 ? 0.0f : v8340;
-      const float v8345 = v8339 - v8344;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8346 = iron_exp2_approx(v8345);
-      v6246.x[18] = v8346;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8349 = v6246.x[19];
-      const float v8350 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8353 = v8350 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8354 = v8353 ? 0.0f : v8350;
-      const float v8355 = v8349 - v8354;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8356 = iron_exp2_approx(v8355);
-      v6246.x[19] = v8356;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8359 = v6246.x[20];
-      const float v8360 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8363 = v8360 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8364 = v8363 ? 0.0f : v8360;
-      const float v8365 = v8359 - v8364;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8366 = iron_exp2_approx(v8365);
-      v6246.x[20] = v8366;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8369 = v6246.x[21];
-      const float v8370 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8373 = v8370 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8374 = v8373 ? 0.0f : v8370;
-      const float v8375 = v8369 - v8374;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8376 = iron_exp2_approx(v8375);
-      v6246.x[21] = v8376;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8379 = v6246.x[22];
-      const float v8380 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8383 = v8380 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8384 = v8383 ? 0.0f : v8380;
-      const float v8385 = v8379 - v8384;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8386 = iron_exp2_approx(v8385);
-      v6246.x[22] = v8386;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8389 = v6246.x[23];
-      const float v8390 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8393 = v8390 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8394 = v8393 ? 0.0f : v8390;
-      const float v8395 = v8389 - v8394;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8396 = iron_exp2_approx(v8395);
-      v6246.x[23] = v8396;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8399 = v6246.x[24];
-      const float v8400 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8403 = v8400 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8404 = v8403 ? 0.0f : v8400;
-      const float v8405 = v8399 - v8404;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8406 = iron_exp2_approx(v8405);
-      v6246.x[24] = v8406;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8409 = v6246.x[25];
-      const float v8410 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8413 = v8410 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8414 = v8413 ? 0.0f : v8410;
-      const float v8415 = v8409 - v8414;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8416 = iron_exp2_approx(v8415);
-      v6246.x[25] = v8416;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8419 = v6246.x[26];
-      const float v8420 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8423 = v8420 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8424 = v8423 ? 0.0f : v8420;
-      const float v8425 = v8419 - v8424;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8426 = iron_exp2_approx(v8425);
-      v6246.x[26] = v8426;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8429 = v6246.x[27];
-      const float v8430 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8433 = v8430 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8434 = v8433 ? 0.0f : v8430;
-      const float v8435 = v8429 - v8434;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8436 = iron_exp2_approx(v8435);
-      v6246.x[27] = v8436;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8439 = v6246.x[28];
-      const float v8440 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8443 = v8440 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8444 = v8443 ? 0.0f : v8440;
-      const float v8445 = v8439 - v8444;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8446 = iron_exp2_approx(v8445);
-      v6246.x[28] = v8446;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8449 = v6246.x[29];
-      const float v8450 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8453 = v8450 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8454 = v8453 ? 0.0f : v8450;
-      const float v8455 = v8449 - v8454;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8456 = iron_exp2_approx(v8455);
-      v6246.x[29] = v8456;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8459 = v6246.x[30];
-      const float v8460 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8463 = v8460 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8464 = v8463 ? 0.0f : v8460;
-      const float v8465 = v8459 - v8464;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8466 = iron_exp2_approx(v8465);
-      v6246.x[30] = v8466;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8469 = v6246.x[31];
-      const float v8470 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8473 = v8470 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8474 = v8473 ? 0.0f : v8470;
-      const float v8475 = v8469 - v8474;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8476 = iron_exp2_approx(v8475);
-      v6246.x[31] = v8476;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8479 = v6246.x[32];
-      const float v8480 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8483 = v8480 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8484 = v8483 ? 0.0f : v8480;
-      const float v8485 = v8479 - v8484;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8486 = iron_exp2_approx(v8485);
-      v6246.x[32] = v8486;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8489 = v6246.x[33];
-      const float v8490 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8493 = v8490 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8494 = v8493 ? 0.0f : v8490;
-      const float v8495 = v8489 - v8494;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8496 = iron_exp2_approx(v8495);
-      v6246.x[33] = v8496;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8499 = v6246.x[34];
-      const float v8500 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8503 = v8500 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8504 = v8503 ? 0.0f : v8500;
-      const float v8505 = v8499 - v8504;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8506 = iron_exp2_approx(v8505);
-      v6246.x[34] = v8506;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8509 = v6246.x[35];
-      const float v8510 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8513 = v8510 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8514 = v8513 ? 0.0f : v8510;
-      const float v8515 = v8509 - v8514;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8516 = iron_exp2_approx(v8515);
-      v6246.x[35] = v8516;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8519 = v6246.x[36];
-      const float v8520 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8523 = v8520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8524 = v8523 ? 0.0f : v8520;
-      const float v8525 = v8519 - v8524;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8526 = iron_exp2_approx(v8525);
-      v6246.x[36] = v8526;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8529 = v6246.x[37];
-      const float v8530 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8533 = v8530 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8534 = v8533 ? 0.0f : v8530;
-      const float v8535 = v8529 - v8534;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8536 = iron_exp2_approx(v8535);
-      v6246.x[37] = v8536;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8539 = v6246.x[38];
-      const float v8540 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8543 = v8540 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8544 = v8543 ? 0.0f : v8540;
-      const float v8545 = v8539 - v8544;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8546 = iron_exp2_approx(v8545);
-      v6246.x[38] = v8546;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8549 = v6246.x[39];
-      const float v8550 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8553 = v8550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8554 = v8553 ? 0.0f : v8550;
-      const float v8555 = v8549 - v8554;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8556 = iron_exp2_approx(v8555);
-      v6246.x[39] = v8556;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8559 = v6246.x[40];
-      const float v8560 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8563 = v8560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8564 = v8563 ? 0.0f : v8560;
-      const float v8565 = v8559 - v8564;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8566 = iron_exp2_approx(v8565);
-      v6246.x[40] = v8566;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8569 = v6246.x[41];
-      const float v8570 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8573 = v8570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8574 = v8573 ? 0.0f : v8570;
-      const float v8575 = v8569 - v8574;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8576 = iron_exp2_approx(v8575);
-      v6246.x[41] = v8576;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8579 = v6246.x[42];
-      const float v8580 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8583 = v8580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8584 = v8583 ? 0.0f : v8580;
-      const float v8585 = v8579 - v8584;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8586 = iron_exp2_approx(v8585);
-      v6246.x[42] = v8586;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8589 = v6246.x[43];
-      const float v8590 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8593 = v8590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8594 = v8593 ? 0.0f : v8590;
-      const float v8595 = v8589 - v8594;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8596 = iron_exp2_approx(v8595);
-      v6246.x[43] = v8596;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8599 = v6246.x[44];
-      const float v8600 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8603 = v8600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8604 = v8603 ? 0.0f : v8600;
-      const float v8605 = v8599 - v8604;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8606 = iron_exp2_approx(v8605);
-      v6246.x[44] = v8606;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8609 = v6246.x[45];
-      const float v8610 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8613 = v8610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8614 = v8613 ? 0.0f : v8610;
-      const float v8615 = v8609 - v8614;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8616 = iron_exp2_approx(v8615);
-      v6246.x[45] = v8616;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8619 = v6246.x[46];
-      const float v8620 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8623 = v8620 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8624 = v8623 ? 0.0f : v8620;
-      const float v8625 = v8619 - v8624;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8626 = iron_exp2_approx(v8625);
-      v6246.x[46] = v8626;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8629 = v6246.x[47];
-      const float v8630 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8633 = v8630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8634 = v8633 ? 0.0f : v8630;
-      const float v8635 = v8629 - v8634;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8636 = iron_exp2_approx(v8635);
-      v6246.x[47] = v8636;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8639 = v6246.x[48];
-      const float v8640 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8643 = v8640 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8644 = v8643 ? 0.0f : v8640;
-      const float v8645 = v8639 - v8644;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8646 = iron_exp2_approx(v8645);
-      v6246.x[48] = v8646;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8649 = v6246.x[49];
-      const float v8650 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8653 = v8650 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8654 = v8653 ? 0.0f : v8650;
-      const float v8655 = v8649 - v8654;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8656 = iron_exp2_approx(v8655);
-      v6246.x[49] = v8656;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8659 = v6246.x[50];
-      const float v8660 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8663 = v8660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8664 = v8663 ? 0.0f : v8660;
-      const float v8665 = v8659 - v8664;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8666 = iron_exp2_approx(v8665);
-      v6246.x[50] = v8666;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8669 = v6246.x[51];
-      const float v8670 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8673 = v8670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8674 = v8673 ? 0.0f : v8670;
-      const float v8675 = v8669 - v8674;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8676 = iron_exp2_approx(v8675);
-      v6246.x[51] = v8676;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8679 = v6246.x[52];
-      const float v8680 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8683 = v8680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8684 = v8683 ? 0.0f : v8680;
-      const float v8685 = v8679 - v8684;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8686 = iron_exp2_approx(v8685);
-      v6246.x[52] = v8686;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8689 = v6246.x[53];
-      const float v8690 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8693 = v8690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8694 = v8693 ? 0.0f : v8690;
-      const float v8695 = v8689 - v8694;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8696 = iron_exp2_approx(v8695);
-      v6246.x[53] = v8696;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8699 = v6246.x[54];
-      const float v8700 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8703 = v8700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8704 = v8703 ? 0.0f : v8700;
-      const float v8705 = v8699 - v8704;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8706 = iron_exp2_approx(v8705);
-      v6246.x[54] = v8706;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8709 = v6246.x[55];
-      const float v8710 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8713 = v8710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8714 = v8713 ? 0.0f : v8710;
-      const float v8715 = v8709 - v8714;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8716 = iron_exp2_approx(v8715);
-      v6246.x[55] = v8716;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8719 = v6246.x[56];
-      const float v8720 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8723 = v8720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8724 = v8723 ? 0.0f : v8720;
-      const float v8725 = v8719 - v8724;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8726 = iron_exp2_approx(v8725);
-      v6246.x[56] = v8726;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8729 = v6246.x[57];
-      const float v8730 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8733 = v8730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8734 = v8733 ? 0.0f : v8730;
-      const float v8735 = v8729 - v8734;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8736 = iron_exp2_approx(v8735);
-      v6246.x[57] = v8736;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8739 = v6246.x[58];
-      const float v8740 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8743 = v8740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8744 = v8743 ? 0.0f : v8740;
-      const float v8745 = v8739 - v8744;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8746 = iron_exp2_approx(v8745);
-      v6246.x[58] = v8746;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8749 = v6246.x[59];
-      const float v8750 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8753 = v8750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8754 = v8753 ? 0.0f : v8750;
-      const float v8755 = v8749 - v8754;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8756 = iron_exp2_approx(v8755);
-      v6246.x[59] = v8756;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8759 = v6246.x[60];
-      const float v8760 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8763 = v8760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8764 = v8763 ? 0.0f : v8760;
-      const float v8765 = v8759 - v8764;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8766 = iron_exp2_approx(v8765);
-      v6246.x[60] = v8766;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8769 = v6246.x[61];
-      const float v8770 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8773 = v8770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8774 = v8773 ? 0.0f : v8770;
-      const float v8775 = v8769 - v8774;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8776 = iron_exp2_approx(v8775);
-      v6246.x[61] = v8776;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8779 = v6246.x[62];
-      const float v8780 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8783 = v8780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8784 = v8783 ? 0.0f : v8780;
-      const float v8785 = v8779 - v8784;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8786 = iron_exp2_approx(v8785);
-      v6246.x[62] = v8786;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8789 = v6246.x[63];
-      const float v8790 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8793 = v8790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8794 = v8793 ? 0.0f : v8790;
-      const float v8795 = v8789 - v8794;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8796 = iron_exp2_approx(v8795);
-      v6246.x[63] = v8796;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v8798;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v8798, 0.0f);
-      iron_frag_row_reduce<true>(v8798, v6246);
-      const float v8801 = v327.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8802 = v8798.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8803 = v8086.x[0];
-      const float v8804 = v8801 * v8803;
-      const float v8805 = v8804 + v8802;
-      v327.x[0] = v8805;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8808 = v327.x[1];
-      const float v8809 = v8798.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8810 = v8086.x[1];
-      const float v8811 = v8808 * v8810;
-      const float v8812 = v8811 + v8809;
-      v327.x[1] = v8812;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8815 = v327.x[2];
-      const float v8816 = v8798.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8817 = v8086.x[2];
-      const float v8818 = v8815 * v8817;
-      const float v8819 = v8818 + v8816;
-      v327.x[2] = v8819;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8822 = v327.x[3];
-      const float v8823 = v8798.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8824 = v8086.x[3];
-      const float v8825 = v8822 * v8824;
-      const float v8826 = v8825 + v8823;
-      v327.x[3] = v8826;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8829 = v329.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8830 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8831 = v8829 * v8830;
-      v329.x[0] = v8831;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8834 = v329.x[1];
-      const float v8835 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8836 = v8834 * v8835;
-      v329.x[1] = v8836;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8839 = v329.x[2];
-      const float v8840 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8841 = v8839 * v8840;
-      v329.x[2] = v8841;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8844 = v329.x[3];
-      const float v8845 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8846 = v8844 * v8845;
-      v329.x[3] = v8846;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8849 = v329.x[4];
-      const float v8850 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8851 = v8849 * v8850;
-      v329.x[4] = v8851;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8854 = v329.x[5];
-      const float v8855 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8856 = v8854 * v8855;
-      v329.x[5] = v8856;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8859 = v329.x[6];
-      const float v8860 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8861 = v8859 * v8860;
-      v329.x[6] = v8861;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8864 = v329.x[7];
-      const float v8865 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8866 = v8864 * v8865;
-      v329.x[7] = v8866;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8869 = v329.x[8];
-      const float v8870 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8871 = v8869 * v8870;
-      v329.x[8] = v8871;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8874 = v329.x[9];
-      const float v8875 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8876 = v8874 * v8875;
-      v329.x[9] = v8876;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8879 = v329.x[10];
-      const float v8880 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8881 = v8879 * v8880;
-      v329.x[10] = v8881;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8884 = v329.x[11];
-      const float v8885 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8886 = v8884 * v8885;
-      v329.x[11] = v8886;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8889 = v329.x[12];
-      const float v8890 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8891 = v8889 * v8890;
-      v329.x[12] = v8891;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8894 = v329.x[13];
-      const float v8895 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8896 = v8894 * v8895;
-      v329.x[13] = v8896;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8899 = v329.x[14];
-      const float v8900 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8901 = v8899 * v8900;
-      v329.x[14] = v8901;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8904 = v329.x[15];
-      const float v8905 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8906 = v8904 * v8905;
-      v329.x[15] = v8906;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8909 = v329.x[16];
-      const float v8910 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8911 = v8909 * v8910;
-      v329.x[16] = v8911;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8914 = v329.x[17];
-      const float v8915 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8916 = v8914 * v8915;
-      v329.x[17] = v8916;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8919 = v329.x[18];
-      const float v8920 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8921 = v8919 * v8920;
-      v329.x[18] = v8921;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8924 = v329.x[19];
-      const float v8925 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8926 = v8924 * v8925;
-      v329.x[19] = v8926;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8929 = v329.x[20];
-      const float v8930 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8931 = v8929 * v8930;
-      v329.x[20] = v8931;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8934 = v329.x[21];
-      const float v8935 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8936 = v8934 * v8935;
-      v329.x[21] = v8936;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8939 = v329.x[22];
-      const float v8940 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8941 = v8939 * v8940;
-      v329.x[22] = v8941;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8944 = v329.x[23];
-      const float v8945 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8946 = v8944 * v8945;
-      v329.x[23] = v8946;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8949 = v329.x[24];
-      const float v8950 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8951 = v8949 * v8950;
-      v329.x[24] = v8951;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8954 = v329.x[25];
-      const float v8955 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8956 = v8954 * v8955;
-      v329.x[25] = v8956;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8959 = v329.x[26];
-      const float v8960 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8961 = v8959 * v8960;
-      v329.x[26] = v8961;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8964 = v329.x[27];
-      const float v8965 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8966 = v8964 * v8965;
-      v329.x[27] = v8966;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8969 = v329.x[28];
-      const float v8970 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8971 = v8969 * v8970;
-      v329.x[28] = v8971;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8974 = v329.x[29];
-      const float v8975 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8976 = v8974 * v8975;
-      v329.x[29] = v8976;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8979 = v329.x[30];
-      const float v8980 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8981 = v8979 * v8980;
-      v329.x[30] = v8981;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8984 = v329.x[31];
-      const float v8985 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8986 = v8984 * v8985;
-      v329.x[31] = v8986;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8989 = v331.x[0];
-      const float v8990 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8991 = v8989 * v8990;
-      v331.x[0] = v8991;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8994 = v331.x[1];
-      const float v8995 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8996 = v8994 * v8995;
-      v331.x[1] = v8996;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8999 = v331.x[2];
-      const float v9000 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9001 = v8999 * v9000;
-      v331.x[2] = v9001;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9004 = v331.x[3];
-      const float v9005 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9006 = v9004 * v9005;
-      v331.x[3] = v9006;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9009 = v331.x[4];
-      const float v9010 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9011 = v9009 * v9010;
-      v331.x[4] = v9011;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9014 = v331.x[5];
-      const float v9015 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9016 = v9014 * v9015;
-      v331.x[5] = v9016;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9019 = v331.x[6];
-      const float v9020 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9021 = v9019 * v9020;
-      v331.x[6] = v9021;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9024 = v331.x[7];
-      const float v9025 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9026 = v9024 * v9025;
-      v331.x[7] = v9026;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9029 = v331.x[8];
-      const float v9030 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9031 = v9029 * v9030;
-      v331.x[8] = v9031;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9034 = v331.x[9];
-      const float v9035 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9036 = v9034 * v9035;
-      v331.x[9] = v9036;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9039 = v331.x[10];
-      const float v9040 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9041 = v9039 * v9040;
-      v331.x[10] = v9041;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9044 = v331.x[11];
-      const float v9045 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9046 = v9044 * v9045;
-      v331.x[11] = v9046;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9049 = v331.x[12];
-      const float v9050 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9051 = v9049 * v9050;
-      v331.x[12] = v9051;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9054 = v331.x[13];
-      const float v9055 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9056 = v9054 * v9055;
-      v331.x[13] = v9056;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9059 = v331.x[14];
-      const float v9060 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9061 = v9059 * v9060;
-      v331.x[14] = v9061;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9064 = v331.x[15];
-      const float v9065 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9066 = v9064 * v9065;
-      v331.x[15] = v9066;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9069 = v331.x[16];
-      const float v9070 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9071 = v9069 * v9070;
-      v331.x[16] = v9071;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9074 = v331.x[17];
-      const float v9075 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9076 = v9074 * v9075;
-      v331.x[17] = v9076;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9079 = v331.x[18];
-      const float v9080 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9081 = v9079 * v9080;
-      v331.x[18] = v9081;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9084 = v331.x[19];
-      const float v9085 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9086 = v9084 * v9085;
-      v331.x[19] = v9086;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9089 = v331.x[20];
-      const float v9090 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9091 = v9089 * v9090;
-      v331.x[20] = v9091;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9094 = v331.x[21];
-      const float v9095 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9096 = v9094 * v9095;
-      v331.x[21] = v9096;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9099 = v331.x[22];
-      const float v9100 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9101 = v9099 * v9100;
-      v331.x[22] = v9101;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9104 = v331.x[23];
-      const float v9105 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9106 = v9104 * v9105;
-      v331.x[23] = v9106;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9109 = v331.x[24];
-      const float v9110 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9111 = v9109 * v9110;
-      v331.x[24] = v9111;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9114 = v331.x[25];
-      const float v9115 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9116 = v9114 * v9115;
-      v331.x[25] = v9116;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9119 = v331.x[26];
-      const float v9120 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9121 = v9119 * v9120;
-      v331.x[26] = v9121;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9124 = v331.x[27];
-      const float v9125 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9126 = v9124 * v9125;
-      v331.x[27] = v9126;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9129 = v331.x[28];
-      const float v9130 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9131 = v9129 * v9130;
-      v331.x[28] = v9131;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9134 = v331.x[29];
-      const float v9135 = v8086.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9136 = v9134 * v9135;
-      v331.x[29] = v9136;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9139 = v331.x[30];
-      const float v9140 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9141 = v9139 * v9140;
-      v331.x[30] = v9141;  // kernels/sdpa/flash_tile.hpp:205
-      const float v9144 = v331.x[31];
-      const float v9145 = v8086.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v9146 = v9144 * v9145;
-      v331.x[31] = v9146;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 128> v9148;  // kernels/sdpa/flash_warpgroup.hpp:114
-      iron_frag_fill(v9148, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v9148, v6246);
-      iron_frag_store<false>(v9148, shm3, v9155, 128u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v9319;  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag_fill(v9319, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9319, shm3, v9310, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9321;
-      iron_frag_fill(v9321, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9321, shm2, v6250, 64u);
-      iron_frag_mma_sync(v329, v9319, v9321);
-      const unsigned int v9328 = v6250 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9330;
-      iron_frag_fill(v9330, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9330, shm3, v9323, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9332;
-      iron_frag_fill(v9332, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9332, shm2, v9328, 64u);
-      iron_frag_mma_sync(v329, v9330, v9332);
-      const unsigned int v9339 = v6250 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9341;
-      iron_frag_fill(v9341, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9341, shm3, v9334, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9343;
-      iron_frag_fill(v9343, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9343, shm2, v9339, 64u);
-      iron_frag_mma_sync(v329, v9341, v9343);
-      const unsigned int v9350 = v6250 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9352;
-      iron_frag_fill(v9352, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9352, shm3, v9345, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9354;
-      iron_frag_fill(v9354, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9354, shm2, v9350, 64u);
-      iron_frag_mma_sync(v329, v9352, v9354);
-      const unsigned int v9176 = v6250 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v9372;  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag_fill(v9372, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9372, shm3, v9363, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9374;
-      iron_frag_fill(v9374, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9374, shm2, v9176, 64u);
-      iron_frag_mma_sync(v329, v9372, v9374);
-      const unsigned int v9381 = v9176 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9383;
-      iron_frag_fill(v9383, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9383, shm3, v9376, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9385;
-      iron_frag_fill(v9385, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9385, shm2, v9381, 64u);
-      iron_frag_mma_sync(v329, v9383, v9385);
-      const unsigned int v9392 = v9176 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9394;
-      iron_frag_fill(v9394, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9394, shm3, v9387, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9396;
-      iron_frag_fill(v9396, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9396, shm2, v9392, 64u);
-      iron_frag_mma_sync(v329, v9394, v9396);
-      const unsigned int v9403 = v9176 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9405;
-      iron_frag_fill(v9405, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9405, shm3, v9398, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9407;
-      iron_frag_fill(v9407, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9407, shm2, v9403, 64u);
-      iron_frag_mma_sync(v329, v9405, v9407);
-      iron_frag<iron_bf16, 0, 16, 16> v9425;
-      iron_frag_fill(v9425, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9425, shm3, v9310, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9427;
-      iron_frag_fill(v9427, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9427, shm2, v6263, 64u);
-      iron_frag_mma_sync(v331, v9425, v9427);
-      const unsigned int v9434 = v6263 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9436;
-      iron_frag_fill(v9436, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9436, shm3, v9323, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9438;
-      iron_frag_fill(v9438, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9438, shm2, v9434, 64u);
-      iron_frag_mma_sync(v331, v9436, v9438);
-      const unsigned int v9445 = v6263 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9447;
-      iron_frag_fill(v9447, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9447, shm3, v9334, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9449;
-      iron_frag_fill(v9449, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9449, shm2, v9445, 64u);
-      iron_frag_mma_sync(v331, v9447, v9449);
-      const unsigned int v9456 = v6263 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9458;
-      iron_frag_fill(v9458, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9458, shm3, v9345, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9460;
-      iron_frag_fill(v9460, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9460, shm2, v9456, 64u);
-      iron_frag_mma_sync(v331, v9458, v9460);
-      const unsigned int v9204 = v6263 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:127
-      iron_frag<iron_bf16, 0, 16, 16> v9478;  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag_fill(v9478, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9478, shm3, v9363, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9480;
-      iron_frag_fill(v9480, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9480, shm2, v9204, 64u);
-      iron_frag_mma_sync(v331, v9478, v9480);
-      const unsigned int v9487 = v9204 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9489;
-      iron_frag_fill(v9489, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9489, shm3, v9376, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9491;
-      iron_frag_fill(v9491, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9491, shm2, v9487, 64u);
-      iron_frag_mma_sync(v331, v9489, v9491);
-      const unsigned int v9498 = v9204 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9500;
-      iron_frag_fill(v9500, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9500, shm3, v9387, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9502;
-      iron_frag_fill(v9502, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9502, shm2, v9498, 64u);
-      iron_frag_mma_sync(v331, v9500, v9502);
-      const unsigned int v9509 = v9204 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9511;
-      iron_frag_fill(v9511, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9511, shm3, v9398, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v9513;
-      iron_frag_fill(v9513, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9513, shm2, v9509, 64u);
-      iron_frag_mma_sync(v331, v9511, v9513);
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 128> v8094;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v8094, 0.0f);
+      const unsigned int v8098 = v6893 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v11075;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v11075, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11075, shm0, v11068, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11077;
+      iron_frag_fill(v11077, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11077, shm1, v8098, 64u);
+      iron_frag_mma_sync(v8094, v11075, v11077);
+      const unsigned int v11082 = v8098 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11084;
+      iron_frag_fill(v11084, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11084, shm0, v11079, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11086;
+      iron_frag_fill(v11086, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11086, shm1, v11082, 64u);
+      iron_frag_mma_sync(v8094, v11084, v11086);
+      const unsigned int v11091 = v8098 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11093;
+      iron_frag_fill(v11093, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11093, shm0, v11088, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11095;
+      iron_frag_fill(v11095, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11095, shm1, v11091, 64u);
+      iron_frag_mma_sync(v8094, v11093, v11095);
+      const unsigned int v11100 = v8098 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11102;
+      iron_frag_fill(v11102, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11102, shm0, v11097, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11104;
+      iron_frag_fill(v11104, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11104, shm1, v11100, 64u);
+      iron_frag_mma_sync(v8094, v11102, v11104);
+      const unsigned int v8111 = v8098 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v11120;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v11120, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11120, shm0, v11113, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11122;
+      iron_frag_fill(v11122, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11122, shm1, v8111, 64u);
+      iron_frag_mma_sync(v8094, v11120, v11122);
+      const unsigned int v11127 = v8111 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11129;
+      iron_frag_fill(v11129, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11129, shm0, v11124, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11131;
+      iron_frag_fill(v11131, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11131, shm1, v11127, 64u);
+      iron_frag_mma_sync(v8094, v11129, v11131);
+      const unsigned int v11136 = v8111 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11138;
+      iron_frag_fill(v11138, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11138, shm0, v11133, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11140;
+      iron_frag_fill(v11140, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11140, shm1, v11136, 64u);
+      iron_frag_mma_sync(v8094, v11138, v11140);
+      const unsigned int v11145 = v8111 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11147;
+      iron_frag_fill(v11147, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11147, shm0, v11142, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v11149;
+      iron_frag_fill(v11149, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11149, shm1, v11145, 64u);
+      iron_frag_mma_sync(v8094, v11147, v11149);
+      const bool v8121 = v6896 <= v35;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v8129 = v6896 + v20;
+      const bool v8130 = v8129 <= v320;
+      const bool v8131 = v316 || v8130;
+      const bool v8132 = v8121 && v8131;
+      const unsigned int v8135 = v6889 + v9;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v8136 = v8135 + v20;
+      const bool v8138 = v309 <= v8136;
+      const bool v8139 = v8134 || v8138;
+      const bool v8140 = v8132 && v8139;  // kernels/sdpa/flash_tile.hpp:146
+      if (v8140) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v8143 = v8094.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v8144 = v8143 * v335;
+        v8094.x[0] = v8144;
+        const float v8147 = v8094.x[1];
+        const float v8148 = v8147 * v335;
+        v8094.x[1] = v8148;
+        const float v8151 = v8094.x[2];
+        const float v8152 = v8151 * v335;
+        v8094.x[2] = v8152;
+        const float v8155 = v8094.x[3];
+        const float v8156 = v8155 * v335;
+        v8094.x[3] = v8156;
+        const float v8159 = v8094.x[4];
+        const float v8160 = v8159 * v335;
+        v8094.x[4] = v8160;
+        const float v8163 = v8094.x[5];
+        const float v8164 = v8163 * v335;
+        v8094.x[5] = v8164;
+        const float v8167 = v8094.x[6];
+        const float v8168 = v8167 * v335;
+        v8094.x[6] = v8168;
+        const float v8171 = v8094.x[7];
+        const float v8172 = v8171 * v335;
+        v8094.x[7] = v8172;
+        const float v8175 = v8094.x[8];
+        const float v8176 = v8175 * v335;
+        v8094.x[8] = v8176;
+        const float v8179 = v8094.x[9];
+        const float v8180 = v8179 * v335;
+        v8094.x[9] = v8180;
+        const float v8183 = v8094.x[10];
+        const float v8184 = v8183 * v335;
+        v8094.x[10] = v8184;
+        const float v8187 = v8094.x[11];
+        const float v8188 = v8187 * v335;
+        v8094.x[11] = v8188;
+        const float v8191 = v8094.x[12];
+        const float v8192 = v8191 * v335;
+        v8094.x[12] = v8192;
+        const float v8195 = v8094.x[13];
+        const float v8196 = v8195 * v335;
+        v8094.x[13] = v8196;
+        const float v8199 = v8094.x[14];
+        const float v8200 = v8199 * v335;
+        v8094.x[14] = v8200;
+        const float v8203 = v8094.x[15];
+        const float v8204 = v8203 * v335;
+        v8094.x[15] = v8204;
+        const float v8207 = v8094.x[16];
+        const float v8208 = v8207 * v335;
+        v8094.x[16] = v8208;
+        const float v8211 = v8094.x[17];
+        const float v8212 = v8211 * v335;
+        v8094.x[17] = v8212;
+        const float v8215 = v8094.x[18];
+        const float v8216 = v8215 * v335;
+        v8094.x[18] = v8216;
+        const float v8219 = v8094.x[19];
+        const float v8220 = v8219 * v335;
+        v8094.x[19] = v8220;
+        const float v8223 = v8094.x[20];
+        const float v8224 = v8223 * v335;
+        v8094.x[20] = v8224;
+        const float v8227 = v8094.x[21];
+        const float v8228 = v8227 * v335;
+        v8094.x[21] = v8228;
+        const float v8231 = v8094.x[22];
+        const float v8232 = v8231 * v335;
+        v8094.x[22] = v8232;
+        const float v8235 = v8094.x[23];
+        const float v8236 = v8235 * v335;
+        v8094.x[23] = v8236;
+        const float v8239 = v8094.x[24];
+        const float v8240 = v8239 * v335;
+        v8094.x[24] = v8240;
+        const float v8243 = v8094.x[25];
+        const float v8244 = v8243 * v335;
+        v8094.x[25] = v8244;
+        const float v8247 = v8094.x[26];
+        const float v8248 = v8247 * v335;
+        v8094.x[26] = v8248;
+        const float v8251 = v8094.x[27];
+        const float v8252 = v8251 * v335;
+        v8094.x[27] = v8252;
+        const float v8255 = v8094.x[28];
+        const float v8256 = v8255 * v335;
+        v8094.x[28] = v8256;
+        const float v8259 = v8094.x[29];
+        const float v8260 = v8259 * v335;
+        v8094.x[29] = v8260;
+        const float v8263 = v8094.x[30];
+        const float v8264 = v8263 * v335;
+        v8094.x[30] = v8264;
+        const float v8267 = v8094.x[31];
+        const float v8268 = v8267 * v335;
+        v8094.x[31] = v8268;
+        const float v8271 = v8094.x[32];
+        const float v8272 = v8271 * v335;
+        v8094.x[32] = v8272;
+        const float v8275 = v8094.x[33];
+        const float v8276 = v8275 * v335;
+        v8094.x[33] = v8276;
+        const float v8279 = v8094.x[34];
+        const float v8280 = v8279 * v335;
+        v8094.x[34] = v8280;
+        const float v8283 = v8094.x[35];
+        const float v8284 = v8283 * v335;
+        v8094.x[35] = v8284;
+        const float v8287 = v8094.x[36];
+        const float v8288 = v8287 * v335;
+        v8094.x[36] = v8288;
+        const float v8291 = v8094.x[37];
+        const float v8292 = v8291 * v335;
+        v8094.x[37] = v8292;
+        const float v8295 = v8094.x[38];
+        const float v8296 = v8295 * v335;
+        v8094.x[38] = v8296;
+        const float v8299 = v8094.x[39];
+        const float v8300 = v8299 * v335;
+        v8094.x[39] = v8300;
+        const float v8303 = v8094.x[40];
+        const float v8304 = v8303 * v335;
+        v8094.x[40] = v8304;
+        const float v8307 = v8094.x[41];
+        const float v8308 = v8307 * v335;
+        v8094.x[41] = v8308;
+        const float v8311 = v8094.x[42];
+        const float v8312 = v8311 * v335;
+        v8094.x[42] = v8312;
+        const float v8315 = v8094.x[43];
+        const float v8316 = v8315 * v335;
+        v8094.x[43] = v8316;
+        const float v8319 = v8094.x[44];
+        const float v8320 = v8319 * v335;
+        v8094.x[44] = v8320;
+        const float v8323 = v8094.x[45];
+        const float v8324 = v8323 * v335;
+        v8094.x[45] = v8324;
+        const float v8327 = v8094.x[46];
+        const float v8328 = v8327 * v335;
+        v8094.x[46] = v8328;
+        const float v8331 = v8094.x[47];
+        const float v8332 = v8331 * v335;
+        v8094.x[47] = v8332;
+        const float v8335 = v8094.x[48];
+        const float v8336 = v8335 * v335;
+        v8094.x[48] = v8336;
+        const float v8339 = v8094.x[49];
+        const float v8340 = v8339 * v335;
+        v8094.x[49] = v8340;
+        const float v8343 = v8094.x[50];
+        const float v8344 = v8343 * v335;
+        v8094.x[50] = v8344;
+        const float v8347 = v8094.x[51];
+        const float v8348 = v8347 * v335;
+        v8094.x[51] = v8348;
+        const float v8351 = v8094.x[52];
+        const float v8352 = v8351 * v335;
+        v8094.x[52] = v8352;
+        const float v8355 = v8094.x[53];
+        const float v8356 = v8355 * v335;
+        v8094.x[53] = v8356;
+        const float v8359 = v8094.x[54];
+        const float v8360 = v8359 * v335;
+        v8094.x[54] = v8360;
+        const float v8363 = v8094.x[55];
+        const float v8364 = v8363 * v335;
+        v8094.x[55] = v8364;
+        const float v8367 = v8094.x[56];
+        const float v8368 = v8367 * v335;
+        v8094.x[56] = v8368;
+        const float v8371 = v8094.x[57];
+        const float v8372 = v8371 * v335;
+        v8094.x[57] = v8372;
+        const float v8375 = v8094.x[58];
+        const float v8376 = v8375 * v335;
+        v8094.x[58] = v8376;
+        const float v8379 = v8094.x[59];
+        const float v8380 = v8379 * v335;
+        v8094.x[59] = v8380;
+        const float v8383 = v8094.x[60];
+        const float v8384 = v8383 * v335;
+        v8094.x[60] = v8384;
+        const float v8387 = v8094.x[61];
+        const float v8388 = v8387 * v335;
+        v8094.x[61] = v8388;
+        const float v8391 = v8094.x[62];
+        const float v8392 = v8391 * v335;
+        v8094.x[62] = v8392;
+        const float v8395 = v8094.x[63];
+        const float v8396 = v8395 * v335;
+        v8094.x[63] = v8396;
+      } else {
+        const unsigned int v8397 = static_cast<unsigned int>(v8094.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8398 = static_cast<unsigned int>(v8094.row(0, iron_linear_thread() & 31u));
+        const float v8399 = v8094.x[0];
+        const unsigned int v8400 = v56 + v8398;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8401 = v6889 + v8397;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8402 = v8401 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8405 = v8400 + v35;
+        const unsigned int v8406 = v8401 + v20;
+        const bool v8407 = v8406 <= v8405;
+        const bool v8408 = v316 || v8407;
+        const bool v8409 = v8402 && v8408;
+        const unsigned int v8412 = v8401 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8413 = v8412 + v20;
+        const bool v8415 = v8405 < v8413;
+        const bool v8416 = v8134 || v8415;
+        const bool v8417 = v8409 && v8416;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8419 = v8399 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8420 = v8417 ? v8419 : __uint_as_float(0xff800000u);
+        v8094.x[0] = v8420;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8421 = static_cast<unsigned int>(v8094.col(1, iron_linear_thread() & 31u));
+        const unsigned int v8422 = static_cast<unsigned int>(v8094.row(1, iron_linear_thread() & 31u));
+        const float v8423 = v8094.x[1];
+        const unsigned int v8424 = v56 + v8422;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8425 = v6889 + v8421;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8426 = v8425 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8429 = v8424 + v35;
+        const unsigned int v8430 = v8425 + v20;
+        const bool v8431 = v8430 <= v8429;
+        const bool v8432 = v316 || v8431;
+        const bool v8433 = v8426 && v8432;
+        const unsigned int v8436 = v8425 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8437 = v8436 + v20;
+        const bool v8439 = v8429 < v8437;
+        const bool v8440 = v8134 || v8439;
+        const bool v8441 = v8433 && v8440;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8443 = v8423 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8444 = v8441 ? v8443 : __uint_as_float(0xff800000u);
+        v8094.x[1] = v8444;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8445 = static_cast<unsigned int>(v8094.col(2, iron_linear_thread() & 31u));
+        const unsigned int v8446 = static_cast<unsigned int>(v8094.row(2, iron_linear_thread() & 31u));
+        const float v8447 = v8094.x[2];
+        const unsigned int v8448 = v56 + v8446;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8449 = v6889 + v8445;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8450 = v8449 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8453 = v8448 + v35;
+        const unsigned int v8454 = v8449 + v20;
+        const bool v8455 = v8454 <= v8453;
+        const bool v8456 = v316 || v8455;
+        const bool v8457 = v8450 && v8456;
+        const unsigned int v8460 = v8449 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8461 = v8460 + v20;
+        const bool v8463 = v8453 < v8461;
+        const bool v8464 = v8134 || v8463;
+        const bool v8465 = v8457 && v8464;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8467 = v8447 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8468 = v8465 ? v8467 : __uint_as_float(0xff800000u);
+        v8094.x[2] = v8468;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8469 = static_cast<unsigned int>(v8094.col(3, iron_linear_thread() & 31u));
+        const unsigned int v8470 = static_cast<unsigned int>(v8094.row(3, iron_linear_thread() & 31u));
+        const float v8471 = v8094.x[3];
+        const unsigned int v8472 = v56 + v8470;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8473 = v6889 + v8469;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8474 = v8473 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8477 = v8472 + v35;
+        const unsigned int v8478 = v8473 + v20;
+        const bool v8479 = v8478 <= v8477;
+        const bool v8480 = v316 || v8479;
+        const bool v8481 = v8474 && v8480;
+        const unsigned int v8484 = v8473 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8485 = v8484 + v20;
+        const bool v8487 = v8477 < v8485;
+        const bool v8488 = v8134 || v8487;
+        const bool v8489 = v8481 && v8488;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8491 = v8471 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8492 = v8489 ? v8491 : __uint_as_float(0xff800000u);
+        v8094.x[3] = v8492;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8493 = static_cast<unsigned int>(v8094.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8494 = static_cast<unsigned int>(v8094.row(4, iron_linear_thread() & 31u));
+        const float v8495 = v8094.x[4];
+        const unsigned int v8496 = v56 + v8494;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8497 = v6889 + v8493;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8498 = v8497 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8501 = v8496 + v35;
+        const unsigned int v8502 = v8497 + v20;
+        const bool v8503 = v8502 <= v8501;
+        const bool v8504 = v316 || v8503;
+        const bool v8505 = v8498 && v8504;
+        const unsigned int v8508 = v8497 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8509 = v8508 + v20;
+        const bool v8511 = v8501 < v8509;
+        const bool v8512 = v8134 || v8511;
+        const bool v8513 = v8505 && v8512;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8515 = v8495 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8516 = v8513 ? v8515 : __uint_as_float(0xff800000u);
+        v8094.x[4] = v8516;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8517 = static_cast<unsigned int>(v8094.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8518 = static_cast<unsigned int>(v8094.row(5, iron_linear_thread() & 31u));
+        const float v8519 = v8094.x[5];
+        const unsigned int v8520 = v56 + v8518;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8521 = v6889 + v8517;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8522 = v8521 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8525 = v8520 + v35;
+        const unsigned int v8526 = v8521 + v20;
+        const bool v8527 = v8526 <= v8525;
+        const bool v8528 = v316 || v8527;
+        const bool v8529 = v8522 && v8528;
+        const unsigned int v8532 = v8521 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8533 = v8532 + v20;
+        const bool v8535 = v8525 < v8533;
+        const bool v8536 = v8134 || v8535;
+        const bool v8537 = v8529 && v8536;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8539 = v8519 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8540 = v8537 ? v8539 : __uint_as_float(0xff800000u);
+        v8094.x[5] = v8540;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8541 = static_cast<unsigned int>(v8094.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8542 = static_cast<unsigned int>(v8094.row(6, iron_linear_thread() & 31u));
+        const float v8543 = v8094.x[6];
+        const unsigned int v8544 = v56 + v8542;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8545 = v6889 + v8541;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8546 = v8545 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8549 = v8544 + v35;
+        const unsigned int v8550 = v8545 + v20;
+        const bool v8551 = v8550 <= v8549;
+        const bool v8552 = v316 || v8551;
+        const bool v8553 = v8546 && v8552;
+        const unsigned int v8556 = v8545 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8557 = v8556 + v20;
+        const bool v8559 = v8549 < v8557;
+        const bool v8560 = v8134 || v8559;
+        const bool v8561 = v8553 && v8560;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8563 = v8543 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8564 = v8561 ? v8563 : __uint_as_float(0xff800000u);
+        v8094.x[6] = v8564;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8565 = static_cast<unsigned int>(v8094.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8566 = static_cast<unsigned int>(v8094.row(7, iron_linear_thread() & 31u));
+        const float v8567 = v8094.x[7];
+        const unsigned int v8568 = v56 + v8566;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8569 = v6889 + v8565;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8570 = v8569 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8573 = v8568 + v35;
+        const unsigned int v8574 = v8569 + v20;
+        const bool v8575 = v8574 <= v8573;
+        const bool v8576 = v316 || v8575;
+        const bool v8577 = v8570 && v8576;
+        const unsigned int v8580 = v8569 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8581 = v8580 + v20;
+        const bool v8583 = v8573 < v8581;
+        const bool v8584 = v8134 || v8583;
+        const bool v8585 = v8577 && v8584;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8587 = v8567 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8588 = v8585 ? v8587 : __uint_as_float(0xff800000u);
+        v8094.x[7] = v8588;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8589 = static_cast<unsigned int>(v8094.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8590 = static_cast<unsigned int>(v8094.row(8, iron_linear_thread() & 31u));
+        const float v8591 = v8094.x[8];
+        const unsigned int v8592 = v56 + v8590;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8593 = v6889 + v8589;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8594 = v8593 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8597 = v8592 + v35;
+        const unsigned int v8598 = v8593 + v20;
+        const bool v8599 = v8598 <= v8597;
+        const bool v8600 = v316 || v8599;
+        const bool v8601 = v8594 && v8600;
+        const unsigned int v8604 = v8593 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8605 = v8604 + v20;
+        const bool v8607 = v8597 < v8605;
+        const bool v8608 = v8134 || v8607;
+        const bool v8609 = v8601 && v8608;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8611 = v8591 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8612 = v8609 ? v8611 : __uint_as_float(0xff800000u);
+        v8094.x[8] = v8612;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8613 = static_cast<unsigned int>(v8094.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8614 = static_cast<unsigned int>(v8094.row(9, iron_linear_thread() & 31u));
+        const float v8615 = v8094.x[9];
+        const unsigned int v8616 = v56 + v8614;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8617 = v6889 + v8613;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8618 = v8617 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8621 = v8616 + v35;
+        const unsigned int v8622 = v8617 + v20;
+        const bool v8623 = v8622 <= v8621;
+        const bool v8624 = v316 || v8623;
+        const bool v8625 = v8618 && v8624;
+        const unsigned int v8628 = v8617 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8629 = v8628 + v20;
+        const bool v8631 = v8621 < v8629;
+        const bool v8632 = v8134 || v8631;
+        const bool v8633 = v8625 && v8632;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8635 = v8615 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8636 = v8633 ? v8635 : __uint_as_float(0xff800000u);
+        v8094.x[9] = v8636;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8637 = static_cast<unsigned int>(v8094.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8638 = static_cast<unsigned int>(v8094.row(10, iron_linear_thread() & 31u));
+        const float v8639 = v8094.x[10];
+        const unsigned int v8640 = v56 + v8638;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8641 = v6889 + v8637;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8642 = v8641 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8645 = v8640 + v35;
+        const unsigned int v8646 = v8641 + v20;
+        const bool v8647 = v8646 <= v8645;
+        const bool v8648 = v316 || v8647;
+        const bool v8649 = v8642 && v8648;
+        const unsigned int v8652 = v8641 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8653 = v8652 + v20;
+        const bool v8655 = v8645 < v8653;
+        const bool v8656 = v8134 || v8655;
+        const bool v8657 = v8649 && v8656;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8659 = v8639 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8660 = v8657 ? v8659 : __uint_as_float(0xff800000u);
+        v8094.x[10] = v8660;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8661 = static_cast<unsigned int>(v8094.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8662 = static_cast<unsigned int>(v8094.row(11, iron_linear_thread() & 31u));
+        const float v8663 = v8094.x[11];
+        const unsigned int v8664 = v56 + v8662;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8665 = v6889 + v8661;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8666 = v8665 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8669 = v8664 + v35;
+        const unsigned int v8670 = v8665 + v20;
+        const bool v8671 = v8670 <= v8669;
+        const bool v8672 = v316 || v8671;
+        const bool v8673 = v8666 && v8672;
+        const unsigned int v8676 = v8665 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8677 = v8676 + v20;
+        const bool v8679 = v8669 < v8677;
+        const bool v8680 = v8134 || v8679;
+        const bool v8681 = v8673 && v8680;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8683 = v8663 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8684 = v8681 ? v8683 : __uint_as_float(0xff800000u);
+        v8094.x[11] = v8684;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8685 = static_cast<unsigned int>(v8094.col(12, iron_linear_thread() & 31u));
+        const unsigned int v8686 = static_cast<unsigned int>(v8094.row(12, iron_linear_thread() & 31u));
+        const float v8687 = v8094.x[12];
+        const unsigned int v8688 = v56 + v8686;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8689 = v6889 + v8685;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8690 = v8689 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8693 = v8688 + v35;
+        const unsigned int v8694 = v8689 + v20;
+        const bool v8695 = v8694 <= v8693;
+        const bool v8696 = v316 || v8695;
+        const bool v8697 = v8690 && v8696;
+        const unsigned int v8700 = v8689 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8701 = v8700 + v20;
+        const bool v8703 = v8693 < v8701;
+        const bool v8704 = v8134 || v8703;
+        const bool v8705 = v8697 && v8704;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8707 = v8687 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8708 = v8705 ? v8707 : __uint_as_float(0xff800000u);
+        v8094.x[12] = v8708;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8709 = static_cast<unsigned int>(v8094.col(13, iron_linear_thread() & 31u));
+        const unsigned int v8710 = static_cast<unsigned int>(v8094.row(13, iron_linear_thread() & 31u));
+        const float v8711 = v8094.x[13];
+        const unsigned int v8712 = v56 + v8710;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8713 = v6889 + v8709;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8714 = v8713 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8717 = v8712 + v35;
+        const unsigned int v8718 = v8713 + v20;
+        const bool v8719 = v8718 <= v8717;
+        const bool v8720 = v316 || v8719;
+        const bool v8721 = v8714 && v8720;
+        const unsigned int v8724 = v8713 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8725 = v8724 + v20;
+        const bool v8727 = v8717 < v8725;
+        const bool v8728 = v8134 || v8727;
+        const bool v8729 = v8721 && v8728;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8731 = v8711 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8732 = v8729 ? v8731 : __uint_as_float(0xff800000u);
+        v8094.x[13] = v8732;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8733 = static_cast<unsigned int>(v8094.col(14, iron_linear_thread() & 31u));
+        const unsigned int v8734 = static_cast<unsigned int>(v8094.row(14, iron_linear_thread() & 31u));
+        const float v8735 = v8094.x[14];
+        const unsigned int v8736 = v56 + v8734;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8737 = v6889 + v8733;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8738 = v8737 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8741 = v8736 + v35;
+        const unsigned int v8742 = v8737 + v20;
+        const bool v8743 = v8742 <= v8741;
+        const bool v8744 = v316 || v8743;
+        const bool v8745 = v8738 && v8744;
+        const unsigned int v8748 = v8737 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8749 = v8748 + v20;
+        const bool v8751 = v8741 < v8749;
+        const bool v8752 = v8134 || v8751;
+        const bool v8753 = v8745 && v8752;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8755 = v8735 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8756 = v8753 ? v8755 : __uint_as_float(0xff800000u);
+        v8094.x[14] = v8756;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8757 = static_cast<unsigned int>(v8094.col(15, iron_linear_thread() & 31u));
+        const unsigned int v8758 = static_cast<unsigned int>(v8094.row(15, iron_linear_thread() & 31u));
+        const float v8759 = v8094.x[15];
+        const unsigned int v8760 = v56 + v8758;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8761 = v6889 + v8757;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8762 = v8761 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8765 = v8760 + v35;
+        const unsigned int v8766 = v8761 + v20;
+        const bool v8767 = v8766 <= v8765;
+        const bool v8768 = v316 || v8767;
+        const bool v8769 = v8762 && v8768;
+        const unsigned int v8772 = v8761 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8773 = v8772 + v20;
+        const bool v8775 = v8765 < v8773;
+        const bool v8776 = v8134 || v8775;
+        const bool v8777 = v8769 && v8776;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8779 = v8759 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8780 = v8777 ? v8779 : __uint_as_float(0xff800000u);
+        v8094.x[15] = v8780;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8781 = static_cast<unsigned int>(v8094.col(16, iron_linear_thread() & 31u));
+        const unsigned int v8782 = static_cast<unsigned int>(v8094.row(16, iron_linear_thread() & 31u));
+        const float v8783 = v8094.x[16];
+        const unsigned int v8784 = v56 + v8782;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8785 = v6889 + v8781;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8786 = v8785 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8789 = v8784 + v35;
+        const unsigned int v8790 = v8785 + v20;
+        const bool v8791 = v8790 <= v8789;
+        const bool v8792 = v316 || v8791;
+        const bool v8793 = v8786 && v8792;
+        const unsigned int v8796 = v8785 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8797 = v8796 + v20;
+        const bool v8799 = v8789 < v8797;
+        const bool v8800 = v8134 || v8799;
+        const bool v8801 = v8793 && v8800;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8803 = v8783 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8804 = v8801 ? v8803 : __uint_as_float(0xff800000u);
+        v8094.x[16] = v8804;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8805 = static_cast<unsigned int>(v8094.col(17, iron_linear_thread() & 31u));
+        const unsigned int v8806 = static_cast<unsigned int>(v8094.row(17, iron_linear_thread() & 31u));
+        const float v8807 = v8094.x[17];
+        const unsigned int v8808 = v56 + v8806;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8809 = v6889 + v8805;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8810 = v8809 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8813 = v8808 + v35;
+        const unsigned int v8814 = v8809 + v20;
+        const bool v8815 = v8814 <= v8813;
+        const bool v8816 = v316 || v8815;
+        const bool v8817 = v8810 && v8816;
+        const unsigned int v8820 = v8809 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8821 = v8820 + v20;
+        const bool v8823 = v8813 < v8821;
+        const bool v8824 = v8134 || v8823;
+        const bool v8825 = v8817 && v8824;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8827 = v8807 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8828 = v8825 ? v8827 : __uint_as_float(0xff800000u);
+        v8094.x[17] = v8828;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8829 = static_cast<unsigned int>(v8094.col(18, iron_linear_thread() & 31u));
+        const unsigned int v8830 = static_cast<unsigned int>(v8094.row(18, iron_linear_thread() & 31u));
+        const float v8831 = v8094.x[18];
+        const unsigned int v8832 = v56 + v8830;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8833 = v6889 + v8829;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8834 = v8833 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8837 = v8832 + v35;
+        const unsigned int v8838 = v8833 + v20;
+        const bool v8839 = v8838 <= v8837;
+        const bool v8840 = v316 || v8839;
+        const bool v8841 = v8834 && v8840;
+        const unsigned int v8844 = v8833 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8845 = v8844 + v20;
+        const bool v8847 = v8837 < v8845;
+        const bool v8848 = v8134 || v8847;
+        const bool v8849 = v8841 && v8848;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8851 = v8831 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8852 = v8849 ? v8851 : __uint_as_float(0xff800000u);
+        v8094.x[18] = v8852;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8853 = static_cast<unsigned int>(v8094.col(19, iron_linear_thread() & 31u));
+        const unsigned int v8854 = static_cast<unsigned int>(v8094.row(19, iron_linear_thread() & 31u));
+        const float v8855 = v8094.x[19];
+        const unsigned int v8856 = v56 + v8854;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8857 = v6889 + v8853;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8858 = v8857 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8861 = v8856 + v35;
+        const unsigned int v8862 = v8857 + v20;
+        const bool v8863 = v8862 <= v8861;
+        const bool v8864 = v316 || v8863;
+        const bool v8865 = v8858 && v8864;
+        const unsigned int v8868 = v8857 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8869 = v8868 + v20;
+        const bool v8871 = v8861 < v8869;
+        const bool v8872 = v8134 || v8871;
+        const bool v8873 = v8865 && v8872;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8875 = v8855 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8876 = v8873 ? v8875 : __uint_as_float(0xff800000u);
+        v8094.x[19] = v8876;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8877 = static_cast<unsigned int>(v8094.col(20, iron_linear_thread() & 31u));
+        const unsigned int v8878 = static_cast<unsigned int>(v8094.row(20, iron_linear_thread() & 31u));
+        const float v8879 = v8094.x[20];
+        const unsigned int v8880 = v56 + v8878;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8881 = v6889 + v8877;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8882 = v8881 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8885 = v8880 + v35;
+        const unsigned int v8886 = v8881 + v20;
+        const bool v8887 = v8886 <= v8885;
+        const bool v8888 = v316 || v8887;
+        const bool v8889 = v8882 && v8888;
+        const unsigned int v8892 = v8881 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8893 = v8892 + v20;
+        const bool v8895 = v8885 < v8893;
+        const bool v8896 = v8134 || v8895;
+        const bool v8897 = v8889 && v8896;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8899 = v8879 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8900 = v8897 ? v8899 : __uint_as_float(0xff800000u);
+        v8094.x[20] = v8900;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8901 = static_cast<unsigned int>(v8094.col(21, iron_linear_thread() & 31u));
+        const unsigned int v8902 = static_cast<unsigned int>(v8094.row(21, iron_linear_thread() & 31u));
+        const float v8903 = v8094.x[21];
+        const unsigned int v8904 = v56 + v8902;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8905 = v6889 + v8901;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8906 = v8905 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8909 = v8904 + v35;
+        const unsigned int v8910 = v8905 + v20;
+        const bool v8911 = v8910 <= v8909;
+        const bool v8912 = v316 || v8911;
+        const bool v8913 = v8906 && v8912;
+        const unsigned int v8916 = v8905 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8917 = v8916 + v20;
+        const bool v8919 = v8909 < v8917;
+        const bool v8920 = v8134 || v8919;
+        const bool v8921 = v8913 && v8920;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8923 = v8903 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8924 = v8921 ? v8923 : __uint_as_float(0xff800000u);
+        v8094.x[21] = v8924;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8925 = static_cast<unsigned int>(v8094.col(22, iron_linear_thread() & 31u));
+        const unsigned int v8926 = static_cast<unsigned int>(v8094.row(22, iron_linear_thread() & 31u));
+        const float v8927 = v8094.x[22];
+        const unsigned int v8928 = v56 + v8926;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8929 = v6889 + v8925;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8930 = v8929 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8933 = v8928 + v35;
+        const unsigned int v8934 = v8929 + v20;
+        const bool v8935 = v8934 <= v8933;
+        const bool v8936 = v316 || v8935;
+        const bool v8937 = v8930 && v8936;
+        const unsigned int v8940 = v8929 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8941 = v8940 + v20;
+        const bool v8943 = v8933 < v8941;
+        const bool v8944 = v8134 || v8943;
+        const bool v8945 = v8937 && v8944;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8947 = v8927 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8948 = v8945 ? v8947 : __uint_as_float(0xff800000u);
+        v8094.x[22] = v8948;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8949 = static_cast<unsigned int>(v8094.col(23, iron_linear_thread() & 31u));
+        const unsigned int v8950 = static_cast<unsigned int>(v8094.row(23, iron_linear_thread() & 31u));
+        const float v8951 = v8094.x[23];
+        const unsigned int v8952 = v56 + v8950;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8953 = v6889 + v8949;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8954 = v8953 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8957 = v8952 + v35;
+        const unsigned int v8958 = v8953 + v20;
+        const bool v8959 = v8958 <= v8957;
+        const bool v8960 = v316 || v8959;
+        const bool v8961 = v8954 && v8960;
+        const unsigned int v8964 = v8953 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8965 = v8964 + v20;
+        const bool v8967 = v8957 < v8965;
+        const bool v8968 = v8134 || v8967;
+        const bool v8969 = v8961 && v8968;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8971 = v8951 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8972 = v8969 ? v8971 : __uint_as_float(0xff800000u);
+        v8094.x[23] = v8972;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8973 = static_cast<unsigned int>(v8094.col(24, iron_linear_thread() & 31u));
+        const unsigned int v8974 = static_cast<unsigned int>(v8094.row(24, iron_linear_thread() & 31u));
+        const float v8975 = v8094.x[24];
+        const unsigned int v8976 = v56 + v8974;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8977 = v6889 + v8973;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8978 = v8977 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8981 = v8976 + v35;
+        const unsigned int v8982 = v8977 + v20;
+        const bool v8983 = v8982 <= v8981;
+        const bool v8984 = v316 || v8983;
+        const bool v8985 = v8978 && v8984;
+        const unsigned int v8988 = v8977 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8989 = v8988 + v20;
+        const bool v8991 = v8981 < v8989;
+        const bool v8992 = v8134 || v8991;
+        const bool v8993 = v8985 && v8992;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8995 = v8975 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8996 = v8993 ? v8995 : __uint_as_float(0xff800000u);
+        v8094.x[24] = v8996;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8997 = static_cast<unsigned int>(v8094.col(25, iron_linear_thread() & 31u));
+        const unsigned int v8998 = static_cast<unsigned int>(v8094.row(25, iron_linear_thread() & 31u));
+        const float v8999 = v8094.x[25];
+        const unsigned int v9000 = v56 + v8998;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9001 = v6889 + v8997;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9002 = v9001 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9005 = v9000 + v35;
+        const unsigned int v9006 = v9001 + v20;
+        const bool v9007 = v9006 <= v9005;
+        const bool v9008 = v316 || v9007;
+        const bool v9009 = v9002 && v9008;
+        const unsigned int v9012 = v9001 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9013 = v9012 + v20;
+        const bool v9015 = v9005 < v9013;
+        const bool v9016 = v8134 || v9015;
+        const bool v9017 = v9009 && v9016;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9019 = v8999 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9020 = v9017 ? v9019 : __uint_as_float(0xff800000u);
+        v8094.x[25] = v9020;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9021 = static_cast<unsigned int>(v8094.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9022 = static_cast<unsigned int>(v8094.row(26, iron_linear_thread() & 31u));
+        const float v9023 = v8094.x[26];
+        const unsigned int v9024 = v56 + v9022;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9025 = v6889 + v9021;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9026 = v9025 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9029 = v9024 + v35;
+        const unsigned int v9030 = v9025 + v20;
+        const bool v9031 = v9030 <= v9029;
+        const bool v9032 = v316 || v9031;
+        const bool v9033 = v9026 && v9032;
+        const unsigned int v9036 = v9025 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9037 = v9036 + v20;
+        const bool v9039 = v9029 < v9037;
+        const bool v9040 = v8134 || v9039;
+        const bool v9041 = v9033 && v9040;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9043 = v9023 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9044 = v9041 ? v9043 : __uint_as_float(0xff800000u);
+        v8094.x[26] = v9044;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9045 = static_cast<unsigned int>(v8094.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9046 = static_cast<unsigned int>(v8094.row(27, iron_linear_thread() & 31u));
+        const float v9047 = v8094.x[27];
+        const unsigned int v9048 = v56 + v9046;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9049 = v6889 + v9045;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9050 = v9049 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9053 = v9048 + v35;
+        const unsigned int v9054 = v9049 + v20;
+        const bool v9055 = v9054 <= v9053;
+        const bool v9056 = v316 || v9055;
+        const bool v9057 = v9050 && v9056;
+        const unsigned int v9060 = v9049 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9061 = v9060 + v20;
+        const bool v9063 = v9053 < v9061;
+        const bool v9064 = v8134 || v9063;
+        const bool v9065 = v9057 && v9064;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9067 = v9047 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9068 = v9065 ? v9067 : __uint_as_float(0xff800000u);
+        v8094.x[27] = v9068;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9069 = static_cast<unsigned int>(v8094.col(28, iron_linear_thread() & 31u));
+        const unsigned int v9070 = static_cast<unsigned int>(v8094.row(28, iron_linear_thread() & 31u));
+        const float v9071 = v8094.x[28];
+        const unsigned int v9072 = v56 + v9070;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9073 = v6889 + v9069;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9074 = v9073 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9077 = v9072 + v35;
+        const unsigned int v9078 = v9073 + v20;
+        const bool v9079 = v9078 <= v9077;
+        const bool v9080 = v316 || v9079;
+        const bool v9081 = v9074 && v9080;
+        const unsigned int v9084 = v9073 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9085 = v9084 + v20;
+        const bool v9087 = v9077 < v9085;
+        const bool v9088 = v8134 || v9087;
+        const bool v9089 = v9081 && v9088;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9091 = v9071 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9092 = v9089 ? v9091 : __uint_as_float(0xff800000u);
+        v8094.x[28] = v9092;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9093 = static_cast<unsigned int>(v8094.col(29, iron_linear_thread() & 31u));
+        const unsigned int v9094 = static_cast<unsigned int>(v8094.row(29, iron_linear_thread() & 31u));
+        const float v9095 = v8094.x[29];
+        const unsigned int v9096 = v56 + v9094;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9097 = v6889 + v9093;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9098 = v9097 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9101 = v9096 + v35;
+        const unsigned int v9102 = v9097 + v20;
+        const bool v9103 = v9102 <= v9101;
+        const bool v9104 = v316 || v9103;
+        const bool v9105 = v9098 && v9104;
+        const unsigned int v9108 = v9097 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9109 = v9108 + v20;
+        const bool v9111 = v9101 < v9109;
+        const bool v9112 = v8134 || v9111;
+        const bool v9113 = v9105 && v9112;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9115 = v9095 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9116 = v9113 ? v9115 : __uint_as_float(0xff800000u);
+        v8094.x[29] = v9116;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9117 = static_cast<unsigned int>(v8094.col(30, iron_linear_thread() & 31u));
+        const unsigned int v9118 = static_cast<unsigned int>(v8094.row(30, iron_linear_thread() & 31u));
+        const float v9119 = v8094.x[30];
+        const unsigned int v9120 = v56 + v9118;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9121 = v6889 + v9117;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9122 = v9121 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9125 = v9120 + v35;
+        const unsigned int v9126 = v9121 + v20;
+        const bool v9127 = v9126 <= v9125;
+        const bool v9128 = v316 || v9127;
+        const bool v9129 = v9122 && v9128;
+        const unsigned int v9132 = v9121 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9133 = v9132 + v20;
+        const bool v9135 = v9125 < v9133;
+        const bool v9136 = v8134 || v9135;
+        const bool v9137 = v9129 && v9136;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9139 = v9119 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9140 = v9137 ? v9139 : __uint_as_float(0xff800000u);
+        v8094.x[30] = v9140;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9141 = static_cast<unsigned int>(v8094.col(31, iron_linear_thread() & 31u));
+        const unsigned int v9142 = static_cast<unsigned int>(v8094.row(31, iron_linear_thread() & 31u));
+        const float v9143 = v8094.x[31];
+        const unsigned int v9144 = v56 + v9142;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9145 = v6889 + v9141;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9146 = v9145 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9149 = v9144 + v35;
+        const unsigned int v9150 = v9145 + v20;
+        const bool v9151 = v9150 <= v9149;
+        const bool v9152 = v316 || v9151;
+        const bool v9153 = v9146 && v9152;
+        const unsigned int v9156 = v9145 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9157 = v9156 + v20;
+        const bool v9159 = v9149 < v9157;
+        const bool v9160 = v8134 || v9159;
+        const bool v9161 = v9153 && v9160;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9163 = v9143 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9164 = v9161 ? v9163 : __uint_as_float(0xff800000u);
+        v8094.x[31] = v9164;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9165 = static_cast<unsigned int>(v8094.col(32, iron_linear_thread() & 31u));
+        const unsigned int v9166 = static_cast<unsigned int>(v8094.row(32, iron_linear_thread() & 31u));
+        const float v9167 = v8094.x[32];
+        const unsigned int v9168 = v56 + v9166;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9169 = v6889 + v9165;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9170 = v9169 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9173 = v9168 + v35;
+        const unsigned int v9174 = v9169 + v20;
+        const bool v9175 = v9174 <= v9173;
+        const bool v9176 = v316 || v9175;
+        const bool v9177 = v9170 && v9176;
+        const unsigned int v9180 = v9169 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9181 = v9180 + v20;
+        const bool v9183 = v9173 < v9181;
+        const bool v9184 = v8134 || v9183;
+        const bool v9185 = v9177 && v9184;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9187 = v9167 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9188 = v9185 ? v9187 : __uint_as_float(0xff800000u);
+        v8094.x[32] = v9188;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9189 = static_cast<unsigned int>(v8094.col(33, iron_linear_thread() & 31u));
+        const unsigned int v9190 = static_cast<unsigned int>(v8094.row(33, iron_linear_thread() & 31u));
+        const float v9191 = v8094.x[33];
+        const unsigned int v9192 = v56 + v9190;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9193 = v6889 + v9189;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9194 = v9193 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9197 = v9192 + v35;
+        const unsigned int v9198 = v9193 + v20;
+        const bool v9199 = v9198 <= v9197;
+        const bool v9200 = v316 || v9199;
+        const bool v9201 = v9194 && v9200;
+        const unsigned int v9204 = v9193 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9205 = v9204 + v20;
+        const bool v9207 = v9197 < v9205;
+        const bool v9208 = v8134 || v9207;
+        const bool v9209 = v9201 && v9208;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9211 = v9191 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9212 = v9209 ? v9211 : __uint_as_float(0xff800000u);
+        v8094.x[33] = v9212;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9213 = static_cast<unsigned int>(v8094.col(34, iron_linear_thread() & 31u));
+        const unsigned int v9214 = static_cast<unsigned int>(v8094.row(34, iron_linear_thread() & 31u));
+        const float v9215 = v8094.x[34];
+        const unsigned int v9216 = v56 + v9214;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9217 = v6889 + v9213;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9218 = v9217 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9221 = v9216 + v35;
+        const unsigned int v9222 = v9217 + v20;
+        const bool v9223 = v9222 <= v9221;
+        const bool v9224 = v316 || v9223;
+        const bool v9225 = v9218 && v9224;
+        const unsigned int v9228 = v9217 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9229 = v9228 + v20;
+        const bool v9231 = v9221 < v9229;
+        const bool v9232 = v8134 || v9231;
+        const bool v9233 = v9225 && v9232;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9235 = v9215 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9236 = v9233 ? v9235 : __uint_as_float(0xff800000u);
+        v8094.x[34] = v9236;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9237 = static_cast<unsigned int>(v8094.col(35, iron_linear_thread() & 31u));
+        const unsigned int v9238 = static_cast<unsigned int>(v8094.row(35, iron_linear_thread() & 31u));
+        const float v9239 = v8094.x[35];
+        const unsigned int v9240 = v56 + v9238;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9241 = v6889 + v9237;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9242 = v9241 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9245 = v9240 + v35;
+        const unsigned int v9246 = v9241 + v20;
+        const bool v9247 = v9246 <= v9245;
+        const bool v9248 = v316 || v9247;
+        const bool v9249 = v9242 && v9248;
+        const unsigned int v9252 = v9241 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9253 = v9252 + v20;
+        const bool v9255 = v9245 < v9253;
+        const bool v9256 = v8134 || v9255;
+        const bool v9257 = v9249 && v9256;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9259 = v9239 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9260 = v9257 ? v9259 : __uint_as_float(0xff800000u);
+        v8094.x[35] = v9260;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9261 = static_cast<unsigned int>(v8094.col(36, iron_linear_thread() & 31u));
+        const unsigned int v9262 = static_cast<unsigned int>(v8094.row(36, iron_linear_thread() & 31u));
+        const float v9263 = v8094.x[36];
+        const unsigned int v9264 = v56 + v9262;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9265 = v6889 + v9261;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9266 = v9265 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9269 = v9264 + v35;
+        const unsigned int v9270 = v9265 + v20;
+        const bool v9271 = v9270 <= v9269;
+        const bool v9272 = v316 || v9271;
+        const bool v9273 = v9266 && v9272;
+        const unsigned int v9276 = v9265 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9277 = v9276 + v20;
+        const bool v9279 = v9269 < v9277;
+        const bool v9280 = v8134 || v9279;
+        const bool v9281 = v9273 && v9280;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9283 = v9263 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9284 = v9281 ? v9283 : __uint_as_float(0xff800000u);
+        v8094.x[36] = v9284;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9285 = static_cast<unsigned int>(v8094.col(37, iron_linear_thread() & 31u));
+        const unsigned int v9286 = static_cast<unsigned int>(v8094.row(37, iron_linear_thread() & 31u));
+        const float v9287 = v8094.x[37];
+        const unsigned int v9288 = v56 + v9286;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9289 = v6889 + v9285;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9290 = v9289 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9293 = v9288 + v35;
+        const unsigned int v9294 = v9289 + v20;
+        const bool v9295 = v9294 <= v9293;
+        const bool v9296 = v316 || v9295;
+        const bool v9297 = v9290 && v9296;
+        const unsigned int v9300 = v9289 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9301 = v9300 + v20;
+        const bool v9303 = v9293 < v9301;
+        const bool v9304 = v8134 || v9303;
+        const bool v9305 = v9297 && v9304;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9307 = v9287 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9308 = v9305 ? v9307 : __uint_as_float(0xff800000u);
+        v8094.x[37] = v9308;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9309 = static_cast<unsigned int>(v8094.col(38, iron_linear_thread() & 31u));
+        const unsigned int v9310 = static_cast<unsigned int>(v8094.row(38, iron_linear_thread() & 31u));
+        const float v9311 = v8094.x[38];
+        const unsigned int v9312 = v56 + v9310;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9313 = v6889 + v9309;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9314 = v9313 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9317 = v9312 + v35;
+        const unsigned int v9318 = v9313 + v20;
+        const bool v9319 = v9318 <= v9317;
+        const bool v9320 = v316 || v9319;
+        const bool v9321 = v9314 && v9320;
+        const unsigned int v9324 = v9313 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9325 = v9324 + v20;
+        const bool v9327 = v9317 < v9325;
+        const bool v9328 = v8134 || v9327;
+        const bool v9329 = v9321 && v9328;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9331 = v9311 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9332 = v9329 ? v9331 : __uint_as_float(0xff800000u);
+        v8094.x[38] = v9332;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9333 = static_cast<unsigned int>(v8094.col(39, iron_linear_thread() & 31u));
+        const unsigned int v9334 = static_cast<unsigned int>(v8094.row(39, iron_linear_thread() & 31u));
+        const float v9335 = v8094.x[39];
+        const unsigned int v9336 = v56 + v9334;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9337 = v6889 + v9333;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9338 = v9337 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9341 = v9336 + v35;
+        const unsigned int v9342 = v9337 + v20;
+        const bool v9343 = v9342 <= v9341;
+        const bool v9344 = v316 || v9343;
+        const bool v9345 = v9338 && v9344;
+        const unsigned int v9348 = v9337 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9349 = v9348 + v20;
+        const bool v9351 = v9341 < v9349;
+        const bool v9352 = v8134 || v9351;
+        const bool v9353 = v9345 && v9352;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9355 = v9335 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9356 = v9353 ? v9355 : __uint_as_float(0xff800000u);
+        v8094.x[39] = v9356;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9357 = static_cast<unsigned int>(v8094.col(40, iron_linear_thread() & 31u));
+        const unsigned int v9358 = static_cast<unsigned int>(v8094.row(40, iron_linear_thread() & 31u));
+        const float v9359 = v8094.x[40];
+        const unsigned int v9360 = v56 + v9358;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9361 = v6889 + v9357;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9362 = v9361 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9365 = v9360 + v35;
+        const unsigned int v9366 = v9361 + v20;
+        const bool v9367 = v9366 <= v9365;
+        const bool v9368 = v316 || v9367;
+        const bool v9369 = v9362 && v9368;
+        const unsigned int v9372 = v9361 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9373 = v9372 + v20;
+        const bool v9375 = v9365 < v9373;
+        const bool v9376 = v8134 || v9375;
+        const bool v9377 = v9369 && v9376;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9379 = v9359 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9380 = v9377 ? v9379 : __uint_as_float(0xff800000u);
+        v8094.x[40] = v9380;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9381 = static_cast<unsigned int>(v8094.col(41, iron_linear_thread() & 31u));
+        const unsigned int v9382 = static_cast<unsigned int>(v8094.row(41, iron_linear_thread() & 31u));
+        const float v9383 = v8094.x[41];
+        const unsigned int v9384 = v56 + v9382;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9385 = v6889 + v9381;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9386 = v9385 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9389 = v9384 + v35;
+        const unsigned int v9390 = v9385 + v20;
+        const bool v9391 = v9390 <= v9389;
+        const bool v9392 = v316 || v9391;
+        const bool v9393 = v9386 && v9392;
+        const unsigned int v9396 = v9385 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9397 = v9396 + v20;
+        const bool v9399 = v9389 < v9397;
+        const bool v9400 = v8134 || v9399;
+        const bool v9401 = v9393 && v9400;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9403 = v9383 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9404 = v9401 ? v9403 : __uint_as_float(0xff800000u);
+        v8094.x[41] = v9404;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9405 = static_cast<unsigned int>(v8094.col(42, iron_linear_thread() & 31u));
+        const unsigned int v9406 = static_cast<unsigned int>(v8094.row(42, iron_linear_thread() & 31u));
+        const float v9407 = v8094.x[42];
+        const unsigned int v9408 = v56 + v9406;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9409 = v6889 + v9405;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9410 = v9409 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9413 = v9408 + v35;
+        const unsigned int v9414 = v9409 + v20;
+        const bool v9415 = v9414 <= v9413;
+        const bool v9416 = v316 || v9415;
+        const bool v9417 = v9410 && v9416;
+        const unsigned int v9420 = v9409 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9421 = v9420 + v20;
+        const bool v9423 = v9413 < v9421;
+        const bool v9424 = v8134 || v9423;
+        const bool v9425 = v9417 && v9424;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9427 = v9407 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9428 = v9425 ? v9427 : __uint_as_float(0xff800000u);
+        v8094.x[42] = v9428;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9429 = static_cast<unsigned int>(v8094.col(43, iron_linear_thread() & 31u));
+        const unsigned int v9430 = static_cast<unsigned int>(v8094.row(43, iron_linear_thread() & 31u));
+        const float v9431 = v8094.x[43];
+        const unsigned int v9432 = v56 + v9430;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9433 = v6889 + v9429;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9434 = v9433 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9437 = v9432 + v35;
+        const unsigned int v9438 = v9433 + v20;
+        const bool v9439 = v9438 <= v9437;
+        const bool v9440 = v316 || v9439;
+        const bool v9441 = v9434 && v9440;
+        const unsigned int v9444 = v9433 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9445 = v9444 + v20;
+        const bool v9447 = v9437 < v9445;
+        const bool v9448 = v8134 || v9447;
+        const bool v9449 = v9441 && v9448;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9451 = v9431 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9452 = v9449 ? v9451 : __uint_as_float(0xff800000u);
+        v8094.x[43] = v9452;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9453 = static_cast<unsigned int>(v8094.col(44, iron_linear_thread() & 31u));
+        const unsigned int v9454 = static_cast<unsigned int>(v8094.row(44, iron_linear_thread() & 31u));
+        const float v9455 = v8094.x[44];
+        const unsigned int v9456 = v56 + v9454;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9457 = v6889 + v9453;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9458 = v9457 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9461 = v9456 + v35;
+        const unsigned int v9462 = v9457 + v20;
+        const bool v9463 = v9462 <= v9461;
+        const bool v9464 = v316 || v9463;
+        const bool v9465 = v9458 && v9464;
+        const unsigned int v9468 = v9457 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9469 = v9468 + v20;
+        const bool v9471 = v9461 < v9469;
+        const bool v9472 = v8134 || v9471;
+        const bool v9473 = v9465 && v9472;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9475 = v9455 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9476 = v9473 ? v9475 : __uint_as_float(0xff800000u);
+        v8094.x[44] = v9476;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9477 = static_cast<unsigned int>(v8094.col(45, iron_linear_thread() & 31u));
+        const unsigned int v9478 = static_cast<unsigned int>(v8094.row(45, iron_linear_thread() & 31u));
+        const float v9479 = v8094.x[45];
+        const unsigned int v9480 = v56 + v9478;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9481 = v6889 + v9477;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9482 = v9481 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9485 = v9480 + v35;
+        const unsigned int v9486 = v9481 + v20;
+        const bool v9487 = v9486 <= v9485;
+        const bool v9488 = v316 || v9487;
+        const bool v9489 = v9482 && v9488;
+        const unsigned int v9492 = v9481 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9493 = v9492 + v20;
+        const bool v9495 = v9485 < v9493;
+        const bool v9496 = v8134 || v9495;
+        const bool v9497 = v9489 && v9496;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9499 = v9479 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9500 = v9497 ? v9499 : __uint_as_float(0xff800000u);
+        v8094.x[45] = v9500;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9501 = static_cast<unsigned int>(v8094.col(46, iron_linear_thread() & 31u));
+        const unsigned int v9502 = static_cast<unsigned int>(v8094.row(46, iron_linear_thread() & 31u));
+        const float v9503 = v8094.x[46];
+        const unsigned int v9504 = v56 + v9502;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9505 = v6889 + v9501;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9506 = v9505 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9509 = v9504 + v35;
+        const unsigned int v9510 = v9505 + v20;
+        const bool v9511 = v9510 <= v9509;
+        const bool v9512 = v316 || v9511;
+        const bool v9513 = v9506 && v9512;
+        const unsigned int v9516 = v9505 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9517 = v9516 + v20;
+        const bool v9519 = v9509 < v9517;
+        const bool v9520 = v8134 || v9519;
+        const bool v9521 = v9513 && v9520;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9523 = v9503 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9524 = v9521 ? v9523 : __uint_as_float(0xff800000u);
+        v8094.x[46] = v9524;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9525 = static_cast<unsigned int>(v8094.col(47, iron_linear_thread() & 31u));
+        const unsigned int v9526 = static_cast<unsigned int>(v8094.row(47, iron_linear_thread() & 31u));
+        const float v9527 = v8094.x[47];
+        const unsigned int v9528 = v56 + v9526;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9529 = v6889 + v9525;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9530 = v9529 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9533 = v9528 + v35;
+        const unsigned int v9534 = v9529 + v20;
+        const bool v9535 = v9534 <= v9533;
+        const bool v9536 = v316 || v9535;
+        const bool v9537 = v9530 && v9536;
+        const unsigned int v9540 = v9529 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9541 = v9540 + v20;
+        const bool v9543 = v9533 < v9541;
+        const bool v9544 = v8134 || v9543;
+        const bool v9545 = v9537 && v9544;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9547 = v9527 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9548 = v9545 ? v9547 : __uint_as_float(0xff800000u);
+        v8094.x[47] = v9548;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9549 = static_cast<unsigned int>(v8094.col(48, iron_linear_thread() & 31u));
+        const unsigned int v9550 = static_cast<unsigned int>(v8094.row(48, iron_linear_thread() & 31u));
+        const float v9551 = v8094.x[48];
+        const unsigned int v9552 = v56 + v9550;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9553 = v6889 + v9549;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9554 = v9553 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9557 = v9552 + v35;
+        const unsigned int v9558 = v9553 + v20;
+        const bool v9559 = v9558 <= v9557;
+        const bool v9560 = v316 || v9559;
+        const bool v9561 = v9554 && v9560;
+        const unsigned int v9564 = v9553 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9565 = v9564 + v20;
+        const bool v9567 = v9557 < v9565;
+        const bool v9568 = v8134 || v9567;
+        const bool v9569 = v9561 && v9568;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9571 = v9551 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9572 = v9569 ? v9571 : __uint_as_float(0xff800000u);
+        v8094.x[48] = v9572;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9573 = static_cast<unsigned int>(v8094.col(49, iron_linear_thread() & 31u));
+        const unsigned int v9574 = static_cast<unsigned int>(v8094.row(49, iron_linear_thread() & 31u));
+        const float v9575 = v8094.x[49];
+        const unsigned int v9576 = v56 + v9574;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9577 = v6889 + v9573;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9578 = v9577 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9581 = v9576 + v35;
+        const unsigned int v9582 = v9577 + v20;
+        const bool v9583 = v9582 <= v9581;
+        const bool v9584 = v316 || v9583;
+        const bool v9585 = v9578 && v9584;
+        const unsigned int v9588 = v9577 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9589 = v9588 + v20;
+        const bool v9591 = v9581 < v9589;
+        const bool v9592 = v8134 || v9591;
+        const bool v9593 = v9585 && v9592;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9595 = v9575 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9596 = v9593 ? v9595 : __uint_as_float(0xff800000u);
+        v8094.x[49] = v9596;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9597 = static_cast<unsigned int>(v8094.col(50, iron_linear_thread() & 31u));
+        const unsigned int v9598 = static_cast<unsigned int>(v8094.row(50, iron_linear_thread() & 31u));
+        const float v9599 = v8094.x[50];
+        const unsigned int v9600 = v56 + v9598;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9601 = v6889 + v9597;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9602 = v9601 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9605 = v9600 + v35;
+        const unsigned int v9606 = v9601 + v20;
+        const bool v9607 = v9606 <= v9605;
+        const bool v9608 = v316 || v9607;
+        const bool v9609 = v9602 && v9608;
+        const unsigned int v9612 = v9601 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9613 = v9612 + v20;
+        const bool v9615 = v9605 < v9613;
+        const bool v9616 = v8134 || v9615;
+        const bool v9617 = v9609 && v9616;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9619 = v9599 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9620 = v9617 ? v9619 : __uint_as_float(0xff800000u);
+        v8094.x[50] = v9620;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9621 = static_cast<unsigned int>(v8094.col(51, iron_linear_thread() & 31u));
+        const unsigned int v9622 = static_cast<unsigned int>(v8094.row(51, iron_linear_thread() & 31u));
+        const float v9623 = v8094.x[51];
+        const unsigned int v9624 = v56 + v9622;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9625 = v6889 + v9621;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9626 = v9625 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9629 = v9624 + v35;
+        const unsigned int v9630 = v9625 + v20;
+        const bool v9631 = v9630 <= v9629;
+        const bool v9632 = v316 || v9631;
+        const bool v9633 = v9626 && v9632;
+        const unsigned int v9636 = v9625 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9637 = v9636 + v20;
+        const bool v9639 = v9629 < v9637;
+        const bool v9640 = v8134 || v9639;
+        const bool v9641 = v9633 && v9640;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9643 = v9623 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9644 = v9641 ? v9643 : __uint_as_float(0xff800000u);
+        v8094.x[51] = v9644;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9645 = static_cast<unsigned int>(v8094.col(52, iron_linear_thread() & 31u));
+        const unsigned int v9646 = static_cast<unsigned int>(v8094.row(52, iron_linear_thread() & 31u));
+        const float v9647 = v8094.x[52];
+        const unsigned int v9648 = v56 + v9646;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9649 = v6889 + v9645;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9650 = v9649 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9653 = v9648 + v35;
+        const unsigned int v9654 = v9649 + v20;
+        const bool v9655 = v9654 <= v9653;
+        const bool v9656 = v316 || v9655;
+        const bool v9657 = v9650 && v9656;
+        const unsigned int v9660 = v9649 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9661 = v9660 + v20;
+        const bool v9663 = v9653 < v9661;
+        const bool v9664 = v8134 || v9663;
+        const bool v9665 = v9657 && v9664;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9667 = v9647 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9668 = v9665 ? v9667 : __uint_as_float(0xff800000u);
+        v8094.x[52] = v9668;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9669 = static_cast<unsigned int>(v8094.col(53, iron_linear_thread() & 31u));
+        const unsigned int v9670 = static_cast<unsigned int>(v8094.row(53, iron_linear_thread() & 31u));
+        const float v9671 = v8094.x[53];
+        const unsigned int v9672 = v56 + v9670;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9673 = v6889 + v9669;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9674 = v9673 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9677 = v9672 + v35;
+        const unsigned int v9678 = v9673 + v20;
+        const bool v9679 = v9678 <= v9677;
+        const bool v9680 = v316 || v9679;
+        const bool v9681 = v9674 && v9680;
+        const unsigned int v9684 = v9673 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9685 = v9684 + v20;
+        const bool v9687 = v9677 < v9685;
+        const bool v9688 = v8134 || v9687;
+        const bool v9689 = v9681 && v9688;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9691 = v9671 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9692 = v9689 ? v9691 : __uint_as_float(0xff800000u);
+        v8094.x[53] = v9692;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9693 = static_cast<unsigned int>(v8094.col(54, iron_linear_thread() & 31u));
+        const unsigned int v9694 = static_cast<unsigned int>(v8094.row(54, iron_linear_thread() & 31u));
+        const float v9695 = v8094.x[54];
+        const unsigned int v9696 = v56 + v9694;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9697 = v6889 + v9693;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9698 = v9697 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9701 = v9696 + v35;
+        const unsigned int v9702 = v9697 + v20;
+        const bool v9703 = v9702 <= v9701;
+        const bool v9704 = v316 || v9703;
+        const bool v9705 = v9698 && v9704;
+        const unsigned int v9708 = v9697 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9709 = v9708 + v20;
+        const bool v9711 = v9701 < v9709;
+        const bool v9712 = v8134 || v9711;
+        const bool v9713 = v9705 && v9712;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9715 = v9695 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9716 = v9713 ? v9715 : __uint_as_float(0xff800000u);
+        v8094.x[54] = v9716;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9717 = static_cast<unsigned int>(v8094.col(55, iron_linear_thread() & 31u));
+        const unsigned int v9718 = static_cast<unsigned int>(v8094.row(55, iron_linear_thread() & 31u));
+        const float v9719 = v8094.x[55];
+        const unsigned int v9720 = v56 + v9718;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9721 = v6889 + v9717;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9722 = v9721 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9725 = v9720 + v35;
+        const unsigned int v9726 = v9721 + v20;
+        const bool v9727 = v9726 <= v9725;
+        const bool v9728 = v316 || v9727;
+        const bool v9729 = v9722 && v9728;
+        const unsigned int v9732 = v9721 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9733 = v9732 + v20;
+        const bool v9735 = v9725 < v9733;
+        const bool v9736 = v8134 || v9735;
+        const bool v9737 = v9729 && v9736;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9739 = v9719 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9740 = v9737 ? v9739 : __uint_as_float(0xff800000u);
+        v8094.x[55] = v9740;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9741 = static_cast<unsigned int>(v8094.col(56, iron_linear_thread() & 31u));
+        const unsigned int v9742 = static_cast<unsigned int>(v8094.row(56, iron_linear_thread() & 31u));
+        const float v9743 = v8094.x[56];
+        const unsigned int v9744 = v56 + v9742;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9745 = v6889 + v9741;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9746 = v9745 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9749 = v9744 + v35;
+        const unsigned int v9750 = v9745 + v20;
+        const bool v9751 = v9750 <= v9749;
+        const bool v9752 = v316 || v9751;
+        const bool v9753 = v9746 && v9752;
+        const unsigned int v9756 = v9745 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9757 = v9756 + v20;
+        const bool v9759 = v9749 < v9757;
+        const bool v9760 = v8134 || v9759;
+        const bool v9761 = v9753 && v9760;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9763 = v9743 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9764 = v9761 ? v9763 : __uint_as_float(0xff800000u);
+        v8094.x[56] = v9764;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9765 = static_cast<unsigned int>(v8094.col(57, iron_linear_thread() & 31u));
+        const unsigned int v9766 = static_cast<unsigned int>(v8094.row(57, iron_linear_thread() & 31u));
+        const float v9767 = v8094.x[57];
+        const unsigned int v9768 = v56 + v9766;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9769 = v6889 + v9765;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9770 = v9769 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9773 = v9768 + v35;
+        const unsigned int v9774 = v9769 + v20;
+        const bool v9775 = v9774 <= v9773;
+        const bool v9776 = v316 || v9775;
+        const bool v9777 = v9770 && v9776;
+        const unsigned int v9780 = v9769 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9781 = v9780 + v20;
+        const bool v9783 = v9773 < v9781;
+        const bool v9784 = v8134 || v9783;
+        const bool v9785 = v9777 && v9784;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9787 = v9767 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9788 = v9785 ? v9787 : __uint_as_float(0xff800000u);
+        v8094.x[57] = v9788;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9789 = static_cast<unsigned int>(v8094.col(58, iron_linear_thread() & 31u));
+        const unsigned int v9790 = static_cast<unsigned int>(v8094.row(58, iron_linear_thread() & 31u));
+        const float v9791 = v8094.x[58];
+        const unsigned int v9792 = v56 + v9790;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9793 = v6889 + v9789;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9794 = v9793 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9797 = v9792 + v35;
+        const unsigned int v9798 = v9793 + v20;
+        const bool v9799 = v9798 <= v9797;
+        const bool v9800 = v316 || v9799;
+        const bool v9801 = v9794 && v9800;
+        const unsigned int v9804 = v9793 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9805 = v9804 + v20;
+        const bool v9807 = v9797 < v9805;
+        const bool v9808 = v8134 || v9807;
+        const bool v9809 = v9801 && v9808;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9811 = v9791 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9812 = v9809 ? v9811 : __uint_as_float(0xff800000u);
+        v8094.x[58] = v9812;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9813 = static_cast<unsigned int>(v8094.col(59, iron_linear_thread() & 31u));
+        const unsigned int v9814 = static_cast<unsigned int>(v8094.row(59, iron_linear_thread() & 31u));
+        const float v9815 = v8094.x[59];
+        const unsigned int v9816 = v56 + v9814;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9817 = v6889 + v9813;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9818 = v9817 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9821 = v9816 + v35;
+        const unsigned int v9822 = v9817 + v20;
+        const bool v9823 = v9822 <= v9821;
+        const bool v9824 = v316 || v9823;
+        const bool v9825 = v9818 && v9824;
+        const unsigned int v9828 = v9817 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9829 = v9828 + v20;
+        const bool v9831 = v9821 < v9829;
+        const bool v9832 = v8134 || v9831;
+        const bool v9833 = v9825 && v9832;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9835 = v9815 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9836 = v9833 ? v9835 : __uint_as_float(0xff800000u);
+        v8094.x[59] = v9836;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9837 = static_cast<unsigned int>(v8094.col(60, iron_linear_thread() & 31u));
+        const unsigned int v9838 = static_cast<unsigned int>(v8094.row(60, iron_linear_thread() & 31u));
+        const float v9839 = v8094.x[60];
+        const unsigned int v9840 = v56 + v9838;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9841 = v6889 + v9837;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9842 = v9841 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9845 = v9840 + v35;
+        const unsigned int v9846 = v9841 + v20;
+        const bool v9847 = v9846 <= v9845;
+        const bool v9848 = v316 || v9847;
+        const bool v9849 = v9842 && v9848;
+        const unsigned int v9852 = v9841 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9853 = v9852 + v20;
+        const bool v9855 = v9845 < v9853;
+        const bool v9856 = v8134 || v9855;
+        const bool v9857 = v9849 && v9856;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9859 = v9839 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9860 = v9857 ? v9859 : __uint_as_float(0xff800000u);
+        v8094.x[60] = v9860;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9861 = static_cast<unsigned int>(v8094.col(61, iron_linear_thread() & 31u));
+        const unsigned int v9862 = static_cast<unsigned int>(v8094.row(61, iron_linear_thread() & 31u));
+        const float v9863 = v8094.x[61];
+        const unsigned int v9864 = v56 + v9862;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9865 = v6889 + v9861;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9866 = v9865 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9869 = v9864 + v35;
+        const unsigned int v9870 = v9865 + v20;
+        const bool v9871 = v9870 <= v9869;
+        const bool v9872 = v316 || v9871;
+        const bool v9873 = v9866 && v9872;
+        const unsigned int v9876 = v9865 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9877 = v9876 + v20;
+        const bool v9879 = v9869 < v9877;
+        const bool v9880 = v8134 || v9879;
+        const bool v9881 = v9873 && v9880;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9883 = v9863 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9884 = v9881 ? v9883 : __uint_as_float(0xff800000u);
+        v8094.x[61] = v9884;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9885 = static_cast<unsigned int>(v8094.col(62, iron_linear_thread() & 31u));
+        const unsigned int v9886 = static_cast<unsigned int>(v8094.row(62, iron_linear_thread() & 31u));
+        const float v9887 = v8094.x[62];
+        const unsigned int v9888 = v56 + v9886;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9889 = v6889 + v9885;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9890 = v9889 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9893 = v9888 + v35;
+        const unsigned int v9894 = v9889 + v20;
+        const bool v9895 = v9894 <= v9893;
+        const bool v9896 = v316 || v9895;
+        const bool v9897 = v9890 && v9896;
+        const unsigned int v9900 = v9889 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9901 = v9900 + v20;
+        const bool v9903 = v9893 < v9901;
+        const bool v9904 = v8134 || v9903;
+        const bool v9905 = v9897 && v9904;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9907 = v9887 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9908 = v9905 ? v9907 : __uint_as_float(0xff800000u);
+        v8094.x[62] = v9908;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9909 = static_cast<unsigned int>(v8094.col(63, iron_linear_thread() & 31u));
+        const unsigned int v9910 = static_cast<unsigned int>(v8094.row(63, iron_linear_thread() & 31u));
+        const float v9911 = v8094.x[63];
+        const unsigned int v9912 = v56 + v9910;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9913 = v6889 + v9909;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9914 = v9913 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9917 = v9912 + v35;
+        const unsigned int v9918 = v9913 + v20;
+        const bool v9919 = v9918 <= v9917;
+        const bool v9920 = v316 || v9919;
+        const bool v9921 = v9914 && v9920;
+        const unsigned int v9924 = v9913 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9925 = v9924 + v20;
+        const bool v9927 = v9917 < v9925;
+        const bool v9928 = v8134 || v9927;
+        const bool v9929 = v9921 && v9928;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9931 = v9911 * v335;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9932 = v9929 ? v9931 : __uint_as_float(0xff800000u);
+        v8094.x[63] = v9932;  // kernels/sdpa/flash_tile.hpp:152
+      }
+      iron_frag<float, 2, 16, 8> v9934;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v9934, 0.0f);
+      iron_frag<float, 2, 16, 8> v9936;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v9936, 0.0f);
+      iron_frag_row_reduce<false>(v9936, v8094);
+      const float v9940 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9941 = v9936.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9942 = fmaxf(v9940, v9941);
+      const bool v9945 = v9942 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9946 = v9945 ? 0.0f : v9942;
+      const float v9947 = v9940 - v9946;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9948 = iron_exp2_approx(v9947);
+      v9934.x[0] = v9948;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9952 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9953 = v9936.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9954 = fmaxf(v9952, v9953);
+      const bool v9957 = v9954 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9958 = v9957 ? 0.0f : v9954;
+      const float v9959 = v9952 - v9958;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9960 = iron_exp2_approx(v9959);
+      v9934.x[1] = v9960;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9964 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9965 = v9936.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9966 = fmaxf(v9964, v9965);
+      const bool v9969 = v9966 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9970 = v9969 ? 0.0f : v9966;
+      const float v9971 = v9964 - v9970;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9972 = iron_exp2_approx(v9971);
+      v9934.x[2] = v9972;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9976 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9977 = v9936.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9978 = fmaxf(v9976, v9977);
+      const bool v9981 = v9978 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9982 = v9981 ? 0.0f : v9978;
+      const float v9983 = v9976 - v9982;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9984 = iron_exp2_approx(v9983);
+      v9934.x[3] = v9984;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9987 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v9988 = v9936.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9989 = fmaxf(v9987, v9988);
+      v337.x[0] = v9989;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9992 = v337.x[1];
+      const float v9993 = v9936.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9994 = fmaxf(v9992, v9993);
+      v337.x[1] = v9994;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9997 = v337.x[2];
+      const float v9998 = v9936.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9999 = fmaxf(v9997, v9998);
+      v337.x[2] = v9999;  // kernels/sdpa/flash_tile.hpp:188
+      const float v10002 = v337.x[3];
+      const float v10003 = v9936.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v10004 = fmaxf(v10002, v10003);
+      v337.x[3] = v10004;  // kernels/sdpa/flash_tile.hpp:188
+      const float v10007 = v8094.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v10008 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10011 = v10008 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10012 = v10011 ? 0.0f : v10008;
+      const float v10013 = v10007 - v10012;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10014 = iron_exp2_approx(v10013);
+      v8094.x[0] = v10014;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10017 = v8094.x[1];
+      const float v10018 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10021 = v10018 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10022 = v10021 ? 0.0f : v10018;
+      const float v10023 = v10017 - v10022;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10024 = iron_exp2_approx(v10023);
+      v8094.x[1] = v10024;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10027 = v8094.x[2];
+      const float v10028 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10031 = v10028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10032 = v10031 ? 0.0f : v10028;
+      const float v10033 = v10027 - v10032;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10034 = iron_exp2_approx(v10033);
+      v8094.x[2] = v10034;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10037 = v8094.x[3];
+      const float v10038 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10041 = v10038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10042 = v10041 ? 0.0f : v10038;
+      const float v10043 = v10037 - v10042;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10044 = iron_exp2_approx(v10043);
+      v8094.x[3] = v10044;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10047 = v8094.x[4];
+      const float v10048 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10051 = v10048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10052 = v10051 ? 0.0f : v10048;
+      const float v10053 = v10047 - v10052;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10054 = iron_exp2_approx(v10053);
+      v8094.x[4] = v10054;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10057 = v8094.x[5];
+      const float v10058 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10061 = v10058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10062 = v10061 ? 0.0f : v10058;
+      const float v10063 = v10057 - v10062;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10064 = iron_exp2_approx(v10063);
+      v8094.x[5] = v10064;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10067 = v8094.x[6];
+      const float v10068 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10071 = v10068 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10072 = v10071 ? 0.0f : v10068;
+      const float v10073 = v10067 - v10072;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10074 = iron_exp2_approx(v10073);
+      v8094.x[6] = v10074;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10077 = v8094.x[7];
+      const float v10078 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10081 = v10078 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10082 = v10081 ? 0.0f : v10078;
+      const float v10083 = v10077 - v10082;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10084 = iron_exp2_approx(v10083);
+      v8094.x[7] = v10084;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10087 = v8094.x[8];
+      const float v10088 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10091 = v10088 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10092 = v10091 ? 0.0f : v10088;
+      const float v10093 = v10087 - v10092;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10094 = iron_exp2_approx(v10093);
+      v8094.x[8] = v10094;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10097 = v8094.x[9];
+      const float v10098 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10101 = v10098 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10102 = v10101 ? 0.0f : v10098;
+      const float v10103 = v10097 - v10102;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10104 = iron_exp2_approx(v10103);
+      v8094.x[9] = v10104;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10107 = v8094.x[10];
+      const float v10108 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10111 = v10108 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10112 = v10111 ? 0.0f : v10108;
+      const float v10113 = v10107 - v10112;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10114 = iron_exp2_approx(v10113);
+      v8094.x[10] = v10114;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10117 = v8094.x[11];
+      const float v10118 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10121 = v10118 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10122 = v10121 ? 0.0f : v10118;
+      const float v10123 = v10117 - v10122;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10124 = iron_exp2_approx(v10123);
+      v8094.x[11] = v10124;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10127 = v8094.x[12];
+      const float v10128 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10131 = v10128 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10132 = v10131 ? 0.0f : v10128;
+      const float v10133 = v10127 - v10132;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10134 = iron_exp2_approx(v10133);
+      v8094.x[12] = v10134;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10137 = v8094.x[13];
+      const float v10138 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10141 = v10138 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10142 = v10141 ? 0.0f : v10138;
+      const float v10143 = v10137 - v10142;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10144 = iron_exp2_approx(v10143);
+      v8094.x[13] = v10144;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10147 = v8094.x[14];
+      const float v10148 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10151 = v10148 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10152 = v10151 ? 0.0f : v10148;
+      const float v10153 = v10147 - v10152;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10154 = iron_exp2_approx(v10153);
+      v8094.x[14] = v10154;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10157 = v8094.x[15];
+      const float v10158 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10161 = v10158 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10162 = v10161 ? 0.0f : v10158;
+      const float v10163 = v10157 - v10162;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10164 = iron_exp2_approx(v10163);
+      v8094.x[15] = v10164;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10167 = v8094.x[16];
+      const float v10168 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10171 = v10168 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10172 = v10171 ? 0.0f : v10168;
+      const float v10173 = v10167 - v10172;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10174 = iron_exp2_approx(v10173);
+      v8094.x[16] = v10174;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10177 = v8094.x[17];
+      const float v10178 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10181 = v10178 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10182 = v10181 ? 0.0f : v10178;
+      const float v10183 = v10177 - v10182;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10184 = iron_exp2_approx(v10183);
+      v8094.x[17] = v10184;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10187 = v8094.x[18];
+      const float v10188 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10191 = v10188 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10192 = v10191 ? 0.0f : v10188;
+      const float v10193 = v10187 - v10192;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10194 = iron_exp2_approx(v10193);
+      v8094.x[18] = v10194;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10197 = v8094.x[19];
+      const float v10198 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10201 = v10198 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10202 = v10201 ? 0.0f : v10198;
+      const float v10203 = v10197 - v10202;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10204 = iron_exp2_approx(v10203);
+      v8094.x[19] = v10204;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10207 = v8094.x[20];
+      const float v10208 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10211 = v10208 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10212 = v10211 ? 0.0f : v10208;
+      const float v10213 = v10207 - v10212;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10214 = iron_exp2_approx(v10213);
+      v8094.x[20] = v10214;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10217 = v8094.x[21];
+      const float v10218 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10221 = v10218 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10222 = v10221 ? 0.0f : v10218;
+      const float v10223 = v10217 - v10222;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10224 = iron_exp2_approx(v10223);
+      v8094.x[21] = v10224;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10227 = v8094.x[22];
+      const float v10228 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10231 = v10228 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10232 = v10231 ? 0.0f : v10228;
+      const float v10233 = v10227 - v10232;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10234 = iron_exp2_approx(v10233);
+      v8094.x[22] = v10234;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10237 = v8094.x[23];
+      const float v10238 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10241 = v10238 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10242 = v10241 ? 0.0f : v10238;
+      const float v10243 = v10237 - v10242;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10244 = iron_exp2_approx(v10243);
+      v8094.x[23] = v10244;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10247 = v8094.x[24];
+      const float v10248 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10251 = v10248 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10252 = v10251 ? 0.0f : v10248;
+      const float v10253 = v10247 - v10252;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10254 = iron_exp2_approx(v10253);
+      v8094.x[24] = v10254;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10257 = v8094.x[25];
+      const float v10258 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10261 = v10258 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10262 = v10261 ? 0.0f : v10258;
+      const float v10263 = v10257 - v10262;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10264 = iron_exp2_approx(v10263);
+      v8094.x[25] = v10264;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10267 = v8094.x[26];
+      const float v10268 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10271 = v10268 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10272 = v10271 ? 0.0f : v10268;
+      const float v10273 = v10267 - v10272;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10274 = iron_exp2_approx(v10273);
+      v8094.x[26] = v10274;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10277 = v8094.x[27];
+      const float v10278 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10281 = v10278 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10282 = v10281 ? 0.0f : v10278;
+      const float v10283 = v10277 - v10282;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10284 = iron_exp2_approx(v10283);
+      v8094.x[27] = v10284;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10287 = v8094.x[28];
+      const float v10288 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10291 = v10288 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10292 = v10291 ? 0.0f : v10288;
+      const float v10293 = v10287 - v10292;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10294 = iron_exp2_approx(v10293);
+      v8094.x[28] = v10294;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10297 = v8094.x[29];
+      const float v10298 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10301 = v10298 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10302 = v10301 ? 0.0f : v10298;
+      const float v10303 = v10297 - v10302;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10304 = iron_exp2_approx(v10303);
+      v8094.x[29] = v10304;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10307 = v8094.x[30];
+      const float v10308 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10311 = v10308 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10312 = v10311 ? 0.0f : v10308;
+      const float v10313 = v10307 - v10312;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10314 = iron_exp2_approx(v10313);
+      v8094.x[30] = v10314;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10317 = v8094.x[31];
+      const float v10318 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10321 = v10318 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10322 = v10321 ? 0.0f : v10318;
+      const float v10323 = v10317 - v10322;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10324 = iron_exp2_approx(v10323);
+      v8094.x[31] = v10324;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10327 = v8094.x[32];
+      const float v10328 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10331 = v10328 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10332 = v10331 ? 0.0f : v10328;
+      const float v10333 = v10327 - v10332;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10334 = iron_exp2_approx(v10333);
+      v8094.x[32] = v10334;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10337 = v8094.x[33];
+      const float v10338 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10341 = v10338 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10342 = v10341 ? 0.0f : v10338;
+      const float v10343 = v10337 - v10342;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10344 = iron_exp2_approx(v10343);
+      v8094.x[33] = v10344;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10347 = v8094.x[34];
+      const float v10348 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10351 = v10348 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10352 = v10351 ? 0.0f : v10348;
+      const float v10353 = v10347 - v10352;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10354 = iron_exp2_approx(v10353);
+      v8094.x[34] = v10354;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10357 = v8094.x[35];
+      const float v10358 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10361 = v10358 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10362 = v10361 ? 0.0f : v10358;
+      const float v10363 = v10357 - v10362;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10364 = iron_exp2_approx(v10363);
+      v8094.x[35] = v10364;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10367 = v8094.x[36];
+      const float v10368 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10371 = v10368 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10372 = v10371 ? 0.0f : v10368;
+      const float v10373 = v10367 - v10372;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10374 = iron_exp2_approx(v10373);
+      v8094.x[36] = v10374;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10377 = v8094.x[37];
+      const float v10378 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10381 = v10378 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10382 = v10381 ? 0.0f : v10378;
+      const float v10383 = v10377 - v10382;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10384 = iron_exp2_approx(v10383);
+      v8094.x[37] = v10384;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10387 = v8094.x[38];
+      const float v10388 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10391 = v10388 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10392 = v10391 ? 0.0f : v10388;
+      const float v10393 = v10387 - v10392;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10394 = iron_exp2_approx(v10393);
+      v8094.x[38] = v10394;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10397 = v8094.x[39];
+      const float v10398 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10401 = v10398 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10402 = v10401 ? 0.0f : v10398;
+      const float v10403 = v10397 - v10402;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10404 = iron_exp2_approx(v10403);
+      v8094.x[39] = v10404;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10407 = v8094.x[40];
+      const float v10408 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10411 = v10408 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10412 = v10411 ? 0.0f : v10408;
+      const float v10413 = v10407 - v10412;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10414 = iron_exp2_approx(v10413);
+      v8094.x[40] = v10414;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10417 = v8094.x[41];
+      const float v10418 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10421 = v10418 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10422 = v10421 ? 0.0f : v10418;
+      const float v10423 = v10417 - v10422;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10424 = iron_exp2_approx(v10423);
+      v8094.x[41] = v10424;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10427 = v8094.x[42];
+      const float v10428 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10431 = v10428 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10432 = v10431 ? 0.0f : v10428;
+      const float v10433 = v10427 - v10432;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10434 = iron_exp2_approx(v10433);
+      v8094.x[42] = v10434;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10437 = v8094.x[43];
+      const float v10438 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10441 = v10438 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10442 = v10441 ? 0.0f : v10438;
+      const float v10443 = v10437 - v10442;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10444 = iron_exp2_approx(v10443);
+      v8094.x[43] = v10444;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10447 = v8094.x[44];
+      const float v10448 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10451 = v10448 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10452 = v10451 ? 0.0f : v10448;
+      const float v10453 = v10447 - v10452;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10454 = iron_exp2_approx(v10453);
+      v8094.x[44] = v10454;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10457 = v8094.x[45];
+      const float v10458 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10461 = v10458 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10462 = v10461 ? 0.0f : v10458;
+      const float v10463 = v10457 - v10462;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10464 = iron_exp2_approx(v10463);
+      v8094.x[45] = v10464;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10467 = v8094.x[46];
+      const float v10468 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10471 = v10468 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10472 = v10471 ? 0.0f : v10468;
+      const float v10473 = v10467 - v10472;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10474 = iron_exp2_approx(v10473);
+      v8094.x[46] = v10474;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10477 = v8094.x[47];
+      const float v10478 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10481 = v10478 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10482 = v10481 ? 0.0f : v10478;
+      const float v10483 = v10477 - v10482;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10484 = iron_exp2_approx(v10483);
+      v8094.x[47] = v10484;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10487 = v8094.x[48];
+      const float v10488 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10491 = v10488 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10492 = v10491 ? 0.0f : v10488;
+      const float v10493 = v10487 - v10492;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10494 = iron_exp2_approx(v10493);
+      v8094.x[48] = v10494;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10497 = v8094.x[49];
+      const float v10498 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10501 = v10498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10502 = v10501 ? 0.0f : v10498;
+      const float v10503 = v10497 - v10502;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10504 = iron_exp2_approx(v10503);
+      v8094.x[49] = v10504;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10507 = v8094.x[50];
+      const float v10508 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10511 = v10508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10512 = v10511 ? 0.0f : v10508;
+      const float v10513 = v10507 - v10512;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10514 = iron_exp2_approx(v10513);
+      v8094.x[50] = v10514;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10517 = v8094.x[51];
+      const float v10518 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10521 = v10518 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10522 = v10521 ? 0.0f : v10518;
+      const float v10523 = v10517 - v10522;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10524 = iron_exp2_approx(v10523);
+      v8094.x[51] = v10524;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10527 = v8094.x[52];
+      const float v10528 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10531 = v10528 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10532 = v10531 ? 0.0f : v10528;
+      const float v10533 = v10527 - v10532;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10534 = iron_exp2_approx(v10533);
+      v8094.x[52] = v10534;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10537 = v8094.x[53];
+      const float v10538 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10541 = v10538 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10542 = v10541 ? 0.0f : v10538;
+      const float v10543 = v10537 - v10542;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10544 = iron_exp2_approx(v10543);
+      v8094.x[53] = v10544;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10547 = v8094.x[54];
+      const float v10548 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10551 = v10548 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10552 = v10551 ? 0.0f : v10548;
+      const float v10553 = v10547 - v10552;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10554 = iron_exp2_approx(v10553);
+      v8094.x[54] = v10554;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10557 = v8094.x[55];
+      const float v10558 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10561 = v10558 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10562 = v10561 ? 0.0f : v10558;
+      const float v10563 = v10557 - v10562;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10564 = iron_exp2_approx(v10563);
+      v8094.x[55] = v10564;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10567 = v8094.x[56];
+      const float v10568 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10571 = v10568 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10572 = v10571 ? 0.0f : v10568;
+      const float v10573 = v10567 - v10572;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10574 = iron_exp2_approx(v10573);
+      v8094.x[56] = v10574;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10577 = v8094.x[57];
+      const float v10578 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10581 = v10578 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10582 = v10581 ? 0.0f : v10578;
+      const float v10583 = v10577 - v10582;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10584 = iron_exp2_approx(v10583);
+      v8094.x[57] = v10584;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10587 = v8094.x[58];
+      const float v10588 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10591 = v10588 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10592 = v10591 ? 0.0f : v10588;
+      const float v10593 = v10587 - v10592;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10594 = iron_exp2_approx(v10593);
+      v8094.x[58] = v10594;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10597 = v8094.x[59];
+      const float v10598 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10601 = v10598 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10602 = v10601 ? 0.0f : v10598;
+      const float v10603 = v10597 - v10602;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10604 = iron_exp2_approx(v10603);
+      v8094.x[59] = v10604;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10607 = v8094.x[60];
+      const float v10608 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10611 = v10608 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10612 = v10611 ? 0.0f : v10608;
+      const float v10613 = v10607 - v10612;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10614 = iron_exp2_approx(v10613);
+      v8094.x[60] = v10614;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10617 = v8094.x[61];
+      const float v10618 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10621 = v10618 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10622 = v10621 ? 0.0f : v10618;
+      const float v10623 = v10617 - v10622;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10624 = iron_exp2_approx(v10623);
+      v8094.x[61] = v10624;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10627 = v8094.x[62];
+      const float v10628 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10631 = v10628 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10632 = v10631 ? 0.0f : v10628;
+      const float v10633 = v10627 - v10632;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10634 = iron_exp2_approx(v10633);
+      v8094.x[62] = v10634;  // kernels/sdpa/flash_tile.hpp:191
+      const float v10637 = v8094.x[63];
+      const float v10638 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v10641 = v10638 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10642 = v10641 ? 0.0f : v10638;
+      const float v10643 = v10637 - v10642;  // kernels/sdpa/flash_tile.hpp:192
+      const float v10644 = iron_exp2_approx(v10643);
+      v8094.x[63] = v10644;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v10646;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v10646, 0.0f);
+      iron_frag_row_reduce<true>(v10646, v8094);
+      const float v10649 = v339.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v10650 = v10646.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v10651 = v9934.x[0];
+      const float v10652 = v10649 * v10651;
+      const float v10653 = v10652 + v10650;
+      v339.x[0] = v10653;  // kernels/sdpa/flash_tile.hpp:195
+      const float v10656 = v339.x[1];
+      const float v10657 = v10646.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v10658 = v9934.x[1];
+      const float v10659 = v10656 * v10658;
+      const float v10660 = v10659 + v10657;
+      v339.x[1] = v10660;  // kernels/sdpa/flash_tile.hpp:195
+      const float v10663 = v339.x[2];
+      const float v10664 = v10646.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v10665 = v9934.x[2];
+      const float v10666 = v10663 * v10665;
+      const float v10667 = v10666 + v10664;
+      v339.x[2] = v10667;  // kernels/sdpa/flash_tile.hpp:195
+      const float v10670 = v339.x[3];
+      const float v10671 = v10646.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v10672 = v9934.x[3];
+      const float v10673 = v10670 * v10672;
+      const float v10674 = v10673 + v10671;
+      v339.x[3] = v10674;  // kernels/sdpa/flash_tile.hpp:195
+      const float v10677 = v341.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v10678 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10679 = v10677 * v10678;
+      v341.x[0] = v10679;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10682 = v341.x[1];
+      const float v10683 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10684 = v10682 * v10683;
+      v341.x[1] = v10684;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10687 = v341.x[2];
+      const float v10688 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10689 = v10687 * v10688;
+      v341.x[2] = v10689;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10692 = v341.x[3];
+      const float v10693 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10694 = v10692 * v10693;
+      v341.x[3] = v10694;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10697 = v341.x[4];
+      const float v10698 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10699 = v10697 * v10698;
+      v341.x[4] = v10699;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10702 = v341.x[5];
+      const float v10703 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10704 = v10702 * v10703;
+      v341.x[5] = v10704;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10707 = v341.x[6];
+      const float v10708 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10709 = v10707 * v10708;
+      v341.x[6] = v10709;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10712 = v341.x[7];
+      const float v10713 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10714 = v10712 * v10713;
+      v341.x[7] = v10714;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10717 = v341.x[8];
+      const float v10718 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10719 = v10717 * v10718;
+      v341.x[8] = v10719;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10722 = v341.x[9];
+      const float v10723 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10724 = v10722 * v10723;
+      v341.x[9] = v10724;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10727 = v341.x[10];
+      const float v10728 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10729 = v10727 * v10728;
+      v341.x[10] = v10729;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10732 = v341.x[11];
+      const float v10733 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10734 = v10732 * v10733;
+      v341.x[11] = v10734;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10737 = v341.x[12];
+      const float v10738 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10739 = v10737 * v10738;
+      v341.x[12] = v10739;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10742 = v341.x[13];
+      const float v10743 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10744 = v10742 * v10743;
+      v341.x[13] = v10744;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10747 = v341.x[14];
+      const float v10748 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10749 = v10747 * v10748;
+      v341.x[14] = v10749;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10752 = v341.x[15];
+      const float v10753 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10754 = v10752 * v10753;
+      v341.x[15] = v10754;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10757 = v341.x[16];
+      const float v10758 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10759 = v10757 * v10758;
+      v341.x[16] = v10759;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10762 = v341.x[17];
+      const float v10763 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10764 = v10762 * v10763;
+      v341.x[17] = v10764;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10767 = v341.x[18];
+      const float v10768 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10769 = v10767 * v10768;
+      v341.x[18] = v10769;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10772 = v341.x[19];
+      const float v10773 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10774 = v10772 * v10773;
+      v341.x[19] = v10774;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10777 = v341.x[20];
+      const float v10778 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10779 = v10777 * v10778;
+      v341.x[20] = v10779;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10782 = v341.x[21];
+      const float v10783 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10784 = v10782 * v10783;
+      v341.x[21] = v10784;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10787 = v341.x[22];
+      const float v10788 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10789 = v10787 * v10788;
+      v341.x[22] = v10789;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10792 = v341.x[23];
+      const float v10793 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10794 = v10792 * v10793;
+      v341.x[23] = v10794;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10797 = v341.x[24];
+      const float v10798 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10799 = v10797 * v10798;
+      v341.x[24] = v10799;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10802 = v341.x[25];
+      const float v10803 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10804 = v10802 * v10803;
+      v341.x[25] = v10804;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10807 = v341.x[26];
+      const float v10808 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10809 = v10807 * v10808;
+      v341.x[26] = v10809;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10812 = v341.x[27];
+      const float v10813 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10814 = v10812 * v10813;
+      v341.x[27] = v10814;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10817 = v341.x[28];
+      const float v10818 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10819 = v10817 * v10818;
+      v341.x[28] = v10819;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10822 = v341.x[29];
+      const float v10823 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10824 = v10822 * v10823;
+      v341.x[29] = v10824;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10827 = v341.x[30];
+      const float v10828 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10829 = v10827 * v10828;
+      v341.x[30] = v10829;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10832 = v341.x[31];
+      const float v10833 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10834 = v10832 * v10833;
+      v341.x[31] = v10834;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10837 = v343.x[0];
+      const float v10838 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10839 = v10837 * v10838;
+      v343.x[0] = v10839;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10842 = v343.x[1];
+      const float v10843 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10844 = v10842 * v10843;
+      v343.x[1] = v10844;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10847 = v343.x[2];
+      const float v10848 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10849 = v10847 * v10848;
+      v343.x[2] = v10849;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10852 = v343.x[3];
+      const float v10853 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10854 = v10852 * v10853;
+      v343.x[3] = v10854;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10857 = v343.x[4];
+      const float v10858 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10859 = v10857 * v10858;
+      v343.x[4] = v10859;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10862 = v343.x[5];
+      const float v10863 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10864 = v10862 * v10863;
+      v343.x[5] = v10864;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10867 = v343.x[6];
+      const float v10868 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10869 = v10867 * v10868;
+      v343.x[6] = v10869;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10872 = v343.x[7];
+      const float v10873 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10874 = v10872 * v10873;
+      v343.x[7] = v10874;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10877 = v343.x[8];
+      const float v10878 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10879 = v10877 * v10878;
+      v343.x[8] = v10879;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10882 = v343.x[9];
+      const float v10883 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10884 = v10882 * v10883;
+      v343.x[9] = v10884;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10887 = v343.x[10];
+      const float v10888 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10889 = v10887 * v10888;
+      v343.x[10] = v10889;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10892 = v343.x[11];
+      const float v10893 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10894 = v10892 * v10893;
+      v343.x[11] = v10894;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10897 = v343.x[12];
+      const float v10898 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10899 = v10897 * v10898;
+      v343.x[12] = v10899;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10902 = v343.x[13];
+      const float v10903 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10904 = v10902 * v10903;
+      v343.x[13] = v10904;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10907 = v343.x[14];
+      const float v10908 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10909 = v10907 * v10908;
+      v343.x[14] = v10909;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10912 = v343.x[15];
+      const float v10913 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10914 = v10912 * v10913;
+      v343.x[15] = v10914;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10917 = v343.x[16];
+      const float v10918 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10919 = v10917 * v10918;
+      v343.x[16] = v10919;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10922 = v343.x[17];
+      const float v10923 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10924 = v10922 * v10923;
+      v343.x[17] = v10924;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10927 = v343.x[18];
+      const float v10928 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10929 = v10927 * v10928;
+      v343.x[18] = v10929;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10932 = v343.x[19];
+      const float v10933 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10934 = v10932 * v10933;
+      v343.x[19] = v10934;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10937 = v343.x[20];
+      const float v10938 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10939 = v10937 * v10938;
+      v343.x[20] = v10939;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10942 = v343.x[21];
+      const float v10943 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10944 = v10942 * v10943;
+      v343.x[21] = v10944;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10947 = v343.x[22];
+      const float v10948 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10949 = v10947 * v10948;
+      v343.x[22] = v10949;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10952 = v343.x[23];
+      const float v10953 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10954 = v10952 * v10953;
+      v343.x[23] = v10954;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10957 = v343.x[24];
+      const float v10958 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10959 = v10957 * v10958;
+      v343.x[24] = v10959;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10962 = v343.x[25];
+      const float v10963 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10964 = v10962 * v10963;
+      v343.x[25] = v10964;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10967 = v343.x[26];
+      const float v10968 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10969 = v10967 * v10968;
+      v343.x[26] = v10969;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10972 = v343.x[27];
+      const float v10973 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10974 = v10972 * v10973;
+      v343.x[27] = v10974;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10977 = v343.x[28];
+      const float v10978 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10979 = v10977 * v10978;
+      v343.x[28] = v10979;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10982 = v343.x[29];
+      const float v10983 = v9934.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10984 = v10982 * v10983;
+      v343.x[29] = v10984;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10987 = v343.x[30];
+      const float v10988 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10989 = v10987 * v10988;
+      v343.x[30] = v10989;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10992 = v343.x[31];
+      const float v10993 = v9934.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10994 = v10992 * v10993;
+      v343.x[31] = v10994;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 128> v10996;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v10996, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v10996, v8094);
+      iron_frag_store<false>(v10996, shm3, v11003, 128u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v11167;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v11167, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11167, shm3, v11158, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11169;
+      iron_frag_fill(v11169, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11169, shm2, v8098, 64u);
+      iron_frag_mma_sync(v341, v11167, v11169);
+      const unsigned int v11176 = v8098 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11178;
+      iron_frag_fill(v11178, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11178, shm3, v11171, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11180;
+      iron_frag_fill(v11180, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11180, shm2, v11176, 64u);
+      iron_frag_mma_sync(v341, v11178, v11180);
+      const unsigned int v11187 = v8098 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11189;
+      iron_frag_fill(v11189, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11189, shm3, v11182, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11191;
+      iron_frag_fill(v11191, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11191, shm2, v11187, 64u);
+      iron_frag_mma_sync(v341, v11189, v11191);
+      const unsigned int v11198 = v8098 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11200;
+      iron_frag_fill(v11200, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11200, shm3, v11193, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11202;
+      iron_frag_fill(v11202, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11202, shm2, v11198, 64u);
+      iron_frag_mma_sync(v341, v11200, v11202);
+      const unsigned int v11024 = v8098 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v11220;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v11220, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11220, shm3, v11211, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11222;
+      iron_frag_fill(v11222, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11222, shm2, v11024, 64u);
+      iron_frag_mma_sync(v341, v11220, v11222);
+      const unsigned int v11229 = v11024 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11231;
+      iron_frag_fill(v11231, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11231, shm3, v11224, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11233;
+      iron_frag_fill(v11233, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11233, shm2, v11229, 64u);
+      iron_frag_mma_sync(v341, v11231, v11233);
+      const unsigned int v11240 = v11024 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11242;
+      iron_frag_fill(v11242, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11242, shm3, v11235, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11244;
+      iron_frag_fill(v11244, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11244, shm2, v11240, 64u);
+      iron_frag_mma_sync(v341, v11242, v11244);
+      const unsigned int v11251 = v11024 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11253;
+      iron_frag_fill(v11253, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11253, shm3, v11246, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11255;
+      iron_frag_fill(v11255, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11255, shm2, v11251, 64u);
+      iron_frag_mma_sync(v341, v11253, v11255);
+      iron_frag<iron_bf16, 0, 16, 16> v11273;
+      iron_frag_fill(v11273, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11273, shm3, v11158, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11275;
+      iron_frag_fill(v11275, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11275, shm2, v8111, 64u);
+      iron_frag_mma_sync(v343, v11273, v11275);
+      const unsigned int v11282 = v8111 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11284;
+      iron_frag_fill(v11284, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11284, shm3, v11171, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11286;
+      iron_frag_fill(v11286, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11286, shm2, v11282, 64u);
+      iron_frag_mma_sync(v343, v11284, v11286);
+      const unsigned int v11293 = v8111 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11295;
+      iron_frag_fill(v11295, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11295, shm3, v11182, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11297;
+      iron_frag_fill(v11297, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11297, shm2, v11293, 64u);
+      iron_frag_mma_sync(v343, v11295, v11297);
+      const unsigned int v11304 = v8111 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11306;
+      iron_frag_fill(v11306, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11306, shm3, v11193, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11308;
+      iron_frag_fill(v11308, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11308, shm2, v11304, 64u);
+      iron_frag_mma_sync(v343, v11306, v11308);
+      const unsigned int v11052 = v8111 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:128
+      iron_frag<iron_bf16, 0, 16, 16> v11326;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v11326, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11326, shm3, v11211, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11328;
+      iron_frag_fill(v11328, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11328, shm2, v11052, 64u);
+      iron_frag_mma_sync(v343, v11326, v11328);
+      const unsigned int v11335 = v11052 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11337;
+      iron_frag_fill(v11337, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11337, shm3, v11224, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11339;
+      iron_frag_fill(v11339, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11339, shm2, v11335, 64u);
+      iron_frag_mma_sync(v343, v11337, v11339);
+      const unsigned int v11346 = v11052 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11348;
+      iron_frag_fill(v11348, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11348, shm3, v11235, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11350;
+      iron_frag_fill(v11350, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11350, shm2, v11346, 64u);
+      iron_frag_mma_sync(v343, v11348, v11350);
+      const unsigned int v11357 = v11052 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11359;
+      iron_frag_fill(v11359, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11359, shm3, v11246, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v11361;
+      iron_frag_fill(v11361, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11361, shm2, v11357, 64u);
+      iron_frag_mma_sync(v343, v11359, v11361);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3895 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v3897;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v3897, 0.0f);
-    const float v3901 = v325.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3902 = fmaxf(v3901, v3895);
-    const bool v3905 = v3902 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3906 = v3905 ? 0.0f : v3902;
-    v3897.x[0] = v3906;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3910 = v325.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3911 = fmaxf(v3910, v3895);
-    const bool v3914 = v3911 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3915 = v3914 ? 0.0f : v3911;
-    v3897.x[1] = v3915;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3919 = v325.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3920 = fmaxf(v3919, v3895);
-    const bool v3923 = v3920 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3924 = v3923 ? 0.0f : v3920;
-    v3897.x[2] = v3924;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3928 = v325.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3929 = fmaxf(v3928, v3895);
-    const bool v3932 = v3929 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3933 = v3932 ? 0.0f : v3929;
-    v3897.x[3] = v3933;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v3935;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v3935, 0.0f);
-    const float v3939 = v3897.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3940 = v3895 - v3939;
-    const float v3941 = exp2f(v3940);
-    const float v3943 = v325.x[0];
-    const float v3944 = v3943 - v3939;
-    const float v3945 = exp2f(v3944);
-    const float v3946 = v327.x[0];
-    const float v3947 = v3946 * v3945;
-    const float v3948 = v3947 + v3941;
-    v3935.x[0] = v3948;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3952 = v3897.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3953 = v3895 - v3952;
-    const float v3954 = exp2f(v3953);
-    const float v3956 = v325.x[1];
-    const float v3957 = v3956 - v3952;
-    const float v3958 = exp2f(v3957);
-    const float v3959 = v327.x[1];
-    const float v3960 = v3959 * v3958;
-    const float v3961 = v3960 + v3954;
-    v3935.x[1] = v3961;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3965 = v3897.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3966 = v3895 - v3965;
-    const float v3967 = exp2f(v3966);
-    const float v3969 = v325.x[2];
-    const float v3970 = v3969 - v3965;
-    const float v3971 = exp2f(v3970);
-    const float v3972 = v327.x[2];
-    const float v3973 = v3972 * v3971;
-    const float v3974 = v3973 + v3967;
-    v3935.x[2] = v3974;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3978 = v3897.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3979 = v3895 - v3978;
-    const float v3980 = exp2f(v3979);
-    const float v3982 = v325.x[3];
-    const float v3983 = v3982 - v3978;
-    const float v3984 = exp2f(v3983);
-    const float v3985 = v327.x[3];
-    const float v3986 = v3985 * v3984;
-    const float v3987 = v3986 + v3980;
-    v3935.x[3] = v3987;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v3989;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v3989, 0.0f);
-    const float v3993 = v3935.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3995 = v3897.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3996 = v325.x[0];
-    const float v3997 = v3996 - v3995;
-    const float v3998 = exp2f(v3997);
-    const float v3999 = v3998 / v3993;
-    const bool v4001 = v3993 > 0.0f;
-    const float v4002 = v4001 ? v3999 : 0.0f;
-    v3989.x[0] = v4002;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4006 = v3935.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4008 = v3897.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4009 = v325.x[1];
-    const float v4010 = v4009 - v4008;
-    const float v4011 = exp2f(v4010);
-    const float v4012 = v4011 / v4006;
-    const bool v4014 = v4006 > 0.0f;
-    const float v4015 = v4014 ? v4012 : 0.0f;
-    v3989.x[1] = v4015;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4019 = v3935.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4021 = v3897.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4022 = v325.x[2];
-    const float v4023 = v4022 - v4021;
-    const float v4024 = exp2f(v4023);
-    const float v4025 = v4024 / v4019;
-    const bool v4027 = v4019 > 0.0f;
-    const float v4028 = v4027 ? v4025 : 0.0f;
-    v3989.x[2] = v4028;  // kernels/sdpa/flash_tile.hpp:229
-    const float v4032 = v3935.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v4034 = v3897.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v4035 = v325.x[3];
-    const float v4036 = v4035 - v4034;
-    const float v4037 = exp2f(v4036);
-    const float v4038 = v4037 / v4032;
-    const bool v4040 = v4032 > 0.0f;
-    const float v4041 = v4040 ? v4038 : 0.0f;
-    v3989.x[3] = v4041;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v4043 = v44 + v8828;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4044 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4045 = v329.x[0];
-    const float v4046 = v4045 * v4044;
-    const bool v4047 = v4043 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4047) {
-      const iron_bf16 v4051 = iron_f32_to_bf16(v4046);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4053 = v13 + v4043;
-      const unsigned int v4054 = v4053 * v1;
-      const unsigned int v4055 = v4054 + v28;
-      const unsigned int v4056 = v4055 << 7u;
-      const unsigned int v4057 = v4056 + v8827;
-      out[v4057] = v4051;
-    }
-    const unsigned int v4059 = v44 + v8833;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4060 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4061 = v329.x[1];
-    const float v4062 = v4061 * v4060;
-    const bool v4063 = v4059 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4063) {
-      const iron_bf16 v4067 = iron_f32_to_bf16(v4062);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4069 = v13 + v4059;
-      const unsigned int v4070 = v4069 * v1;
-      const unsigned int v4071 = v4070 + v28;
-      const unsigned int v4072 = v4071 << 7u;
-      const unsigned int v4073 = v4072 + v8832;
-      out[v4073] = v4067;
-    }
-    const unsigned int v4075 = v44 + v8838;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4076 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4077 = v329.x[2];
-    const float v4078 = v4077 * v4076;
-    const bool v4079 = v4075 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4079) {
-      const iron_bf16 v4083 = iron_f32_to_bf16(v4078);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4085 = v13 + v4075;
-      const unsigned int v4086 = v4085 * v1;
-      const unsigned int v4087 = v4086 + v28;
-      const unsigned int v4088 = v4087 << 7u;
-      const unsigned int v4089 = v4088 + v8837;
-      out[v4089] = v4083;
-    }
-    const unsigned int v4091 = v44 + v8843;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4092 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4093 = v329.x[3];
-    const float v4094 = v4093 * v4092;
-    const bool v4095 = v4091 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4095) {
-      const iron_bf16 v4099 = iron_f32_to_bf16(v4094);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4101 = v13 + v4091;
-      const unsigned int v4102 = v4101 * v1;
-      const unsigned int v4103 = v4102 + v28;
-      const unsigned int v4104 = v4103 << 7u;
-      const unsigned int v4105 = v4104 + v8842;
-      out[v4105] = v4099;
-    }
-    const unsigned int v4107 = v44 + v8848;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4108 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4109 = v329.x[4];
-    const float v4110 = v4109 * v4108;
-    const bool v4111 = v4107 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4111) {
-      const iron_bf16 v4115 = iron_f32_to_bf16(v4110);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4117 = v13 + v4107;
-      const unsigned int v4118 = v4117 * v1;
-      const unsigned int v4119 = v4118 + v28;
-      const unsigned int v4120 = v4119 << 7u;
-      const unsigned int v4121 = v4120 + v8847;
-      out[v4121] = v4115;
-    }
-    const unsigned int v4123 = v44 + v8853;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4124 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4125 = v329.x[5];
-    const float v4126 = v4125 * v4124;
-    const bool v4127 = v4123 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4127) {
-      const iron_bf16 v4131 = iron_f32_to_bf16(v4126);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4133 = v13 + v4123;
-      const unsigned int v4134 = v4133 * v1;
-      const unsigned int v4135 = v4134 + v28;
-      const unsigned int v4136 = v4135 << 7u;
-      const unsigned int v4137 = v4136 + v8852;
-      out[v4137] = v4131;
-    }
-    const unsigned int v4139 = v44 + v8858;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4140 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4141 = v329.x[6];
-    const float v4142 = v4141 * v4140;
-    const bool v4143 = v4139 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4143) {
-      const iron_bf16 v4147 = iron_f32_to_bf16(v4142);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4149 = v13 + v4139;
-      const unsigned int v4150 = v4149 * v1;
-      const unsigned int v4151 = v4150 + v28;
-      const unsigned int v4152 = v4151 << 7u;
-      const unsigned int v4153 = v4152 + v8857;
-      out[v4153] = v4147;
-    }
-    const unsigned int v4155 = v44 + v8863;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4156 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4157 = v329.x[7];
-    const float v4158 = v4157 * v4156;
-    const bool v4159 = v4155 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4159) {
-      const iron_bf16 v4163 = iron_f32_to_bf16(v4158);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4165 = v13 + v4155;
-      const unsigned int v4166 = v4165 * v1;
-      const unsigned int v4167 = v4166 + v28;
-      const unsigned int v4168 = v4167 << 7u;
-      const unsigned int v4169 = v4168 + v8862;
-      out[v4169] = v4163;
-    }
-    const unsigned int v4171 = v44 + v8868;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4172 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4173 = v329.x[8];
-    const float v4174 = v4173 * v4172;
-    const bool v4175 = v4171 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4175) {
-      const iron_bf16 v4179 = iron_f32_to_bf16(v4174);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4181 = v13 + v4171;
-      const unsigned int v4182 = v4181 * v1;
-      const unsigned int v4183 = v4182 + v28;
-      const unsigned int v4184 = v4183 << 7u;
-      const unsigned int v4185 = v4184 + v8867;
-      out[v4185] = v4179;
-    }
-    const unsigned int v4187 = v44 + v8873;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4188 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4189 = v329.x[9];
-    const float v4190 = v4189 * v4188;
-    const bool v4191 = v4187 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4191) {
-      const iron_bf16 v4195 = iron_f32_to_bf16(v4190);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4197 = v13 + v4187;
-      const unsigned int v4198 = v4197 * v1;
-      const unsigned int v4199 = v4198 + v28;
-      const unsigned int v4200 = v4199 << 7u;
-      const unsigned int v4201 = v4200 + v8872;
-      out[v4201] = v4195;
-    }
-    const unsigned int v4203 = v44 + v8878;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4204 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4205 = v329.x[10];
-    const float v4206 = v4205 * v4204;
-    const bool v4207 = v4203 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4207) {
-      const iron_bf16 v4211 = iron_f32_to_bf16(v4206);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4213 = v13 + v4203;
-      const unsigned int v4214 = v4213 * v1;
-      const unsigned int v4215 = v4214 + v28;
-      const unsigned int v4216 = v4215 << 7u;
-      const unsigned int v4217 = v4216 + v8877;
-      out[v4217] = v4211;
-    }
-    const unsigned int v4219 = v44 + v8883;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4220 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4221 = v329.x[11];
-    const float v4222 = v4221 * v4220;
-    const bool v4223 = v4219 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4223) {
-      const iron_bf16 v4227 = iron_f32_to_bf16(v4222);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4229 = v13 + v4219;
-      const unsigned int v4230 = v4229 * v1;
-      const unsigned int v4231 = v4230 + v28;
-      const unsigned int v4232 = v4231 << 7u;
-      const unsigned int v4233 = v4232 + v8882;
-      out[v4233] = v4227;
-    }
-    const unsigned int v4235 = v44 + v8888;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4236 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4237 = v329.x[12];
-    const float v4238 = v4237 * v4236;
-    const bool v4239 = v4235 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4239) {
-      const iron_bf16 v4243 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4245 = v13 + v4235;
-      const unsigned int v4246 = v4245 * v1;
-      const unsigned int v4247 = v4246 + v28;
-      const unsigned int v4248 = v4247 << 7u;
-      const unsigned int v4249 = v4248 + v8887;
-      out[v4249] = v4243;
-    }
-    const unsigned int v4251 = v44 + v8893;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4252 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4253 = v329.x[13];
-    const float v4254 = v4253 * v4252;
-    const bool v4255 = v4251 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4255) {
-      const iron_bf16 v4259 = iron_f32_to_bf16(v4254);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4261 = v13 + v4251;
-      const unsigned int v4262 = v4261 * v1;
-      const unsigned int v4263 = v4262 + v28;
-      const unsigned int v4264 = v4263 << 7u;
-      const unsigned int v4265 = v4264 + v8892;
-      out[v4265] = v4259;
-    }
-    const unsigned int v4267 = v44 + v8898;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4268 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4269 = v329.x[14];
-    const float v4270 = v4269 * v4268;
-    const bool v4271 = v4267 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4271) {
-      const iron_bf16 v4275 = iron_f32_to_bf16(v4270);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4277 = v13 + v4267;
-      const unsigned int v4278 = v4277 * v1;
-      const unsigned int v4279 = v4278 + v28;
-      const unsigned int v4280 = v4279 << 7u;
-      const unsigned int v4281 = v4280 + v8897;
-      out[v4281] = v4275;
-    }
-    const unsigned int v4283 = v44 + v8903;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4284 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4285 = v329.x[15];
-    const float v4286 = v4285 * v4284;
-    const bool v4287 = v4283 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4287) {
-      const iron_bf16 v4291 = iron_f32_to_bf16(v4286);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4293 = v13 + v4283;
-      const unsigned int v4294 = v4293 * v1;
-      const unsigned int v4295 = v4294 + v28;
-      const unsigned int v4296 = v4295 << 7u;
-      const unsigned int v4297 = v4296 + v8902;
-      out[v4297] = v4291;
-    }
-    const unsigned int v4299 = v44 + v8908;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4300 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4301 = v329.x[16];
-    const float v4302 = v4301 * v4300;
-    const bool v4303 = v4299 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4303) {
-      const iron_bf16 v4307 = iron_f32_to_bf16(v4302);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4309 = v13 + v4299;
-      const unsigned int v4310 = v4309 * v1;
-      const unsigned int v4311 = v4310 + v28;
-      const unsigned int v4312 = v4311 << 7u;
-      const unsigned int v4313 = v4312 + v8907;
-      out[v4313] = v4307;
-    }
-    const unsigned int v4315 = v44 + v8913;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4316 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4317 = v329.x[17];
-    const float v4318 = v4317 * v4316;
-    const bool v4319 = v4315 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4319) {
-      const iron_bf16 v4323 = iron_f32_to_bf16(v4318);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4325 = v13 + v4315;
-      const unsigned int v4326 = v4325 * v1;
-      const unsigned int v4327 = v4326 + v28;
-      const unsigned int v4328 = v4327 << 7u;
-      const unsigned int v4329 = v4328 + v8912;
-      out[v4329] = v4323;
-    }
-    const unsigned int v4331 = v44 + v8918;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4332 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4333 = v329.x[18];
-    const float v4334 = v4333 * v4332;
-    const bool v4335 = v4331 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4335) {
-      const iron_bf16 v4339 = iron_f32_to_bf16(v4334);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4341 = v13 + v4331;
-      const unsigned int v4342 = v4341 * v1;
-      const unsigned int v4343 = v4342 + v28;
-      const unsigned int v4344 = v4343 << 7u;
-      const unsigned int v4345 = v4344 + v8917;
-      out[v4345] = v4339;
-    }
-    const unsigned int v4347 = v44 + v8923;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4348 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4349 = v329.x[19];
-    const float v4350 = v4349 * v4348;
-    const bool v4351 = v4347 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4351) {
-      const iron_bf16 v4355 = iron_f32_to_bf16(v4350);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4357 = v13 + v4347;
-      const unsigned int v4358 = v4357 * v1;
-      const unsigned int v4359 = v4358 + v28;
-      const unsigned int v4360 = v4359 << 7u;
-      const unsigned int v4361 = v4360 + v8922;
-      out[v4361] = v4355;
-    }
-    const unsigned int v4363 = v44 + v8928;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4364 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4365 = v329.x[20];
-    const float v4366 = v4365 * v4364;
-    const bool v4367 = v4363 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4367) {
-      const iron_bf16 v4371 = iron_f32_to_bf16(v4366);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4373 = v13 + v4363;
-      const unsigned int v4374 = v4373 * v1;
-      const unsigned int v4375 = v4374 + v28;
-      const unsigned int v4376 = v4375 << 7u;
-      const unsigned int v4377 = v4376 + v8927;
-      out[v4377] = v4371;
-    }
-    const unsigned int v4379 = v44 + v8933;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4380 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4381 = v329.x[21];
-    const float v4382 = v4381 * v4380;
-    const bool v4383 = v4379 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4383) {
-      const iron_bf16 v4387 = iron_f32_to_bf16(v4382);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4389 = v13 + v4379;
-      const unsigned int v4390 = v4389 * v1;
-      const unsigned int v4391 = v4390 + v28;
-      const unsigned int v4392 = v4391 << 7u;
-      const unsigned int v4393 = v4392 + v8932;
-      out[v4393] = v4387;
-    }
-    const unsigned int v4395 = v44 + v8938;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4396 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4397 = v329.x[22];
-    const float v4398 = v4397 * v4396;
-    const bool v4399 = v4395 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4399) {
-      const iron_bf16 v4403 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4405 = v13 + v4395;
-      const unsigned int v4406 = v4405 * v1;
-      const unsigned int v4407 = v4406 + v28;
-      const unsigned int v4408 = v4407 << 7u;
-      const unsigned int v4409 = v4408 + v8937;
-      out[v4409] = v4403;
-    }
-    const unsigned int v4411 = v44 + v8943;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4412 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4413 = v329.x[23];
-    const float v4414 = v4413 * v4412;
-    const bool v4415 = v4411 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4415) {
-      const iron_bf16 v4419 = iron_f32_to_bf16(v4414);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4421 = v13 + v4411;
-      const unsigned int v4422 = v4421 * v1;
-      const unsigned int v4423 = v4422 + v28;
-      const unsigned int v4424 = v4423 << 7u;
-      const unsigned int v4425 = v4424 + v8942;
-      out[v4425] = v4419;
-    }
-    const unsigned int v4427 = v44 + v8948;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4428 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4429 = v329.x[24];
-    const float v4430 = v4429 * v4428;
-    const bool v4431 = v4427 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4431) {
-      const iron_bf16 v4435 = iron_f32_to_bf16(v4430);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4437 = v13 + v4427;
-      const unsigned int v4438 = v4437 * v1;
-      const unsigned int v4439 = v4438 + v28;
-      const unsigned int v4440 = v4439 << 7u;
-      const unsigned int v4441 = v4440 + v8947;
-      out[v4441] = v4435;
-    }
-    const unsigned int v4443 = v44 + v8953;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4444 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4445 = v329.x[25];
-    const float v4446 = v4445 * v4444;
-    const bool v4447 = v4443 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4447) {
-      const iron_bf16 v4451 = iron_f32_to_bf16(v4446);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4453 = v13 + v4443;
-      const unsigned int v4454 = v4453 * v1;
-      const unsigned int v4455 = v4454 + v28;
-      const unsigned int v4456 = v4455 << 7u;
-      const unsigned int v4457 = v4456 + v8952;
-      out[v4457] = v4451;
-    }
-    const unsigned int v4459 = v44 + v8958;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4460 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4461 = v329.x[26];
-    const float v4462 = v4461 * v4460;
-    const bool v4463 = v4459 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4463) {
-      const iron_bf16 v4467 = iron_f32_to_bf16(v4462);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4469 = v13 + v4459;
-      const unsigned int v4470 = v4469 * v1;
-      const unsigned int v4471 = v4470 + v28;
-      const unsigned int v4472 = v4471 << 7u;
-      const unsigned int v4473 = v4472 + v8957;
-      out[v4473] = v4467;
-    }
-    const unsigned int v4475 = v44 + v8963;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4476 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4477 = v329.x[27];
-    const float v4478 = v4477 * v4476;
-    const bool v4479 = v4475 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4479) {
-      const iron_bf16 v4483 = iron_f32_to_bf16(v4478);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4485 = v13 + v4475;
-      const unsigned int v4486 = v4485 * v1;
-      const unsigned int v4487 = v4486 + v28;
-      const unsigned int v4488 = v4487 << 7u;
-      const unsigned int v4489 = v4488 + v8962;
-      out[v4489] = v4483;
-    }
-    const unsigned int v4491 = v44 + v8968;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4492 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4493 = v329.x[28];
-    const float v4494 = v4493 * v4492;
-    const bool v4495 = v4491 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4495) {
-      const iron_bf16 v4499 = iron_f32_to_bf16(v4494);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4501 = v13 + v4491;
-      const unsigned int v4502 = v4501 * v1;
-      const unsigned int v4503 = v4502 + v28;
-      const unsigned int v4504 = v4503 << 7u;
-      const unsigned int v4505 = v4504 + v8967;
-      out[v4505] = v4499;
-    }
-    const unsigned int v4507 = v44 + v8973;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4508 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4509 = v329.x[29];
-    const float v4510 = v4509 * v4508;
-    const bool v4511 = v4507 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4511) {
-      const iron_bf16 v4515 = iron_f32_to_bf16(v4510);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4517 = v13 + v4507;
-      const unsigned int v4518 = v4517 * v1;
-      const unsigned int v4519 = v4518 + v28;
-      const unsigned int v4520 = v4519 << 7u;
-      const unsigned int v4521 = v4520 + v8972;
-      out[v4521] = v4515;
-    }
-    const unsigned int v4523 = v44 + v8978;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4524 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4525 = v329.x[30];
-    const float v4526 = v4525 * v4524;
-    const bool v4527 = v4523 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4527) {
-      const iron_bf16 v4531 = iron_f32_to_bf16(v4526);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4533 = v13 + v4523;
-      const unsigned int v4534 = v4533 * v1;
-      const unsigned int v4535 = v4534 + v28;
-      const unsigned int v4536 = v4535 << 7u;
-      const unsigned int v4537 = v4536 + v8977;
-      out[v4537] = v4531;
-    }
-    const unsigned int v4539 = v44 + v8983;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4540 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4541 = v329.x[31];
-    const float v4542 = v4541 * v4540;
-    const bool v4543 = v4539 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4543) {
-      const iron_bf16 v4547 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4549 = v13 + v4539;
-      const unsigned int v4550 = v4549 * v1;
-      const unsigned int v4551 = v4550 + v28;
-      const unsigned int v4552 = v4551 << 7u;
-      const unsigned int v4553 = v4552 + v8982;
-      out[v4553] = v4547;
-    }
-    const unsigned int v4555 = v44 + v8988;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4556 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4557 = v331.x[0];
-    const float v4558 = v4557 * v4556;
-    const bool v4559 = v4555 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4559) {
-      const unsigned int v4562 = 64u + v8987;
-      const iron_bf16 v4563 = iron_f32_to_bf16(v4558);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4565 = v13 + v4555;
-      const unsigned int v4566 = v4565 * v1;
-      const unsigned int v4567 = v4566 + v28;
-      const unsigned int v4568 = v4567 << 7u;
-      const unsigned int v4569 = v4568 + v4562;
-      out[v4569] = v4563;
-    }
-    const unsigned int v4571 = v44 + v8993;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4572 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4573 = v331.x[1];
-    const float v4574 = v4573 * v4572;
-    const bool v4575 = v4571 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4575) {
-      const unsigned int v4578 = 64u + v8992;
-      const iron_bf16 v4579 = iron_f32_to_bf16(v4574);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4581 = v13 + v4571;
-      const unsigned int v4582 = v4581 * v1;
-      const unsigned int v4583 = v4582 + v28;
-      const unsigned int v4584 = v4583 << 7u;
-      const unsigned int v4585 = v4584 + v4578;
-      out[v4585] = v4579;
-    }
-    const unsigned int v4587 = v44 + v8998;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4588 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4589 = v331.x[2];
-    const float v4590 = v4589 * v4588;
-    const bool v4591 = v4587 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4591) {
-      const unsigned int v4594 = 64u + v8997;
-      const iron_bf16 v4595 = iron_f32_to_bf16(v4590);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4597 = v13 + v4587;
-      const unsigned int v4598 = v4597 * v1;
-      const unsigned int v4599 = v4598 + v28;
-      const unsigned int v4600 = v4599 << 7u;
-      const unsigned int v4601 = v4600 + v4594;
-      out[v4601] = v4595;
-    }
-    const unsigned int v4603 = v44 + v9003;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4604 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4605 = v331.x[3];
-    const float v4606 = v4605 * v4604;
-    const bool v4607 = v4603 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4607) {
-      const unsigned int v4610 = 64u + v9002;
-      const iron_bf16 v4611 = iron_f32_to_bf16(v4606);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4613 = v13 + v4603;
-      const unsigned int v4614 = v4613 * v1;
-      const unsigned int v4615 = v4614 + v28;
-      const unsigned int v4616 = v4615 << 7u;
-      const unsigned int v4617 = v4616 + v4610;
-      out[v4617] = v4611;
-    }
-    const unsigned int v4619 = v44 + v9008;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4620 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4621 = v331.x[4];
-    const float v4622 = v4621 * v4620;
-    const bool v4623 = v4619 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4623) {
-      const unsigned int v4626 = 64u + v9007;
-      const iron_bf16 v4627 = iron_f32_to_bf16(v4622);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4629 = v13 + v4619;
-      const unsigned int v4630 = v4629 * v1;
-      const unsigned int v4631 = v4630 + v28;
-      const unsigned int v4632 = v4631 << 7u;
-      const unsigned int v4633 = v4632 + v4626;
-      out[v4633] = v4627;
-    }
-    const unsigned int v4635 = v44 + v9013;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4636 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4637 = v331.x[5];
-    const float v4638 = v4637 * v4636;
-    const bool v4639 = v4635 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4639) {
-      const unsigned int v4642 = 64u + v9012;
-      const iron_bf16 v4643 = iron_f32_to_bf16(v4638);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4645 = v13 + v4635;
-      const unsigned int v4646 = v4645 * v1;
-      const unsigned int v4647 = v4646 + v28;
-      const unsigned int v4648 = v4647 << 7u;
-      const unsigned int v4649 = v4648 + v4642;
-      out[v4649] = v4643;
-    }
-    const unsigned int v4651 = v44 + v9018;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4652 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4653 = v331.x[6];
-    const float v4654 = v4653 * v4652;
-    const bool v4655 = v4651 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4655) {
-      const unsigned int v4658 = 64u + v9017;
-      const iron_bf16 v4659 = iron_f32_to_bf16(v4654);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4661 = v13 + v4651;
-      const unsigned int v4662 = v4661 * v1;
-      const unsigned int v4663 = v4662 + v28;
-      const unsigned int v4664 = v4663 << 7u;
-      const unsigned int v4665 = v4664 + v4658;
-      out[v4665] = v4659;
-    }
-    const unsigned int v4667 = v44 + v9023;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4668 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4669 = v331.x[7];
+    const float v4519 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v4521;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v4521, 0.0f);
+    const float v4525 = v337.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4526 = fmaxf(v4525, v4519);
+    const bool v4529 = v4526 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4530 = v4529 ? 0.0f : v4526;
+    v4521.x[0] = v4530;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4534 = v337.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4535 = fmaxf(v4534, v4519);
+    const bool v4538 = v4535 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4539 = v4538 ? 0.0f : v4535;
+    v4521.x[1] = v4539;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4543 = v337.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4544 = fmaxf(v4543, v4519);
+    const bool v4547 = v4544 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4548 = v4547 ? 0.0f : v4544;
+    v4521.x[2] = v4548;  // kernels/sdpa/flash_tile.hpp:221
+    const float v4552 = v337.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v4553 = fmaxf(v4552, v4519);
+    const bool v4556 = v4553 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4557 = v4556 ? 0.0f : v4553;
+    v4521.x[3] = v4557;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v4559;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v4559, 0.0f);
+    const float v4563 = v4521.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v4564 = v4519 - v4563;
+    const float v4565 = exp2f(v4564);
+    const float v4567 = v337.x[0];
+    const float v4568 = v4567 - v4563;
+    const float v4569 = exp2f(v4568);
+    const float v4570 = v339.x[0];
+    const float v4571 = v4570 * v4569;
+    const float v4572 = v4571 + v4565;
+    v4559.x[0] = v4572;  // kernels/sdpa/flash_tile.hpp:225
+    const float v4576 = v4521.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v4577 = v4519 - v4576;
+    const float v4578 = exp2f(v4577);
+    const float v4580 = v337.x[1];
+    const float v4581 = v4580 - v4576;
+    const float v4582 = exp2f(v4581);
+    const float v4583 = v339.x[1];
+    const float v4584 = v4583 * v4582;
+    const float v4585 = v4584 + v4578;
+    v4559.x[1] = v4585;  // kernels/sdpa/flash_tile.hpp:225
+    const float v4589 = v4521.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v4590 = v4519 - v4589;
+    const float v4591 = exp2f(v4590);
+    const float v4593 = v337.x[2];
+    const float v4594 = v4593 - v4589;
+    const float v4595 = exp2f(v4594);
+    const float v4596 = v339.x[2];
+    const float v4597 = v4596 * v4595;
+    const float v4598 = v4597 + v4591;
+    v4559.x[2] = v4598;  // kernels/sdpa/flash_tile.hpp:225
+    const float v4602 = v4521.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v4603 = v4519 - v4602;
+    const float v4604 = exp2f(v4603);
+    const float v4606 = v337.x[3];
+    const float v4607 = v4606 - v4602;
+    const float v4608 = exp2f(v4607);
+    const float v4609 = v339.x[3];
+    const float v4610 = v4609 * v4608;
+    const float v4611 = v4610 + v4604;
+    v4559.x[3] = v4611;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v4613;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v4613, 0.0f);
+    const float v4617 = v4559.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4619 = v4521.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4620 = v337.x[0];
+    const float v4621 = v4620 - v4619;
+    const float v4622 = exp2f(v4621);
+    const float v4623 = v4622 / v4617;
+    const bool v4625 = v4617 > 0.0f;
+    const float v4626 = v4625 ? v4623 : 0.0f;
+    v4613.x[0] = v4626;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4630 = v4559.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4632 = v4521.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4633 = v337.x[1];
+    const float v4634 = v4633 - v4632;
+    const float v4635 = exp2f(v4634);
+    const float v4636 = v4635 / v4630;
+    const bool v4638 = v4630 > 0.0f;
+    const float v4639 = v4638 ? v4636 : 0.0f;
+    v4613.x[1] = v4639;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4643 = v4559.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4645 = v4521.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4646 = v337.x[2];
+    const float v4647 = v4646 - v4645;
+    const float v4648 = exp2f(v4647);
+    const float v4649 = v4648 / v4643;
+    const bool v4651 = v4643 > 0.0f;
+    const float v4652 = v4651 ? v4649 : 0.0f;
+    v4613.x[2] = v4652;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4656 = v4559.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4658 = v4521.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4659 = v337.x[3];
+    const float v4660 = v4659 - v4658;
+    const float v4661 = exp2f(v4660);
+    const float v4662 = v4661 / v4656;
+    const bool v4664 = v4656 > 0.0f;
+    const float v4665 = v4664 ? v4662 : 0.0f;
+    v4613.x[3] = v4665;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v4667 = v56 + v10676;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4668 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4669 = v341.x[0];
     const float v4670 = v4669 * v4668;
     const bool v4671 = v4667 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4671) {
-      const unsigned int v4674 = 64u + v9022;
       const iron_bf16 v4675 = iron_f32_to_bf16(v4670);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4677 = v13 + v4667;
       const unsigned int v4678 = v4677 * v1;
       const unsigned int v4679 = v4678 + v28;
       const unsigned int v4680 = v4679 << 7u;
-      const unsigned int v4681 = v4680 + v4674;
+      const unsigned int v4681 = v4680 + v10675;
       out[v4681] = v4675;
     }
-    const unsigned int v4683 = v44 + v9028;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4684 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4685 = v331.x[8];
+    const unsigned int v4683 = v56 + v10681;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4684 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4685 = v341.x[1];
     const float v4686 = v4685 * v4684;
     const bool v4687 = v4683 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4687) {
-      const unsigned int v4690 = 64u + v9027;
       const iron_bf16 v4691 = iron_f32_to_bf16(v4686);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4693 = v13 + v4683;
       const unsigned int v4694 = v4693 * v1;
       const unsigned int v4695 = v4694 + v28;
       const unsigned int v4696 = v4695 << 7u;
-      const unsigned int v4697 = v4696 + v4690;
+      const unsigned int v4697 = v4696 + v10680;
       out[v4697] = v4691;
     }
-    const unsigned int v4699 = v44 + v9033;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4700 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4701 = v331.x[9];
+    const unsigned int v4699 = v56 + v10686;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4700 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4701 = v341.x[2];
     const float v4702 = v4701 * v4700;
     const bool v4703 = v4699 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4703) {
-      const unsigned int v4706 = 64u + v9032;
       const iron_bf16 v4707 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4709 = v13 + v4699;
       const unsigned int v4710 = v4709 * v1;
       const unsigned int v4711 = v4710 + v28;
       const unsigned int v4712 = v4711 << 7u;
-      const unsigned int v4713 = v4712 + v4706;
+      const unsigned int v4713 = v4712 + v10685;
       out[v4713] = v4707;
     }
-    const unsigned int v4715 = v44 + v9038;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4716 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4717 = v331.x[10];
+    const unsigned int v4715 = v56 + v10691;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4716 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4717 = v341.x[3];
     const float v4718 = v4717 * v4716;
     const bool v4719 = v4715 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4719) {
-      const unsigned int v4722 = 64u + v9037;
       const iron_bf16 v4723 = iron_f32_to_bf16(v4718);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4725 = v13 + v4715;
       const unsigned int v4726 = v4725 * v1;
       const unsigned int v4727 = v4726 + v28;
       const unsigned int v4728 = v4727 << 7u;
-      const unsigned int v4729 = v4728 + v4722;
+      const unsigned int v4729 = v4728 + v10690;
       out[v4729] = v4723;
     }
-    const unsigned int v4731 = v44 + v9043;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4732 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4733 = v331.x[11];
+    const unsigned int v4731 = v56 + v10696;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4732 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4733 = v341.x[4];
     const float v4734 = v4733 * v4732;
     const bool v4735 = v4731 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4735) {
-      const unsigned int v4738 = 64u + v9042;
       const iron_bf16 v4739 = iron_f32_to_bf16(v4734);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4741 = v13 + v4731;
       const unsigned int v4742 = v4741 * v1;
       const unsigned int v4743 = v4742 + v28;
       const unsigned int v4744 = v4743 << 7u;
-      const unsigned int v4745 = v4744 + v4738;
+      const unsigned int v4745 = v4744 + v10695;
       out[v4745] = v4739;
     }
-    const unsigned int v4747 = v44 + v9048;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4748 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4749 = v331.x[12];
+    const unsigned int v4747 = v56 + v10701;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4748 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4749 = v341.x[5];
     const float v4750 = v4749 * v4748;
     const bool v4751 = v4747 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4751) {
-      const unsigned int v4754 = 64u + v9047;
       const iron_bf16 v4755 = iron_f32_to_bf16(v4750);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4757 = v13 + v4747;
       const unsigned int v4758 = v4757 * v1;
       const unsigned int v4759 = v4758 + v28;
       const unsigned int v4760 = v4759 << 7u;
-      const unsigned int v4761 = v4760 + v4754;
+      const unsigned int v4761 = v4760 + v10700;
       out[v4761] = v4755;
     }
-    const unsigned int v4763 = v44 + v9053;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4764 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4765 = v331.x[13];
+    const unsigned int v4763 = v56 + v10706;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4764 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4765 = v341.x[6];
     const float v4766 = v4765 * v4764;
     const bool v4767 = v4763 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4767) {
-      const unsigned int v4770 = 64u + v9052;
       const iron_bf16 v4771 = iron_f32_to_bf16(v4766);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4773 = v13 + v4763;
       const unsigned int v4774 = v4773 * v1;
       const unsigned int v4775 = v4774 + v28;
       const unsigned int v4776 = v4775 << 7u;
-      const unsigned int v4777 = v4776 + v4770;
+      const unsigned int v4777 = v4776 + v10705;
       out[v4777] = v4771;
     }
-    const unsigned int v4779 = v44 + v9058;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4780 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4781 = v331.x[14];
+    const unsigned int v4779 = v56 + v10711;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4780 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4781 = v341.x[7];
     const float v4782 = v4781 * v4780;
     const bool v4783 = v4779 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4783) {
-      const unsigned int v4786 = 64u + v9057;
       const iron_bf16 v4787 = iron_f32_to_bf16(v4782);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4789 = v13 + v4779;
       const unsigned int v4790 = v4789 * v1;
       const unsigned int v4791 = v4790 + v28;
       const unsigned int v4792 = v4791 << 7u;
-      const unsigned int v4793 = v4792 + v4786;
+      const unsigned int v4793 = v4792 + v10710;
       out[v4793] = v4787;
     }
-    const unsigned int v4795 = v44 + v9063;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4796 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4797 = v331.x[15];
+    const unsigned int v4795 = v56 + v10716;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4796 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4797 = v341.x[8];
     const float v4798 = v4797 * v4796;
     const bool v4799 = v4795 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4799) {
-      const unsigned int v4802 = 64u + v9062;
       const iron_bf16 v4803 = iron_f32_to_bf16(v4798);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4805 = v13 + v4795;
       const unsigned int v4806 = v4805 * v1;
       const unsigned int v4807 = v4806 + v28;
       const unsigned int v4808 = v4807 << 7u;
-      const unsigned int v4809 = v4808 + v4802;
+      const unsigned int v4809 = v4808 + v10715;
       out[v4809] = v4803;
     }
-    const unsigned int v4811 = v44 + v9068;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4812 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4813 = v331.x[16];
+    const unsigned int v4811 = v56 + v10721;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4812 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4813 = v341.x[9];
     const float v4814 = v4813 * v4812;
     const bool v4815 = v4811 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4815) {
-      const unsigned int v4818 = 64u + v9067;
       const iron_bf16 v4819 = iron_f32_to_bf16(v4814);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4821 = v13 + v4811;
       const unsigned int v4822 = v4821 * v1;
       const unsigned int v4823 = v4822 + v28;
       const unsigned int v4824 = v4823 << 7u;
-      const unsigned int v4825 = v4824 + v4818;
+      const unsigned int v4825 = v4824 + v10720;
       out[v4825] = v4819;
     }
-    const unsigned int v4827 = v44 + v9073;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4828 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4829 = v331.x[17];
+    const unsigned int v4827 = v56 + v10726;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4828 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4829 = v341.x[10];
     const float v4830 = v4829 * v4828;
     const bool v4831 = v4827 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4831) {
-      const unsigned int v4834 = 64u + v9072;
       const iron_bf16 v4835 = iron_f32_to_bf16(v4830);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4837 = v13 + v4827;
       const unsigned int v4838 = v4837 * v1;
       const unsigned int v4839 = v4838 + v28;
       const unsigned int v4840 = v4839 << 7u;
-      const unsigned int v4841 = v4840 + v4834;
+      const unsigned int v4841 = v4840 + v10725;
       out[v4841] = v4835;
     }
-    const unsigned int v4843 = v44 + v9078;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4844 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4845 = v331.x[18];
+    const unsigned int v4843 = v56 + v10731;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4844 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4845 = v341.x[11];
     const float v4846 = v4845 * v4844;
     const bool v4847 = v4843 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4847) {
-      const unsigned int v4850 = 64u + v9077;
       const iron_bf16 v4851 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4853 = v13 + v4843;
       const unsigned int v4854 = v4853 * v1;
       const unsigned int v4855 = v4854 + v28;
       const unsigned int v4856 = v4855 << 7u;
-      const unsigned int v4857 = v4856 + v4850;
+      const unsigned int v4857 = v4856 + v10730;
       out[v4857] = v4851;
     }
-    const unsigned int v4859 = v44 + v9083;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4860 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4861 = v331.x[19];
+    const unsigned int v4859 = v56 + v10736;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4860 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4861 = v341.x[12];
     const float v4862 = v4861 * v4860;
     const bool v4863 = v4859 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4863) {
-      const unsigned int v4866 = 64u + v9082;
       const iron_bf16 v4867 = iron_f32_to_bf16(v4862);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4869 = v13 + v4859;
       const unsigned int v4870 = v4869 * v1;
       const unsigned int v4871 = v4870 + v28;
       const unsigned int v4872 = v4871 << 7u;
-      const unsigned int v4873 = v4872 + v4866;
+      const unsigned int v4873 = v4872 + v10735;
       out[v4873] = v4867;
     }
-    const unsigned int v4875 = v44 + v9088;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4876 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4877 = v331.x[20];
+    const unsigned int v4875 = v56 + v10741;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4876 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4877 = v341.x[13];
     const float v4878 = v4877 * v4876;
     const bool v4879 = v4875 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4879) {
-      const unsigned int v4882 = 64u + v9087;
       const iron_bf16 v4883 = iron_f32_to_bf16(v4878);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4885 = v13 + v4875;
       const unsigned int v4886 = v4885 * v1;
       const unsigned int v4887 = v4886 + v28;
       const unsigned int v4888 = v4887 << 7u;
-      const unsigned int v4889 = v4888 + v4882;
+      const unsigned int v4889 = v4888 + v10740;
       out[v4889] = v4883;
     }
-    const unsigned int v4891 = v44 + v9093;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4892 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4893 = v331.x[21];
+    const unsigned int v4891 = v56 + v10746;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4892 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4893 = v341.x[14];
     const float v4894 = v4893 * v4892;
     const bool v4895 = v4891 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4895) {
-      const unsigned int v4898 = 64u + v9092;
       const iron_bf16 v4899 = iron_f32_to_bf16(v4894);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4901 = v13 + v4891;
       const unsigned int v4902 = v4901 * v1;
       const unsigned int v4903 = v4902 + v28;
       const unsigned int v4904 = v4903 << 7u;
-      const unsigned int v4905 = v4904 + v4898;
+      const unsigned int v4905 = v4904 + v10745;
       out[v4905] = v4899;
     }
-    const unsigned int v4907 = v44 + v9098;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4908 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4909 = v331.x[22];
+    const unsigned int v4907 = v56 + v10751;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4908 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4909 = v341.x[15];
     const float v4910 = v4909 * v4908;
     const bool v4911 = v4907 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4911) {
-      const unsigned int v4914 = 64u + v9097;
       const iron_bf16 v4915 = iron_f32_to_bf16(v4910);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4917 = v13 + v4907;
       const unsigned int v4918 = v4917 * v1;
       const unsigned int v4919 = v4918 + v28;
       const unsigned int v4920 = v4919 << 7u;
-      const unsigned int v4921 = v4920 + v4914;
+      const unsigned int v4921 = v4920 + v10750;
       out[v4921] = v4915;
     }
-    const unsigned int v4923 = v44 + v9103;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4924 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4925 = v331.x[23];
+    const unsigned int v4923 = v56 + v10756;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4924 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4925 = v341.x[16];
     const float v4926 = v4925 * v4924;
     const bool v4927 = v4923 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4927) {
-      const unsigned int v4930 = 64u + v9102;
       const iron_bf16 v4931 = iron_f32_to_bf16(v4926);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4933 = v13 + v4923;
       const unsigned int v4934 = v4933 * v1;
       const unsigned int v4935 = v4934 + v28;
       const unsigned int v4936 = v4935 << 7u;
-      const unsigned int v4937 = v4936 + v4930;
+      const unsigned int v4937 = v4936 + v10755;
       out[v4937] = v4931;
     }
-    const unsigned int v4939 = v44 + v9108;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4940 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4941 = v331.x[24];
+    const unsigned int v4939 = v56 + v10761;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4940 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4941 = v341.x[17];
     const float v4942 = v4941 * v4940;
     const bool v4943 = v4939 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4943) {
-      const unsigned int v4946 = 64u + v9107;
       const iron_bf16 v4947 = iron_f32_to_bf16(v4942);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4949 = v13 + v4939;
       const unsigned int v4950 = v4949 * v1;
       const unsigned int v4951 = v4950 + v28;
       const unsigned int v4952 = v4951 << 7u;
-      const unsigned int v4953 = v4952 + v4946;
+      const unsigned int v4953 = v4952 + v10760;
       out[v4953] = v4947;
     }
-    const unsigned int v4955 = v44 + v9113;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4956 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4957 = v331.x[25];
+    const unsigned int v4955 = v56 + v10766;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4956 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4957 = v341.x[18];
     const float v4958 = v4957 * v4956;
     const bool v4959 = v4955 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4959) {
-      const unsigned int v4962 = 64u + v9112;
       const iron_bf16 v4963 = iron_f32_to_bf16(v4958);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4965 = v13 + v4955;
       const unsigned int v4966 = v4965 * v1;
       const unsigned int v4967 = v4966 + v28;
       const unsigned int v4968 = v4967 << 7u;
-      const unsigned int v4969 = v4968 + v4962;
+      const unsigned int v4969 = v4968 + v10765;
       out[v4969] = v4963;
     }
-    const unsigned int v4971 = v44 + v9118;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4972 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4973 = v331.x[26];
+    const unsigned int v4971 = v56 + v10771;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4972 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4973 = v341.x[19];
     const float v4974 = v4973 * v4972;
     const bool v4975 = v4971 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4975) {
-      const unsigned int v4978 = 64u + v9117;
       const iron_bf16 v4979 = iron_f32_to_bf16(v4974);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4981 = v13 + v4971;
       const unsigned int v4982 = v4981 * v1;
       const unsigned int v4983 = v4982 + v28;
       const unsigned int v4984 = v4983 << 7u;
-      const unsigned int v4985 = v4984 + v4978;
+      const unsigned int v4985 = v4984 + v10770;
       out[v4985] = v4979;
     }
-    const unsigned int v4987 = v44 + v9123;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4988 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4989 = v331.x[27];
+    const unsigned int v4987 = v56 + v10776;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4988 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4989 = v341.x[20];
     const float v4990 = v4989 * v4988;
     const bool v4991 = v4987 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4991) {
-      const unsigned int v4994 = 64u + v9122;
       const iron_bf16 v4995 = iron_f32_to_bf16(v4990);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4997 = v13 + v4987;
       const unsigned int v4998 = v4997 * v1;
       const unsigned int v4999 = v4998 + v28;
       const unsigned int v5000 = v4999 << 7u;
-      const unsigned int v5001 = v5000 + v4994;
+      const unsigned int v5001 = v5000 + v10775;
       out[v5001] = v4995;
     }
-    const unsigned int v5003 = v44 + v9128;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5004 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5005 = v331.x[28];
+    const unsigned int v5003 = v56 + v10781;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5004 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5005 = v341.x[21];
     const float v5006 = v5005 * v5004;
     const bool v5007 = v5003 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5007) {
-      const unsigned int v5010 = 64u + v9127;
       const iron_bf16 v5011 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5013 = v13 + v5003;
       const unsigned int v5014 = v5013 * v1;
       const unsigned int v5015 = v5014 + v28;
       const unsigned int v5016 = v5015 << 7u;
-      const unsigned int v5017 = v5016 + v5010;
+      const unsigned int v5017 = v5016 + v10780;
       out[v5017] = v5011;
     }
-    const unsigned int v5019 = v44 + v9133;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5020 = v3989.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5021 = v331.x[29];
+    const unsigned int v5019 = v56 + v10786;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5020 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5021 = v341.x[22];
     const float v5022 = v5021 * v5020;
     const bool v5023 = v5019 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5023) {
-      const unsigned int v5026 = 64u + v9132;
       const iron_bf16 v5027 = iron_f32_to_bf16(v5022);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5029 = v13 + v5019;
       const unsigned int v5030 = v5029 * v1;
       const unsigned int v5031 = v5030 + v28;
       const unsigned int v5032 = v5031 << 7u;
-      const unsigned int v5033 = v5032 + v5026;
+      const unsigned int v5033 = v5032 + v10785;
       out[v5033] = v5027;
     }
-    const unsigned int v5035 = v44 + v9138;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5036 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5037 = v331.x[30];
+    const unsigned int v5035 = v56 + v10791;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5036 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5037 = v341.x[23];
     const float v5038 = v5037 * v5036;
     const bool v5039 = v5035 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5039) {
-      const unsigned int v5042 = 64u + v9137;
       const iron_bf16 v5043 = iron_f32_to_bf16(v5038);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5045 = v13 + v5035;
       const unsigned int v5046 = v5045 * v1;
       const unsigned int v5047 = v5046 + v28;
       const unsigned int v5048 = v5047 << 7u;
-      const unsigned int v5049 = v5048 + v5042;
+      const unsigned int v5049 = v5048 + v10790;
       out[v5049] = v5043;
     }
-    const unsigned int v5051 = v44 + v9143;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5052 = v3989.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5053 = v331.x[31];
+    const unsigned int v5051 = v56 + v10796;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5052 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5053 = v341.x[24];
     const float v5054 = v5053 * v5052;
     const bool v5055 = v5051 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5055) {
-      const unsigned int v5058 = 64u + v9142;
       const iron_bf16 v5059 = iron_f32_to_bf16(v5054);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5061 = v13 + v5051;
       const unsigned int v5062 = v5061 * v1;
       const unsigned int v5063 = v5062 + v28;
       const unsigned int v5064 = v5063 << 7u;
-      const unsigned int v5065 = v5064 + v5058;
+      const unsigned int v5065 = v5064 + v10795;
       out[v5065] = v5059;
+    }
+    const unsigned int v5067 = v56 + v10801;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5068 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5069 = v341.x[25];
+    const float v5070 = v5069 * v5068;
+    const bool v5071 = v5067 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5071) {
+      const iron_bf16 v5075 = iron_f32_to_bf16(v5070);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5077 = v13 + v5067;
+      const unsigned int v5078 = v5077 * v1;
+      const unsigned int v5079 = v5078 + v28;
+      const unsigned int v5080 = v5079 << 7u;
+      const unsigned int v5081 = v5080 + v10800;
+      out[v5081] = v5075;
+    }
+    const unsigned int v5083 = v56 + v10806;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5084 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5085 = v341.x[26];
+    const float v5086 = v5085 * v5084;
+    const bool v5087 = v5083 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5087) {
+      const iron_bf16 v5091 = iron_f32_to_bf16(v5086);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5093 = v13 + v5083;
+      const unsigned int v5094 = v5093 * v1;
+      const unsigned int v5095 = v5094 + v28;
+      const unsigned int v5096 = v5095 << 7u;
+      const unsigned int v5097 = v5096 + v10805;
+      out[v5097] = v5091;
+    }
+    const unsigned int v5099 = v56 + v10811;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5100 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5101 = v341.x[27];
+    const float v5102 = v5101 * v5100;
+    const bool v5103 = v5099 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5103) {
+      const iron_bf16 v5107 = iron_f32_to_bf16(v5102);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5109 = v13 + v5099;
+      const unsigned int v5110 = v5109 * v1;
+      const unsigned int v5111 = v5110 + v28;
+      const unsigned int v5112 = v5111 << 7u;
+      const unsigned int v5113 = v5112 + v10810;
+      out[v5113] = v5107;
+    }
+    const unsigned int v5115 = v56 + v10816;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5116 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5117 = v341.x[28];
+    const float v5118 = v5117 * v5116;
+    const bool v5119 = v5115 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5119) {
+      const iron_bf16 v5123 = iron_f32_to_bf16(v5118);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5125 = v13 + v5115;
+      const unsigned int v5126 = v5125 * v1;
+      const unsigned int v5127 = v5126 + v28;
+      const unsigned int v5128 = v5127 << 7u;
+      const unsigned int v5129 = v5128 + v10815;
+      out[v5129] = v5123;
+    }
+    const unsigned int v5131 = v56 + v10821;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5132 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5133 = v341.x[29];
+    const float v5134 = v5133 * v5132;
+    const bool v5135 = v5131 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5135) {
+      const iron_bf16 v5139 = iron_f32_to_bf16(v5134);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5141 = v13 + v5131;
+      const unsigned int v5142 = v5141 * v1;
+      const unsigned int v5143 = v5142 + v28;
+      const unsigned int v5144 = v5143 << 7u;
+      const unsigned int v5145 = v5144 + v10820;
+      out[v5145] = v5139;
+    }
+    const unsigned int v5147 = v56 + v10826;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5148 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5149 = v341.x[30];
+    const float v5150 = v5149 * v5148;
+    const bool v5151 = v5147 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5151) {
+      const iron_bf16 v5155 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5157 = v13 + v5147;
+      const unsigned int v5158 = v5157 * v1;
+      const unsigned int v5159 = v5158 + v28;
+      const unsigned int v5160 = v5159 << 7u;
+      const unsigned int v5161 = v5160 + v10825;
+      out[v5161] = v5155;
+    }
+    const unsigned int v5163 = v56 + v10831;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5164 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5165 = v341.x[31];
+    const float v5166 = v5165 * v5164;
+    const bool v5167 = v5163 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5167) {
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5166);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5173 = v13 + v5163;
+      const unsigned int v5174 = v5173 * v1;
+      const unsigned int v5175 = v5174 + v28;
+      const unsigned int v5176 = v5175 << 7u;
+      const unsigned int v5177 = v5176 + v10830;
+      out[v5177] = v5171;
+    }
+    const unsigned int v5179 = v56 + v10836;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5180 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5181 = v343.x[0];
+    const float v5182 = v5181 * v5180;
+    const bool v5183 = v5179 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5183) {
+      const unsigned int v5186 = 64u + v10835;
+      const iron_bf16 v5187 = iron_f32_to_bf16(v5182);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5189 = v13 + v5179;
+      const unsigned int v5190 = v5189 * v1;
+      const unsigned int v5191 = v5190 + v28;
+      const unsigned int v5192 = v5191 << 7u;
+      const unsigned int v5193 = v5192 + v5186;
+      out[v5193] = v5187;
+    }
+    const unsigned int v5195 = v56 + v10841;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5196 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5197 = v343.x[1];
+    const float v5198 = v5197 * v5196;
+    const bool v5199 = v5195 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5199) {
+      const unsigned int v5202 = 64u + v10840;
+      const iron_bf16 v5203 = iron_f32_to_bf16(v5198);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5205 = v13 + v5195;
+      const unsigned int v5206 = v5205 * v1;
+      const unsigned int v5207 = v5206 + v28;
+      const unsigned int v5208 = v5207 << 7u;
+      const unsigned int v5209 = v5208 + v5202;
+      out[v5209] = v5203;
+    }
+    const unsigned int v5211 = v56 + v10846;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5212 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5213 = v343.x[2];
+    const float v5214 = v5213 * v5212;
+    const bool v5215 = v5211 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5215) {
+      const unsigned int v5218 = 64u + v10845;
+      const iron_bf16 v5219 = iron_f32_to_bf16(v5214);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5221 = v13 + v5211;
+      const unsigned int v5222 = v5221 * v1;
+      const unsigned int v5223 = v5222 + v28;
+      const unsigned int v5224 = v5223 << 7u;
+      const unsigned int v5225 = v5224 + v5218;
+      out[v5225] = v5219;
+    }
+    const unsigned int v5227 = v56 + v10851;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5228 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5229 = v343.x[3];
+    const float v5230 = v5229 * v5228;
+    const bool v5231 = v5227 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5231) {
+      const unsigned int v5234 = 64u + v10850;
+      const iron_bf16 v5235 = iron_f32_to_bf16(v5230);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5237 = v13 + v5227;
+      const unsigned int v5238 = v5237 * v1;
+      const unsigned int v5239 = v5238 + v28;
+      const unsigned int v5240 = v5239 << 7u;
+      const unsigned int v5241 = v5240 + v5234;
+      out[v5241] = v5235;
+    }
+    const unsigned int v5243 = v56 + v10856;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5244 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5245 = v343.x[4];
+    const float v5246 = v5245 * v5244;
+    const bool v5247 = v5243 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5247) {
+      const unsigned int v5250 = 64u + v10855;
+      const iron_bf16 v5251 = iron_f32_to_bf16(v5246);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5253 = v13 + v5243;
+      const unsigned int v5254 = v5253 * v1;
+      const unsigned int v5255 = v5254 + v28;
+      const unsigned int v5256 = v5255 << 7u;
+      const unsigned int v5257 = v5256 + v5250;
+      out[v5257] = v5251;
+    }
+    const unsigned int v5259 = v56 + v10861;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5260 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5261 = v343.x[5];
+    const float v5262 = v5261 * v5260;
+    const bool v5263 = v5259 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5263) {
+      const unsigned int v5266 = 64u + v10860;
+      const iron_bf16 v5267 = iron_f32_to_bf16(v5262);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5269 = v13 + v5259;
+      const unsigned int v5270 = v5269 * v1;
+      const unsigned int v5271 = v5270 + v28;
+      const unsigned int v5272 = v5271 << 7u;
+      const unsigned int v5273 = v5272 + v5266;
+      out[v5273] = v5267;
+    }
+    const unsigned int v5275 = v56 + v10866;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5276 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5277 = v343.x[6];
+    const float v5278 = v5277 * v5276;
+    const bool v5279 = v5275 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5279) {
+      const unsigned int v5282 = 64u + v10865;
+      const iron_bf16 v5283 = iron_f32_to_bf16(v5278);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5285 = v13 + v5275;
+      const unsigned int v5286 = v5285 * v1;
+      const unsigned int v5287 = v5286 + v28;
+      const unsigned int v5288 = v5287 << 7u;
+      const unsigned int v5289 = v5288 + v5282;
+      out[v5289] = v5283;
+    }
+    const unsigned int v5291 = v56 + v10871;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5292 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5293 = v343.x[7];
+    const float v5294 = v5293 * v5292;
+    const bool v5295 = v5291 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5295) {
+      const unsigned int v5298 = 64u + v10870;
+      const iron_bf16 v5299 = iron_f32_to_bf16(v5294);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5301 = v13 + v5291;
+      const unsigned int v5302 = v5301 * v1;
+      const unsigned int v5303 = v5302 + v28;
+      const unsigned int v5304 = v5303 << 7u;
+      const unsigned int v5305 = v5304 + v5298;
+      out[v5305] = v5299;
+    }
+    const unsigned int v5307 = v56 + v10876;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5308 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5309 = v343.x[8];
+    const float v5310 = v5309 * v5308;
+    const bool v5311 = v5307 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5311) {
+      const unsigned int v5314 = 64u + v10875;
+      const iron_bf16 v5315 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5317 = v13 + v5307;
+      const unsigned int v5318 = v5317 * v1;
+      const unsigned int v5319 = v5318 + v28;
+      const unsigned int v5320 = v5319 << 7u;
+      const unsigned int v5321 = v5320 + v5314;
+      out[v5321] = v5315;
+    }
+    const unsigned int v5323 = v56 + v10881;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5324 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5325 = v343.x[9];
+    const float v5326 = v5325 * v5324;
+    const bool v5327 = v5323 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5327) {
+      const unsigned int v5330 = 64u + v10880;
+      const iron_bf16 v5331 = iron_f32_to_bf16(v5326);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5333 = v13 + v5323;
+      const unsigned int v5334 = v5333 * v1;
+      const unsigned int v5335 = v5334 + v28;
+      const unsigned int v5336 = v5335 << 7u;
+      const unsigned int v5337 = v5336 + v5330;
+      out[v5337] = v5331;
+    }
+    const unsigned int v5339 = v56 + v10886;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5340 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5341 = v343.x[10];
+    const float v5342 = v5341 * v5340;
+    const bool v5343 = v5339 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5343) {
+      const unsigned int v5346 = 64u + v10885;
+      const iron_bf16 v5347 = iron_f32_to_bf16(v5342);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5349 = v13 + v5339;
+      const unsigned int v5350 = v5349 * v1;
+      const unsigned int v5351 = v5350 + v28;
+      const unsigned int v5352 = v5351 << 7u;
+      const unsigned int v5353 = v5352 + v5346;
+      out[v5353] = v5347;
+    }
+    const unsigned int v5355 = v56 + v10891;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5356 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5357 = v343.x[11];
+    const float v5358 = v5357 * v5356;
+    const bool v5359 = v5355 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5359) {
+      const unsigned int v5362 = 64u + v10890;
+      const iron_bf16 v5363 = iron_f32_to_bf16(v5358);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5365 = v13 + v5355;
+      const unsigned int v5366 = v5365 * v1;
+      const unsigned int v5367 = v5366 + v28;
+      const unsigned int v5368 = v5367 << 7u;
+      const unsigned int v5369 = v5368 + v5362;
+      out[v5369] = v5363;
+    }
+    const unsigned int v5371 = v56 + v10896;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5372 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5373 = v343.x[12];
+    const float v5374 = v5373 * v5372;
+    const bool v5375 = v5371 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5375) {
+      const unsigned int v5378 = 64u + v10895;
+      const iron_bf16 v5379 = iron_f32_to_bf16(v5374);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5381 = v13 + v5371;
+      const unsigned int v5382 = v5381 * v1;
+      const unsigned int v5383 = v5382 + v28;
+      const unsigned int v5384 = v5383 << 7u;
+      const unsigned int v5385 = v5384 + v5378;
+      out[v5385] = v5379;
+    }
+    const unsigned int v5387 = v56 + v10901;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5388 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5389 = v343.x[13];
+    const float v5390 = v5389 * v5388;
+    const bool v5391 = v5387 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5391) {
+      const unsigned int v5394 = 64u + v10900;
+      const iron_bf16 v5395 = iron_f32_to_bf16(v5390);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5397 = v13 + v5387;
+      const unsigned int v5398 = v5397 * v1;
+      const unsigned int v5399 = v5398 + v28;
+      const unsigned int v5400 = v5399 << 7u;
+      const unsigned int v5401 = v5400 + v5394;
+      out[v5401] = v5395;
+    }
+    const unsigned int v5403 = v56 + v10906;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5404 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5405 = v343.x[14];
+    const float v5406 = v5405 * v5404;
+    const bool v5407 = v5403 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5407) {
+      const unsigned int v5410 = 64u + v10905;
+      const iron_bf16 v5411 = iron_f32_to_bf16(v5406);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5413 = v13 + v5403;
+      const unsigned int v5414 = v5413 * v1;
+      const unsigned int v5415 = v5414 + v28;
+      const unsigned int v5416 = v5415 << 7u;
+      const unsigned int v5417 = v5416 + v5410;
+      out[v5417] = v5411;
+    }
+    const unsigned int v5419 = v56 + v10911;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5420 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5421 = v343.x[15];
+    const float v5422 = v5421 * v5420;
+    const bool v5423 = v5419 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5423) {
+      const unsigned int v5426 = 64u + v10910;
+      const iron_bf16 v5427 = iron_f32_to_bf16(v5422);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5429 = v13 + v5419;
+      const unsigned int v5430 = v5429 * v1;
+      const unsigned int v5431 = v5430 + v28;
+      const unsigned int v5432 = v5431 << 7u;
+      const unsigned int v5433 = v5432 + v5426;
+      out[v5433] = v5427;
+    }
+    const unsigned int v5435 = v56 + v10916;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5436 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5437 = v343.x[16];
+    const float v5438 = v5437 * v5436;
+    const bool v5439 = v5435 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5439) {
+      const unsigned int v5442 = 64u + v10915;
+      const iron_bf16 v5443 = iron_f32_to_bf16(v5438);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5445 = v13 + v5435;
+      const unsigned int v5446 = v5445 * v1;
+      const unsigned int v5447 = v5446 + v28;
+      const unsigned int v5448 = v5447 << 7u;
+      const unsigned int v5449 = v5448 + v5442;
+      out[v5449] = v5443;
+    }
+    const unsigned int v5451 = v56 + v10921;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5452 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5453 = v343.x[17];
+    const float v5454 = v5453 * v5452;
+    const bool v5455 = v5451 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5455) {
+      const unsigned int v5458 = 64u + v10920;
+      const iron_bf16 v5459 = iron_f32_to_bf16(v5454);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5461 = v13 + v5451;
+      const unsigned int v5462 = v5461 * v1;
+      const unsigned int v5463 = v5462 + v28;
+      const unsigned int v5464 = v5463 << 7u;
+      const unsigned int v5465 = v5464 + v5458;
+      out[v5465] = v5459;
+    }
+    const unsigned int v5467 = v56 + v10926;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5468 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5469 = v343.x[18];
+    const float v5470 = v5469 * v5468;
+    const bool v5471 = v5467 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5471) {
+      const unsigned int v5474 = 64u + v10925;
+      const iron_bf16 v5475 = iron_f32_to_bf16(v5470);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5477 = v13 + v5467;
+      const unsigned int v5478 = v5477 * v1;
+      const unsigned int v5479 = v5478 + v28;
+      const unsigned int v5480 = v5479 << 7u;
+      const unsigned int v5481 = v5480 + v5474;
+      out[v5481] = v5475;
+    }
+    const unsigned int v5483 = v56 + v10931;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5484 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5485 = v343.x[19];
+    const float v5486 = v5485 * v5484;
+    const bool v5487 = v5483 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5487) {
+      const unsigned int v5490 = 64u + v10930;
+      const iron_bf16 v5491 = iron_f32_to_bf16(v5486);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5493 = v13 + v5483;
+      const unsigned int v5494 = v5493 * v1;
+      const unsigned int v5495 = v5494 + v28;
+      const unsigned int v5496 = v5495 << 7u;
+      const unsigned int v5497 = v5496 + v5490;
+      out[v5497] = v5491;
+    }
+    const unsigned int v5499 = v56 + v10936;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5500 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5501 = v343.x[20];
+    const float v5502 = v5501 * v5500;
+    const bool v5503 = v5499 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5503) {
+      const unsigned int v5506 = 64u + v10935;
+      const iron_bf16 v5507 = iron_f32_to_bf16(v5502);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5509 = v13 + v5499;
+      const unsigned int v5510 = v5509 * v1;
+      const unsigned int v5511 = v5510 + v28;
+      const unsigned int v5512 = v5511 << 7u;
+      const unsigned int v5513 = v5512 + v5506;
+      out[v5513] = v5507;
+    }
+    const unsigned int v5515 = v56 + v10941;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5516 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5517 = v343.x[21];
+    const float v5518 = v5517 * v5516;
+    const bool v5519 = v5515 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5519) {
+      const unsigned int v5522 = 64u + v10940;
+      const iron_bf16 v5523 = iron_f32_to_bf16(v5518);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5525 = v13 + v5515;
+      const unsigned int v5526 = v5525 * v1;
+      const unsigned int v5527 = v5526 + v28;
+      const unsigned int v5528 = v5527 << 7u;
+      const unsigned int v5529 = v5528 + v5522;
+      out[v5529] = v5523;
+    }
+    const unsigned int v5531 = v56 + v10946;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5532 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5533 = v343.x[22];
+    const float v5534 = v5533 * v5532;
+    const bool v5535 = v5531 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5535) {
+      const unsigned int v5538 = 64u + v10945;
+      const iron_bf16 v5539 = iron_f32_to_bf16(v5534);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5541 = v13 + v5531;
+      const unsigned int v5542 = v5541 * v1;
+      const unsigned int v5543 = v5542 + v28;
+      const unsigned int v5544 = v5543 << 7u;
+      const unsigned int v5545 = v5544 + v5538;
+      out[v5545] = v5539;
+    }
+    const unsigned int v5547 = v56 + v10951;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5548 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5549 = v343.x[23];
+    const float v5550 = v5549 * v5548;
+    const bool v5551 = v5547 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5551) {
+      const unsigned int v5554 = 64u + v10950;
+      const iron_bf16 v5555 = iron_f32_to_bf16(v5550);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5557 = v13 + v5547;
+      const unsigned int v5558 = v5557 * v1;
+      const unsigned int v5559 = v5558 + v28;
+      const unsigned int v5560 = v5559 << 7u;
+      const unsigned int v5561 = v5560 + v5554;
+      out[v5561] = v5555;
+    }
+    const unsigned int v5563 = v56 + v10956;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5564 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5565 = v343.x[24];
+    const float v5566 = v5565 * v5564;
+    const bool v5567 = v5563 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5567) {
+      const unsigned int v5570 = 64u + v10955;
+      const iron_bf16 v5571 = iron_f32_to_bf16(v5566);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5573 = v13 + v5563;
+      const unsigned int v5574 = v5573 * v1;
+      const unsigned int v5575 = v5574 + v28;
+      const unsigned int v5576 = v5575 << 7u;
+      const unsigned int v5577 = v5576 + v5570;
+      out[v5577] = v5571;
+    }
+    const unsigned int v5579 = v56 + v10961;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5580 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5581 = v343.x[25];
+    const float v5582 = v5581 * v5580;
+    const bool v5583 = v5579 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5583) {
+      const unsigned int v5586 = 64u + v10960;
+      const iron_bf16 v5587 = iron_f32_to_bf16(v5582);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5589 = v13 + v5579;
+      const unsigned int v5590 = v5589 * v1;
+      const unsigned int v5591 = v5590 + v28;
+      const unsigned int v5592 = v5591 << 7u;
+      const unsigned int v5593 = v5592 + v5586;
+      out[v5593] = v5587;
+    }
+    const unsigned int v5595 = v56 + v10966;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5596 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5597 = v343.x[26];
+    const float v5598 = v5597 * v5596;
+    const bool v5599 = v5595 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5599) {
+      const unsigned int v5602 = 64u + v10965;
+      const iron_bf16 v5603 = iron_f32_to_bf16(v5598);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5605 = v13 + v5595;
+      const unsigned int v5606 = v5605 * v1;
+      const unsigned int v5607 = v5606 + v28;
+      const unsigned int v5608 = v5607 << 7u;
+      const unsigned int v5609 = v5608 + v5602;
+      out[v5609] = v5603;
+    }
+    const unsigned int v5611 = v56 + v10971;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5612 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5613 = v343.x[27];
+    const float v5614 = v5613 * v5612;
+    const bool v5615 = v5611 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5615) {
+      const unsigned int v5618 = 64u + v10970;
+      const iron_bf16 v5619 = iron_f32_to_bf16(v5614);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5621 = v13 + v5611;
+      const unsigned int v5622 = v5621 * v1;
+      const unsigned int v5623 = v5622 + v28;
+      const unsigned int v5624 = v5623 << 7u;
+      const unsigned int v5625 = v5624 + v5618;
+      out[v5625] = v5619;
+    }
+    const unsigned int v5627 = v56 + v10976;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5628 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5629 = v343.x[28];
+    const float v5630 = v5629 * v5628;
+    const bool v5631 = v5627 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5631) {
+      const unsigned int v5634 = 64u + v10975;
+      const iron_bf16 v5635 = iron_f32_to_bf16(v5630);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5637 = v13 + v5627;
+      const unsigned int v5638 = v5637 * v1;
+      const unsigned int v5639 = v5638 + v28;
+      const unsigned int v5640 = v5639 << 7u;
+      const unsigned int v5641 = v5640 + v5634;
+      out[v5641] = v5635;
+    }
+    const unsigned int v5643 = v56 + v10981;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5644 = v4613.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5645 = v343.x[29];
+    const float v5646 = v5645 * v5644;
+    const bool v5647 = v5643 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5647) {
+      const unsigned int v5650 = 64u + v10980;
+      const iron_bf16 v5651 = iron_f32_to_bf16(v5646);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5653 = v13 + v5643;
+      const unsigned int v5654 = v5653 * v1;
+      const unsigned int v5655 = v5654 + v28;
+      const unsigned int v5656 = v5655 << 7u;
+      const unsigned int v5657 = v5656 + v5650;
+      out[v5657] = v5651;
+    }
+    const unsigned int v5659 = v56 + v10986;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5660 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5661 = v343.x[30];
+    const float v5662 = v5661 * v5660;
+    const bool v5663 = v5659 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5663) {
+      const unsigned int v5666 = 64u + v10985;
+      const iron_bf16 v5667 = iron_f32_to_bf16(v5662);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5669 = v13 + v5659;
+      const unsigned int v5670 = v5669 * v1;
+      const unsigned int v5671 = v5670 + v28;
+      const unsigned int v5672 = v5671 << 7u;
+      const unsigned int v5673 = v5672 + v5666;
+      out[v5673] = v5667;
+    }
+    const unsigned int v5675 = v56 + v10991;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5676 = v4613.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5677 = v343.x[31];
+    const float v5678 = v5677 * v5676;
+    const bool v5679 = v5675 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5679) {
+      const unsigned int v5682 = 64u + v10990;
+      const iron_bf16 v5683 = iron_f32_to_bf16(v5678);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5685 = v13 + v5675;
+      const unsigned int v5686 = v5685 * v1;
+      const unsigned int v5687 = v5686 + v28;
+      const unsigned int v5688 = v5687 << 7u;
+      const unsigned int v5689 = v5688 + v5682;
+      out[v5689] = v5683;
     }
   }
 }

@@ -353,4004 +353,3867 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
   const unsigned int v28 = blockIdx.y;  // kernels/sdpa/prefill.cpp:113
   const unsigned int v29 = v1 / v2;  // kernels/sdpa/prefill.cpp:201
   const unsigned int v30 = v28 / v29;
-  const unsigned int v32 = v11 * v7;  // kernels/sdpa/kv_sources.hpp:59
-  const unsigned int v33 = v7 * v6;  // kernels/sdpa/kv_sources.hpp:60
+  const unsigned int v32 = v11 * v7;  // kernels/sdpa/kv_sources.hpp:69
+  const unsigned int v33 = v7 * v6;  // kernels/sdpa/kv_sources.hpp:70
   const unsigned int v34 = seq_lens_k[v11];
   const unsigned int v35 = min(v34, v33);
-  const bool v36 = v27 < v20;  // kernels/sdpa/prefill.cpp:121
-  if (v36) {
-    const float v37 = sinks[v28];  // kernels/sdpa/prefill.cpp:130
-    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:72
-    const unsigned int v40 = v39 >> 2u;
-    const unsigned int v43 = v39 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
-    const unsigned int v44 = v27 + v43;
-    unsigned int v45 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v47 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v50 = v47 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v53 = v47 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v54 = v53 << 3u;
-    const unsigned int v55 = v27 + v50;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v56 = v55 < v20;
-    const unsigned int v59 = v56 ? v55 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v61 = v13 + v59;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v62 = v61 * v1;
-    const unsigned int v63 = v62 + v28;
-    const unsigned int v64 = v63 << 8u;
-    const unsigned int v65 = v64 + v54;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v67 = v54 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v69 = v50 << 6u;
-    const unsigned int v72 = v54 >> 6u;
-    const unsigned int v73 = v72 << 13u;
-    const unsigned int v75 = v73 + v69;
-    const unsigned int v76 = v75 + v67;
-    iron_copy_async<16>(shm0 + (v76 ^ (((v76 >> 6u) & 7u) << 3u)), q + v65, v56);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v79 = v47 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v81 = v79 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v84 = v79 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v85 = v84 << 3u;
-    const unsigned int v86 = v27 + v81;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v87 = v86 < v20;
-    const unsigned int v90 = v87 ? v86 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v92 = v13 + v90;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v93 = v92 * v1;
-    const unsigned int v94 = v93 + v28;
-    const unsigned int v95 = v94 << 8u;
-    const unsigned int v96 = v95 + v85;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v98 = v85 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v100 = v81 << 6u;
-    const unsigned int v103 = v85 >> 6u;
-    const unsigned int v104 = v103 << 13u;
-    const unsigned int v106 = v104 + v100;
-    const unsigned int v107 = v106 + v98;
-    iron_copy_async<16>(shm0 + (v107 ^ (((v107 >> 6u) & 7u) << 3u)), q + v96, v87);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v110 = v47 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v112 = v110 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v115 = v110 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v116 = v115 << 3u;
-    const unsigned int v117 = v27 + v112;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v118 = v117 < v20;
-    const unsigned int v121 = v118 ? v117 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v123 = v13 + v121;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v124 = v123 * v1;
-    const unsigned int v125 = v124 + v28;
-    const unsigned int v126 = v125 << 8u;
-    const unsigned int v127 = v126 + v116;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v129 = v116 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v131 = v112 << 6u;
-    const unsigned int v134 = v116 >> 6u;
-    const unsigned int v135 = v134 << 13u;
-    const unsigned int v137 = v135 + v131;
-    const unsigned int v138 = v137 + v129;
-    iron_copy_async<16>(shm0 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), q + v127, v118);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v141 = v47 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v143 = v141 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v146 = v141 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v147 = v146 << 3u;
-    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v149 = v148 < v20;
-    const unsigned int v152 = v149 ? v148 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v154 = v13 + v152;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v155 = v154 * v1;
-    const unsigned int v156 = v155 + v28;
-    const unsigned int v157 = v156 << 8u;
-    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v160 = v147 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v162 = v143 << 6u;
-    const unsigned int v165 = v147 >> 6u;
-    const unsigned int v166 = v165 << 13u;
-    const unsigned int v168 = v166 + v162;
-    const unsigned int v169 = v168 + v160;
-    iron_copy_async<16>(shm0 + (v169 ^ (((v169 >> 6u) & 7u) << 3u)), q + v158, v149);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v172 = v47 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v174 = v172 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v177 = v172 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v178 = v177 << 3u;
-    const unsigned int v179 = v27 + v174;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v180 = v179 < v20;
-    const unsigned int v183 = v180 ? v179 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v185 = v13 + v183;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v186 = v185 * v1;
-    const unsigned int v187 = v186 + v28;
-    const unsigned int v188 = v187 << 8u;
-    const unsigned int v189 = v188 + v178;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v191 = v178 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v193 = v174 << 6u;
-    const unsigned int v196 = v178 >> 6u;
-    const unsigned int v197 = v196 << 13u;
-    const unsigned int v199 = v197 + v193;
-    const unsigned int v200 = v199 + v191;
-    iron_copy_async<16>(shm0 + (v200 ^ (((v200 >> 6u) & 7u) << 3u)), q + v189, v180);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v203 = v47 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v205 = v203 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v208 = v203 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v209 = v208 << 3u;
-    const unsigned int v210 = v27 + v205;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v211 = v210 < v20;
-    const unsigned int v214 = v211 ? v210 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v216 = v13 + v214;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v217 = v216 * v1;
-    const unsigned int v218 = v217 + v28;
-    const unsigned int v219 = v218 << 8u;
-    const unsigned int v220 = v219 + v209;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v222 = v209 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v224 = v205 << 6u;
-    const unsigned int v227 = v209 >> 6u;
-    const unsigned int v228 = v227 << 13u;
-    const unsigned int v230 = v228 + v224;
-    const unsigned int v231 = v230 + v222;
-    iron_copy_async<16>(shm0 + (v231 ^ (((v231 >> 6u) & 7u) << 3u)), q + v220, v211);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v234 = v47 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v236 = v234 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v239 = v234 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v240 = v239 << 3u;
-    const unsigned int v241 = v27 + v236;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v242 = v241 < v20;
-    const unsigned int v245 = v242 ? v241 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v247 = v13 + v245;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v248 = v247 * v1;
-    const unsigned int v249 = v248 + v28;
-    const unsigned int v250 = v249 << 8u;
-    const unsigned int v251 = v250 + v240;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v253 = v240 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v255 = v236 << 6u;
-    const unsigned int v258 = v240 >> 6u;
-    const unsigned int v259 = v258 << 13u;
-    const unsigned int v261 = v259 + v255;
-    const unsigned int v262 = v261 + v253;
-    iron_copy_async<16>(shm0 + (v262 ^ (((v262 >> 6u) & 7u) << 3u)), q + v251, v242);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v265 = v47 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v267 = v265 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v270 = v265 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v271 = v270 << 3u;
-    const unsigned int v272 = v27 + v267;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v273 = v272 < v20;
-    const unsigned int v276 = v273 ? v272 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v278 = v13 + v276;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v279 = v278 * v1;
-    const unsigned int v280 = v279 + v28;
-    const unsigned int v281 = v280 << 8u;
-    const unsigned int v282 = v281 + v271;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v284 = v271 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v286 = v267 << 6u;
-    const unsigned int v289 = v271 >> 6u;
-    const unsigned int v290 = v289 << 13u;
-    const unsigned int v292 = v290 + v286;
-    const unsigned int v293 = v292 + v284;
-    iron_copy_async<16>(shm0 + (v293 ^ (((v293 >> 6u) & 7u) << 3u)), q + v282, v273);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v296 = v47 + 2048u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v298 = v296 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v301 = v296 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v302 = v301 << 3u;
-    const unsigned int v303 = v27 + v298;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v304 = v303 < v20;
-    const unsigned int v307 = v304 ? v303 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v309 = v13 + v307;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v310 = v309 * v1;
-    const unsigned int v311 = v310 + v28;
-    const unsigned int v312 = v311 << 8u;
-    const unsigned int v313 = v312 + v302;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v315 = v302 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v317 = v298 << 6u;
-    const unsigned int v320 = v302 >> 6u;
-    const unsigned int v321 = v320 << 13u;
-    const unsigned int v323 = v321 + v317;
-    const unsigned int v324 = v323 + v315;
-    iron_copy_async<16>(shm0 + (v324 ^ (((v324 >> 6u) & 7u) << 3u)), q + v313, v304);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v327 = v47 + 2304u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v329 = v327 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v332 = v327 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v333 = v332 << 3u;
-    const unsigned int v334 = v27 + v329;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v335 = v334 < v20;
-    const unsigned int v338 = v335 ? v334 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v340 = v13 + v338;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v341 = v340 * v1;
-    const unsigned int v342 = v341 + v28;
-    const unsigned int v343 = v342 << 8u;
-    const unsigned int v344 = v343 + v333;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v346 = v333 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v348 = v329 << 6u;
-    const unsigned int v351 = v333 >> 6u;
-    const unsigned int v352 = v351 << 13u;
-    const unsigned int v354 = v352 + v348;
-    const unsigned int v355 = v354 + v346;
-    iron_copy_async<16>(shm0 + (v355 ^ (((v355 >> 6u) & 7u) << 3u)), q + v344, v335);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v358 = v47 + 2560u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v360 = v358 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v363 = v358 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v364 = v363 << 3u;
-    const unsigned int v365 = v27 + v360;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v366 = v365 < v20;
-    const unsigned int v369 = v366 ? v365 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v371 = v13 + v369;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v372 = v371 * v1;
-    const unsigned int v373 = v372 + v28;
-    const unsigned int v374 = v373 << 8u;
-    const unsigned int v375 = v374 + v364;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v377 = v364 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v379 = v360 << 6u;
-    const unsigned int v382 = v364 >> 6u;
-    const unsigned int v383 = v382 << 13u;
-    const unsigned int v385 = v383 + v379;
-    const unsigned int v386 = v385 + v377;
-    iron_copy_async<16>(shm0 + (v386 ^ (((v386 >> 6u) & 7u) << 3u)), q + v375, v366);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v389 = v47 + 2816u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v391 = v389 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v394 = v389 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v395 = v394 << 3u;
-    const unsigned int v396 = v27 + v391;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v397 = v396 < v20;
-    const unsigned int v400 = v397 ? v396 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v402 = v13 + v400;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v403 = v402 * v1;
-    const unsigned int v404 = v403 + v28;
-    const unsigned int v405 = v404 << 8u;
-    const unsigned int v406 = v405 + v395;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v408 = v395 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v410 = v391 << 6u;
-    const unsigned int v413 = v395 >> 6u;
-    const unsigned int v414 = v413 << 13u;
-    const unsigned int v416 = v414 + v410;
-    const unsigned int v417 = v416 + v408;
-    iron_copy_async<16>(shm0 + (v417 ^ (((v417 >> 6u) & 7u) << 3u)), q + v406, v397);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v420 = v47 + 3072u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v422 = v420 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v425 = v420 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v426 = v425 << 3u;
-    const unsigned int v427 = v27 + v422;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v428 = v427 < v20;
-    const unsigned int v431 = v428 ? v427 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v433 = v13 + v431;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v434 = v433 * v1;
-    const unsigned int v435 = v434 + v28;
-    const unsigned int v436 = v435 << 8u;
-    const unsigned int v437 = v436 + v426;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v439 = v426 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v441 = v422 << 6u;
-    const unsigned int v444 = v426 >> 6u;
-    const unsigned int v445 = v444 << 13u;
-    const unsigned int v447 = v445 + v441;
-    const unsigned int v448 = v447 + v439;
-    iron_copy_async<16>(shm0 + (v448 ^ (((v448 >> 6u) & 7u) << 3u)), q + v437, v428);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v451 = v47 + 3328u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v453 = v451 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v456 = v451 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v457 = v456 << 3u;
-    const unsigned int v458 = v27 + v453;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v459 = v458 < v20;
-    const unsigned int v462 = v459 ? v458 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v464 = v13 + v462;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v465 = v464 * v1;
-    const unsigned int v466 = v465 + v28;
-    const unsigned int v467 = v466 << 8u;
-    const unsigned int v468 = v467 + v457;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v470 = v457 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v472 = v453 << 6u;
-    const unsigned int v475 = v457 >> 6u;
-    const unsigned int v476 = v475 << 13u;
-    const unsigned int v478 = v476 + v472;
-    const unsigned int v479 = v478 + v470;
-    iron_copy_async<16>(shm0 + (v479 ^ (((v479 >> 6u) & 7u) << 3u)), q + v468, v459);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v482 = v47 + 3584u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v484 = v482 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v487 = v482 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v488 = v487 << 3u;
-    const unsigned int v489 = v27 + v484;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v490 = v489 < v20;
-    const unsigned int v493 = v490 ? v489 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v495 = v13 + v493;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v496 = v495 * v1;
-    const unsigned int v497 = v496 + v28;
-    const unsigned int v498 = v497 << 8u;
-    const unsigned int v499 = v498 + v488;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v501 = v488 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v503 = v484 << 6u;
-    const unsigned int v506 = v488 >> 6u;
-    const unsigned int v507 = v506 << 13u;
-    const unsigned int v509 = v507 + v503;
-    const unsigned int v510 = v509 + v501;
-    iron_copy_async<16>(shm0 + (v510 ^ (((v510 >> 6u) & 7u) << 3u)), q + v499, v490);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v513 = v47 + 3840u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v515 = v513 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v518 = v513 & 31u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v519 = v518 << 3u;
-    const unsigned int v520 = v27 + v515;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v521 = v520 < v20;
-    const unsigned int v524 = v521 ? v520 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v526 = v13 + v524;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v527 = v526 * v1;
-    const unsigned int v528 = v527 + v28;
-    const unsigned int v529 = v528 << 8u;
-    const unsigned int v530 = v529 + v519;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v532 = v519 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v534 = v515 << 6u;
-    const unsigned int v537 = v519 >> 6u;
-    const unsigned int v538 = v537 << 13u;
-    const unsigned int v540 = v538 + v534;
-    const unsigned int v541 = v540 + v532;
-    iron_copy_async<16>(shm0 + (v541 ^ (((v541 >> 6u) & 7u) << 3u)), q + v530, v521);  // kernels/sdpa/flash_tile.hpp:86
+  const float v37 = static_cast<float>(v6);  // kernels/sdpa/kv_sources.hpp:75
+  const unsigned int v38 = __float_as_uint(v37);
+  const unsigned int v40 = v38 >> 23u;
+  const unsigned int v41 = v40 - 127u;
+  unsigned int v42 = 0u;  // kernels/sdpa/kv_sources.hpp:76
+  const bool v43 = v6 != v42;
+  const unsigned int v45 = 1u << (v41 & 31);
+  const bool v46 = v45 == v6;
+  const bool v47 = v43 && v46;
+  const bool v48 = v27 < v20;  // kernels/sdpa/prefill.cpp:121
+  if (v48) {
+    const float v49 = sinks[v28];  // kernels/sdpa/prefill.cpp:130
+    const unsigned int v51 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:72
+    const unsigned int v52 = v51 >> 2u;
+    const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
+    const unsigned int v56 = v27 + v55;
+    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v62 = v59 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v65 = v59 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v66 = v65 << 3u;
+    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v68 = v67 < v20;
+    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v73 = v13 + v71;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v74 = v73 * v1;
+    const unsigned int v75 = v74 + v28;
+    const unsigned int v76 = v75 << 8u;
+    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v81 = v62 << 6u;
+    const unsigned int v84 = v66 >> 6u;
+    const unsigned int v85 = v84 << 13u;
+    const unsigned int v87 = v85 + v81;
+    const unsigned int v88 = v87 + v79;
+    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v93 = v91 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v96 = v91 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v97 = v96 << 3u;
+    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v99 = v98 < v20;
+    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v104 = v13 + v102;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v105 = v104 * v1;
+    const unsigned int v106 = v105 + v28;
+    const unsigned int v107 = v106 << 8u;
+    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v112 = v93 << 6u;
+    const unsigned int v115 = v97 >> 6u;
+    const unsigned int v116 = v115 << 13u;
+    const unsigned int v118 = v116 + v112;
+    const unsigned int v119 = v118 + v110;
+    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v124 = v122 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v127 = v122 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v128 = v127 << 3u;
+    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v130 = v129 < v20;
+    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v135 = v13 + v133;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v136 = v135 * v1;
+    const unsigned int v137 = v136 + v28;
+    const unsigned int v138 = v137 << 8u;
+    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v143 = v124 << 6u;
+    const unsigned int v146 = v128 >> 6u;
+    const unsigned int v147 = v146 << 13u;
+    const unsigned int v149 = v147 + v143;
+    const unsigned int v150 = v149 + v141;
+    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v155 = v153 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v158 = v153 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v159 = v158 << 3u;
+    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v161 = v160 < v20;
+    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v166 = v13 + v164;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v167 = v166 * v1;
+    const unsigned int v168 = v167 + v28;
+    const unsigned int v169 = v168 << 8u;
+    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v174 = v155 << 6u;
+    const unsigned int v177 = v159 >> 6u;
+    const unsigned int v178 = v177 << 13u;
+    const unsigned int v180 = v178 + v174;
+    const unsigned int v181 = v180 + v172;
+    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v184 = v59 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v186 = v184 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v189 = v184 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v190 = v189 << 3u;
+    const unsigned int v191 = v27 + v186;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v192 = v191 < v20;
+    const unsigned int v195 = v192 ? v191 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v197 = v13 + v195;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v198 = v197 * v1;
+    const unsigned int v199 = v198 + v28;
+    const unsigned int v200 = v199 << 8u;
+    const unsigned int v201 = v200 + v190;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v203 = v190 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v205 = v186 << 6u;
+    const unsigned int v208 = v190 >> 6u;
+    const unsigned int v209 = v208 << 13u;
+    const unsigned int v211 = v209 + v205;
+    const unsigned int v212 = v211 + v203;
+    iron_copy_async<16>(shm0 + (v212 ^ (((v212 >> 6u) & 7u) << 3u)), q + v201, v192);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v215 = v59 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v217 = v215 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v220 = v215 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v221 = v220 << 3u;
+    const unsigned int v222 = v27 + v217;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v223 = v222 < v20;
+    const unsigned int v226 = v223 ? v222 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v228 = v13 + v226;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v229 = v228 * v1;
+    const unsigned int v230 = v229 + v28;
+    const unsigned int v231 = v230 << 8u;
+    const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v234 = v221 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v236 = v217 << 6u;
+    const unsigned int v239 = v221 >> 6u;
+    const unsigned int v240 = v239 << 13u;
+    const unsigned int v242 = v240 + v236;
+    const unsigned int v243 = v242 + v234;
+    iron_copy_async<16>(shm0 + (v243 ^ (((v243 >> 6u) & 7u) << 3u)), q + v232, v223);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v246 = v59 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v248 = v246 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v251 = v246 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v252 = v251 << 3u;
+    const unsigned int v253 = v27 + v248;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v254 = v253 < v20;
+    const unsigned int v257 = v254 ? v253 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v259 = v13 + v257;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v260 = v259 * v1;
+    const unsigned int v261 = v260 + v28;
+    const unsigned int v262 = v261 << 8u;
+    const unsigned int v263 = v262 + v252;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v265 = v252 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v267 = v248 << 6u;
+    const unsigned int v270 = v252 >> 6u;
+    const unsigned int v271 = v270 << 13u;
+    const unsigned int v273 = v271 + v267;
+    const unsigned int v274 = v273 + v265;
+    iron_copy_async<16>(shm0 + (v274 ^ (((v274 >> 6u) & 7u) << 3u)), q + v263, v254);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v277 = v59 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v279 = v277 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v282 = v277 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v283 = v282 << 3u;
+    const unsigned int v284 = v27 + v279;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v285 = v284 < v20;
+    const unsigned int v288 = v285 ? v284 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v290 = v13 + v288;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v291 = v290 * v1;
+    const unsigned int v292 = v291 + v28;
+    const unsigned int v293 = v292 << 8u;
+    const unsigned int v294 = v293 + v283;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v296 = v283 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v298 = v279 << 6u;
+    const unsigned int v301 = v283 >> 6u;
+    const unsigned int v302 = v301 << 13u;
+    const unsigned int v304 = v302 + v298;
+    const unsigned int v305 = v304 + v296;
+    iron_copy_async<16>(shm0 + (v305 ^ (((v305 >> 6u) & 7u) << 3u)), q + v294, v285);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v308 = v59 + 2048u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v310 = v308 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v313 = v308 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v314 = v313 << 3u;
+    const unsigned int v315 = v27 + v310;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v316 = v315 < v20;
+    const unsigned int v319 = v316 ? v315 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v321 = v13 + v319;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v322 = v321 * v1;
+    const unsigned int v323 = v322 + v28;
+    const unsigned int v324 = v323 << 8u;
+    const unsigned int v325 = v324 + v314;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v327 = v314 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v329 = v310 << 6u;
+    const unsigned int v332 = v314 >> 6u;
+    const unsigned int v333 = v332 << 13u;
+    const unsigned int v335 = v333 + v329;
+    const unsigned int v336 = v335 + v327;
+    iron_copy_async<16>(shm0 + (v336 ^ (((v336 >> 6u) & 7u) << 3u)), q + v325, v316);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v339 = v59 + 2304u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v341 = v339 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v344 = v339 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v345 = v344 << 3u;
+    const unsigned int v346 = v27 + v341;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v347 = v346 < v20;
+    const unsigned int v350 = v347 ? v346 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v352 = v13 + v350;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v353 = v352 * v1;
+    const unsigned int v354 = v353 + v28;
+    const unsigned int v355 = v354 << 8u;
+    const unsigned int v356 = v355 + v345;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v358 = v345 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v360 = v341 << 6u;
+    const unsigned int v363 = v345 >> 6u;
+    const unsigned int v364 = v363 << 13u;
+    const unsigned int v366 = v364 + v360;
+    const unsigned int v367 = v366 + v358;
+    iron_copy_async<16>(shm0 + (v367 ^ (((v367 >> 6u) & 7u) << 3u)), q + v356, v347);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v370 = v59 + 2560u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v372 = v370 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v375 = v370 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v376 = v375 << 3u;
+    const unsigned int v377 = v27 + v372;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v378 = v377 < v20;
+    const unsigned int v381 = v378 ? v377 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v383 = v13 + v381;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v384 = v383 * v1;
+    const unsigned int v385 = v384 + v28;
+    const unsigned int v386 = v385 << 8u;
+    const unsigned int v387 = v386 + v376;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v389 = v376 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v391 = v372 << 6u;
+    const unsigned int v394 = v376 >> 6u;
+    const unsigned int v395 = v394 << 13u;
+    const unsigned int v397 = v395 + v391;
+    const unsigned int v398 = v397 + v389;
+    iron_copy_async<16>(shm0 + (v398 ^ (((v398 >> 6u) & 7u) << 3u)), q + v387, v378);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v401 = v59 + 2816u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v403 = v401 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v406 = v401 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v407 = v406 << 3u;
+    const unsigned int v408 = v27 + v403;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v409 = v408 < v20;
+    const unsigned int v412 = v409 ? v408 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v414 = v13 + v412;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v415 = v414 * v1;
+    const unsigned int v416 = v415 + v28;
+    const unsigned int v417 = v416 << 8u;
+    const unsigned int v418 = v417 + v407;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v420 = v407 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v422 = v403 << 6u;
+    const unsigned int v425 = v407 >> 6u;
+    const unsigned int v426 = v425 << 13u;
+    const unsigned int v428 = v426 + v422;
+    const unsigned int v429 = v428 + v420;
+    iron_copy_async<16>(shm0 + (v429 ^ (((v429 >> 6u) & 7u) << 3u)), q + v418, v409);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v432 = v59 + 3072u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v434 = v432 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v437 = v432 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v438 = v437 << 3u;
+    const unsigned int v439 = v27 + v434;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v440 = v439 < v20;
+    const unsigned int v443 = v440 ? v439 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v445 = v13 + v443;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v446 = v445 * v1;
+    const unsigned int v447 = v446 + v28;
+    const unsigned int v448 = v447 << 8u;
+    const unsigned int v449 = v448 + v438;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v451 = v438 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v453 = v434 << 6u;
+    const unsigned int v456 = v438 >> 6u;
+    const unsigned int v457 = v456 << 13u;
+    const unsigned int v459 = v457 + v453;
+    const unsigned int v460 = v459 + v451;
+    iron_copy_async<16>(shm0 + (v460 ^ (((v460 >> 6u) & 7u) << 3u)), q + v449, v440);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v463 = v59 + 3328u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v465 = v463 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v468 = v463 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v469 = v468 << 3u;
+    const unsigned int v470 = v27 + v465;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v471 = v470 < v20;
+    const unsigned int v474 = v471 ? v470 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v476 = v13 + v474;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v477 = v476 * v1;
+    const unsigned int v478 = v477 + v28;
+    const unsigned int v479 = v478 << 8u;
+    const unsigned int v480 = v479 + v469;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v482 = v469 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v484 = v465 << 6u;
+    const unsigned int v487 = v469 >> 6u;
+    const unsigned int v488 = v487 << 13u;
+    const unsigned int v490 = v488 + v484;
+    const unsigned int v491 = v490 + v482;
+    iron_copy_async<16>(shm0 + (v491 ^ (((v491 >> 6u) & 7u) << 3u)), q + v480, v471);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v494 = v59 + 3584u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v496 = v494 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v499 = v494 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v500 = v499 << 3u;
+    const unsigned int v501 = v27 + v496;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v502 = v501 < v20;
+    const unsigned int v505 = v502 ? v501 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v507 = v13 + v505;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v508 = v507 * v1;
+    const unsigned int v509 = v508 + v28;
+    const unsigned int v510 = v509 << 8u;
+    const unsigned int v511 = v510 + v500;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v513 = v500 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v515 = v496 << 6u;
+    const unsigned int v518 = v500 >> 6u;
+    const unsigned int v519 = v518 << 13u;
+    const unsigned int v521 = v519 + v515;
+    const unsigned int v522 = v521 + v513;
+    iron_copy_async<16>(shm0 + (v522 ^ (((v522 >> 6u) & 7u) << 3u)), q + v511, v502);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v525 = v59 + 3840u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v527 = v525 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v530 = v525 & 31u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v531 = v530 << 3u;
+    const unsigned int v532 = v27 + v527;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v533 = v532 < v20;
+    const unsigned int v536 = v533 ? v532 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v538 = v13 + v536;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v539 = v538 * v1;
+    const unsigned int v540 = v539 + v28;
+    const unsigned int v541 = v540 << 8u;
+    const unsigned int v542 = v541 + v531;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v544 = v531 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v546 = v527 << 6u;
+    const unsigned int v549 = v531 >> 6u;
+    const unsigned int v550 = v549 << 13u;
+    const unsigned int v552 = v550 + v546;
+    const unsigned int v553 = v552 + v544;
+    iron_copy_async<16>(shm0 + (v553 ^ (((v553 >> 6u) & 7u) << 3u)), q + v542, v533);  // kernels/sdpa/flash_tile.hpp:86
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
     asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
-    const unsigned int v543 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
-    const unsigned int v544 = min(v543, v20);
-    const unsigned int v545 = v544 + v35;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v547 = v545 - v20;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v548 = min(v35, v547);
-    const bool v549 = v545 > v20;
-    const unsigned int v550 = v549 ? v548 : v45;
-    const bool v552 = v8 == v45;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v553 = v552 ? v35 : v550;
-    const unsigned int v555 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v556 = v555 + 1u;
-    const unsigned int v560 = v556 - v20;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v561 = v560 - v9;
-    const unsigned int v562 = v561 >> 6u;
-    const unsigned int v563 = v562 << 6u;
-    const bool v565 = v9 > v45;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v566 = v20 + v9;
-    const bool v567 = v556 > v566;
-    const bool v568 = v565 && v567;
-    const unsigned int v569 = v568 ? v563 : v45;
-    const float v571 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v573;  // kernels/sdpa/flash_tile.hpp:165
-    iron_frag_fill(v573, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v575;
-    iron_frag_fill(v575, 0.0f);
-    iron_frag<float, 2, 16, 64> v577;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v577, 0.0f);
-    iron_frag<float, 2, 16, 64> v579;
-    iron_frag_fill(v579, 0.0f);
-    iron_frag<float, 2, 16, 64> v581;
-    iron_frag_fill(v581, 0.0f);
-    iron_frag<float, 2, 16, 64> v583;
-    iron_frag_fill(v583, 0.0f);
-    const bool v9724 = v569 < v553;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v9724) {
-      const unsigned int v9728 = v569 + v50;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9729 = v9728 < v35;
-      const unsigned int v9730 = v9729 ? v9728 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9731 = v9730 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9732 = v32 + v9731;
-      const unsigned int v9733 = block_table[v9732];
-      const unsigned int v9734 = v9730 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9735 = v9733 * v2;
-      const unsigned int v9736 = v9735 + v30;
-      const unsigned int v9737 = v9736 * v6;
-      const unsigned int v9738 = v9737 + v9734;
-      const unsigned int v9739 = v9738 << 8u;
-      const unsigned int v9740 = v9739 + v54;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9743 = v72 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9745 = v9743 + v69;
-      const unsigned int v9746 = v9745 + v67;
-      iron_copy_async<16>(shm1 + (v9746 ^ (((v9746 >> 6u) & 7u) << 3u)), k_pages + v9740, v9729);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9747 = v569 + v81;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9748 = v9747 < v35;
-      const unsigned int v9749 = v9748 ? v9747 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9750 = v9749 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9751 = v32 + v9750;
-      const unsigned int v9752 = block_table[v9751];
-      const unsigned int v9753 = v9749 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9754 = v9752 * v2;
-      const unsigned int v9755 = v9754 + v30;
-      const unsigned int v9756 = v9755 * v6;
-      const unsigned int v9757 = v9756 + v9753;
-      const unsigned int v9758 = v9757 << 8u;
-      const unsigned int v9759 = v9758 + v85;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9760 = v103 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9762 = v9760 + v100;
-      const unsigned int v9763 = v9762 + v98;
-      iron_copy_async<16>(shm1 + (v9763 ^ (((v9763 >> 6u) & 7u) << 3u)), k_pages + v9759, v9748);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9764 = v569 + v112;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9765 = v9764 < v35;
-      const unsigned int v9766 = v9765 ? v9764 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9767 = v9766 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9768 = v32 + v9767;
-      const unsigned int v9769 = block_table[v9768];
-      const unsigned int v9770 = v9766 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9771 = v9769 * v2;
-      const unsigned int v9772 = v9771 + v30;
-      const unsigned int v9773 = v9772 * v6;
-      const unsigned int v9774 = v9773 + v9770;
-      const unsigned int v9775 = v9774 << 8u;
-      const unsigned int v9776 = v9775 + v116;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9777 = v134 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9779 = v9777 + v131;
-      const unsigned int v9780 = v9779 + v129;
-      iron_copy_async<16>(shm1 + (v9780 ^ (((v9780 >> 6u) & 7u) << 3u)), k_pages + v9776, v9765);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9781 = v569 + v143;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9782 = v9781 < v35;
-      const unsigned int v9783 = v9782 ? v9781 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9784 = v9783 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9785 = v32 + v9784;
-      const unsigned int v9786 = block_table[v9785];
-      const unsigned int v9787 = v9783 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9788 = v9786 * v2;
-      const unsigned int v9789 = v9788 + v30;
-      const unsigned int v9790 = v9789 * v6;
-      const unsigned int v9791 = v9790 + v9787;
-      const unsigned int v9792 = v9791 << 8u;
-      const unsigned int v9793 = v9792 + v147;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9794 = v165 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9796 = v9794 + v162;
-      const unsigned int v9797 = v9796 + v160;
-      iron_copy_async<16>(shm1 + (v9797 ^ (((v9797 >> 6u) & 7u) << 3u)), k_pages + v9793, v9782);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9798 = v569 + v174;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9799 = v9798 < v35;
-      const unsigned int v9800 = v9799 ? v9798 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9801 = v9800 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9802 = v32 + v9801;
-      const unsigned int v9803 = block_table[v9802];
-      const unsigned int v9804 = v9800 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9805 = v9803 * v2;
-      const unsigned int v9806 = v9805 + v30;
-      const unsigned int v9807 = v9806 * v6;
-      const unsigned int v9808 = v9807 + v9804;
-      const unsigned int v9809 = v9808 << 8u;
-      const unsigned int v9810 = v9809 + v178;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9811 = v196 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9813 = v9811 + v193;
-      const unsigned int v9814 = v9813 + v191;
-      iron_copy_async<16>(shm1 + (v9814 ^ (((v9814 >> 6u) & 7u) << 3u)), k_pages + v9810, v9799);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9815 = v569 + v205;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9816 = v9815 < v35;
-      const unsigned int v9817 = v9816 ? v9815 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9818 = v9817 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9819 = v32 + v9818;
-      const unsigned int v9820 = block_table[v9819];
-      const unsigned int v9821 = v9817 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9822 = v9820 * v2;
-      const unsigned int v9823 = v9822 + v30;
-      const unsigned int v9824 = v9823 * v6;
-      const unsigned int v9825 = v9824 + v9821;
-      const unsigned int v9826 = v9825 << 8u;
-      const unsigned int v9827 = v9826 + v209;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9828 = v227 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9830 = v9828 + v224;
-      const unsigned int v9831 = v9830 + v222;
-      iron_copy_async<16>(shm1 + (v9831 ^ (((v9831 >> 6u) & 7u) << 3u)), k_pages + v9827, v9816);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9832 = v569 + v236;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9833 = v9832 < v35;
-      const unsigned int v9834 = v9833 ? v9832 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9835 = v9834 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9836 = v32 + v9835;
-      const unsigned int v9837 = block_table[v9836];
-      const unsigned int v9838 = v9834 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9839 = v9837 * v2;
-      const unsigned int v9840 = v9839 + v30;
-      const unsigned int v9841 = v9840 * v6;
-      const unsigned int v9842 = v9841 + v9838;
-      const unsigned int v9843 = v9842 << 8u;
-      const unsigned int v9844 = v9843 + v240;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9845 = v258 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9847 = v9845 + v255;
-      const unsigned int v9848 = v9847 + v253;
-      iron_copy_async<16>(shm1 + (v9848 ^ (((v9848 >> 6u) & 7u) << 3u)), k_pages + v9844, v9833);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9849 = v569 + v267;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v9850 = v9849 < v35;
-      const unsigned int v9851 = v9850 ? v9849 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9852 = v9851 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9853 = v32 + v9852;
-      const unsigned int v9854 = block_table[v9853];
-      const unsigned int v9855 = v9851 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9856 = v9854 * v2;
-      const unsigned int v9857 = v9856 + v30;
-      const unsigned int v9858 = v9857 * v6;
-      const unsigned int v9859 = v9858 + v9855;
-      const unsigned int v9860 = v9859 << 8u;
-      const unsigned int v9861 = v9860 + v271;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v9862 = v289 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v9864 = v9862 + v286;
-      const unsigned int v9865 = v9864 + v284;
-      iron_copy_async<16>(shm1 + (v9865 ^ (((v9865 >> 6u) & 7u) << 3u)), k_pages + v9861, v9850);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9866 = block_table[v9732];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9867 = v9866 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9868 = v9867 + v30;
-      const unsigned int v9869 = v9868 * v6;
-      const unsigned int v9870 = v9869 + v9734;
-      const unsigned int v9871 = v9870 << 8u;
-      const unsigned int v9872 = v9871 + v54;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v9746 ^ (((v9746 >> 6u) & 7u) << 3u)), v_pages + v9872, v9729);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9873 = block_table[v9751];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9874 = v9873 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9875 = v9874 + v30;
-      const unsigned int v9876 = v9875 * v6;
-      const unsigned int v9877 = v9876 + v9753;
-      const unsigned int v9878 = v9877 << 8u;
-      const unsigned int v9879 = v9878 + v85;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v9763 ^ (((v9763 >> 6u) & 7u) << 3u)), v_pages + v9879, v9748);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9880 = block_table[v9768];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9881 = v9880 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9882 = v9881 + v30;
-      const unsigned int v9883 = v9882 * v6;
-      const unsigned int v9884 = v9883 + v9770;
-      const unsigned int v9885 = v9884 << 8u;
-      const unsigned int v9886 = v9885 + v116;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v9780 ^ (((v9780 >> 6u) & 7u) << 3u)), v_pages + v9886, v9765);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9887 = block_table[v9785];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9888 = v9887 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9889 = v9888 + v30;
-      const unsigned int v9890 = v9889 * v6;
-      const unsigned int v9891 = v9890 + v9787;
-      const unsigned int v9892 = v9891 << 8u;
-      const unsigned int v9893 = v9892 + v147;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v9797 ^ (((v9797 >> 6u) & 7u) << 3u)), v_pages + v9893, v9782);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9894 = block_table[v9802];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9895 = v9894 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9896 = v9895 + v30;
-      const unsigned int v9897 = v9896 * v6;
-      const unsigned int v9898 = v9897 + v9804;
-      const unsigned int v9899 = v9898 << 8u;
-      const unsigned int v9900 = v9899 + v178;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v9814 ^ (((v9814 >> 6u) & 7u) << 3u)), v_pages + v9900, v9799);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9901 = block_table[v9819];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9902 = v9901 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9903 = v9902 + v30;
-      const unsigned int v9904 = v9903 * v6;
-      const unsigned int v9905 = v9904 + v9821;
-      const unsigned int v9906 = v9905 << 8u;
-      const unsigned int v9907 = v9906 + v209;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v9831 ^ (((v9831 >> 6u) & 7u) << 3u)), v_pages + v9907, v9816);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9908 = block_table[v9836];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9909 = v9908 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9910 = v9909 + v30;
-      const unsigned int v9911 = v9910 * v6;
-      const unsigned int v9912 = v9911 + v9838;
-      const unsigned int v9913 = v9912 << 8u;
-      const unsigned int v9914 = v9913 + v240;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v9848 ^ (((v9848 >> 6u) & 7u) << 3u)), v_pages + v9914, v9833);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v9915 = block_table[v9853];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v9916 = v9915 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v9917 = v9916 + v30;
-      const unsigned int v9918 = v9917 * v6;
-      const unsigned int v9919 = v9918 + v9855;
-      const unsigned int v9920 = v9919 << 8u;
-      const unsigned int v9921 = v9920 + v271;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v9865 ^ (((v9865 >> 6u) & 7u) << 3u)), v_pages + v9921, v9850);  // kernels/sdpa/flash_tile.hpp:86
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v6669 = v40 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
-    const unsigned int v6670 = v6669 << 6u;
-    const unsigned int v8756 = v39 & 3u;
-    const unsigned int v8758 = v8756 << 4u;
-    const unsigned int v8760 = v8758 << 6u;
-    const unsigned int v8762 = v6670 + v8760;
-    const unsigned int v8773 = v8762 + 16u;
-    const unsigned int v8782 = v8762 + 32u;
-    const unsigned int v8791 = v8762 + 48u;
-    const unsigned int v6684 = 8192u + v6670;
-    const unsigned int v8807 = v6684 + v8760;
-    const unsigned int v8818 = v8807 + 16u;
-    const unsigned int v8827 = v8807 + 32u;
-    const unsigned int v8836 = v8807 + 48u;
-    const unsigned int v6696 = 16384u + v6670;
-    const unsigned int v8852 = v6696 + v8760;
-    const unsigned int v8863 = v8852 + 16u;
-    const unsigned int v8872 = v8852 + 32u;
-    const unsigned int v8881 = v8852 + 48u;
-    const unsigned int v6708 = 24576u + v6670;
-    const unsigned int v8897 = v6708 + v8760;
-    const unsigned int v8908 = v8897 + 16u;
-    const unsigned int v8917 = v8897 + 32u;
-    const unsigned int v8926 = v8897 + 48u;
-    const bool v6724 = v9 == v45;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v8049 = static_cast<unsigned int>(v577.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v8050 = static_cast<unsigned int>(v577.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8054 = static_cast<unsigned int>(v577.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8055 = static_cast<unsigned int>(v577.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8059 = static_cast<unsigned int>(v577.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8060 = static_cast<unsigned int>(v577.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8064 = static_cast<unsigned int>(v577.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8065 = static_cast<unsigned int>(v577.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8069 = static_cast<unsigned int>(v577.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8070 = static_cast<unsigned int>(v577.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8074 = static_cast<unsigned int>(v577.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8075 = static_cast<unsigned int>(v577.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8079 = static_cast<unsigned int>(v577.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8080 = static_cast<unsigned int>(v577.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8084 = static_cast<unsigned int>(v577.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8085 = static_cast<unsigned int>(v577.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8089 = static_cast<unsigned int>(v577.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8090 = static_cast<unsigned int>(v577.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8094 = static_cast<unsigned int>(v577.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8095 = static_cast<unsigned int>(v577.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8099 = static_cast<unsigned int>(v577.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8100 = static_cast<unsigned int>(v577.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8104 = static_cast<unsigned int>(v577.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8105 = static_cast<unsigned int>(v577.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8109 = static_cast<unsigned int>(v577.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8110 = static_cast<unsigned int>(v577.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8114 = static_cast<unsigned int>(v577.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8115 = static_cast<unsigned int>(v577.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8119 = static_cast<unsigned int>(v577.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8120 = static_cast<unsigned int>(v577.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8124 = static_cast<unsigned int>(v577.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8125 = static_cast<unsigned int>(v577.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8129 = static_cast<unsigned int>(v577.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8130 = static_cast<unsigned int>(v577.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8134 = static_cast<unsigned int>(v577.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8135 = static_cast<unsigned int>(v577.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8139 = static_cast<unsigned int>(v577.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8140 = static_cast<unsigned int>(v577.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8144 = static_cast<unsigned int>(v577.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8145 = static_cast<unsigned int>(v577.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8149 = static_cast<unsigned int>(v577.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8150 = static_cast<unsigned int>(v577.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8154 = static_cast<unsigned int>(v577.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8155 = static_cast<unsigned int>(v577.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8159 = static_cast<unsigned int>(v577.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8160 = static_cast<unsigned int>(v577.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8164 = static_cast<unsigned int>(v577.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8165 = static_cast<unsigned int>(v577.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8169 = static_cast<unsigned int>(v577.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8170 = static_cast<unsigned int>(v577.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8174 = static_cast<unsigned int>(v577.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8175 = static_cast<unsigned int>(v577.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8179 = static_cast<unsigned int>(v577.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8180 = static_cast<unsigned int>(v577.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8184 = static_cast<unsigned int>(v577.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8185 = static_cast<unsigned int>(v577.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8189 = static_cast<unsigned int>(v577.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8190 = static_cast<unsigned int>(v577.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8194 = static_cast<unsigned int>(v577.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8195 = static_cast<unsigned int>(v577.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8199 = static_cast<unsigned int>(v577.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8200 = static_cast<unsigned int>(v577.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8204 = static_cast<unsigned int>(v577.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8205 = static_cast<unsigned int>(v577.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8209 = static_cast<unsigned int>(v579.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8210 = static_cast<unsigned int>(v579.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8214 = static_cast<unsigned int>(v579.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8215 = static_cast<unsigned int>(v579.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8219 = static_cast<unsigned int>(v579.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8220 = static_cast<unsigned int>(v579.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8224 = static_cast<unsigned int>(v579.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8225 = static_cast<unsigned int>(v579.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8229 = static_cast<unsigned int>(v579.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8230 = static_cast<unsigned int>(v579.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8234 = static_cast<unsigned int>(v579.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8235 = static_cast<unsigned int>(v579.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8239 = static_cast<unsigned int>(v579.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8240 = static_cast<unsigned int>(v579.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8244 = static_cast<unsigned int>(v579.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8245 = static_cast<unsigned int>(v579.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8249 = static_cast<unsigned int>(v579.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8250 = static_cast<unsigned int>(v579.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8254 = static_cast<unsigned int>(v579.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8255 = static_cast<unsigned int>(v579.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8259 = static_cast<unsigned int>(v579.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8260 = static_cast<unsigned int>(v579.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8264 = static_cast<unsigned int>(v579.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8265 = static_cast<unsigned int>(v579.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8269 = static_cast<unsigned int>(v579.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8270 = static_cast<unsigned int>(v579.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8274 = static_cast<unsigned int>(v579.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8275 = static_cast<unsigned int>(v579.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8279 = static_cast<unsigned int>(v579.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8280 = static_cast<unsigned int>(v579.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8284 = static_cast<unsigned int>(v579.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8285 = static_cast<unsigned int>(v579.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8289 = static_cast<unsigned int>(v579.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8290 = static_cast<unsigned int>(v579.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8294 = static_cast<unsigned int>(v579.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8295 = static_cast<unsigned int>(v579.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8299 = static_cast<unsigned int>(v579.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8300 = static_cast<unsigned int>(v579.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8304 = static_cast<unsigned int>(v579.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8305 = static_cast<unsigned int>(v579.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8309 = static_cast<unsigned int>(v579.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8310 = static_cast<unsigned int>(v579.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8314 = static_cast<unsigned int>(v579.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8315 = static_cast<unsigned int>(v579.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8319 = static_cast<unsigned int>(v579.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8320 = static_cast<unsigned int>(v579.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8324 = static_cast<unsigned int>(v579.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8325 = static_cast<unsigned int>(v579.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8329 = static_cast<unsigned int>(v579.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8330 = static_cast<unsigned int>(v579.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8334 = static_cast<unsigned int>(v579.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8335 = static_cast<unsigned int>(v579.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8339 = static_cast<unsigned int>(v579.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8340 = static_cast<unsigned int>(v579.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8344 = static_cast<unsigned int>(v579.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8345 = static_cast<unsigned int>(v579.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8349 = static_cast<unsigned int>(v579.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8350 = static_cast<unsigned int>(v579.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8354 = static_cast<unsigned int>(v579.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8355 = static_cast<unsigned int>(v579.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8359 = static_cast<unsigned int>(v579.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8360 = static_cast<unsigned int>(v579.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8364 = static_cast<unsigned int>(v579.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8365 = static_cast<unsigned int>(v579.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8369 = static_cast<unsigned int>(v581.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8370 = static_cast<unsigned int>(v581.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8374 = static_cast<unsigned int>(v581.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8375 = static_cast<unsigned int>(v581.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8379 = static_cast<unsigned int>(v581.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8380 = static_cast<unsigned int>(v581.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8384 = static_cast<unsigned int>(v581.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8385 = static_cast<unsigned int>(v581.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8389 = static_cast<unsigned int>(v581.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8390 = static_cast<unsigned int>(v581.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8394 = static_cast<unsigned int>(v581.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8395 = static_cast<unsigned int>(v581.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8399 = static_cast<unsigned int>(v581.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8400 = static_cast<unsigned int>(v581.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8404 = static_cast<unsigned int>(v581.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8405 = static_cast<unsigned int>(v581.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8409 = static_cast<unsigned int>(v581.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8410 = static_cast<unsigned int>(v581.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8414 = static_cast<unsigned int>(v581.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8415 = static_cast<unsigned int>(v581.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8419 = static_cast<unsigned int>(v581.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8420 = static_cast<unsigned int>(v581.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8424 = static_cast<unsigned int>(v581.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8425 = static_cast<unsigned int>(v581.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8429 = static_cast<unsigned int>(v581.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8430 = static_cast<unsigned int>(v581.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8434 = static_cast<unsigned int>(v581.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8435 = static_cast<unsigned int>(v581.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8439 = static_cast<unsigned int>(v581.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8440 = static_cast<unsigned int>(v581.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8444 = static_cast<unsigned int>(v581.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8445 = static_cast<unsigned int>(v581.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8449 = static_cast<unsigned int>(v581.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8450 = static_cast<unsigned int>(v581.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8454 = static_cast<unsigned int>(v581.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8455 = static_cast<unsigned int>(v581.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8459 = static_cast<unsigned int>(v581.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8460 = static_cast<unsigned int>(v581.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8464 = static_cast<unsigned int>(v581.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8465 = static_cast<unsigned int>(v581.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8469 = static_cast<unsigned int>(v581.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8470 = static_cast<unsigned int>(v581.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8474 = static_cast<unsigned int>(v581.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8475 = static_cast<unsigned int>(v581.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8479 = static_cast<unsigned int>(v581.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8480 = static_cast<unsigned int>(v581.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8484 = static_cast<unsigned int>(v581.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8485 = static_cast<unsigned int>(v581.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8489 = static_cast<unsigned int>(v581.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8490 = static_cast<unsigned int>(v581.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8494 = static_cast<unsigned int>(v581.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8495 = static_cast<unsigned int>(v581.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8499 = static_cast<unsigned int>(v581.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8500 = static_cast<unsigned int>(v581.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8504 = static_cast<unsigned int>(v581.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8505 = static_cast<unsigned int>(v581.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8509 = static_cast<unsigned int>(v581.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8510 = static_cast<unsigned int>(v581.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8514 = static_cast<unsigned int>(v581.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8515 = static_cast<unsigned int>(v581.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8519 = static_cast<unsigned int>(v581.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8520 = static_cast<unsigned int>(v581.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8524 = static_cast<unsigned int>(v581.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8525 = static_cast<unsigned int>(v581.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8529 = static_cast<unsigned int>(v583.col(0, iron_linear_thread() & 31u));
-    const unsigned int v8530 = static_cast<unsigned int>(v583.row(0, iron_linear_thread() & 31u));
-    const unsigned int v8534 = static_cast<unsigned int>(v583.col(1, iron_linear_thread() & 31u));
-    const unsigned int v8535 = static_cast<unsigned int>(v583.row(1, iron_linear_thread() & 31u));
-    const unsigned int v8539 = static_cast<unsigned int>(v583.col(2, iron_linear_thread() & 31u));
-    const unsigned int v8540 = static_cast<unsigned int>(v583.row(2, iron_linear_thread() & 31u));
-    const unsigned int v8544 = static_cast<unsigned int>(v583.col(3, iron_linear_thread() & 31u));
-    const unsigned int v8545 = static_cast<unsigned int>(v583.row(3, iron_linear_thread() & 31u));
-    const unsigned int v8549 = static_cast<unsigned int>(v583.col(4, iron_linear_thread() & 31u));
-    const unsigned int v8550 = static_cast<unsigned int>(v583.row(4, iron_linear_thread() & 31u));
-    const unsigned int v8554 = static_cast<unsigned int>(v583.col(5, iron_linear_thread() & 31u));
-    const unsigned int v8555 = static_cast<unsigned int>(v583.row(5, iron_linear_thread() & 31u));
-    const unsigned int v8559 = static_cast<unsigned int>(v583.col(6, iron_linear_thread() & 31u));
-    const unsigned int v8560 = static_cast<unsigned int>(v583.row(6, iron_linear_thread() & 31u));
-    const unsigned int v8564 = static_cast<unsigned int>(v583.col(7, iron_linear_thread() & 31u));
-    const unsigned int v8565 = static_cast<unsigned int>(v583.row(7, iron_linear_thread() & 31u));
-    const unsigned int v8569 = static_cast<unsigned int>(v583.col(8, iron_linear_thread() & 31u));
-    const unsigned int v8570 = static_cast<unsigned int>(v583.row(8, iron_linear_thread() & 31u));
-    const unsigned int v8574 = static_cast<unsigned int>(v583.col(9, iron_linear_thread() & 31u));
-    const unsigned int v8575 = static_cast<unsigned int>(v583.row(9, iron_linear_thread() & 31u));
-    const unsigned int v8579 = static_cast<unsigned int>(v583.col(10, iron_linear_thread() & 31u));
-    const unsigned int v8580 = static_cast<unsigned int>(v583.row(10, iron_linear_thread() & 31u));
-    const unsigned int v8584 = static_cast<unsigned int>(v583.col(11, iron_linear_thread() & 31u));
-    const unsigned int v8585 = static_cast<unsigned int>(v583.row(11, iron_linear_thread() & 31u));
-    const unsigned int v8589 = static_cast<unsigned int>(v583.col(12, iron_linear_thread() & 31u));
-    const unsigned int v8590 = static_cast<unsigned int>(v583.row(12, iron_linear_thread() & 31u));
-    const unsigned int v8594 = static_cast<unsigned int>(v583.col(13, iron_linear_thread() & 31u));
-    const unsigned int v8595 = static_cast<unsigned int>(v583.row(13, iron_linear_thread() & 31u));
-    const unsigned int v8599 = static_cast<unsigned int>(v583.col(14, iron_linear_thread() & 31u));
-    const unsigned int v8600 = static_cast<unsigned int>(v583.row(14, iron_linear_thread() & 31u));
-    const unsigned int v8604 = static_cast<unsigned int>(v583.col(15, iron_linear_thread() & 31u));
-    const unsigned int v8605 = static_cast<unsigned int>(v583.row(15, iron_linear_thread() & 31u));
-    const unsigned int v8609 = static_cast<unsigned int>(v583.col(16, iron_linear_thread() & 31u));
-    const unsigned int v8610 = static_cast<unsigned int>(v583.row(16, iron_linear_thread() & 31u));
-    const unsigned int v8614 = static_cast<unsigned int>(v583.col(17, iron_linear_thread() & 31u));
-    const unsigned int v8615 = static_cast<unsigned int>(v583.row(17, iron_linear_thread() & 31u));
-    const unsigned int v8619 = static_cast<unsigned int>(v583.col(18, iron_linear_thread() & 31u));
-    const unsigned int v8620 = static_cast<unsigned int>(v583.row(18, iron_linear_thread() & 31u));
-    const unsigned int v8624 = static_cast<unsigned int>(v583.col(19, iron_linear_thread() & 31u));
-    const unsigned int v8625 = static_cast<unsigned int>(v583.row(19, iron_linear_thread() & 31u));
-    const unsigned int v8629 = static_cast<unsigned int>(v583.col(20, iron_linear_thread() & 31u));
-    const unsigned int v8630 = static_cast<unsigned int>(v583.row(20, iron_linear_thread() & 31u));
-    const unsigned int v8634 = static_cast<unsigned int>(v583.col(21, iron_linear_thread() & 31u));
-    const unsigned int v8635 = static_cast<unsigned int>(v583.row(21, iron_linear_thread() & 31u));
-    const unsigned int v8639 = static_cast<unsigned int>(v583.col(22, iron_linear_thread() & 31u));
-    const unsigned int v8640 = static_cast<unsigned int>(v583.row(22, iron_linear_thread() & 31u));
-    const unsigned int v8644 = static_cast<unsigned int>(v583.col(23, iron_linear_thread() & 31u));
-    const unsigned int v8645 = static_cast<unsigned int>(v583.row(23, iron_linear_thread() & 31u));
-    const unsigned int v8649 = static_cast<unsigned int>(v583.col(24, iron_linear_thread() & 31u));
-    const unsigned int v8650 = static_cast<unsigned int>(v583.row(24, iron_linear_thread() & 31u));
-    const unsigned int v8654 = static_cast<unsigned int>(v583.col(25, iron_linear_thread() & 31u));
-    const unsigned int v8655 = static_cast<unsigned int>(v583.row(25, iron_linear_thread() & 31u));
-    const unsigned int v8659 = static_cast<unsigned int>(v583.col(26, iron_linear_thread() & 31u));
-    const unsigned int v8660 = static_cast<unsigned int>(v583.row(26, iron_linear_thread() & 31u));
-    const unsigned int v8664 = static_cast<unsigned int>(v583.col(27, iron_linear_thread() & 31u));
-    const unsigned int v8665 = static_cast<unsigned int>(v583.row(27, iron_linear_thread() & 31u));
-    const unsigned int v8669 = static_cast<unsigned int>(v583.col(28, iron_linear_thread() & 31u));
-    const unsigned int v8670 = static_cast<unsigned int>(v583.row(28, iron_linear_thread() & 31u));
-    const unsigned int v8674 = static_cast<unsigned int>(v583.col(29, iron_linear_thread() & 31u));
-    const unsigned int v8675 = static_cast<unsigned int>(v583.row(29, iron_linear_thread() & 31u));
-    const unsigned int v8679 = static_cast<unsigned int>(v583.col(30, iron_linear_thread() & 31u));
-    const unsigned int v8680 = static_cast<unsigned int>(v583.row(30, iron_linear_thread() & 31u));
-    const unsigned int v8684 = static_cast<unsigned int>(v583.col(31, iron_linear_thread() & 31u));
-    const unsigned int v8685 = static_cast<unsigned int>(v583.row(31, iron_linear_thread() & 31u));
-    const unsigned int v8697 = v43 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:121
+    const unsigned int v555 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
+    const unsigned int v556 = min(v555, v20);
+    const unsigned int v557 = v556 + v35;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v559 = v557 - v20;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v560 = min(v35, v559);
+    const bool v561 = v557 > v20;
+    const unsigned int v562 = v561 ? v560 : v42;
+    const bool v564 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v565 = v564 ? v35 : v562;
+    const unsigned int v567 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v568 = v567 + 1u;
+    const unsigned int v572 = v568 - v20;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v573 = v572 - v9;
+    const unsigned int v574 = v573 >> 6u;
+    const unsigned int v575 = v574 << 6u;
+    const bool v577 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v578 = v20 + v9;
+    const bool v579 = v568 > v578;
+    const bool v580 = v577 && v579;
+    const unsigned int v581 = v580 ? v575 : v42;
+    const float v583 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v585;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag_fill(v585, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v587;
+    iron_frag_fill(v587, 0.0f);
+    iron_frag<float, 2, 16, 64> v589;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v589, 0.0f);
+    iron_frag<float, 2, 16, 64> v591;
+    iron_frag_fill(v591, 0.0f);
+    iron_frag<float, 2, 16, 64> v593;
+    iron_frag_fill(v593, 0.0f);
+    iron_frag<float, 2, 16, 64> v595;
+    iron_frag_fill(v595, 0.0f);
 
-    for (unsigned int v6067 = v569; v6067 < v553; v6067 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v6068 = v6067 - v569;
-      const unsigned int v6069 = v6068 >> 6u;
-      const unsigned int v6071 = v6069 & 1u;
-      asm volatile("cp.async.wait_group 0;" ::: "memory");
-      __syncthreads();
-      const unsigned int v6074 = v6067 + 64u;
-      const unsigned int v6076 = v6069 + 1u;
-      const unsigned int v6077 = v6076 & 1u;
-      const bool v6078 = v6074 < v553;
-      if (v6078) {
-        const unsigned int v6080 = v6077 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v6090 = v6074 + v50;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6091 = v6090 < v35;
-        const unsigned int v6094 = v6091 ? v6090 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6095 = v6094 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6096 = v32 + v6095;
-        const unsigned int v6097 = block_table[v6096];
-        const unsigned int v6099 = v6094 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6100 = v6097 * v2;
-        const unsigned int v6101 = v6100 + v30;
-        const unsigned int v6102 = v6101 * v6;
-        const unsigned int v6103 = v6102 + v6099;
-        const unsigned int v6104 = v6103 << 8u;
-        const unsigned int v6105 = v6104 + v54;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6113 = v72 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6114 = v6080 + v6113;
-        const unsigned int v6115 = v6114 + v69;
-        const unsigned int v6116 = v6115 + v67;
-        iron_copy_async<16>(shm1 + (v6116 ^ (((v6116 >> 6u) & 7u) << 3u)), k_pages + v6105, v6091);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6126 = v6074 + v81;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6127 = v6126 < v35;
-        const unsigned int v6130 = v6127 ? v6126 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6131 = v6130 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6132 = v32 + v6131;
-        const unsigned int v6133 = block_table[v6132];
-        const unsigned int v6135 = v6130 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6136 = v6133 * v2;
-        const unsigned int v6137 = v6136 + v30;
-        const unsigned int v6138 = v6137 * v6;
-        const unsigned int v6139 = v6138 + v6135;
-        const unsigned int v6140 = v6139 << 8u;
-        const unsigned int v6141 = v6140 + v85;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6149 = v103 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6150 = v6080 + v6149;
-        const unsigned int v6151 = v6150 + v100;
-        const unsigned int v6152 = v6151 + v98;
-        iron_copy_async<16>(shm1 + (v6152 ^ (((v6152 >> 6u) & 7u) << 3u)), k_pages + v6141, v6127);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6162 = v6074 + v112;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6163 = v6162 < v35;
-        const unsigned int v6166 = v6163 ? v6162 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6167 = v6166 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6168 = v32 + v6167;
-        const unsigned int v6169 = block_table[v6168];
-        const unsigned int v6171 = v6166 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6172 = v6169 * v2;
-        const unsigned int v6173 = v6172 + v30;
-        const unsigned int v6174 = v6173 * v6;
-        const unsigned int v6175 = v6174 + v6171;
-        const unsigned int v6176 = v6175 << 8u;
-        const unsigned int v6177 = v6176 + v116;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6185 = v134 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6186 = v6080 + v6185;
-        const unsigned int v6187 = v6186 + v131;
-        const unsigned int v6188 = v6187 + v129;
-        iron_copy_async<16>(shm1 + (v6188 ^ (((v6188 >> 6u) & 7u) << 3u)), k_pages + v6177, v6163);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6198 = v6074 + v143;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6199 = v6198 < v35;
-        const unsigned int v6202 = v6199 ? v6198 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6203 = v6202 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6204 = v32 + v6203;
-        const unsigned int v6205 = block_table[v6204];
-        const unsigned int v6207 = v6202 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6208 = v6205 * v2;
-        const unsigned int v6209 = v6208 + v30;
-        const unsigned int v6210 = v6209 * v6;
-        const unsigned int v6211 = v6210 + v6207;
-        const unsigned int v6212 = v6211 << 8u;
-        const unsigned int v6213 = v6212 + v147;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6221 = v165 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6222 = v6080 + v6221;
-        const unsigned int v6223 = v6222 + v162;
-        const unsigned int v6224 = v6223 + v160;
-        iron_copy_async<16>(shm1 + (v6224 ^ (((v6224 >> 6u) & 7u) << 3u)), k_pages + v6213, v6199);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6234 = v6074 + v174;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6235 = v6234 < v35;
-        const unsigned int v6238 = v6235 ? v6234 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6239 = v6238 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6240 = v32 + v6239;
-        const unsigned int v6241 = block_table[v6240];
-        const unsigned int v6243 = v6238 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6244 = v6241 * v2;
-        const unsigned int v6245 = v6244 + v30;
-        const unsigned int v6246 = v6245 * v6;
-        const unsigned int v6247 = v6246 + v6243;
-        const unsigned int v6248 = v6247 << 8u;
-        const unsigned int v6249 = v6248 + v178;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6257 = v196 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6258 = v6080 + v6257;
-        const unsigned int v6259 = v6258 + v193;
-        const unsigned int v6260 = v6259 + v191;
-        iron_copy_async<16>(shm1 + (v6260 ^ (((v6260 >> 6u) & 7u) << 3u)), k_pages + v6249, v6235);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6270 = v6074 + v205;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6271 = v6270 < v35;
-        const unsigned int v6274 = v6271 ? v6270 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6275 = v6274 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6276 = v32 + v6275;
-        const unsigned int v6277 = block_table[v6276];
-        const unsigned int v6279 = v6274 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6280 = v6277 * v2;
-        const unsigned int v6281 = v6280 + v30;
-        const unsigned int v6282 = v6281 * v6;
-        const unsigned int v6283 = v6282 + v6279;
-        const unsigned int v6284 = v6283 << 8u;
-        const unsigned int v6285 = v6284 + v209;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6293 = v227 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6294 = v6080 + v6293;
-        const unsigned int v6295 = v6294 + v224;
-        const unsigned int v6296 = v6295 + v222;
-        iron_copy_async<16>(shm1 + (v6296 ^ (((v6296 >> 6u) & 7u) << 3u)), k_pages + v6285, v6271);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6306 = v6074 + v236;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6307 = v6306 < v35;
-        const unsigned int v6310 = v6307 ? v6306 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6311 = v6310 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6312 = v32 + v6311;
-        const unsigned int v6313 = block_table[v6312];
-        const unsigned int v6315 = v6310 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6316 = v6313 * v2;
-        const unsigned int v6317 = v6316 + v30;
-        const unsigned int v6318 = v6317 * v6;
-        const unsigned int v6319 = v6318 + v6315;
-        const unsigned int v6320 = v6319 << 8u;
-        const unsigned int v6321 = v6320 + v240;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6329 = v258 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6330 = v6080 + v6329;
-        const unsigned int v6331 = v6330 + v255;
-        const unsigned int v6332 = v6331 + v253;
-        iron_copy_async<16>(shm1 + (v6332 ^ (((v6332 >> 6u) & 7u) << 3u)), k_pages + v6321, v6307);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6342 = v6074 + v267;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v6343 = v6342 < v35;
-        const unsigned int v6346 = v6343 ? v6342 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6347 = v6346 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6348 = v32 + v6347;
-        const unsigned int v6349 = block_table[v6348];
-        const unsigned int v6351 = v6346 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6352 = v6349 * v2;
-        const unsigned int v6353 = v6352 + v30;
-        const unsigned int v6354 = v6353 * v6;
-        const unsigned int v6355 = v6354 + v6351;
-        const unsigned int v6356 = v6355 << 8u;
-        const unsigned int v6357 = v6356 + v271;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v6365 = v289 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v6366 = v6080 + v6365;
-        const unsigned int v6367 = v6366 + v286;
-        const unsigned int v6368 = v6367 + v284;
-        iron_copy_async<16>(shm1 + (v6368 ^ (((v6368 >> 6u) & 7u) << 3u)), k_pages + v6357, v6343);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6387 = block_table[v6096];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6390 = v6387 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6391 = v6390 + v30;
-        const unsigned int v6392 = v6391 * v6;
-        const unsigned int v6393 = v6392 + v6099;
-        const unsigned int v6394 = v6393 << 8u;
-        const unsigned int v6395 = v6394 + v54;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v6116 ^ (((v6116 >> 6u) & 7u) << 3u)), v_pages + v6395, v6091);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6423 = block_table[v6132];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6426 = v6423 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6427 = v6426 + v30;
-        const unsigned int v6428 = v6427 * v6;
-        const unsigned int v6429 = v6428 + v6135;
-        const unsigned int v6430 = v6429 << 8u;
-        const unsigned int v6431 = v6430 + v85;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v6152 ^ (((v6152 >> 6u) & 7u) << 3u)), v_pages + v6431, v6127);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6459 = block_table[v6168];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6462 = v6459 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6463 = v6462 + v30;
-        const unsigned int v6464 = v6463 * v6;
-        const unsigned int v6465 = v6464 + v6171;
-        const unsigned int v6466 = v6465 << 8u;
-        const unsigned int v6467 = v6466 + v116;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v6188 ^ (((v6188 >> 6u) & 7u) << 3u)), v_pages + v6467, v6163);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6495 = block_table[v6204];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6498 = v6495 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6499 = v6498 + v30;
-        const unsigned int v6500 = v6499 * v6;
-        const unsigned int v6501 = v6500 + v6207;
-        const unsigned int v6502 = v6501 << 8u;
-        const unsigned int v6503 = v6502 + v147;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v6224 ^ (((v6224 >> 6u) & 7u) << 3u)), v_pages + v6503, v6199);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6531 = block_table[v6240];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6534 = v6531 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6535 = v6534 + v30;
-        const unsigned int v6536 = v6535 * v6;
-        const unsigned int v6537 = v6536 + v6243;
-        const unsigned int v6538 = v6537 << 8u;
-        const unsigned int v6539 = v6538 + v178;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v6260 ^ (((v6260 >> 6u) & 7u) << 3u)), v_pages + v6539, v6235);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6567 = block_table[v6276];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6570 = v6567 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6571 = v6570 + v30;
-        const unsigned int v6572 = v6571 * v6;
-        const unsigned int v6573 = v6572 + v6279;
-        const unsigned int v6574 = v6573 << 8u;
-        const unsigned int v6575 = v6574 + v209;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v6296 ^ (((v6296 >> 6u) & 7u) << 3u)), v_pages + v6575, v6271);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6603 = block_table[v6312];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6606 = v6603 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6607 = v6606 + v30;
-        const unsigned int v6608 = v6607 * v6;
-        const unsigned int v6609 = v6608 + v6315;
-        const unsigned int v6610 = v6609 << 8u;
-        const unsigned int v6611 = v6610 + v240;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v6332 ^ (((v6332 >> 6u) & 7u) << 3u)), v_pages + v6611, v6307);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v6639 = block_table[v6348];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v6642 = v6639 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v6643 = v6642 + v30;
-        const unsigned int v6644 = v6643 * v6;
-        const unsigned int v6645 = v6644 + v6351;
-        const unsigned int v6646 = v6645 << 8u;
-        const unsigned int v6647 = v6646 + v271;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v6368 ^ (((v6368 >> 6u) & 7u) << 3u)), v_pages + v6647, v6343);  // kernels/sdpa/flash_tile.hpp:86
+    for (unsigned int v6107 = v42; v6107 < 1u; v6107 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v6108 = v6107 << 6u;
+      const unsigned int v6109 = v581 + v6108;
+      const bool v6110 = v6109 < v565;
+      if (v6110) {
+        if (v47) {  // kernels/sdpa/kv_sources.hpp:87
+          const unsigned int v6112 = v6107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6122 = v6109 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6123 = v6122 < v35;
+          const unsigned int v6126 = v6123 ? v6122 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6128 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6129 = v6126 & v6128;
+          const unsigned int v6130 = v6126 >> (v41 & 31);
+          const unsigned int v6131 = v32 + v6130;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6132 = block_table[v6131];
+          const unsigned int v6134 = v6132 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6135 = v6134 + v30;
+          const unsigned int v6136 = v6135 * v6;
+          const unsigned int v6137 = v6136 + v6129;
+          const unsigned int v6138 = v6137 << 8u;
+          const unsigned int v6139 = v6138 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6147 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6148 = v6112 + v6147;
+          const unsigned int v6149 = v6148 + v81;
+          const unsigned int v6150 = v6149 + v79;
+          iron_copy_async<16>(shm1 + (v6150 ^ (((v6150 >> 6u) & 7u) << 3u)), k_pages + v6139, v6123);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6160 = v6109 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6161 = v6160 < v35;
+          const unsigned int v6164 = v6161 ? v6160 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6167 = v6164 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6168 = v6164 >> (v41 & 31);
+          const unsigned int v6169 = v32 + v6168;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6170 = block_table[v6169];
+          const unsigned int v6172 = v6170 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6173 = v6172 + v30;
+          const unsigned int v6174 = v6173 * v6;
+          const unsigned int v6175 = v6174 + v6167;
+          const unsigned int v6176 = v6175 << 8u;
+          const unsigned int v6177 = v6176 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6185 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6186 = v6112 + v6185;
+          const unsigned int v6187 = v6186 + v112;
+          const unsigned int v6188 = v6187 + v110;
+          iron_copy_async<16>(shm1 + (v6188 ^ (((v6188 >> 6u) & 7u) << 3u)), k_pages + v6177, v6161);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6198 = v6109 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6199 = v6198 < v35;
+          const unsigned int v6202 = v6199 ? v6198 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6205 = v6202 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6206 = v6202 >> (v41 & 31);
+          const unsigned int v6207 = v32 + v6206;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6208 = block_table[v6207];
+          const unsigned int v6210 = v6208 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6211 = v6210 + v30;
+          const unsigned int v6212 = v6211 * v6;
+          const unsigned int v6213 = v6212 + v6205;
+          const unsigned int v6214 = v6213 << 8u;
+          const unsigned int v6215 = v6214 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6223 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6224 = v6112 + v6223;
+          const unsigned int v6225 = v6224 + v143;
+          const unsigned int v6226 = v6225 + v141;
+          iron_copy_async<16>(shm1 + (v6226 ^ (((v6226 >> 6u) & 7u) << 3u)), k_pages + v6215, v6199);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6236 = v6109 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6237 = v6236 < v35;
+          const unsigned int v6240 = v6237 ? v6236 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6243 = v6240 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6244 = v6240 >> (v41 & 31);
+          const unsigned int v6245 = v32 + v6244;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6246 = block_table[v6245];
+          const unsigned int v6248 = v6246 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6249 = v6248 + v30;
+          const unsigned int v6250 = v6249 * v6;
+          const unsigned int v6251 = v6250 + v6243;
+          const unsigned int v6252 = v6251 << 8u;
+          const unsigned int v6253 = v6252 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6261 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6262 = v6112 + v6261;
+          const unsigned int v6263 = v6262 + v174;
+          const unsigned int v6264 = v6263 + v172;
+          iron_copy_async<16>(shm1 + (v6264 ^ (((v6264 >> 6u) & 7u) << 3u)), k_pages + v6253, v6237);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6274 = v6109 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6275 = v6274 < v35;
+          const unsigned int v6278 = v6275 ? v6274 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6281 = v6278 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6282 = v6278 >> (v41 & 31);
+          const unsigned int v6283 = v32 + v6282;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6284 = block_table[v6283];
+          const unsigned int v6286 = v6284 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6287 = v6286 + v30;
+          const unsigned int v6288 = v6287 * v6;
+          const unsigned int v6289 = v6288 + v6281;
+          const unsigned int v6290 = v6289 << 8u;
+          const unsigned int v6291 = v6290 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6299 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6300 = v6112 + v6299;
+          const unsigned int v6301 = v6300 + v205;
+          const unsigned int v6302 = v6301 + v203;
+          iron_copy_async<16>(shm1 + (v6302 ^ (((v6302 >> 6u) & 7u) << 3u)), k_pages + v6291, v6275);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6312 = v6109 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6313 = v6312 < v35;
+          const unsigned int v6316 = v6313 ? v6312 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6319 = v6316 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6320 = v6316 >> (v41 & 31);
+          const unsigned int v6321 = v32 + v6320;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6322 = block_table[v6321];
+          const unsigned int v6324 = v6322 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6325 = v6324 + v30;
+          const unsigned int v6326 = v6325 * v6;
+          const unsigned int v6327 = v6326 + v6319;
+          const unsigned int v6328 = v6327 << 8u;
+          const unsigned int v6329 = v6328 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6337 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6338 = v6112 + v6337;
+          const unsigned int v6339 = v6338 + v236;
+          const unsigned int v6340 = v6339 + v234;
+          iron_copy_async<16>(shm1 + (v6340 ^ (((v6340 >> 6u) & 7u) << 3u)), k_pages + v6329, v6313);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6350 = v6109 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6351 = v6350 < v35;
+          const unsigned int v6354 = v6351 ? v6350 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6357 = v6354 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6358 = v6354 >> (v41 & 31);
+          const unsigned int v6359 = v32 + v6358;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6360 = block_table[v6359];
+          const unsigned int v6362 = v6360 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6363 = v6362 + v30;
+          const unsigned int v6364 = v6363 * v6;
+          const unsigned int v6365 = v6364 + v6357;
+          const unsigned int v6366 = v6365 << 8u;
+          const unsigned int v6367 = v6366 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6375 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6376 = v6112 + v6375;
+          const unsigned int v6377 = v6376 + v267;
+          const unsigned int v6378 = v6377 + v265;
+          iron_copy_async<16>(shm1 + (v6378 ^ (((v6378 >> 6u) & 7u) << 3u)), k_pages + v6367, v6351);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6388 = v6109 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6389 = v6388 < v35;
+          const unsigned int v6392 = v6389 ? v6388 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6395 = v6392 & v6128;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v6396 = v6392 >> (v41 & 31);
+          const unsigned int v6397 = v32 + v6396;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6398 = block_table[v6397];
+          const unsigned int v6400 = v6398 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6401 = v6400 + v30;
+          const unsigned int v6402 = v6401 * v6;
+          const unsigned int v6403 = v6402 + v6395;
+          const unsigned int v6404 = v6403 << 8u;
+          const unsigned int v6405 = v6404 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6413 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6414 = v6112 + v6413;
+          const unsigned int v6415 = v6414 + v298;
+          const unsigned int v6416 = v6415 + v296;
+          iron_copy_async<16>(shm1 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), k_pages + v6405, v6389);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6438 = block_table[v6131];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6440 = v6438 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6441 = v6440 + v30;
+          const unsigned int v6442 = v6441 * v6;
+          const unsigned int v6443 = v6442 + v6129;
+          const unsigned int v6444 = v6443 << 8u;
+          const unsigned int v6445 = v6444 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6150 ^ (((v6150 >> 6u) & 7u) << 3u)), v_pages + v6445, v6123);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6476 = block_table[v6169];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6478 = v6476 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6479 = v6478 + v30;
+          const unsigned int v6480 = v6479 * v6;
+          const unsigned int v6481 = v6480 + v6167;
+          const unsigned int v6482 = v6481 << 8u;
+          const unsigned int v6483 = v6482 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6188 ^ (((v6188 >> 6u) & 7u) << 3u)), v_pages + v6483, v6161);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6514 = block_table[v6207];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6516 = v6514 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6517 = v6516 + v30;
+          const unsigned int v6518 = v6517 * v6;
+          const unsigned int v6519 = v6518 + v6205;
+          const unsigned int v6520 = v6519 << 8u;
+          const unsigned int v6521 = v6520 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6226 ^ (((v6226 >> 6u) & 7u) << 3u)), v_pages + v6521, v6199);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6552 = block_table[v6245];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6554 = v6552 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6555 = v6554 + v30;
+          const unsigned int v6556 = v6555 * v6;
+          const unsigned int v6557 = v6556 + v6243;
+          const unsigned int v6558 = v6557 << 8u;
+          const unsigned int v6559 = v6558 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6264 ^ (((v6264 >> 6u) & 7u) << 3u)), v_pages + v6559, v6237);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6590 = block_table[v6283];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6592 = v6590 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6593 = v6592 + v30;
+          const unsigned int v6594 = v6593 * v6;
+          const unsigned int v6595 = v6594 + v6281;
+          const unsigned int v6596 = v6595 << 8u;
+          const unsigned int v6597 = v6596 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6302 ^ (((v6302 >> 6u) & 7u) << 3u)), v_pages + v6597, v6275);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6628 = block_table[v6321];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6630 = v6628 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6631 = v6630 + v30;
+          const unsigned int v6632 = v6631 * v6;
+          const unsigned int v6633 = v6632 + v6319;
+          const unsigned int v6634 = v6633 << 8u;
+          const unsigned int v6635 = v6634 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6340 ^ (((v6340 >> 6u) & 7u) << 3u)), v_pages + v6635, v6313);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6666 = block_table[v6359];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6668 = v6666 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6669 = v6668 + v30;
+          const unsigned int v6670 = v6669 * v6;
+          const unsigned int v6671 = v6670 + v6357;
+          const unsigned int v6672 = v6671 << 8u;
+          const unsigned int v6673 = v6672 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6378 ^ (((v6378 >> 6u) & 7u) << 3u)), v_pages + v6673, v6351);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6704 = block_table[v6397];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6706 = v6704 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6707 = v6706 + v30;
+          const unsigned int v6708 = v6707 * v6;
+          const unsigned int v6709 = v6708 + v6395;
+          const unsigned int v6710 = v6709 << 8u;
+          const unsigned int v6711 = v6710 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), v_pages + v6711, v6389);  // kernels/sdpa/flash_tile.hpp:86
+        } else {
+          const unsigned int v6724 = v6107 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v6734 = v6109 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6735 = v6734 < v35;
+          const unsigned int v6738 = v6735 ? v6734 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6739 = v6738 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6740 = v6738 / v6;
+          const unsigned int v6741 = v32 + v6740;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6742 = block_table[v6741];
+          const unsigned int v6744 = v6742 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6745 = v6744 + v30;
+          const unsigned int v6746 = v6745 * v6;
+          const unsigned int v6747 = v6746 + v6739;
+          const unsigned int v6748 = v6747 << 8u;
+          const unsigned int v6749 = v6748 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6757 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6758 = v6724 + v6757;
+          const unsigned int v6759 = v6758 + v81;
+          const unsigned int v6760 = v6759 + v79;
+          iron_copy_async<16>(shm1 + (v6760 ^ (((v6760 >> 6u) & 7u) << 3u)), k_pages + v6749, v6735);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6770 = v6109 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6771 = v6770 < v35;
+          const unsigned int v6774 = v6771 ? v6770 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6775 = v6774 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6776 = v6774 / v6;
+          const unsigned int v6777 = v32 + v6776;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6778 = block_table[v6777];
+          const unsigned int v6780 = v6778 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6781 = v6780 + v30;
+          const unsigned int v6782 = v6781 * v6;
+          const unsigned int v6783 = v6782 + v6775;
+          const unsigned int v6784 = v6783 << 8u;
+          const unsigned int v6785 = v6784 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6793 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6794 = v6724 + v6793;
+          const unsigned int v6795 = v6794 + v112;
+          const unsigned int v6796 = v6795 + v110;
+          iron_copy_async<16>(shm1 + (v6796 ^ (((v6796 >> 6u) & 7u) << 3u)), k_pages + v6785, v6771);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6806 = v6109 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6807 = v6806 < v35;
+          const unsigned int v6810 = v6807 ? v6806 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6811 = v6810 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6812 = v6810 / v6;
+          const unsigned int v6813 = v32 + v6812;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6814 = block_table[v6813];
+          const unsigned int v6816 = v6814 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6817 = v6816 + v30;
+          const unsigned int v6818 = v6817 * v6;
+          const unsigned int v6819 = v6818 + v6811;
+          const unsigned int v6820 = v6819 << 8u;
+          const unsigned int v6821 = v6820 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6829 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6830 = v6724 + v6829;
+          const unsigned int v6831 = v6830 + v143;
+          const unsigned int v6832 = v6831 + v141;
+          iron_copy_async<16>(shm1 + (v6832 ^ (((v6832 >> 6u) & 7u) << 3u)), k_pages + v6821, v6807);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6842 = v6109 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6843 = v6842 < v35;
+          const unsigned int v6846 = v6843 ? v6842 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6847 = v6846 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6848 = v6846 / v6;
+          const unsigned int v6849 = v32 + v6848;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6850 = block_table[v6849];
+          const unsigned int v6852 = v6850 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6853 = v6852 + v30;
+          const unsigned int v6854 = v6853 * v6;
+          const unsigned int v6855 = v6854 + v6847;
+          const unsigned int v6856 = v6855 << 8u;
+          const unsigned int v6857 = v6856 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6865 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6866 = v6724 + v6865;
+          const unsigned int v6867 = v6866 + v174;
+          const unsigned int v6868 = v6867 + v172;
+          iron_copy_async<16>(shm1 + (v6868 ^ (((v6868 >> 6u) & 7u) << 3u)), k_pages + v6857, v6843);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6878 = v6109 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6879 = v6878 < v35;
+          const unsigned int v6882 = v6879 ? v6878 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6883 = v6882 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6884 = v6882 / v6;
+          const unsigned int v6885 = v32 + v6884;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6886 = block_table[v6885];
+          const unsigned int v6888 = v6886 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6889 = v6888 + v30;
+          const unsigned int v6890 = v6889 * v6;
+          const unsigned int v6891 = v6890 + v6883;
+          const unsigned int v6892 = v6891 << 8u;
+          const unsigned int v6893 = v6892 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6901 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6902 = v6724 + v6901;
+          const unsigned int v6903 = v6902 + v205;
+          const unsigned int v6904 = v6903 + v203;
+          iron_copy_async<16>(shm1 + (v6904 ^ (((v6904 >> 6u) & 7u) << 3u)), k_pages + v6893, v6879);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6914 = v6109 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6915 = v6914 < v35;
+          const unsigned int v6918 = v6915 ? v6914 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6919 = v6918 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6920 = v6918 / v6;
+          const unsigned int v6921 = v32 + v6920;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6922 = block_table[v6921];
+          const unsigned int v6924 = v6922 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6925 = v6924 + v30;
+          const unsigned int v6926 = v6925 * v6;
+          const unsigned int v6927 = v6926 + v6919;
+          const unsigned int v6928 = v6927 << 8u;
+          const unsigned int v6929 = v6928 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6937 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6938 = v6724 + v6937;
+          const unsigned int v6939 = v6938 + v236;
+          const unsigned int v6940 = v6939 + v234;
+          iron_copy_async<16>(shm1 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), k_pages + v6929, v6915);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6950 = v6109 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6951 = v6950 < v35;
+          const unsigned int v6954 = v6951 ? v6950 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6955 = v6954 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6956 = v6954 / v6;
+          const unsigned int v6957 = v32 + v6956;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6958 = block_table[v6957];
+          const unsigned int v6960 = v6958 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6961 = v6960 + v30;
+          const unsigned int v6962 = v6961 * v6;
+          const unsigned int v6963 = v6962 + v6955;
+          const unsigned int v6964 = v6963 << 8u;
+          const unsigned int v6965 = v6964 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6973 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v6974 = v6724 + v6973;
+          const unsigned int v6975 = v6974 + v267;
+          const unsigned int v6976 = v6975 + v265;
+          iron_copy_async<16>(shm1 + (v6976 ^ (((v6976 >> 6u) & 7u) << 3u)), k_pages + v6965, v6951);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v6986 = v6109 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v6987 = v6986 < v35;
+          const unsigned int v6990 = v6987 ? v6986 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v6991 = v6990 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v6992 = v6990 / v6;
+          const unsigned int v6993 = v32 + v6992;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v6994 = block_table[v6993];
+          const unsigned int v6996 = v6994 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v6997 = v6996 + v30;
+          const unsigned int v6998 = v6997 * v6;
+          const unsigned int v6999 = v6998 + v6991;
+          const unsigned int v7000 = v6999 << 8u;
+          const unsigned int v7001 = v7000 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7009 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7010 = v6724 + v7009;
+          const unsigned int v7011 = v7010 + v298;
+          const unsigned int v7012 = v7011 + v296;
+          iron_copy_async<16>(shm1 + (v7012 ^ (((v7012 >> 6u) & 7u) << 3u)), k_pages + v7001, v6987);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7032 = block_table[v6741];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7034 = v7032 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7035 = v7034 + v30;
+          const unsigned int v7036 = v7035 * v6;
+          const unsigned int v7037 = v7036 + v6739;
+          const unsigned int v7038 = v7037 << 8u;
+          const unsigned int v7039 = v7038 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6760 ^ (((v6760 >> 6u) & 7u) << 3u)), v_pages + v7039, v6735);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7068 = block_table[v6777];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7070 = v7068 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7071 = v7070 + v30;
+          const unsigned int v7072 = v7071 * v6;
+          const unsigned int v7073 = v7072 + v6775;
+          const unsigned int v7074 = v7073 << 8u;
+          const unsigned int v7075 = v7074 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6796 ^ (((v6796 >> 6u) & 7u) << 3u)), v_pages + v7075, v6771);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7104 = block_table[v6813];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7106 = v7104 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7107 = v7106 + v30;
+          const unsigned int v7108 = v7107 * v6;
+          const unsigned int v7109 = v7108 + v6811;
+          const unsigned int v7110 = v7109 << 8u;
+          const unsigned int v7111 = v7110 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6832 ^ (((v6832 >> 6u) & 7u) << 3u)), v_pages + v7111, v6807);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7140 = block_table[v6849];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7142 = v7140 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7143 = v7142 + v30;
+          const unsigned int v7144 = v7143 * v6;
+          const unsigned int v7145 = v7144 + v6847;
+          const unsigned int v7146 = v7145 << 8u;
+          const unsigned int v7147 = v7146 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6868 ^ (((v6868 >> 6u) & 7u) << 3u)), v_pages + v7147, v6843);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7176 = block_table[v6885];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7178 = v7176 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7179 = v7178 + v30;
+          const unsigned int v7180 = v7179 * v6;
+          const unsigned int v7181 = v7180 + v6883;
+          const unsigned int v7182 = v7181 << 8u;
+          const unsigned int v7183 = v7182 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6904 ^ (((v6904 >> 6u) & 7u) << 3u)), v_pages + v7183, v6879);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7212 = block_table[v6921];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7214 = v7212 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7215 = v7214 + v30;
+          const unsigned int v7216 = v7215 * v6;
+          const unsigned int v7217 = v7216 + v6919;
+          const unsigned int v7218 = v7217 << 8u;
+          const unsigned int v7219 = v7218 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6940 ^ (((v6940 >> 6u) & 7u) << 3u)), v_pages + v7219, v6915);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7248 = block_table[v6957];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7250 = v7248 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7251 = v7250 + v30;
+          const unsigned int v7252 = v7251 * v6;
+          const unsigned int v7253 = v7252 + v6955;
+          const unsigned int v7254 = v7253 << 8u;
+          const unsigned int v7255 = v7254 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v6976 ^ (((v6976 >> 6u) & 7u) << 3u)), v_pages + v7255, v6951);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7284 = block_table[v6993];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7286 = v7284 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7287 = v7286 + v30;
+          const unsigned int v7288 = v7287 * v6;
+          const unsigned int v7289 = v7288 + v6991;
+          const unsigned int v7290 = v7289 << 8u;
+          const unsigned int v7291 = v7290 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7012 ^ (((v7012 >> 6u) & 7u) << 3u)), v_pages + v7291, v6987);  // kernels/sdpa/flash_tile.hpp:86
+        }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v6660;  // kernels/sdpa/flash_warpgroup.hpp:102
-      iron_frag_fill(v6660, 0.0f);
-      const unsigned int v6664 = v6071 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8769;  // kernels/sdpa/flash_warpgroup.hpp:104
-      iron_frag_fill(v8769, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8769, shm0, v8762, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8771;
-      iron_frag_fill(v8771, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8771, shm1, v6664, 64u);
-      iron_frag_mma_sync(v6660, v8769, v8771);
-      const unsigned int v8776 = v6664 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8778;
-      iron_frag_fill(v8778, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8778, shm0, v8773, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8780;
-      iron_frag_fill(v8780, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8780, shm1, v8776, 64u);
-      iron_frag_mma_sync(v6660, v8778, v8780);
-      const unsigned int v8785 = v6664 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8787;
-      iron_frag_fill(v8787, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8787, shm0, v8782, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8789;
-      iron_frag_fill(v8789, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8789, shm1, v8785, 64u);
-      iron_frag_mma_sync(v6660, v8787, v8789);
-      const unsigned int v8794 = v6664 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8796;
-      iron_frag_fill(v8796, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8796, shm0, v8791, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8798;
-      iron_frag_fill(v8798, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8798, shm1, v8794, 64u);
-      iron_frag_mma_sync(v6660, v8796, v8798);
-      const unsigned int v6677 = v6664 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8814;  // kernels/sdpa/flash_warpgroup.hpp:104
-      iron_frag_fill(v8814, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8814, shm0, v8807, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8816;
-      iron_frag_fill(v8816, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8816, shm1, v6677, 64u);
-      iron_frag_mma_sync(v6660, v8814, v8816);
-      const unsigned int v8821 = v6677 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8823;
-      iron_frag_fill(v8823, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8823, shm0, v8818, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8825;
-      iron_frag_fill(v8825, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8825, shm1, v8821, 64u);
-      iron_frag_mma_sync(v6660, v8823, v8825);
-      const unsigned int v8830 = v6677 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8832;
-      iron_frag_fill(v8832, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8832, shm0, v8827, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8834;
-      iron_frag_fill(v8834, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8834, shm1, v8830, 64u);
-      iron_frag_mma_sync(v6660, v8832, v8834);
-      const unsigned int v8839 = v6677 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8841;
-      iron_frag_fill(v8841, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8841, shm0, v8836, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8843;
-      iron_frag_fill(v8843, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8843, shm1, v8839, 64u);
-      iron_frag_mma_sync(v6660, v8841, v8843);
-      const unsigned int v6689 = v6664 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8859;  // kernels/sdpa/flash_warpgroup.hpp:104
-      iron_frag_fill(v8859, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8859, shm0, v8852, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8861;
-      iron_frag_fill(v8861, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8861, shm1, v6689, 64u);
-      iron_frag_mma_sync(v6660, v8859, v8861);
-      const unsigned int v8866 = v6689 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8868;
-      iron_frag_fill(v8868, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8868, shm0, v8863, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8870;
-      iron_frag_fill(v8870, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8870, shm1, v8866, 64u);
-      iron_frag_mma_sync(v6660, v8868, v8870);
-      const unsigned int v8875 = v6689 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8877;
-      iron_frag_fill(v8877, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8877, shm0, v8872, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8879;
-      iron_frag_fill(v8879, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8879, shm1, v8875, 64u);
-      iron_frag_mma_sync(v6660, v8877, v8879);
-      const unsigned int v8884 = v6689 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8886;
-      iron_frag_fill(v8886, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8886, shm0, v8881, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8888;
-      iron_frag_fill(v8888, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8888, shm1, v8884, 64u);
-      iron_frag_mma_sync(v6660, v8886, v8888);
-      const unsigned int v6701 = v6664 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v8904;  // kernels/sdpa/flash_warpgroup.hpp:104
-      iron_frag_fill(v8904, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8904, shm0, v8897, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8906;
-      iron_frag_fill(v8906, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8906, shm1, v6701, 64u);
-      iron_frag_mma_sync(v6660, v8904, v8906);
-      const unsigned int v8911 = v6701 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v8913;
-      iron_frag_fill(v8913, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8913, shm0, v8908, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8915;
-      iron_frag_fill(v8915, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8915, shm1, v8911, 64u);
-      iron_frag_mma_sync(v6660, v8913, v8915);
-      const unsigned int v8920 = v6701 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v8922;
-      iron_frag_fill(v8922, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8922, shm0, v8917, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8924;
-      iron_frag_fill(v8924, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8924, shm1, v8920, 64u);
-      iron_frag_mma_sync(v6660, v8922, v8924);
-      const unsigned int v8929 = v6701 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v8931;
-      iron_frag_fill(v8931, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8931, shm0, v8926, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8933;
-      iron_frag_fill(v8933, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v8933, shm1, v8929, 64u);
-      iron_frag_mma_sync(v6660, v8931, v8933);
-      const bool v6711 = v6074 <= v35;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v6719 = v6074 + v20;
-      const bool v6720 = v6719 <= v556;
-      const bool v6721 = v552 || v6720;
-      const bool v6722 = v6711 && v6721;
-      const unsigned int v6725 = v6067 + v9;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v6726 = v6725 + v20;
-      const bool v6728 = v545 <= v6726;
-      const bool v6729 = v6724 || v6728;
-      const bool v6730 = v6722 && v6729;  // kernels/sdpa/flash_tile.hpp:146
-      if (v6730) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v6733 = v6660.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v6734 = v6733 * v571;
-        v6660.x[0] = v6734;
-        const float v6737 = v6660.x[1];
-        const float v6738 = v6737 * v571;
-        v6660.x[1] = v6738;
-        const float v6741 = v6660.x[2];
-        const float v6742 = v6741 * v571;
-        v6660.x[2] = v6742;
-        const float v6745 = v6660.x[3];
-        const float v6746 = v6745 * v571;
-        v6660.x[3] = v6746;
-        const float v6749 = v6660.x[4];
-        const float v6750 = v6749 * v571;
-        v6660.x[4] = v6750;
-        const float v6753 = v6660.x[5];
-        const float v6754 = v6753 * v571;
-        v6660.x[5] = v6754;
-        const float v6757 = v6660.x[6];
-        const float v6758 = v6757 * v571;
-        v6660.x[6] = v6758;
-        const float v6761 = v6660.x[7];
-        const float v6762 = v6761 * v571;
-        v6660.x[7] = v6762;
-        const float v6765 = v6660.x[8];
-        const float v6766 = v6765 * v571;
-        v6660.x[8] = v6766;
-        const float v6769 = v6660.x[9];
-        const float v6770 = v6769 * v571;
-        v6660.x[9] = v6770;
-        const float v6773 = v6660.x[10];
-        const float v6774 = v6773 * v571;
-        v6660.x[10] = v6774;
-        const float v6777 = v6660.x[11];
-        const float v6778 = v6777 * v571;
-        v6660.x[11] = v6778;
-        const float v6781 = v6660.x[12];
-        const float v6782 = v6781 * v571;
-        v6660.x[12] = v6782;
-        const float v6785 = v6660.x[13];
-        const float v6786 = v6785 * v571;
-        v6660.x[13] = v6786;
-        const float v6789 = v6660.x[14];
-        const float v6790 = v6789 * v571;
-        v6660.x[14] = v6790;
-        const float v6793 = v6660.x[15];
-        const float v6794 = v6793 * v571;
-        v6660.x[15] = v6794;
-        const float v6797 = v6660.x[16];
-        const float v6798 = v6797 * v571;
-        v6660.x[16] = v6798;
-        const float v6801 = v6660.x[17];
-        const float v6802 = v6801 * v571;
-        v6660.x[17] = v6802;
-        const float v6805 = v6660.x[18];
-        const float v6806 = v6805 * v571;
-        v6660.x[18] = v6806;
-        const float v6809 = v6660.x[19];
-        const float v6810 = v6809 * v571;
-        v6660.x[19] = v6810;
-        const float v6813 = v6660.x[20];
-        const float v6814 = v6813 * v571;
-        v6660.x[20] = v6814;
-        const float v6817 = v6660.x[21];
-        const float v6818 = v6817 * v571;
-        v6660.x[21] = v6818;
-        const float v6821 = v6660.x[22];
-        const float v6822 = v6821 * v571;
-        v6660.x[22] = v6822;
-        const float v6825 = v6660.x[23];
-        const float v6826 = v6825 * v571;
-        v6660.x[23] = v6826;
-        const float v6829 = v6660.x[24];
-        const float v6830 = v6829 * v571;
-        v6660.x[24] = v6830;
-        const float v6833 = v6660.x[25];
-        const float v6834 = v6833 * v571;
-        v6660.x[25] = v6834;
-        const float v6837 = v6660.x[26];
-        const float v6838 = v6837 * v571;
-        v6660.x[26] = v6838;
-        const float v6841 = v6660.x[27];
-        const float v6842 = v6841 * v571;
-        v6660.x[27] = v6842;
-        const float v6845 = v6660.x[28];
-        const float v6846 = v6845 * v571;
-        v6660.x[28] = v6846;
-        const float v6849 = v6660.x[29];
-        const float v6850 = v6849 * v571;
-        v6660.x[29] = v6850;
-        const float v6853 = v6660.x[30];
-        const float v6854 = v6853 * v571;
-        v6660.x[30] = v6854;
-        const float v6857 = v6660.x[31];
-        const float v6858 = v6857 * v571;
-        v6660.x[31] = v6858;
-      } else {
-        const unsigned int v6859 = static_cast<unsigned int>(v6660.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6860 = static_cast<unsigned int>(v6660.row(0, iron_linear_thread() & 31u));
-        const float v6861 = v6660.x[0];
-        const unsigned int v6862 = v44 + v6860;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6863 = v6067 + v6859;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6864 = v6863 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6867 = v6862 + v35;
-        const unsigned int v6868 = v6863 + v20;
-        const bool v6869 = v6868 <= v6867;
-        const bool v6870 = v552 || v6869;
-        const bool v6871 = v6864 && v6870;
-        const unsigned int v6874 = v6863 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6875 = v6874 + v20;
-        const bool v6877 = v6867 < v6875;
-        const bool v6878 = v6724 || v6877;
-        const bool v6879 = v6871 && v6878;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6881 = v6861 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6882 = v6879 ? v6881 : __uint_as_float(0xff800000u);
-        v6660.x[0] = v6882;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6883 = static_cast<unsigned int>(v6660.col(1, iron_linear_thread() & 31u));
-        const unsigned int v6884 = static_cast<unsigned int>(v6660.row(1, iron_linear_thread() & 31u));
-        const float v6885 = v6660.x[1];
-        const unsigned int v6886 = v44 + v6884;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6887 = v6067 + v6883;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6888 = v6887 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6891 = v6886 + v35;
-        const unsigned int v6892 = v6887 + v20;
-        const bool v6893 = v6892 <= v6891;
-        const bool v6894 = v552 || v6893;
-        const bool v6895 = v6888 && v6894;
-        const unsigned int v6898 = v6887 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6899 = v6898 + v20;
-        const bool v6901 = v6891 < v6899;
-        const bool v6902 = v6724 || v6901;
-        const bool v6903 = v6895 && v6902;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6905 = v6885 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6906 = v6903 ? v6905 : __uint_as_float(0xff800000u);
-        v6660.x[1] = v6906;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6907 = static_cast<unsigned int>(v6660.col(2, iron_linear_thread() & 31u));
-        const unsigned int v6908 = static_cast<unsigned int>(v6660.row(2, iron_linear_thread() & 31u));
-        const float v6909 = v6660.x[2];
-        const unsigned int v6910 = v44 + v6908;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6911 = v6067 + v6907;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6912 = v6911 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6915 = v6910 + v35;
-        const unsigned int v6916 = v6911 + v20;
-        const bool v6917 = v6916 <= v6915;
-        const bool v6918 = v552 || v6917;
-        const bool v6919 = v6912 && v6918;
-        const unsigned int v6922 = v6911 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6923 = v6922 + v20;
-        const bool v6925 = v6915 < v6923;
-        const bool v6926 = v6724 || v6925;
-        const bool v6927 = v6919 && v6926;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6929 = v6909 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6930 = v6927 ? v6929 : __uint_as_float(0xff800000u);
-        v6660.x[2] = v6930;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6931 = static_cast<unsigned int>(v6660.col(3, iron_linear_thread() & 31u));
-        const unsigned int v6932 = static_cast<unsigned int>(v6660.row(3, iron_linear_thread() & 31u));
-        const float v6933 = v6660.x[3];
-        const unsigned int v6934 = v44 + v6932;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6935 = v6067 + v6931;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6936 = v6935 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6939 = v6934 + v35;
-        const unsigned int v6940 = v6935 + v20;
-        const bool v6941 = v6940 <= v6939;
-        const bool v6942 = v552 || v6941;
-        const bool v6943 = v6936 && v6942;
-        const unsigned int v6946 = v6935 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6947 = v6946 + v20;
-        const bool v6949 = v6939 < v6947;
-        const bool v6950 = v6724 || v6949;
-        const bool v6951 = v6943 && v6950;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6953 = v6933 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6954 = v6951 ? v6953 : __uint_as_float(0xff800000u);
-        v6660.x[3] = v6954;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6955 = static_cast<unsigned int>(v6660.col(4, iron_linear_thread() & 31u));
-        const unsigned int v6956 = static_cast<unsigned int>(v6660.row(4, iron_linear_thread() & 31u));
-        const float v6957 = v6660.x[4];
-        const unsigned int v6958 = v44 + v6956;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6959 = v6067 + v6955;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6960 = v6959 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6963 = v6958 + v35;
-        const unsigned int v6964 = v6959 + v20;
-        const bool v6965 = v6964 <= v6963;
-        const bool v6966 = v552 || v6965;
-        const bool v6967 = v6960 && v6966;
-        const unsigned int v6970 = v6959 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6971 = v6970 + v20;
-        const bool v6973 = v6963 < v6971;
-        const bool v6974 = v6724 || v6973;
-        const bool v6975 = v6967 && v6974;  // kernels/sdpa/flash_tile.hpp:155
-        const float v6977 = v6957 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v6978 = v6975 ? v6977 : __uint_as_float(0xff800000u);
-        v6660.x[4] = v6978;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v6979 = static_cast<unsigned int>(v6660.col(5, iron_linear_thread() & 31u));
-        const unsigned int v6980 = static_cast<unsigned int>(v6660.row(5, iron_linear_thread() & 31u));
-        const float v6981 = v6660.x[5];
-        const unsigned int v6982 = v44 + v6980;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v6983 = v6067 + v6979;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v6984 = v6983 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v6987 = v6982 + v35;
-        const unsigned int v6988 = v6983 + v20;
-        const bool v6989 = v6988 <= v6987;
-        const bool v6990 = v552 || v6989;
-        const bool v6991 = v6984 && v6990;
-        const unsigned int v6994 = v6983 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v6995 = v6994 + v20;
-        const bool v6997 = v6987 < v6995;
-        const bool v6998 = v6724 || v6997;
-        const bool v6999 = v6991 && v6998;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7001 = v6981 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7002 = v6999 ? v7001 : __uint_as_float(0xff800000u);
-        v6660.x[5] = v7002;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7003 = static_cast<unsigned int>(v6660.col(6, iron_linear_thread() & 31u));
-        const unsigned int v7004 = static_cast<unsigned int>(v6660.row(6, iron_linear_thread() & 31u));
-        const float v7005 = v6660.x[6];
-        const unsigned int v7006 = v44 + v7004;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7007 = v6067 + v7003;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7008 = v7007 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7011 = v7006 + v35;
-        const unsigned int v7012 = v7007 + v20;
-        const bool v7013 = v7012 <= v7011;
-        const bool v7014 = v552 || v7013;
-        const bool v7015 = v7008 && v7014;
-        const unsigned int v7018 = v7007 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7019 = v7018 + v20;
-        const bool v7021 = v7011 < v7019;
-        const bool v7022 = v6724 || v7021;
-        const bool v7023 = v7015 && v7022;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7025 = v7005 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7026 = v7023 ? v7025 : __uint_as_float(0xff800000u);
-        v6660.x[6] = v7026;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7027 = static_cast<unsigned int>(v6660.col(7, iron_linear_thread() & 31u));
-        const unsigned int v7028 = static_cast<unsigned int>(v6660.row(7, iron_linear_thread() & 31u));
-        const float v7029 = v6660.x[7];
-        const unsigned int v7030 = v44 + v7028;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7031 = v6067 + v7027;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7032 = v7031 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7035 = v7030 + v35;
-        const unsigned int v7036 = v7031 + v20;
-        const bool v7037 = v7036 <= v7035;
-        const bool v7038 = v552 || v7037;
-        const bool v7039 = v7032 && v7038;
-        const unsigned int v7042 = v7031 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7043 = v7042 + v20;
-        const bool v7045 = v7035 < v7043;
-        const bool v7046 = v6724 || v7045;
-        const bool v7047 = v7039 && v7046;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7049 = v7029 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7050 = v7047 ? v7049 : __uint_as_float(0xff800000u);
-        v6660.x[7] = v7050;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7051 = static_cast<unsigned int>(v6660.col(8, iron_linear_thread() & 31u));
-        const unsigned int v7052 = static_cast<unsigned int>(v6660.row(8, iron_linear_thread() & 31u));
-        const float v7053 = v6660.x[8];
-        const unsigned int v7054 = v44 + v7052;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7055 = v6067 + v7051;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7056 = v7055 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7059 = v7054 + v35;
-        const unsigned int v7060 = v7055 + v20;
-        const bool v7061 = v7060 <= v7059;
-        const bool v7062 = v552 || v7061;
-        const bool v7063 = v7056 && v7062;
-        const unsigned int v7066 = v7055 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7067 = v7066 + v20;
-        const bool v7069 = v7059 < v7067;
-        const bool v7070 = v6724 || v7069;
-        const bool v7071 = v7063 && v7070;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7073 = v7053 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7074 = v7071 ? v7073 : __uint_as_float(0xff800000u);
-        v6660.x[8] = v7074;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7075 = static_cast<unsigned int>(v6660.col(9, iron_linear_thread() & 31u));
-        const unsigned int v7076 = static_cast<unsigned int>(v6660.row(9, iron_linear_thread() & 31u));
-        const float v7077 = v6660.x[9];
-        const unsigned int v7078 = v44 + v7076;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7079 = v6067 + v7075;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7080 = v7079 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7083 = v7078 + v35;
-        const unsigned int v7084 = v7079 + v20;
-        const bool v7085 = v7084 <= v7083;
-        const bool v7086 = v552 || v7085;
-        const bool v7087 = v7080 && v7086;
-        const unsigned int v7090 = v7079 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7091 = v7090 + v20;
-        const bool v7093 = v7083 < v7091;
-        const bool v7094 = v6724 || v7093;
-        const bool v7095 = v7087 && v7094;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7097 = v7077 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7098 = v7095 ? v7097 : __uint_as_float(0xff800000u);
-        v6660.x[9] = v7098;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7099 = static_cast<unsigned int>(v6660.col(10, iron_linear_thread() & 31u));
-        const unsigned int v7100 = static_cast<unsigned int>(v6660.row(10, iron_linear_thread() & 31u));
-        const float v7101 = v6660.x[10];
-        const unsigned int v7102 = v44 + v7100;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7103 = v6067 + v7099;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7104 = v7103 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7107 = v7102 + v35;
-        const unsigned int v7108 = v7103 + v20;
-        const bool v7109 = v7108 <= v7107;
-        const bool v7110 = v552 || v7109;
-        const bool v7111 = v7104 && v7110;
-        const unsigned int v7114 = v7103 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7115 = v7114 + v20;
-        const bool v7117 = v7107 < v7115;
-        const bool v7118 = v6724 || v7117;
-        const bool v7119 = v7111 && v7118;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7121 = v7101 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7122 = v7119 ? v7121 : __uint_as_float(0xff800000u);
-        v6660.x[10] = v7122;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7123 = static_cast<unsigned int>(v6660.col(11, iron_linear_thread() & 31u));
-        const unsigned int v7124 = static_cast<unsigned int>(v6660.row(11, iron_linear_thread() & 31u));
-        const float v7125 = v6660.x[11];
-        const unsigned int v7126 = v44 + v7124;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7127 = v6067 + v7123;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7128 = v7127 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7131 = v7126 + v35;
-        const unsigned int v7132 = v7127 + v20;
-        const bool v7133 = v7132 <= v7131;
-        const bool v7134 = v552 || v7133;
-        const bool v7135 = v7128 && v7134;
-        const unsigned int v7138 = v7127 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7139 = v7138 + v20;
-        const bool v7141 = v7131 < v7139;
-        const bool v7142 = v6724 || v7141;
-        const bool v7143 = v7135 && v7142;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7145 = v7125 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7146 = v7143 ? v7145 : __uint_as_float(0xff800000u);
-        v6660.x[11] = v7146;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7147 = static_cast<unsigned int>(v6660.col(12, iron_linear_thread() & 31u));
-        const unsigned int v7148 = static_cast<unsigned int>(v6660.row(12, iron_linear_thread() & 31u));
-        const float v7149 = v6660.x[12];
-        const unsigned int v7150 = v44 + v7148;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7151 = v6067 + v7147;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7152 = v7151 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7155 = v7150 + v35;
-        const unsigned int v7156 = v7151 + v20;
-        const bool v7157 = v7156 <= v7155;
-        const bool v7158 = v552 || v7157;
-        const bool v7159 = v7152 && v7158;
-        const unsigned int v7162 = v7151 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7163 = v7162 + v20;
-        const bool v7165 = v7155 < v7163;
-        const bool v7166 = v6724 || v7165;
-        const bool v7167 = v7159 && v7166;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7169 = v7149 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7170 = v7167 ? v7169 : __uint_as_float(0xff800000u);
-        v6660.x[12] = v7170;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7171 = static_cast<unsigned int>(v6660.col(13, iron_linear_thread() & 31u));
-        const unsigned int v7172 = static_cast<unsigned int>(v6660.row(13, iron_linear_thread() & 31u));
-        const float v7173 = v6660.x[13];
-        const unsigned int v7174 = v44 + v7172;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7175 = v6067 + v7171;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7176 = v7175 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7179 = v7174 + v35;
-        const unsigned int v7180 = v7175 + v20;
-        const bool v7181 = v7180 <= v7179;
-        const bool v7182 = v552 || v7181;
-        const bool v7183 = v7176 && v7182;
-        const unsigned int v7186 = v7175 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7187 = v7186 + v20;
-        const bool v7189 = v7179 < v7187;
-        const bool v7190 = v6724 || v7189;
-        const bool v7191 = v7183 && v7190;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7193 = v7173 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7194 = v7191 ? v7193 : __uint_as_float(0xff800000u);
-        v6660.x[13] = v7194;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7195 = static_cast<unsigned int>(v6660.col(14, iron_linear_thread() & 31u));
-        const unsigned int v7196 = static_cast<unsigned int>(v6660.row(14, iron_linear_thread() & 31u));
-        const float v7197 = v6660.x[14];
-        const unsigned int v7198 = v44 + v7196;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7199 = v6067 + v7195;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7200 = v7199 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7203 = v7198 + v35;
-        const unsigned int v7204 = v7199 + v20;
-        const bool v7205 = v7204 <= v7203;
-        const bool v7206 = v552 || v7205;
-        const bool v7207 = v7200 && v7206;
-        const unsigned int v7210 = v7199 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7211 = v7210 + v20;
-        const bool v7213 = v7203 < v7211;
-        const bool v7214 = v6724 || v7213;
-        const bool v7215 = v7207 && v7214;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7217 = v7197 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7218 = v7215 ? v7217 : __uint_as_float(0xff800000u);
-        v6660.x[14] = v7218;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7219 = static_cast<unsigned int>(v6660.col(15, iron_linear_thread() & 31u));
-        const unsigned int v7220 = static_cast<unsigned int>(v6660.row(15, iron_linear_thread() & 31u));
-        const float v7221 = v6660.x[15];
-        const unsigned int v7222 = v44 + v7220;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7223 = v6067 + v7219;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7224 = v7223 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7227 = v7222 + v35;
-        const unsigned int v7228 = v7223 + v20;
-        const bool v7229 = v7228 <= v7227;
-        const bool v7230 = v552 || v7229;
-        const bool v7231 = v7224 && v7230;
-        const unsigned int v7234 = v7223 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7235 = v7234 + v20;
-        const bool v7237 = v7227 < v7235;
-        const bool v7238 = v6724 || v7237;
-        const bool v7239 = v7231 && v7238;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7241 = v7221 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7242 = v7239 ? v7241 : __uint_as_float(0xff800000u);
-        v6660.x[15] = v7242;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7243 = static_cast<unsigned int>(v6660.col(16, iron_linear_thread() & 31u));
-        const unsigned int v7244 = static_cast<unsigned int>(v6660.row(16, iron_linear_thread() & 31u));
-        const float v7245 = v6660.x[16];
-        const unsigned int v7246 = v44 + v7244;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7247 = v6067 + v7243;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7248 = v7247 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7251 = v7246 + v35;
-        const unsigned int v7252 = v7247 + v20;
-        const bool v7253 = v7252 <= v7251;
-        const bool v7254 = v552 || v7253;
-        const bool v7255 = v7248 && v7254;
-        const unsigned int v7258 = v7247 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7259 = v7258 + v20;
-        const bool v7261 = v7251 < v7259;
-        const bool v7262 = v6724 || v7261;
-        const bool v7263 = v7255 && v7262;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7265 = v7245 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7266 = v7263 ? v7265 : __uint_as_float(0xff800000u);
-        v6660.x[16] = v7266;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7267 = static_cast<unsigned int>(v6660.col(17, iron_linear_thread() & 31u));
-        const unsigned int v7268 = static_cast<unsigned int>(v6660.row(17, iron_linear_thread() & 31u));
-        const float v7269 = v6660.x[17];
-        const unsigned int v7270 = v44 + v7268;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7271 = v6067 + v7267;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7272 = v7271 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7275 = v7270 + v35;
-        const unsigned int v7276 = v7271 + v20;
-        const bool v7277 = v7276 <= v7275;
-        const bool v7278 = v552 || v7277;
-        const bool v7279 = v7272 && v7278;
-        const unsigned int v7282 = v7271 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7283 = v7282 + v20;
-        const bool v7285 = v7275 < v7283;
-        const bool v7286 = v6724 || v7285;
-        const bool v7287 = v7279 && v7286;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7289 = v7269 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7290 = v7287 ? v7289 : __uint_as_float(0xff800000u);
-        v6660.x[17] = v7290;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7291 = static_cast<unsigned int>(v6660.col(18, iron_linear_thread() & 31u));
-        const unsigned int v7292 = static_cast<unsigned int>(v6660.row(18, iron_linear_thread() & 31u));
-        const float v7293 = v6660.x[18];
-        const unsigned int v7294 = v44 + v7292;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7295 = v6067 + v7291;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7296 = v7295 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7299 = v7294 + v35;
-        const unsigned int v7300 = v7295 + v20;
-        const bool v7301 = v7300 <= v7299;
-        const bool v7302 = v552 || v7301;
-        const bool v7303 = v7296 && v7302;
-        const unsigned int v7306 = v7295 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7307 = v7306 + v20;
-        const bool v7309 = v7299 < v7307;
-        const bool v7310 = v6724 || v7309;
-        const bool v7311 = v7303 && v7310;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7313 = v7293 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7314 = v7311 ? v7313 : __uint_as_float(0xff800000u);
-        v6660.x[18] = v7314;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7315 = static_cast<unsigned int>(v6660.col(19, iron_linear_thread() & 31u));
-        const unsigned int v7316 = static_cast<unsigned int>(v6660.row(19, iron_linear_thread() & 31u));
-        const float v7317 = v6660.x[19];
-        const unsigned int v7318 = v44 + v7316;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7319 = v6067 + v7315;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7320 = v7319 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7323 = v7318 + v35;
-        const unsigned int v7324 = v7319 + v20;
-        const bool v7325 = v7324 <= v7323;
-        const bool v7326 = v552 || v7325;
-        const bool v7327 = v7320 && v7326;
-        const unsigned int v7330 = v7319 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7331 = v7330 + v20;
-        const bool v7333 = v7323 < v7331;
-        const bool v7334 = v6724 || v7333;
-        const bool v7335 = v7327 && v7334;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7337 = v7317 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7338 = v7335 ? v7337 : __uint_as_float(0xff800000u);
-        v6660.x[19] = v7338;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7339 = static_cast<unsigned int>(v6660.col(20, iron_linear_thread() & 31u));
-        const unsigned int v7340 = static_cast<unsigned int>(v6660.row(20, iron_linear_thread() & 31u));
-        const float v7341 = v6660.x[20];
-        const unsigned int v7342 = v44 + v7340;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7343 = v6067 + v7339;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7344 = v7343 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7347 = v7342 + v35;
-        const unsigned int v7348 = v7343 + v20;
-        const bool v7349 = v7348 <= v7347;
-        const bool v7350 = v552 || v7349;
-        const bool v7351 = v7344 && v7350;
-        const unsigned int v7354 = v7343 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7355 = v7354 + v20;
-        const bool v7357 = v7347 < v7355;
-        const bool v7358 = v6724 || v7357;
-        const bool v7359 = v7351 && v7358;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7361 = v7341 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7362 = v7359 ? v7361 : __uint_as_float(0xff800000u);
-        v6660.x[20] = v7362;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7363 = static_cast<unsigned int>(v6660.col(21, iron_linear_thread() & 31u));
-        const unsigned int v7364 = static_cast<unsigned int>(v6660.row(21, iron_linear_thread() & 31u));
-        const float v7365 = v6660.x[21];
-        const unsigned int v7366 = v44 + v7364;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7367 = v6067 + v7363;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7368 = v7367 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7371 = v7366 + v35;
-        const unsigned int v7372 = v7367 + v20;
-        const bool v7373 = v7372 <= v7371;
-        const bool v7374 = v552 || v7373;
-        const bool v7375 = v7368 && v7374;
-        const unsigned int v7378 = v7367 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7379 = v7378 + v20;
-        const bool v7381 = v7371 < v7379;
-        const bool v7382 = v6724 || v7381;
-        const bool v7383 = v7375 && v7382;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7385 = v7365 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7386 = v7383 ? v7385 : __uint_as_float(0xff800000u);
-        v6660.x[21] = v7386;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7387 = static_cast<unsigned int>(v6660.col(22, iron_linear_thread() & 31u));
-        const unsigned int v7388 = static_cast<unsigned int>(v6660.row(22, iron_linear_thread() & 31u));
-        const float v7389 = v6660.x[22];
-        const unsigned int v7390 = v44 + v7388;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7391 = v6067 + v7387;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7392 = v7391 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7395 = v7390 + v35;
-        const unsigned int v7396 = v7391 + v20;
-        const bool v7397 = v7396 <= v7395;
-        const bool v7398 = v552 || v7397;
-        const bool v7399 = v7392 && v7398;
-        const unsigned int v7402 = v7391 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7403 = v7402 + v20;
-        const bool v7405 = v7395 < v7403;
-        const bool v7406 = v6724 || v7405;
-        const bool v7407 = v7399 && v7406;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7409 = v7389 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7410 = v7407 ? v7409 : __uint_as_float(0xff800000u);
-        v6660.x[22] = v7410;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7411 = static_cast<unsigned int>(v6660.col(23, iron_linear_thread() & 31u));
-        const unsigned int v7412 = static_cast<unsigned int>(v6660.row(23, iron_linear_thread() & 31u));
-        const float v7413 = v6660.x[23];
-        const unsigned int v7414 = v44 + v7412;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7415 = v6067 + v7411;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7416 = v7415 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7419 = v7414 + v35;
-        const unsigned int v7420 = v7415 + v20;
-        const bool v7421 = v7420 <= v7419;
-        const bool v7422 = v552 || v7421;
-        const bool v7423 = v7416 && v7422;
-        const unsigned int v7426 = v7415 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7427 = v7426 + v20;
-        const bool v7429 = v7419 < v7427;
-        const bool v7430 = v6724 || v7429;
-        const bool v7431 = v7423 && v7430;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7433 = v7413 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7434 = v7431 ? v7433 : __uint_as_float(0xff800000u);
-        v6660.x[23] = v7434;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7435 = static_cast<unsigned int>(v6660.col(24, iron_linear_thread() & 31u));
-        const unsigned int v7436 = static_cast<unsigned int>(v6660.row(24, iron_linear_thread() & 31u));
-        const float v7437 = v6660.x[24];
-        const unsigned int v7438 = v44 + v7436;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7439 = v6067 + v7435;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7440 = v7439 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7443 = v7438 + v35;
-        const unsigned int v7444 = v7439 + v20;
-        const bool v7445 = v7444 <= v7443;
-        const bool v7446 = v552 || v7445;
-        const bool v7447 = v7440 && v7446;
-        const unsigned int v7450 = v7439 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7451 = v7450 + v20;
-        const bool v7453 = v7443 < v7451;
-        const bool v7454 = v6724 || v7453;
-        const bool v7455 = v7447 && v7454;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7457 = v7437 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7458 = v7455 ? v7457 : __uint_as_float(0xff800000u);
-        v6660.x[24] = v7458;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7459 = static_cast<unsigned int>(v6660.col(25, iron_linear_thread() & 31u));
-        const unsigned int v7460 = static_cast<unsigned int>(v6660.row(25, iron_linear_thread() & 31u));
-        const float v7461 = v6660.x[25];
-        const unsigned int v7462 = v44 + v7460;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7463 = v6067 + v7459;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7464 = v7463 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7467 = v7462 + v35;
-        const unsigned int v7468 = v7463 + v20;
-        const bool v7469 = v7468 <= v7467;
-        const bool v7470 = v552 || v7469;
-        const bool v7471 = v7464 && v7470;
-        const unsigned int v7474 = v7463 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7475 = v7474 + v20;
-        const bool v7477 = v7467 < v7475;
-        const bool v7478 = v6724 || v7477;
-        const bool v7479 = v7471 && v7478;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7481 = v7461 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7482 = v7479 ? v7481 : __uint_as_float(0xff800000u);
-        v6660.x[25] = v7482;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7483 = static_cast<unsigned int>(v6660.col(26, iron_linear_thread() & 31u));
-        const unsigned int v7484 = static_cast<unsigned int>(v6660.row(26, iron_linear_thread() & 31u));
-        const float v7485 = v6660.x[26];
-        const unsigned int v7486 = v44 + v7484;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7487 = v6067 + v7483;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7488 = v7487 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7491 = v7486 + v35;
-        const unsigned int v7492 = v7487 + v20;
-        const bool v7493 = v7492 <= v7491;
-        const bool v7494 = v552 || v7493;
-        const bool v7495 = v7488 && v7494;
-        const unsigned int v7498 = v7487 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7499 = v7498 + v20;
-        const bool v7501 = v7491 < v7499;
-        const bool v7502 = v6724 || v7501;
-        const bool v7503 = v7495 && v7502;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7505 = v7485 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7506 = v7503 ? v7505 : __uint_as_float(0xff800000u);
-        v6660.x[26] = v7506;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7507 = static_cast<unsigned int>(v6660.col(27, iron_linear_thread() & 31u));
-        const unsigned int v7508 = static_cast<unsigned int>(v6660.row(27, iron_linear_thread() & 31u));
-        const float v7509 = v6660.x[27];
-        const unsigned int v7510 = v44 + v7508;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7511 = v6067 + v7507;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7512 = v7511 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7515 = v7510 + v35;
-        const unsigned int v7516 = v7511 + v20;
-        const bool v7517 = v7516 <= v7515;
-        const bool v7518 = v552 || v7517;
-        const bool v7519 = v7512 && v7518;
-        const unsigned int v7522 = v7511 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7523 = v7522 + v20;
-        const bool v7525 = v7515 < v7523;
-        const bool v7526 = v6724 || v7525;
-        const bool v7527 = v7519 && v7526;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7529 = v7509 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7530 = v7527 ? v7529 : __uint_as_float(0xff800000u);
-        v6660.x[27] = v7530;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7531 = static_cast<unsigned int>(v6660.col(28, iron_linear_thread() & 31u));
-        const unsigned int v7532 = static_cast<unsigned int>(v6660.row(28, iron_linear_thread() & 31u));
-        const float v7533 = v6660.x[28];
-        const unsigned int v7534 = v44 + v7532;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7535 = v6067 + v7531;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7536 = v7535 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7539 = v7534 + v35;
-        const unsigned int v7540 = v7535 + v20;
-        const bool v7541 = v7540 <= v7539;
-        const bool v7542 = v552 || v7541;
-        const bool v7543 = v7536 && v7542;
-        const unsigned int v7546 = v7535 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7547 = v7546 + v20;
-        const bool v7549 = v7539 < v7547;
-        const bool v7550 = v6724 || v7549;
-        const bool v7551 = v7543 && v7550;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7553 = v7533 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7554 = v7551 ? v7553 : __uint_as_float(0xff800000u);
-        v6660.x[28] = v7554;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7555 = static_cast<unsigned int>(v6660.col(29, iron_linear_thread() & 31u));
-        const unsigned int v7556 = static_cast<unsigned int>(v6660.row(29, iron_linear_thread() & 31u));
-        const float v7557 = v6660.x[29];
-        const unsigned int v7558 = v44 + v7556;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7559 = v6067 + v7555;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7560 = v7559 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7563 = v7558 + v35;
-        const unsigned int v7564 = v7559 + v20;
-        const bool v7565 = v7564 <= v7563;
-        const bool v7566 = v552 || v7565;
-        const bool v7567 = v7560 && v7566;
-        const unsigned int v7570 = v7559 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7571 = v7570 + v20;
-        const bool v7573 = v7563 < v7571;
-        const bool v7574 = v6724 || v7573;
-        const bool v7575 = v7567 && v7574;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7577 = v7557 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7578 = v7575 ? v7577 : __uint_as_float(0xff800000u);
-        v6660.x[29] = v7578;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7579 = static_cast<unsigned int>(v6660.col(30, iron_linear_thread() & 31u));
-        const unsigned int v7580 = static_cast<unsigned int>(v6660.row(30, iron_linear_thread() & 31u));
-        const float v7581 = v6660.x[30];
-        const unsigned int v7582 = v44 + v7580;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7583 = v6067 + v7579;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7584 = v7583 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7587 = v7582 + v35;
-        const unsigned int v7588 = v7583 + v20;
-        const bool v7589 = v7588 <= v7587;
-        const bool v7590 = v552 || v7589;
-        const bool v7591 = v7584 && v7590;
-        const unsigned int v7594 = v7583 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7595 = v7594 + v20;
-        const bool v7597 = v7587 < v7595;
-        const bool v7598 = v6724 || v7597;
-        const bool v7599 = v7591 && v7598;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7601 = v7581 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7602 = v7599 ? v7601 : __uint_as_float(0xff800000u);
-        v6660.x[30] = v7602;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v7603 = static_cast<unsigned int>(v6660.col(31, iron_linear_thread() & 31u));
-        const unsigned int v7604 = static_cast<unsigned int>(v6660.row(31, iron_linear_thread() & 31u));
-        const float v7605 = v6660.x[31];
-        const unsigned int v7606 = v44 + v7604;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v7607 = v6067 + v7603;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v7608 = v7607 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v7611 = v7606 + v35;
-        const unsigned int v7612 = v7607 + v20;
-        const bool v7613 = v7612 <= v7611;
-        const bool v7614 = v552 || v7613;
-        const bool v7615 = v7608 && v7614;
-        const unsigned int v7618 = v7607 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v7619 = v7618 + v20;
-        const bool v7621 = v7611 < v7619;
-        const bool v7622 = v6724 || v7621;
-        const bool v7623 = v7615 && v7622;  // kernels/sdpa/flash_tile.hpp:155
-        const float v7625 = v7605 * v571;  // kernels/sdpa/flash_tile.hpp:157
-        const float v7626 = v7623 ? v7625 : __uint_as_float(0xff800000u);
-        v6660.x[31] = v7626;  // kernels/sdpa/flash_tile.hpp:152
+    }
+    const unsigned int v8517 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v8518 = v8517 << 6u;
+    const unsigned int v10604 = v51 & 3u;
+    const unsigned int v10606 = v10604 << 4u;
+    const unsigned int v10608 = v10606 << 6u;
+    const unsigned int v10610 = v8518 + v10608;
+    const unsigned int v10621 = v10610 + 16u;
+    const unsigned int v10630 = v10610 + 32u;
+    const unsigned int v10639 = v10610 + 48u;
+    const unsigned int v8532 = 8192u + v8518;
+    const unsigned int v10655 = v8532 + v10608;
+    const unsigned int v10666 = v10655 + 16u;
+    const unsigned int v10675 = v10655 + 32u;
+    const unsigned int v10684 = v10655 + 48u;
+    const unsigned int v8544 = 16384u + v8518;
+    const unsigned int v10700 = v8544 + v10608;
+    const unsigned int v10711 = v10700 + 16u;
+    const unsigned int v10720 = v10700 + 32u;
+    const unsigned int v10729 = v10700 + 48u;
+    const unsigned int v8556 = 24576u + v8518;
+    const unsigned int v10745 = v8556 + v10608;
+    const unsigned int v10756 = v10745 + 16u;
+    const unsigned int v10765 = v10745 + 32u;
+    const unsigned int v10774 = v10745 + 48u;
+    const bool v8572 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v9897 = static_cast<unsigned int>(v589.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v9898 = static_cast<unsigned int>(v589.row(0, iron_linear_thread() & 31u));
+    const unsigned int v9902 = static_cast<unsigned int>(v589.col(1, iron_linear_thread() & 31u));
+    const unsigned int v9903 = static_cast<unsigned int>(v589.row(1, iron_linear_thread() & 31u));
+    const unsigned int v9907 = static_cast<unsigned int>(v589.col(2, iron_linear_thread() & 31u));
+    const unsigned int v9908 = static_cast<unsigned int>(v589.row(2, iron_linear_thread() & 31u));
+    const unsigned int v9912 = static_cast<unsigned int>(v589.col(3, iron_linear_thread() & 31u));
+    const unsigned int v9913 = static_cast<unsigned int>(v589.row(3, iron_linear_thread() & 31u));
+    const unsigned int v9917 = static_cast<unsigned int>(v589.col(4, iron_linear_thread() & 31u));
+    const unsigned int v9918 = static_cast<unsigned int>(v589.row(4, iron_linear_thread() & 31u));
+    const unsigned int v9922 = static_cast<unsigned int>(v589.col(5, iron_linear_thread() & 31u));
+    const unsigned int v9923 = static_cast<unsigned int>(v589.row(5, iron_linear_thread() & 31u));
+    const unsigned int v9927 = static_cast<unsigned int>(v589.col(6, iron_linear_thread() & 31u));
+    const unsigned int v9928 = static_cast<unsigned int>(v589.row(6, iron_linear_thread() & 31u));
+    const unsigned int v9932 = static_cast<unsigned int>(v589.col(7, iron_linear_thread() & 31u));
+    const unsigned int v9933 = static_cast<unsigned int>(v589.row(7, iron_linear_thread() & 31u));
+    const unsigned int v9937 = static_cast<unsigned int>(v589.col(8, iron_linear_thread() & 31u));
+    const unsigned int v9938 = static_cast<unsigned int>(v589.row(8, iron_linear_thread() & 31u));
+    const unsigned int v9942 = static_cast<unsigned int>(v589.col(9, iron_linear_thread() & 31u));
+    const unsigned int v9943 = static_cast<unsigned int>(v589.row(9, iron_linear_thread() & 31u));
+    const unsigned int v9947 = static_cast<unsigned int>(v589.col(10, iron_linear_thread() & 31u));
+    const unsigned int v9948 = static_cast<unsigned int>(v589.row(10, iron_linear_thread() & 31u));
+    const unsigned int v9952 = static_cast<unsigned int>(v589.col(11, iron_linear_thread() & 31u));
+    const unsigned int v9953 = static_cast<unsigned int>(v589.row(11, iron_linear_thread() & 31u));
+    const unsigned int v9957 = static_cast<unsigned int>(v589.col(12, iron_linear_thread() & 31u));
+    const unsigned int v9958 = static_cast<unsigned int>(v589.row(12, iron_linear_thread() & 31u));
+    const unsigned int v9962 = static_cast<unsigned int>(v589.col(13, iron_linear_thread() & 31u));
+    const unsigned int v9963 = static_cast<unsigned int>(v589.row(13, iron_linear_thread() & 31u));
+    const unsigned int v9967 = static_cast<unsigned int>(v589.col(14, iron_linear_thread() & 31u));
+    const unsigned int v9968 = static_cast<unsigned int>(v589.row(14, iron_linear_thread() & 31u));
+    const unsigned int v9972 = static_cast<unsigned int>(v589.col(15, iron_linear_thread() & 31u));
+    const unsigned int v9973 = static_cast<unsigned int>(v589.row(15, iron_linear_thread() & 31u));
+    const unsigned int v9977 = static_cast<unsigned int>(v589.col(16, iron_linear_thread() & 31u));
+    const unsigned int v9978 = static_cast<unsigned int>(v589.row(16, iron_linear_thread() & 31u));
+    const unsigned int v9982 = static_cast<unsigned int>(v589.col(17, iron_linear_thread() & 31u));
+    const unsigned int v9983 = static_cast<unsigned int>(v589.row(17, iron_linear_thread() & 31u));
+    const unsigned int v9987 = static_cast<unsigned int>(v589.col(18, iron_linear_thread() & 31u));
+    const unsigned int v9988 = static_cast<unsigned int>(v589.row(18, iron_linear_thread() & 31u));
+    const unsigned int v9992 = static_cast<unsigned int>(v589.col(19, iron_linear_thread() & 31u));
+    const unsigned int v9993 = static_cast<unsigned int>(v589.row(19, iron_linear_thread() & 31u));
+    const unsigned int v9997 = static_cast<unsigned int>(v589.col(20, iron_linear_thread() & 31u));
+    const unsigned int v9998 = static_cast<unsigned int>(v589.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10002 = static_cast<unsigned int>(v589.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10003 = static_cast<unsigned int>(v589.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10007 = static_cast<unsigned int>(v589.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10008 = static_cast<unsigned int>(v589.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10012 = static_cast<unsigned int>(v589.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10013 = static_cast<unsigned int>(v589.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10017 = static_cast<unsigned int>(v589.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10018 = static_cast<unsigned int>(v589.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10022 = static_cast<unsigned int>(v589.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10023 = static_cast<unsigned int>(v589.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10027 = static_cast<unsigned int>(v589.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10028 = static_cast<unsigned int>(v589.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10032 = static_cast<unsigned int>(v589.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10033 = static_cast<unsigned int>(v589.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10037 = static_cast<unsigned int>(v589.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10038 = static_cast<unsigned int>(v589.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10042 = static_cast<unsigned int>(v589.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10043 = static_cast<unsigned int>(v589.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10047 = static_cast<unsigned int>(v589.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10048 = static_cast<unsigned int>(v589.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10052 = static_cast<unsigned int>(v589.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10053 = static_cast<unsigned int>(v589.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10057 = static_cast<unsigned int>(v591.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10058 = static_cast<unsigned int>(v591.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10062 = static_cast<unsigned int>(v591.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10063 = static_cast<unsigned int>(v591.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10067 = static_cast<unsigned int>(v591.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10068 = static_cast<unsigned int>(v591.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10072 = static_cast<unsigned int>(v591.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10073 = static_cast<unsigned int>(v591.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10077 = static_cast<unsigned int>(v591.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10078 = static_cast<unsigned int>(v591.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10082 = static_cast<unsigned int>(v591.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10083 = static_cast<unsigned int>(v591.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10087 = static_cast<unsigned int>(v591.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10088 = static_cast<unsigned int>(v591.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10092 = static_cast<unsigned int>(v591.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10093 = static_cast<unsigned int>(v591.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10097 = static_cast<unsigned int>(v591.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10098 = static_cast<unsigned int>(v591.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10102 = static_cast<unsigned int>(v591.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10103 = static_cast<unsigned int>(v591.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10107 = static_cast<unsigned int>(v591.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10108 = static_cast<unsigned int>(v591.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10112 = static_cast<unsigned int>(v591.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10113 = static_cast<unsigned int>(v591.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10117 = static_cast<unsigned int>(v591.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10118 = static_cast<unsigned int>(v591.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10122 = static_cast<unsigned int>(v591.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10123 = static_cast<unsigned int>(v591.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10127 = static_cast<unsigned int>(v591.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10128 = static_cast<unsigned int>(v591.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10132 = static_cast<unsigned int>(v591.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10133 = static_cast<unsigned int>(v591.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10137 = static_cast<unsigned int>(v591.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10138 = static_cast<unsigned int>(v591.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10142 = static_cast<unsigned int>(v591.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10143 = static_cast<unsigned int>(v591.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10147 = static_cast<unsigned int>(v591.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10148 = static_cast<unsigned int>(v591.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10152 = static_cast<unsigned int>(v591.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10153 = static_cast<unsigned int>(v591.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10157 = static_cast<unsigned int>(v591.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10158 = static_cast<unsigned int>(v591.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10162 = static_cast<unsigned int>(v591.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10163 = static_cast<unsigned int>(v591.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10167 = static_cast<unsigned int>(v591.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10168 = static_cast<unsigned int>(v591.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10172 = static_cast<unsigned int>(v591.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10173 = static_cast<unsigned int>(v591.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10177 = static_cast<unsigned int>(v591.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10178 = static_cast<unsigned int>(v591.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10182 = static_cast<unsigned int>(v591.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10183 = static_cast<unsigned int>(v591.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10187 = static_cast<unsigned int>(v591.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10188 = static_cast<unsigned int>(v591.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10192 = static_cast<unsigned int>(v591.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10193 = static_cast<unsigned int>(v591.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10197 = static_cast<unsigned int>(v591.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10198 = static_cast<unsigned int>(v591.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10202 = static_cast<unsigned int>(v591.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10203 = static_cast<unsigned int>(v591.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10207 = static_cast<unsigned int>(v591.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10208 = static_cast<unsigned int>(v591.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10212 = static_cast<unsigned int>(v591.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10213 = static_cast<unsigned int>(v591.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10217 = static_cast<unsigned int>(v593.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10218 = static_cast<unsigned int>(v593.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10222 = static_cast<unsigned int>(v593.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10223 = static_cast<unsigned int>(v593.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10227 = static_cast<unsigned int>(v593.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10228 = static_cast<unsigned int>(v593.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10232 = static_cast<unsigned int>(v593.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10233 = static_cast<unsigned int>(v593.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10237 = static_cast<unsigned int>(v593.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10238 = static_cast<unsigned int>(v593.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10242 = static_cast<unsigned int>(v593.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10243 = static_cast<unsigned int>(v593.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10247 = static_cast<unsigned int>(v593.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10248 = static_cast<unsigned int>(v593.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10252 = static_cast<unsigned int>(v593.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10253 = static_cast<unsigned int>(v593.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10257 = static_cast<unsigned int>(v593.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10258 = static_cast<unsigned int>(v593.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10262 = static_cast<unsigned int>(v593.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10263 = static_cast<unsigned int>(v593.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10267 = static_cast<unsigned int>(v593.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10268 = static_cast<unsigned int>(v593.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10272 = static_cast<unsigned int>(v593.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10273 = static_cast<unsigned int>(v593.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10277 = static_cast<unsigned int>(v593.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10278 = static_cast<unsigned int>(v593.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10282 = static_cast<unsigned int>(v593.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10283 = static_cast<unsigned int>(v593.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10287 = static_cast<unsigned int>(v593.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10288 = static_cast<unsigned int>(v593.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10292 = static_cast<unsigned int>(v593.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10293 = static_cast<unsigned int>(v593.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10297 = static_cast<unsigned int>(v593.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10298 = static_cast<unsigned int>(v593.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10302 = static_cast<unsigned int>(v593.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10303 = static_cast<unsigned int>(v593.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10307 = static_cast<unsigned int>(v593.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10308 = static_cast<unsigned int>(v593.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10312 = static_cast<unsigned int>(v593.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10313 = static_cast<unsigned int>(v593.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10317 = static_cast<unsigned int>(v593.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10318 = static_cast<unsigned int>(v593.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10322 = static_cast<unsigned int>(v593.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10323 = static_cast<unsigned int>(v593.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10327 = static_cast<unsigned int>(v593.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10328 = static_cast<unsigned int>(v593.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10332 = static_cast<unsigned int>(v593.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10333 = static_cast<unsigned int>(v593.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10337 = static_cast<unsigned int>(v593.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10338 = static_cast<unsigned int>(v593.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10342 = static_cast<unsigned int>(v593.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10343 = static_cast<unsigned int>(v593.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10347 = static_cast<unsigned int>(v593.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10348 = static_cast<unsigned int>(v593.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10352 = static_cast<unsigned int>(v593.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10353 = static_cast<unsigned int>(v593.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10357 = static_cast<unsigned int>(v593.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10358 = static_cast<unsigned int>(v593.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10362 = static_cast<unsigned int>(v593.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10363 = static_cast<unsigned int>(v593.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10367 = static_cast<unsigned int>(v593.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10368 = static_cast<unsigned int>(v593.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10372 = static_cast<unsigned int>(v593.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10373 = static_cast<unsigned int>(v593.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10377 = static_cast<unsigned int>(v595.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10378 = static_cast<unsigned int>(v595.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10382 = static_cast<unsigned int>(v595.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10383 = static_cast<unsigned int>(v595.row(1, iron_linear_thread() & 31u));
+    const unsigned int v10387 = static_cast<unsigned int>(v595.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10388 = static_cast<unsigned int>(v595.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10392 = static_cast<unsigned int>(v595.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10393 = static_cast<unsigned int>(v595.row(3, iron_linear_thread() & 31u));
+    const unsigned int v10397 = static_cast<unsigned int>(v595.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10398 = static_cast<unsigned int>(v595.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10402 = static_cast<unsigned int>(v595.col(5, iron_linear_thread() & 31u));
+    const unsigned int v10403 = static_cast<unsigned int>(v595.row(5, iron_linear_thread() & 31u));
+    const unsigned int v10407 = static_cast<unsigned int>(v595.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10408 = static_cast<unsigned int>(v595.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10412 = static_cast<unsigned int>(v595.col(7, iron_linear_thread() & 31u));
+    const unsigned int v10413 = static_cast<unsigned int>(v595.row(7, iron_linear_thread() & 31u));
+    const unsigned int v10417 = static_cast<unsigned int>(v595.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10418 = static_cast<unsigned int>(v595.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10422 = static_cast<unsigned int>(v595.col(9, iron_linear_thread() & 31u));
+    const unsigned int v10423 = static_cast<unsigned int>(v595.row(9, iron_linear_thread() & 31u));
+    const unsigned int v10427 = static_cast<unsigned int>(v595.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10428 = static_cast<unsigned int>(v595.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10432 = static_cast<unsigned int>(v595.col(11, iron_linear_thread() & 31u));
+    const unsigned int v10433 = static_cast<unsigned int>(v595.row(11, iron_linear_thread() & 31u));
+    const unsigned int v10437 = static_cast<unsigned int>(v595.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10438 = static_cast<unsigned int>(v595.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10442 = static_cast<unsigned int>(v595.col(13, iron_linear_thread() & 31u));
+    const unsigned int v10443 = static_cast<unsigned int>(v595.row(13, iron_linear_thread() & 31u));
+    const unsigned int v10447 = static_cast<unsigned int>(v595.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10448 = static_cast<unsigned int>(v595.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10452 = static_cast<unsigned int>(v595.col(15, iron_linear_thread() & 31u));
+    const unsigned int v10453 = static_cast<unsigned int>(v595.row(15, iron_linear_thread() & 31u));
+    const unsigned int v10457 = static_cast<unsigned int>(v595.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10458 = static_cast<unsigned int>(v595.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10462 = static_cast<unsigned int>(v595.col(17, iron_linear_thread() & 31u));
+    const unsigned int v10463 = static_cast<unsigned int>(v595.row(17, iron_linear_thread() & 31u));
+    const unsigned int v10467 = static_cast<unsigned int>(v595.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10468 = static_cast<unsigned int>(v595.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10472 = static_cast<unsigned int>(v595.col(19, iron_linear_thread() & 31u));
+    const unsigned int v10473 = static_cast<unsigned int>(v595.row(19, iron_linear_thread() & 31u));
+    const unsigned int v10477 = static_cast<unsigned int>(v595.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10478 = static_cast<unsigned int>(v595.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10482 = static_cast<unsigned int>(v595.col(21, iron_linear_thread() & 31u));
+    const unsigned int v10483 = static_cast<unsigned int>(v595.row(21, iron_linear_thread() & 31u));
+    const unsigned int v10487 = static_cast<unsigned int>(v595.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10488 = static_cast<unsigned int>(v595.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10492 = static_cast<unsigned int>(v595.col(23, iron_linear_thread() & 31u));
+    const unsigned int v10493 = static_cast<unsigned int>(v595.row(23, iron_linear_thread() & 31u));
+    const unsigned int v10497 = static_cast<unsigned int>(v595.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10498 = static_cast<unsigned int>(v595.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10502 = static_cast<unsigned int>(v595.col(25, iron_linear_thread() & 31u));
+    const unsigned int v10503 = static_cast<unsigned int>(v595.row(25, iron_linear_thread() & 31u));
+    const unsigned int v10507 = static_cast<unsigned int>(v595.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10508 = static_cast<unsigned int>(v595.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10512 = static_cast<unsigned int>(v595.col(27, iron_linear_thread() & 31u));
+    const unsigned int v10513 = static_cast<unsigned int>(v595.row(27, iron_linear_thread() & 31u));
+    const unsigned int v10517 = static_cast<unsigned int>(v595.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10518 = static_cast<unsigned int>(v595.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10522 = static_cast<unsigned int>(v595.col(29, iron_linear_thread() & 31u));
+    const unsigned int v10523 = static_cast<unsigned int>(v595.row(29, iron_linear_thread() & 31u));
+    const unsigned int v10527 = static_cast<unsigned int>(v595.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10528 = static_cast<unsigned int>(v595.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10532 = static_cast<unsigned int>(v595.col(31, iron_linear_thread() & 31u));
+    const unsigned int v10533 = static_cast<unsigned int>(v595.row(31, iron_linear_thread() & 31u));
+    const unsigned int v10545 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
+
+    for (unsigned int v7303 = v581; v7303 < v565; v7303 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v7304 = v7303 - v581;
+      const unsigned int v7305 = v7304 >> 6u;
+      const unsigned int v7307 = v7305 & 1u;
+      asm volatile("cp.async.wait_group 0;" ::: "memory");
+      __syncthreads();
+      const unsigned int v7310 = v7303 + 64u;
+      const unsigned int v7312 = v7305 + 1u;
+      const unsigned int v7313 = v7312 & 1u;
+      const bool v7314 = v7310 < v565;
+      if (v7314) {
+        if (v47) {  // kernels/sdpa/kv_sources.hpp:87
+          const unsigned int v7316 = v7313 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7326 = v7310 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7327 = v7326 < v35;
+          const unsigned int v7330 = v7327 ? v7326 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7332 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7333 = v7330 & v7332;
+          const unsigned int v7334 = v7330 >> (v41 & 31);
+          const unsigned int v7335 = v32 + v7334;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7336 = block_table[v7335];
+          const unsigned int v7338 = v7336 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7339 = v7338 + v30;
+          const unsigned int v7340 = v7339 * v6;
+          const unsigned int v7341 = v7340 + v7333;
+          const unsigned int v7342 = v7341 << 8u;
+          const unsigned int v7343 = v7342 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7351 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7352 = v7316 + v7351;
+          const unsigned int v7353 = v7352 + v81;
+          const unsigned int v7354 = v7353 + v79;
+          iron_copy_async<16>(shm1 + (v7354 ^ (((v7354 >> 6u) & 7u) << 3u)), k_pages + v7343, v7327);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7364 = v7310 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7365 = v7364 < v35;
+          const unsigned int v7368 = v7365 ? v7364 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7371 = v7368 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7372 = v7368 >> (v41 & 31);
+          const unsigned int v7373 = v32 + v7372;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7374 = block_table[v7373];
+          const unsigned int v7376 = v7374 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7377 = v7376 + v30;
+          const unsigned int v7378 = v7377 * v6;
+          const unsigned int v7379 = v7378 + v7371;
+          const unsigned int v7380 = v7379 << 8u;
+          const unsigned int v7381 = v7380 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7389 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7390 = v7316 + v7389;
+          const unsigned int v7391 = v7390 + v112;
+          const unsigned int v7392 = v7391 + v110;
+          iron_copy_async<16>(shm1 + (v7392 ^ (((v7392 >> 6u) & 7u) << 3u)), k_pages + v7381, v7365);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7402 = v7310 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7403 = v7402 < v35;
+          const unsigned int v7406 = v7403 ? v7402 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7409 = v7406 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7410 = v7406 >> (v41 & 31);
+          const unsigned int v7411 = v32 + v7410;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7412 = block_table[v7411];
+          const unsigned int v7414 = v7412 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7415 = v7414 + v30;
+          const unsigned int v7416 = v7415 * v6;
+          const unsigned int v7417 = v7416 + v7409;
+          const unsigned int v7418 = v7417 << 8u;
+          const unsigned int v7419 = v7418 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7427 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7428 = v7316 + v7427;
+          const unsigned int v7429 = v7428 + v143;
+          const unsigned int v7430 = v7429 + v141;
+          iron_copy_async<16>(shm1 + (v7430 ^ (((v7430 >> 6u) & 7u) << 3u)), k_pages + v7419, v7403);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7440 = v7310 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7441 = v7440 < v35;
+          const unsigned int v7444 = v7441 ? v7440 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7447 = v7444 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7448 = v7444 >> (v41 & 31);
+          const unsigned int v7449 = v32 + v7448;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7450 = block_table[v7449];
+          const unsigned int v7452 = v7450 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7453 = v7452 + v30;
+          const unsigned int v7454 = v7453 * v6;
+          const unsigned int v7455 = v7454 + v7447;
+          const unsigned int v7456 = v7455 << 8u;
+          const unsigned int v7457 = v7456 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7465 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7466 = v7316 + v7465;
+          const unsigned int v7467 = v7466 + v174;
+          const unsigned int v7468 = v7467 + v172;
+          iron_copy_async<16>(shm1 + (v7468 ^ (((v7468 >> 6u) & 7u) << 3u)), k_pages + v7457, v7441);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7478 = v7310 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7479 = v7478 < v35;
+          const unsigned int v7482 = v7479 ? v7478 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7485 = v7482 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7486 = v7482 >> (v41 & 31);
+          const unsigned int v7487 = v32 + v7486;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7488 = block_table[v7487];
+          const unsigned int v7490 = v7488 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7491 = v7490 + v30;
+          const unsigned int v7492 = v7491 * v6;
+          const unsigned int v7493 = v7492 + v7485;
+          const unsigned int v7494 = v7493 << 8u;
+          const unsigned int v7495 = v7494 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7503 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7504 = v7316 + v7503;
+          const unsigned int v7505 = v7504 + v205;
+          const unsigned int v7506 = v7505 + v203;
+          iron_copy_async<16>(shm1 + (v7506 ^ (((v7506 >> 6u) & 7u) << 3u)), k_pages + v7495, v7479);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7516 = v7310 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7517 = v7516 < v35;
+          const unsigned int v7520 = v7517 ? v7516 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7523 = v7520 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7524 = v7520 >> (v41 & 31);
+          const unsigned int v7525 = v32 + v7524;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7526 = block_table[v7525];
+          const unsigned int v7528 = v7526 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7529 = v7528 + v30;
+          const unsigned int v7530 = v7529 * v6;
+          const unsigned int v7531 = v7530 + v7523;
+          const unsigned int v7532 = v7531 << 8u;
+          const unsigned int v7533 = v7532 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7541 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7542 = v7316 + v7541;
+          const unsigned int v7543 = v7542 + v236;
+          const unsigned int v7544 = v7543 + v234;
+          iron_copy_async<16>(shm1 + (v7544 ^ (((v7544 >> 6u) & 7u) << 3u)), k_pages + v7533, v7517);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7554 = v7310 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7555 = v7554 < v35;
+          const unsigned int v7558 = v7555 ? v7554 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7561 = v7558 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7562 = v7558 >> (v41 & 31);
+          const unsigned int v7563 = v32 + v7562;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7564 = block_table[v7563];
+          const unsigned int v7566 = v7564 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7567 = v7566 + v30;
+          const unsigned int v7568 = v7567 * v6;
+          const unsigned int v7569 = v7568 + v7561;
+          const unsigned int v7570 = v7569 << 8u;
+          const unsigned int v7571 = v7570 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7579 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7580 = v7316 + v7579;
+          const unsigned int v7581 = v7580 + v267;
+          const unsigned int v7582 = v7581 + v265;
+          iron_copy_async<16>(shm1 + (v7582 ^ (((v7582 >> 6u) & 7u) << 3u)), k_pages + v7571, v7555);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7592 = v7310 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7593 = v7592 < v35;
+          const unsigned int v7596 = v7593 ? v7592 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7599 = v7596 & v7332;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v7600 = v7596 >> (v41 & 31);
+          const unsigned int v7601 = v32 + v7600;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7602 = block_table[v7601];
+          const unsigned int v7604 = v7602 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7605 = v7604 + v30;
+          const unsigned int v7606 = v7605 * v6;
+          const unsigned int v7607 = v7606 + v7599;
+          const unsigned int v7608 = v7607 << 8u;
+          const unsigned int v7609 = v7608 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7617 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7618 = v7316 + v7617;
+          const unsigned int v7619 = v7618 + v298;
+          const unsigned int v7620 = v7619 + v296;
+          iron_copy_async<16>(shm1 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), k_pages + v7609, v7593);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7642 = block_table[v7335];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7644 = v7642 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7645 = v7644 + v30;
+          const unsigned int v7646 = v7645 * v6;
+          const unsigned int v7647 = v7646 + v7333;
+          const unsigned int v7648 = v7647 << 8u;
+          const unsigned int v7649 = v7648 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7354 ^ (((v7354 >> 6u) & 7u) << 3u)), v_pages + v7649, v7327);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7680 = block_table[v7373];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7682 = v7680 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7683 = v7682 + v30;
+          const unsigned int v7684 = v7683 * v6;
+          const unsigned int v7685 = v7684 + v7371;
+          const unsigned int v7686 = v7685 << 8u;
+          const unsigned int v7687 = v7686 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7392 ^ (((v7392 >> 6u) & 7u) << 3u)), v_pages + v7687, v7365);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7718 = block_table[v7411];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7720 = v7718 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7721 = v7720 + v30;
+          const unsigned int v7722 = v7721 * v6;
+          const unsigned int v7723 = v7722 + v7409;
+          const unsigned int v7724 = v7723 << 8u;
+          const unsigned int v7725 = v7724 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7430 ^ (((v7430 >> 6u) & 7u) << 3u)), v_pages + v7725, v7403);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7756 = block_table[v7449];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7758 = v7756 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7759 = v7758 + v30;
+          const unsigned int v7760 = v7759 * v6;
+          const unsigned int v7761 = v7760 + v7447;
+          const unsigned int v7762 = v7761 << 8u;
+          const unsigned int v7763 = v7762 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7468 ^ (((v7468 >> 6u) & 7u) << 3u)), v_pages + v7763, v7441);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7794 = block_table[v7487];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7796 = v7794 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7797 = v7796 + v30;
+          const unsigned int v7798 = v7797 * v6;
+          const unsigned int v7799 = v7798 + v7485;
+          const unsigned int v7800 = v7799 << 8u;
+          const unsigned int v7801 = v7800 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7506 ^ (((v7506 >> 6u) & 7u) << 3u)), v_pages + v7801, v7479);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7832 = block_table[v7525];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7834 = v7832 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7835 = v7834 + v30;
+          const unsigned int v7836 = v7835 * v6;
+          const unsigned int v7837 = v7836 + v7523;
+          const unsigned int v7838 = v7837 << 8u;
+          const unsigned int v7839 = v7838 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7544 ^ (((v7544 >> 6u) & 7u) << 3u)), v_pages + v7839, v7517);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7870 = block_table[v7563];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7872 = v7870 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7873 = v7872 + v30;
+          const unsigned int v7874 = v7873 * v6;
+          const unsigned int v7875 = v7874 + v7561;
+          const unsigned int v7876 = v7875 << 8u;
+          const unsigned int v7877 = v7876 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7582 ^ (((v7582 >> 6u) & 7u) << 3u)), v_pages + v7877, v7555);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7908 = block_table[v7601];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7910 = v7908 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7911 = v7910 + v30;
+          const unsigned int v7912 = v7911 * v6;
+          const unsigned int v7913 = v7912 + v7599;
+          const unsigned int v7914 = v7913 << 8u;
+          const unsigned int v7915 = v7914 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), v_pages + v7915, v7593);  // kernels/sdpa/flash_tile.hpp:86
+        } else {
+          const unsigned int v7928 = v7313 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v7938 = v7310 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7939 = v7938 < v35;
+          const unsigned int v7942 = v7939 ? v7938 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7943 = v7942 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7944 = v7942 / v6;
+          const unsigned int v7945 = v32 + v7944;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7946 = block_table[v7945];
+          const unsigned int v7948 = v7946 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7949 = v7948 + v30;
+          const unsigned int v7950 = v7949 * v6;
+          const unsigned int v7951 = v7950 + v7943;
+          const unsigned int v7952 = v7951 << 8u;
+          const unsigned int v7953 = v7952 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7961 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7962 = v7928 + v7961;
+          const unsigned int v7963 = v7962 + v81;
+          const unsigned int v7964 = v7963 + v79;
+          iron_copy_async<16>(shm1 + (v7964 ^ (((v7964 >> 6u) & 7u) << 3u)), k_pages + v7953, v7939);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7974 = v7310 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7975 = v7974 < v35;
+          const unsigned int v7978 = v7975 ? v7974 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7979 = v7978 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v7980 = v7978 / v6;
+          const unsigned int v7981 = v32 + v7980;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7982 = block_table[v7981];
+          const unsigned int v7984 = v7982 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v7985 = v7984 + v30;
+          const unsigned int v7986 = v7985 * v6;
+          const unsigned int v7987 = v7986 + v7979;
+          const unsigned int v7988 = v7987 << 8u;
+          const unsigned int v7989 = v7988 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7997 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v7998 = v7928 + v7997;
+          const unsigned int v7999 = v7998 + v112;
+          const unsigned int v8000 = v7999 + v110;
+          iron_copy_async<16>(shm1 + (v8000 ^ (((v8000 >> 6u) & 7u) << 3u)), k_pages + v7989, v7975);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8010 = v7310 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8011 = v8010 < v35;
+          const unsigned int v8014 = v8011 ? v8010 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8015 = v8014 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8016 = v8014 / v6;
+          const unsigned int v8017 = v32 + v8016;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8018 = block_table[v8017];
+          const unsigned int v8020 = v8018 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8021 = v8020 + v30;
+          const unsigned int v8022 = v8021 * v6;
+          const unsigned int v8023 = v8022 + v8015;
+          const unsigned int v8024 = v8023 << 8u;
+          const unsigned int v8025 = v8024 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8033 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8034 = v7928 + v8033;
+          const unsigned int v8035 = v8034 + v143;
+          const unsigned int v8036 = v8035 + v141;
+          iron_copy_async<16>(shm1 + (v8036 ^ (((v8036 >> 6u) & 7u) << 3u)), k_pages + v8025, v8011);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8046 = v7310 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8047 = v8046 < v35;
+          const unsigned int v8050 = v8047 ? v8046 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8051 = v8050 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8052 = v8050 / v6;
+          const unsigned int v8053 = v32 + v8052;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8054 = block_table[v8053];
+          const unsigned int v8056 = v8054 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8057 = v8056 + v30;
+          const unsigned int v8058 = v8057 * v6;
+          const unsigned int v8059 = v8058 + v8051;
+          const unsigned int v8060 = v8059 << 8u;
+          const unsigned int v8061 = v8060 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8069 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8070 = v7928 + v8069;
+          const unsigned int v8071 = v8070 + v174;
+          const unsigned int v8072 = v8071 + v172;
+          iron_copy_async<16>(shm1 + (v8072 ^ (((v8072 >> 6u) & 7u) << 3u)), k_pages + v8061, v8047);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8082 = v7310 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8083 = v8082 < v35;
+          const unsigned int v8086 = v8083 ? v8082 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8087 = v8086 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8088 = v8086 / v6;
+          const unsigned int v8089 = v32 + v8088;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8090 = block_table[v8089];
+          const unsigned int v8092 = v8090 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8093 = v8092 + v30;
+          const unsigned int v8094 = v8093 * v6;
+          const unsigned int v8095 = v8094 + v8087;
+          const unsigned int v8096 = v8095 << 8u;
+          const unsigned int v8097 = v8096 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8105 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8106 = v7928 + v8105;
+          const unsigned int v8107 = v8106 + v205;
+          const unsigned int v8108 = v8107 + v203;
+          iron_copy_async<16>(shm1 + (v8108 ^ (((v8108 >> 6u) & 7u) << 3u)), k_pages + v8097, v8083);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8118 = v7310 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8119 = v8118 < v35;
+          const unsigned int v8122 = v8119 ? v8118 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8123 = v8122 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8124 = v8122 / v6;
+          const unsigned int v8125 = v32 + v8124;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8126 = block_table[v8125];
+          const unsigned int v8128 = v8126 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8129 = v8128 + v30;
+          const unsigned int v8130 = v8129 * v6;
+          const unsigned int v8131 = v8130 + v8123;
+          const unsigned int v8132 = v8131 << 8u;
+          const unsigned int v8133 = v8132 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8141 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8142 = v7928 + v8141;
+          const unsigned int v8143 = v8142 + v236;
+          const unsigned int v8144 = v8143 + v234;
+          iron_copy_async<16>(shm1 + (v8144 ^ (((v8144 >> 6u) & 7u) << 3u)), k_pages + v8133, v8119);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8154 = v7310 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8155 = v8154 < v35;
+          const unsigned int v8158 = v8155 ? v8154 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8159 = v8158 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8160 = v8158 / v6;
+          const unsigned int v8161 = v32 + v8160;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8162 = block_table[v8161];
+          const unsigned int v8164 = v8162 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8165 = v8164 + v30;
+          const unsigned int v8166 = v8165 * v6;
+          const unsigned int v8167 = v8166 + v8159;
+          const unsigned int v8168 = v8167 << 8u;
+          const unsigned int v8169 = v8168 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8177 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8178 = v7928 + v8177;
+          const unsigned int v8179 = v8178 + v267;
+          const unsigned int v8180 = v8179 + v265;
+          iron_copy_async<16>(shm1 + (v8180 ^ (((v8180 >> 6u) & 7u) << 3u)), k_pages + v8169, v8155);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8190 = v7310 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8191 = v8190 < v35;
+          const unsigned int v8194 = v8191 ? v8190 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8195 = v8194 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v8196 = v8194 / v6;
+          const unsigned int v8197 = v32 + v8196;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8198 = block_table[v8197];
+          const unsigned int v8200 = v8198 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8201 = v8200 + v30;
+          const unsigned int v8202 = v8201 * v6;
+          const unsigned int v8203 = v8202 + v8195;
+          const unsigned int v8204 = v8203 << 8u;
+          const unsigned int v8205 = v8204 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8213 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v8214 = v7928 + v8213;
+          const unsigned int v8215 = v8214 + v298;
+          const unsigned int v8216 = v8215 + v296;
+          iron_copy_async<16>(shm1 + (v8216 ^ (((v8216 >> 6u) & 7u) << 3u)), k_pages + v8205, v8191);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8236 = block_table[v7945];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8238 = v8236 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8239 = v8238 + v30;
+          const unsigned int v8240 = v8239 * v6;
+          const unsigned int v8241 = v8240 + v7943;
+          const unsigned int v8242 = v8241 << 8u;
+          const unsigned int v8243 = v8242 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7964 ^ (((v7964 >> 6u) & 7u) << 3u)), v_pages + v8243, v7939);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8272 = block_table[v7981];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8274 = v8272 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8275 = v8274 + v30;
+          const unsigned int v8276 = v8275 * v6;
+          const unsigned int v8277 = v8276 + v7979;
+          const unsigned int v8278 = v8277 << 8u;
+          const unsigned int v8279 = v8278 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8000 ^ (((v8000 >> 6u) & 7u) << 3u)), v_pages + v8279, v7975);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8308 = block_table[v8017];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8310 = v8308 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8311 = v8310 + v30;
+          const unsigned int v8312 = v8311 * v6;
+          const unsigned int v8313 = v8312 + v8015;
+          const unsigned int v8314 = v8313 << 8u;
+          const unsigned int v8315 = v8314 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8036 ^ (((v8036 >> 6u) & 7u) << 3u)), v_pages + v8315, v8011);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8344 = block_table[v8053];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8346 = v8344 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8347 = v8346 + v30;
+          const unsigned int v8348 = v8347 * v6;
+          const unsigned int v8349 = v8348 + v8051;
+          const unsigned int v8350 = v8349 << 8u;
+          const unsigned int v8351 = v8350 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8072 ^ (((v8072 >> 6u) & 7u) << 3u)), v_pages + v8351, v8047);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8380 = block_table[v8089];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8382 = v8380 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8383 = v8382 + v30;
+          const unsigned int v8384 = v8383 * v6;
+          const unsigned int v8385 = v8384 + v8087;
+          const unsigned int v8386 = v8385 << 8u;
+          const unsigned int v8387 = v8386 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8108 ^ (((v8108 >> 6u) & 7u) << 3u)), v_pages + v8387, v8083);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8416 = block_table[v8125];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8418 = v8416 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8419 = v8418 + v30;
+          const unsigned int v8420 = v8419 * v6;
+          const unsigned int v8421 = v8420 + v8123;
+          const unsigned int v8422 = v8421 << 8u;
+          const unsigned int v8423 = v8422 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8144 ^ (((v8144 >> 6u) & 7u) << 3u)), v_pages + v8423, v8119);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8452 = block_table[v8161];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8454 = v8452 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8455 = v8454 + v30;
+          const unsigned int v8456 = v8455 * v6;
+          const unsigned int v8457 = v8456 + v8159;
+          const unsigned int v8458 = v8457 << 8u;
+          const unsigned int v8459 = v8458 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8180 ^ (((v8180 >> 6u) & 7u) << 3u)), v_pages + v8459, v8155);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8488 = block_table[v8197];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8490 = v8488 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v8491 = v8490 + v30;
+          const unsigned int v8492 = v8491 * v6;
+          const unsigned int v8493 = v8492 + v8195;
+          const unsigned int v8494 = v8493 << 8u;
+          const unsigned int v8495 = v8494 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8216 ^ (((v8216 >> 6u) & 7u) << 3u)), v_pages + v8495, v8191);  // kernels/sdpa/flash_tile.hpp:86
+        }
       }
-      iron_frag<float, 2, 16, 8> v7628;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v7628, 0.0f);
-      iron_frag<float, 2, 16, 8> v7630;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v7630, 0.0f);
-      iron_frag_row_reduce<false>(v7630, v6660);
-      const float v7634 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7635 = v7630.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7636 = fmaxf(v7634, v7635);
-      const bool v7639 = v7636 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7640 = v7639 ? 0.0f : v7636;
-      const float v7641 = v7634 - v7640;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7642 = iron_exp2_approx(v7641);
-      v7628.x[0] = v7642;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7646 = v573.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7647 = v7630.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7648 = fmaxf(v7646, v7647);
-      const bool v7651 = v7648 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7652 = v7651 ? 0.0f : v7648;
-      const float v7653 = v7646 - v7652;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7654 = iron_exp2_approx(v7653);
-      v7628.x[1] = v7654;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7658 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7659 = v7630.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7660 = fmaxf(v7658, v7659);
-      const bool v7663 = v7660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7664 = v7663 ? 0.0f : v7660;
-      const float v7665 = v7658 - v7664;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7666 = iron_exp2_approx(v7665);
-      v7628.x[2] = v7666;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7670 = v573.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v7671 = v7630.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v7672 = fmaxf(v7670, v7671);
-      const bool v7675 = v7672 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7676 = v7675 ? 0.0f : v7672;
-      const float v7677 = v7670 - v7676;  // kernels/sdpa/flash_tile.hpp:186
-      const float v7678 = iron_exp2_approx(v7677);
-      v7628.x[3] = v7678;  // kernels/sdpa/flash_tile.hpp:184
-      const float v7681 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v7682 = v7630.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7683 = fmaxf(v7681, v7682);
-      v573.x[0] = v7683;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7686 = v573.x[1];
-      const float v7687 = v7630.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7688 = fmaxf(v7686, v7687);
-      v573.x[1] = v7688;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7691 = v573.x[2];
-      const float v7692 = v7630.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7693 = fmaxf(v7691, v7692);
-      v573.x[2] = v7693;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7696 = v573.x[3];
-      const float v7697 = v7630.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v7698 = fmaxf(v7696, v7697);
-      v573.x[3] = v7698;  // kernels/sdpa/flash_tile.hpp:188
-      const float v7701 = v6660.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v7702 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7705 = v7702 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7706 = v7705 ? 0.0f : v7702;
-      const float v7707 = v7701 - v7706;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7708 = iron_exp2_approx(v7707);
-      v6660.x[0] = v7708;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7711 = v6660.x[1];
-      const float v7712 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7715 = v7712 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7716 = v7715 ? 0.0f : v7712;
-      const float v7717 = v7711 - v7716;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7718 = iron_exp2_approx(v7717);
-      v6660.x[1] = v7718;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7721 = v6660.x[2];
-      const float v7722 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7725 = v7722 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7726 = v7725 ? 0.0f : v7722;
-      const float v7727 = v7721 - v7726;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7728 = iron_exp2_approx(v7727);
-      v6660.x[2] = v7728;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7731 = v6660.x[3];
-      const float v7732 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7735 = v7732 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7736 = v7735 ? 0.0f : v7732;
-      const float v7737 = v7731 - v7736;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7738 = iron_exp2_approx(v7737);
-      v6660.x[3] = v7738;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7741 = v6660.x[4];
-      const float v7742 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7745 = v7742 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7746 = v7745 ? 0.0f : v7742;
-      const float v7747 = v7741 - v7746;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7748 = iron_exp2_approx(v7747);
-      v6660.x[4] = v7748;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7751 = v6660.x[5];
-      const float v7752 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7755 = v7752 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7756 = v7755 ? 0.0f : v7752;
-      const float v7757 = v7751 - v7756;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7758 = iron_exp2_approx(v7757);
-      v6660.x[5] = v7758;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7761 = v6660.x[6];
-      const float v7762 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7765 = v7762 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7766 = v7765 ? 0.0f : v7762;
-      const float v7767 = v7761 - v7766;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7768 = iron_exp2_approx(v7767);
-      v6660.x[6] = v7768;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7771 = v6660.x[7];
-      const float v7772 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7775 = v7772 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7776 = v7775 ? 0.0f : v7772;
-      const float v7777 = v7771 - v7776;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7778 = iron_exp2_approx(v7777);
-      v6660.x[7] = v7778;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7781 = v6660.x[8];
-      const float v7782 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7785 = v7782 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7786 = v7785 ? 0.0f : v7782;
-      const float v7787 = v7781 - v7786;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7788 = iron_exp2_approx(v7787);
-      v6660.x[8] = v7788;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7791 = v6660.x[9];
-      const float v7792 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7795 = v7792 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7796 = v7795 ? 0.0f : v7792;
-      const float v7797 = v7791 - v7796;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7798 = iron_exp2_approx(v7797);
-      v6660.x[9] = v7798;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7801 = v6660.x[10];
-      const float v7802 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7805 = v7802 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7806 = v7805 ? 0.0f : v7802;
-      const float v7807 = v7801 - v7806;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7808 = iron_exp2_approx(v7807);
-      v6660.x[10] = v7808;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7811 = v6660.x[11];
-      const float v7812 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7815 = v7812 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7816 = v7815 ? 0.0f : v7812;
-      const float v7817 = v7811 - v7816;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7818 = iron_exp2_approx(v7817);
-      v6660.x[11] = v7818;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7821 = v6660.x[12];
-      const float v7822 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7825 = v7822 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7826 = v7825 ? 0.0f : v7822;
-      const float v7827 = v7821 - v7826;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7828 = iron_exp2_approx(v7827);
-      v6660.x[12] = v7828;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7831 = v6660.x[13];
-      const float v7832 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7835 = v7832 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7836 = v7835 ? 0.0f : v7832;
-      const float v7837 = v7831 - v7836;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7838 = iron_exp2_approx(v7837);
-      v6660.x[13] = v7838;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7841 = v6660.x[14];
-      const float v7842 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7845 = v7842 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7846 = v7845 ? 0.0f : v7842;
-      const float v7847 = v7841 - v7846;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7848 = iron_exp2_approx(v7847);
-      v6660.x[14] = v7848;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7851 = v6660.x[15];
-      const float v7852 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7855 = v7852 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7856 = v7855 ? 0.0f : v7852;
-      const float v7857 = v7851 - v7856;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7858 = iron_exp2_approx(v7857);
-      v6660.x[15] = v7858;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7861 = v6660.x[16];
-      const float v7862 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7865 = v7862 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7866 = v7865 ? 0.0f : v7862;
-      const float v7867 = v7861 - v7866;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7868 = iron_exp2_approx(v7867);
-      v6660.x[16] = v7868;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7871 = v6660.x[17];
-      const float v7872 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7875 = v7872 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7876 = v7875 ? 0.0f : v7872;
-      const float v7877 = v7871 - v7876;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7878 = iron_exp2_approx(v7877);
-      v6660.x[17] = v7878;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7881 = v6660.x[18];
-      const float v7882 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7885 = v7882 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7886 = v7885 ? 0.0f : v7882;
-      const float v7887 = v7881 - v7886;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7888 = iron_exp2_approx(v7887);
-      v6660.x[18] = v7888;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7891 = v6660.x[19];
-      const float v7892 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7895 = v7892 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7896 = v7895 ? 0.0f : v7892;
-      const float v7897 = v7891 - v7896;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7898 = iron_exp2_approx(v7897);
-      v6660.x[19] = v7898;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7901 = v6660.x[20];
-      const float v7902 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7905 = v7902 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7906 = v7905 ? 0.0f : v7902;
-      const float v7907 = v7901 - v7906;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7908 = iron_exp2_approx(v7907);
-      v6660.x[20] = v7908;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7911 = v6660.x[21];
-      const float v7912 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7915 = v7912 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7916 = v7915 ? 0.0f : v7912;
-      const float v7917 = v7911 - v7916;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7918 = iron_exp2_approx(v7917);
-      v6660.x[21] = v7918;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7921 = v6660.x[22];
-      const float v7922 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7925 = v7922 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7926 = v7925 ? 0.0f : v7922;
-      const float v7927 = v7921 - v7926;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7928 = iron_exp2_approx(v7927);
-      v6660.x[22] = v7928;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7931 = v6660.x[23];
-      const float v7932 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7935 = v7932 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7936 = v7935 ? 0.0f : v7932;
-      const float v7937 = v7931 - v7936;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7938 = iron_exp2_approx(v7937);
-      v6660.x[23] = v7938;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7941 = v6660.x[24];
-      const float v7942 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7945 = v7942 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7946 = v7945 ? 0.0f : v7942;
-      const float v7947 = v7941 - v7946;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7948 = iron_exp2_approx(v7947);
-      v6660.x[24] = v7948;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7951 = v6660.x[25];
-      const float v7952 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7955 = v7952 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7956 = v7955 ? 0.0f : v7952;
-      const float v7957 = v7951 - v7956;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7958 = iron_exp2_approx(v7957);
-      v6660.x[25] = v7958;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7961 = v6660.x[26];
-      const float v7962 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7965 = v7962 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7966 = v7965 ? 0.0f : v7962;
-      const float v7967 = v7961 - v7966;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7968 = iron_exp2_approx(v7967);
-      v6660.x[26] = v7968;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7971 = v6660.x[27];
-      const float v7972 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7975 = v7972 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7976 = v7975 ? 0.0f : v7972;
-      const float v7977 = v7971 - v7976;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7978 = iron_exp2_approx(v7977);
-      v6660.x[27] = v7978;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7981 = v6660.x[28];
-      const float v7982 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7985 = v7982 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7986 = v7985 ? 0.0f : v7982;
-      const float v7987 = v7981 - v7986;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7988 = iron_exp2_approx(v7987);
-      v6660.x[28] = v7988;  // kernels/sdpa/flash_tile.hpp:191
-      const float v7991 = v6660.x[29];
-      const float v7992 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v7995 = v7992 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v7996 = v7995 ? 0.0f : v7992;
-      const float v7997 = v7991 - v7996;  // kernels/sdpa/flash_tile.hpp:192
-      const float v7998 = iron_exp2_approx(v7997);
-      v6660.x[29] = v7998;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8001 = v6660.x[30];
-      const float v8002 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8005 = v8002 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8006 = v8005 ? 0.0f : v8002;
-      const float v8007 = v8001 - v8006;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8008 = iron_exp2_approx(v8007);
-      v6660.x[30] = v8008;  // kernels/sdpa/flash_tile.hpp:191
-      const float v8011 = v6660.x[31];
-      const float v8012 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v8015 = v8012 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v8016 = v8015 ? 0.0f : v8012;
-      const float v8017 = v8011 - v8016;  // kernels/sdpa/flash_tile.hpp:192
-      const float v8018 = iron_exp2_approx(v8017);
-      v6660.x[31] = v8018;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v8020;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v8020, 0.0f);
-      iron_frag_row_reduce<true>(v8020, v6660);
-      const float v8023 = v575.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v8024 = v8020.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8025 = v7628.x[0];
-      const float v8026 = v8023 * v8025;
-      const float v8027 = v8026 + v8024;
-      v575.x[0] = v8027;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8030 = v575.x[1];
-      const float v8031 = v8020.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8032 = v7628.x[1];
-      const float v8033 = v8030 * v8032;
-      const float v8034 = v8033 + v8031;
-      v575.x[1] = v8034;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8037 = v575.x[2];
-      const float v8038 = v8020.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8039 = v7628.x[2];
-      const float v8040 = v8037 * v8039;
-      const float v8041 = v8040 + v8038;
-      v575.x[2] = v8041;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8044 = v575.x[3];
-      const float v8045 = v8020.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v8046 = v7628.x[3];
-      const float v8047 = v8044 * v8046;
-      const float v8048 = v8047 + v8045;
-      v575.x[3] = v8048;  // kernels/sdpa/flash_tile.hpp:195
-      const float v8051 = v577.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v8052 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8053 = v8051 * v8052;
-      v577.x[0] = v8053;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8056 = v577.x[1];
-      const float v8057 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8058 = v8056 * v8057;
-      v577.x[1] = v8058;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8061 = v577.x[2];
-      const float v8062 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8063 = v8061 * v8062;
-      v577.x[2] = v8063;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8066 = v577.x[3];
-      const float v8067 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8068 = v8066 * v8067;
-      v577.x[3] = v8068;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8071 = v577.x[4];
-      const float v8072 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8073 = v8071 * v8072;
-      v577.x[4] = v8073;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8076 = v577.x[5];
-      const float v8077 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8078 = v8076 * v8077;
-      v577.x[5] = v8078;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8081 = v577.x[6];
-      const float v8082 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8083 = v8081 * v8082;
-      v577.x[6] = v8083;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8086 = v577.x[7];
-      const float v8087 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8088 = v8086 * v8087;
-      v577.x[7] = v8088;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8091 = v577.x[8];
-      const float v8092 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8093 = v8091 * v8092;
-      v577.x[8] = v8093;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8096 = v577.x[9];
-      const float v8097 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8098 = v8096 * v8097;
-      v577.x[9] = v8098;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8101 = v577.x[10];
-      const float v8102 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8103 = v8101 * v8102;
-      v577.x[10] = v8103;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8106 = v577.x[11];
-      const float v8107 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8108 = v8106 * v8107;
-      v577.x[11] = v8108;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8111 = v577.x[12];
-      const float v8112 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8113 = v8111 * v8112;
-      v577.x[12] = v8113;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8116 = v577.x[13];
-      const float v8117 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8118 = v8116 * v8117;
-      v577.x[13] = v8118;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8121 = v577.x[14];
-      const float v8122 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8123 = v8121 * v8122;
-      v577.x[14] = v8123;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8126 = v577.x[15];
-      const float v8127 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8128 = v8126 * v8127;
-      v577.x[15] = v8128;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8131 = v577.x[16];
-      const float v8132 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8133 = v8131 * v8132;
-      v577.x[16] = v8133;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8136 = v577.x[17];
-      const float v8137 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8138 = v8136 * v8137;
-      v577.x[17] = v8138;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8141 = v577.x[18];
-      const float v8142 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8143 = v8141 * v8142;
-      v577.x[18] = v8143;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8146 = v577.x[19];
-      const float v8147 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8148 = v8146 * v8147;
-      v577.x[19] = v8148;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8151 = v577.x[20];
-      const float v8152 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8153 = v8151 * v8152;
-      v577.x[20] = v8153;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8156 = v577.x[21];
-      const float v8157 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8158 = v8156 * v8157;
-      v577.x[21] = v8158;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8161 = v577.x[22];
-      const float v8162 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8163 = v8161 * v8162;
-      v577.x[22] = v8163;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8166 = v577.x[23];
-      const float v8167 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8168 = v8166 * v8167;
-      v577.x[23] = v8168;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8171 = v577.x[24];
-      const float v8172 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8173 = v8171 * v8172;
-      v577.x[24] = v8173;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8176 = v577.x[25];
-      const float v8177 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8178 = v8176 * v8177;
-      v577.x[25] = v8178;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8181 = v577.x[26];
-      const float v8182 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8183 = v8181 * v8182;
-      v577.x[26] = v8183;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8186 = v577.x[27];
-      const float v8187 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8188 = v8186 * v8187;
-      v577.x[27] = v8188;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8191 = v577.x[28];
-      const float v8192 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8193 = v8191 * v8192;
-      v577.x[28] = v8193;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8196 = v577.x[29];
-      const float v8197 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8198 = v8196 * v8197;
-      v577.x[29] = v8198;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8201 = v577.x[30];
-      const float v8202 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8203 = v8201 * v8202;
-      v577.x[30] = v8203;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8206 = v577.x[31];
-      const float v8207 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8208 = v8206 * v8207;
-      v577.x[31] = v8208;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8211 = v579.x[0];
-      const float v8212 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8213 = v8211 * v8212;
-      v579.x[0] = v8213;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8216 = v579.x[1];
-      const float v8217 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8218 = v8216 * v8217;
-      v579.x[1] = v8218;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8221 = v579.x[2];
-      const float v8222 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8223 = v8221 * v8222;
-      v579.x[2] = v8223;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8226 = v579.x[3];
-      const float v8227 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8228 = v8226 * v8227;
-      v579.x[3] = v8228;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8231 = v579.x[4];
-      const float v8232 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8233 = v8231 * v8232;
-      v579.x[4] = v8233;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8236 = v579.x[5];
-      const float v8237 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8238 = v8236 * v8237;
-      v579.x[5] = v8238;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8241 = v579.x[6];
-      const float v8242 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8243 = v8241 * v8242;
-      v579.x[6] = v8243;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8246 = v579.x[7];
-      const float v8247 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8248 = v8246 * v8247;
-      v579.x[7] = v8248;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8251 = v579.x[8];
-      const float v8252 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8253 = v8251 * v8252;
-      v579.x[8] = v8253;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8256 = v579.x[9];
-      const float v8257 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8258 = v8256 * v8257;
-      v579.x[9] = v8258;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8261 = v579.x[10];
-      const float v8262 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8263 = v8261 * v8262;
-      v579.x[10] = v8263;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8266 = v579.x[11];
-      const float v8267 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8268 = v8266 * v8267;
-      v579.x[11] = v8268;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8271 = v579.x[12];
-      const float v8272 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8273 = v8271 * v8272;
-      v579.x[12] = v8273;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8276 = v579.x[13];
-      const float v8277 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8278 = v8276 * v8277;
-      v579.x[13] = v8278;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8281 = v579.x[14];
-      const float v8282 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8283 = v8281 * v8282;
-      v579.x[14] = v8283;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8286 = v579.x[15];
-      const float v8287 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8288 = v8286 * v8287;
-      v579.x[15] = v8288;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8291 = v579.x[16];
-      const float v8292 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8293 = v8291 * v8292;
-      v579.x[16] = v8293;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8296 = v579.x[17];
-      const float v8297 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8298 = v8296 * v8297;
-      v579.x[17] = v8298;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8301 = v579.x[18];
-      const float v8302 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8303 = v8301 * v8302;
-      v579.x[18] = v8303;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8306 = v579.x[19];
-      const float v8307 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8308 = v8306 * v8307;
-      v579.x[19] = v8308;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8311 = v579.x[20];
-      const float v8312 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8313 = v8311 * v8312;
-      v579.x[20] = v8313;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8316 = v579.x[21];
-      const float v8317 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8318 = v8316 * v8317;
-      v579.x[21] = v8318;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8321 = v579.x[22];
-      const float v8322 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8323 = v8321 * v8322;
-      v579.x[22] = v8323;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8326 = v579.x[23];
-      const float v8327 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8328 = v8326 * v8327;
-      v579.x[23] = v8328;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8331 = v579.x[24];
-      const float v8332 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8333 = v8331 * v8332;
-      v579.x[24] = v8333;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8336 = v579.x[25];
-      const float v8337 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8338 = v8336 * v8337;
-      v579.x[25] = v8338;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8341 = v579.x[26];
-      const float v8342 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8343 = v8341 * v8342;
-      v579.x[26] = v8343;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8346 = v579.x[27];
-      const float v8347 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8348 = v8346 * v8347;
-      v579.x[27] = v8348;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8351 = v579.x[28];
-      const float v8352 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8353 = v8351 * v8352;
-      v579.x[28] = v8353;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8356 = v579.x[29];
-      const float v8357 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8358 = v8356 * v8357;
-      v579.x[29] = v8358;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8361 = v579.x[30];
-      const float v8362 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8363 = v8361 * v8362;
-      v579.x[30] = v8363;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8366 = v579.x[31];
-      const float v8367 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8368 = v8366 * v8367;
-      v579.x[31] = v8368;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8371 = v581.x[0];
-      const float v8372 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8373 = v8371 * v8372;
-      v581.x[0] = v8373;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8376 = v581.x[1];
-      const float v8377 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8378 = v8376 * v8377;
-      v581.x[1] = v8378;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8381 = v581.x[2];
-      const float v8382 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8383 = v8381 * v8382;
-      v581.x[2] = v8383;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8386 = v581.x[3];
-      const float v8387 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8388 = v8386 * v8387;
-      v581.x[3] = v8388;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8391 = v581.x[4];
-      const float v8392 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8393 = v8391 * v8392;
-      v581.x[4] = v8393;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8396 = v581.x[5];
-      const float v8397 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8398 = v8396 * v8397;
-      v581.x[5] = v8398;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8401 = v581.x[6];
-      const float v8402 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8403 = v8401 * v8402;
-      v581.x[6] = v8403;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8406 = v581.x[7];
-      const float v8407 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8408 = v8406 * v8407;
-      v581.x[7] = v8408;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8411 = v581.x[8];
-      const float v8412 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8413 = v8411 * v8412;
-      v581.x[8] = v8413;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8416 = v581.x[9];
-      const float v8417 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8418 = v8416 * v8417;
-      v581.x[9] = v8418;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8421 = v581.x[10];
-      const float v8422 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8423 = v8421 * v8422;
-      v581.x[10] = v8423;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8426 = v581.x[11];
-      const float v8427 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8428 = v8426 * v8427;
-      v581.x[11] = v8428;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8431 = v581.x[12];
-      const float v8432 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8433 = v8431 * v8432;
-      v581.x[12] = v8433;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8436 = v581.x[13];
-      const float v8437 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8438 = v8436 * v8437;
-      v581.x[13] = v8438;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8441 = v581.x[14];
-      const float v8442 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8443 = v8441 * v8442;
-      v581.x[14] = v8443;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8446 = v581.x[15];
-      const float v8447 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8448 = v8446 * v8447;
-      v581.x[15] = v8448;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8451 = v581.x[16];
-      const float v8452 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8453 = v8451 * v8452;
-      v581.x[16] = v8453;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8456 = v581.x[17];
-      const float v8457 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8458 = v8456 * v8457;
-      v581.x[17] = v8458;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8461 = v581.x[18];
-      const float v8462 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8463 = v8461 * v8462;
-      v581.x[18] = v8463;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8466 = v581.x[19];
-      const float v8467 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8468 = v8466 * v8467;
-      v581.x[19] = v8468;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8471 = v581.x[20];
-      const float v8472 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8473 = v8471 * v8472;
-      v581.x[20] = v8473;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8476 = v581.x[21];
-      const float v8477 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8478 = v8476 * v8477;
-      v581.x[21] = v8478;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8481 = v581.x[22];
-      const float v8482 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8483 = v8481 * v8482;
-      v581.x[22] = v8483;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8486 = v581.x[23];
-      const float v8487 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8488 = v8486 * v8487;
-      v581.x[23] = v8488;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8491 = v581.x[24];
-      const float v8492 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8493 = v8491 * v8492;
-      v581.x[24] = v8493;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8496 = v581.x[25];
-      const float v8497 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8498 = v8496 * v8497;
-      v581.x[25] = v8498;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8501 = v581.x[26];
-      const float v8502 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8503 = v8501 * v8502;
-      v581.x[26] = v8503;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8506 = v581.x[27];
-      const float v8507 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8508 = v8506 * v8507;
-      v581.x[27] = v8508;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8511 = v581.x[28];
-      const float v8512 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8513 = v8511 * v8512;
-      v581.x[28] = v8513;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8516 = v581.x[29];
-      const float v8517 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8518 = v8516 * v8517;
-      v581.x[29] = v8518;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8521 = v581.x[30];
-      const float v8522 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8523 = v8521 * v8522;
-      v581.x[30] = v8523;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8526 = v581.x[31];
-      const float v8527 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8528 = v8526 * v8527;
-      v581.x[31] = v8528;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8531 = v583.x[0];
-      const float v8532 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8533 = v8531 * v8532;
-      v583.x[0] = v8533;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8536 = v583.x[1];
-      const float v8537 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8538 = v8536 * v8537;
-      v583.x[1] = v8538;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8541 = v583.x[2];
-      const float v8542 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8543 = v8541 * v8542;
-      v583.x[2] = v8543;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8546 = v583.x[3];
-      const float v8547 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8548 = v8546 * v8547;
-      v583.x[3] = v8548;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8551 = v583.x[4];
-      const float v8552 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8553 = v8551 * v8552;
-      v583.x[4] = v8553;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8556 = v583.x[5];
-      const float v8557 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8558 = v8556 * v8557;
-      v583.x[5] = v8558;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8561 = v583.x[6];
-      const float v8562 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8563 = v8561 * v8562;
-      v583.x[6] = v8563;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8566 = v583.x[7];
-      const float v8567 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8568 = v8566 * v8567;
-      v583.x[7] = v8568;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8571 = v583.x[8];
-      const float v8572 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8573 = v8571 * v8572;
-      v583.x[8] = v8573;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8576 = v583.x[9];
-      const float v8577 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8578 = v8576 * v8577;
-      v583.x[9] = v8578;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8581 = v583.x[10];
-      const float v8582 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8583 = v8581 * v8582;
-      v583.x[10] = v8583;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8586 = v583.x[11];
-      const float v8587 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8588 = v8586 * v8587;
-      v583.x[11] = v8588;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8591 = v583.x[12];
-      const float v8592 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8593 = v8591 * v8592;
-      v583.x[12] = v8593;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8596 = v583.x[13];
-      const float v8597 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8598 = v8596 * v8597;
-      v583.x[13] = v8598;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8601 = v583.x[14];
-      const float v8602 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8603 = v8601 * v8602;
-      v583.x[14] = v8603;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8606 = v583.x[15];
-      const float v8607 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8608 = v8606 * v8607;
-      v583.x[15] = v8608;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8611 = v583.x[16];
-      const float v8612 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8613 = v8611 * v8612;
-      v583.x[16] = v8613;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8616 = v583.x[17];
-      const float v8617 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8618 = v8616 * v8617;
-      v583.x[17] = v8618;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8621 = v583.x[18];
-      const float v8622 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8623 = v8621 * v8622;
-      v583.x[18] = v8623;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8626 = v583.x[19];
-      const float v8627 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8628 = v8626 * v8627;
-      v583.x[19] = v8628;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8631 = v583.x[20];
-      const float v8632 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8633 = v8631 * v8632;
-      v583.x[20] = v8633;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8636 = v583.x[21];
-      const float v8637 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8638 = v8636 * v8637;
-      v583.x[21] = v8638;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8641 = v583.x[22];
-      const float v8642 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8643 = v8641 * v8642;
-      v583.x[22] = v8643;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8646 = v583.x[23];
-      const float v8647 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8648 = v8646 * v8647;
-      v583.x[23] = v8648;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8651 = v583.x[24];
-      const float v8652 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8653 = v8651 * v8652;
-      v583.x[24] = v8653;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8656 = v583.x[25];
-      const float v8657 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8658 = v8656 * v8657;
-      v583.x[25] = v8658;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8661 = v583.x[26];
-      const float v8662 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8663 = v8661 * v8662;
-      v583.x[26] = v8663;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8666 = v583.x[27];
-      const float v8667 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8668 = v8666 * v8667;
-      v583.x[27] = v8668;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8671 = v583.x[28];
-      const float v8672 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8673 = v8671 * v8672;
-      v583.x[28] = v8673;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8676 = v583.x[29];
-      const float v8677 = v7628.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8678 = v8676 * v8677;
-      v583.x[29] = v8678;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8681 = v583.x[30];
-      const float v8682 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8683 = v8681 * v8682;
-      v583.x[30] = v8683;  // kernels/sdpa/flash_tile.hpp:205
-      const float v8686 = v583.x[31];
-      const float v8687 = v7628.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v8688 = v8686 * v8687;
-      v583.x[31] = v8688;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v8690;  // kernels/sdpa/flash_warpgroup.hpp:114
-      iron_frag_fill(v8690, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v8690, v6660);
-      iron_frag_store<false>(v8690, shm3, v8697, 64u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v8951;  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag_fill(v8951, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8951, shm3, v8762, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8953;
-      iron_frag_fill(v8953, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8953, shm2, v6664, 64u);
-      iron_frag_mma_sync(v577, v8951, v8953);
-      const unsigned int v8960 = v6664 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v8962;
-      iron_frag_fill(v8962, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8962, shm3, v8773, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8964;
-      iron_frag_fill(v8964, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8964, shm2, v8960, 64u);
-      iron_frag_mma_sync(v577, v8962, v8964);
-      const unsigned int v8971 = v6664 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v8973;
-      iron_frag_fill(v8973, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8973, shm3, v8782, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8975;
-      iron_frag_fill(v8975, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8975, shm2, v8971, 64u);
-      iron_frag_mma_sync(v577, v8973, v8975);
-      const unsigned int v8982 = v6664 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v8984;
-      iron_frag_fill(v8984, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v8984, shm3, v8791, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v8986;
-      iron_frag_fill(v8986, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v8986, shm2, v8982, 64u);
-      iron_frag_mma_sync(v577, v8984, v8986);
-      iron_frag<iron_bf16, 0, 16, 16> v9004;
-      iron_frag_fill(v9004, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9004, shm3, v8762, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9006;
-      iron_frag_fill(v9006, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9006, shm2, v6677, 64u);
-      iron_frag_mma_sync(v579, v9004, v9006);
-      const unsigned int v9013 = v6677 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9015;
-      iron_frag_fill(v9015, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9015, shm3, v8773, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9017;
-      iron_frag_fill(v9017, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9017, shm2, v9013, 64u);
-      iron_frag_mma_sync(v579, v9015, v9017);
-      const unsigned int v9024 = v6677 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9026;
-      iron_frag_fill(v9026, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9026, shm3, v8782, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9028;
-      iron_frag_fill(v9028, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9028, shm2, v9024, 64u);
-      iron_frag_mma_sync(v579, v9026, v9028);
-      const unsigned int v9035 = v6677 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9037;
-      iron_frag_fill(v9037, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9037, shm3, v8791, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9039;
-      iron_frag_fill(v9039, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9039, shm2, v9035, 64u);
-      iron_frag_mma_sync(v579, v9037, v9039);
-      iron_frag<iron_bf16, 0, 16, 16> v9057;
-      iron_frag_fill(v9057, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9057, shm3, v8762, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9059;
-      iron_frag_fill(v9059, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9059, shm2, v6689, 64u);
-      iron_frag_mma_sync(v581, v9057, v9059);
-      const unsigned int v9066 = v6689 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9068;
-      iron_frag_fill(v9068, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9068, shm3, v8773, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9070;
-      iron_frag_fill(v9070, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9070, shm2, v9066, 64u);
-      iron_frag_mma_sync(v581, v9068, v9070);
-      const unsigned int v9077 = v6689 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9079;
-      iron_frag_fill(v9079, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9079, shm3, v8782, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9081;
-      iron_frag_fill(v9081, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9081, shm2, v9077, 64u);
-      iron_frag_mma_sync(v581, v9079, v9081);
-      const unsigned int v9088 = v6689 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9090;
-      iron_frag_fill(v9090, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9090, shm3, v8791, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9092;
-      iron_frag_fill(v9092, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9092, shm2, v9088, 64u);
-      iron_frag_mma_sync(v581, v9090, v9092);
-      iron_frag<iron_bf16, 0, 16, 16> v9110;
-      iron_frag_fill(v9110, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9110, shm3, v8762, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9112;
-      iron_frag_fill(v9112, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9112, shm2, v6701, 64u);
-      iron_frag_mma_sync(v583, v9110, v9112);
-      const unsigned int v9119 = v6701 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v9121;
-      iron_frag_fill(v9121, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9121, shm3, v8773, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9123;
-      iron_frag_fill(v9123, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9123, shm2, v9119, 64u);
-      iron_frag_mma_sync(v583, v9121, v9123);
-      const unsigned int v9130 = v6701 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v9132;
-      iron_frag_fill(v9132, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9132, shm3, v8782, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9134;
-      iron_frag_fill(v9134, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9134, shm2, v9130, 64u);
-      iron_frag_mma_sync(v583, v9132, v9134);
-      const unsigned int v9141 = v6701 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v9143;
-      iron_frag_fill(v9143, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v9143, shm3, v8791, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v9145;
-      iron_frag_fill(v9145, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v9145, shm2, v9141, 64u);
-      iron_frag_mma_sync(v583, v9143, v9145);
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
+      iron_frag<float, 2, 16, 64> v8508;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v8508, 0.0f);
+      const unsigned int v8512 = v7307 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10617;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10617, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10617, shm0, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10619;
+      iron_frag_fill(v10619, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10619, shm1, v8512, 64u);
+      iron_frag_mma_sync(v8508, v10617, v10619);
+      const unsigned int v10624 = v8512 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10626;
+      iron_frag_fill(v10626, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10626, shm0, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10628;
+      iron_frag_fill(v10628, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10628, shm1, v10624, 64u);
+      iron_frag_mma_sync(v8508, v10626, v10628);
+      const unsigned int v10633 = v8512 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10635;
+      iron_frag_fill(v10635, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10635, shm0, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10637;
+      iron_frag_fill(v10637, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10637, shm1, v10633, 64u);
+      iron_frag_mma_sync(v8508, v10635, v10637);
+      const unsigned int v10642 = v8512 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10644;
+      iron_frag_fill(v10644, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10644, shm0, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10646;
+      iron_frag_fill(v10646, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10646, shm1, v10642, 64u);
+      iron_frag_mma_sync(v8508, v10644, v10646);
+      const unsigned int v8525 = v8512 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10662;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10662, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10662, shm0, v10655, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10664;
+      iron_frag_fill(v10664, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10664, shm1, v8525, 64u);
+      iron_frag_mma_sync(v8508, v10662, v10664);
+      const unsigned int v10669 = v8525 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10671;
+      iron_frag_fill(v10671, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10671, shm0, v10666, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10673;
+      iron_frag_fill(v10673, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10673, shm1, v10669, 64u);
+      iron_frag_mma_sync(v8508, v10671, v10673);
+      const unsigned int v10678 = v8525 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10680;
+      iron_frag_fill(v10680, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10680, shm0, v10675, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10682;
+      iron_frag_fill(v10682, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10682, shm1, v10678, 64u);
+      iron_frag_mma_sync(v8508, v10680, v10682);
+      const unsigned int v10687 = v8525 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10689;
+      iron_frag_fill(v10689, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10689, shm0, v10684, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10691;
+      iron_frag_fill(v10691, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10691, shm1, v10687, 64u);
+      iron_frag_mma_sync(v8508, v10689, v10691);
+      const unsigned int v8537 = v8512 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10707;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10707, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10707, shm0, v10700, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10709;
+      iron_frag_fill(v10709, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10709, shm1, v8537, 64u);
+      iron_frag_mma_sync(v8508, v10707, v10709);
+      const unsigned int v10714 = v8537 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10716;
+      iron_frag_fill(v10716, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10716, shm0, v10711, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10718;
+      iron_frag_fill(v10718, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10718, shm1, v10714, 64u);
+      iron_frag_mma_sync(v8508, v10716, v10718);
+      const unsigned int v10723 = v8537 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10725;
+      iron_frag_fill(v10725, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10725, shm0, v10720, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10727;
+      iron_frag_fill(v10727, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10727, shm1, v10723, 64u);
+      iron_frag_mma_sync(v8508, v10725, v10727);
+      const unsigned int v10732 = v8537 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10734;
+      iron_frag_fill(v10734, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10734, shm0, v10729, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10736;
+      iron_frag_fill(v10736, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10736, shm1, v10732, 64u);
+      iron_frag_mma_sync(v8508, v10734, v10736);
+      const unsigned int v8549 = v8512 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v10752;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v10752, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10752, shm0, v10745, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10754;
+      iron_frag_fill(v10754, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10754, shm1, v8549, 64u);
+      iron_frag_mma_sync(v8508, v10752, v10754);
+      const unsigned int v10759 = v8549 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v10761;
+      iron_frag_fill(v10761, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10761, shm0, v10756, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10763;
+      iron_frag_fill(v10763, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10763, shm1, v10759, 64u);
+      iron_frag_mma_sync(v8508, v10761, v10763);
+      const unsigned int v10768 = v8549 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v10770;
+      iron_frag_fill(v10770, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10770, shm0, v10765, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10772;
+      iron_frag_fill(v10772, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10772, shm1, v10768, 64u);
+      iron_frag_mma_sync(v8508, v10770, v10772);
+      const unsigned int v10777 = v8549 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v10779;
+      iron_frag_fill(v10779, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10779, shm0, v10774, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10781;
+      iron_frag_fill(v10781, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v10781, shm1, v10777, 64u);
+      iron_frag_mma_sync(v8508, v10779, v10781);
+      const bool v8559 = v7310 <= v35;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v8567 = v7310 + v20;
+      const bool v8568 = v8567 <= v568;
+      const bool v8569 = v564 || v8568;
+      const bool v8570 = v8559 && v8569;
+      const unsigned int v8573 = v7303 + v9;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v8574 = v8573 + v20;
+      const bool v8576 = v557 <= v8574;
+      const bool v8577 = v8572 || v8576;
+      const bool v8578 = v8570 && v8577;  // kernels/sdpa/flash_tile.hpp:146
+      if (v8578) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v8581 = v8508.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v8582 = v8581 * v583;
+        v8508.x[0] = v8582;
+        const float v8585 = v8508.x[1];
+        const float v8586 = v8585 * v583;
+        v8508.x[1] = v8586;
+        const float v8589 = v8508.x[2];
+        const float v8590 = v8589 * v583;
+        v8508.x[2] = v8590;
+        const float v8593 = v8508.x[3];
+        const float v8594 = v8593 * v583;
+        v8508.x[3] = v8594;
+        const float v8597 = v8508.x[4];
+        const float v8598 = v8597 * v583;
+        v8508.x[4] = v8598;
+        const float v8601 = v8508.x[5];
+        const float v8602 = v8601 * v583;
+        v8508.x[5] = v8602;
+        const float v8605 = v8508.x[6];
+        const float v8606 = v8605 * v583;
+        v8508.x[6] = v8606;
+        const float v8609 = v8508.x[7];
+        const float v8610 = v8609 * v583;
+        v8508.x[7] = v8610;
+        const float v8613 = v8508.x[8];
+        const float v8614 = v8613 * v583;
+        v8508.x[8] = v8614;
+        const float v8617 = v8508.x[9];
+        const float v8618 = v8617 * v583;
+        v8508.x[9] = v8618;
+        const float v8621 = v8508.x[10];
+        const float v8622 = v8621 * v583;
+        v8508.x[10] = v8622;
+        const float v8625 = v8508.x[11];
+        const float v8626 = v8625 * v583;
+        v8508.x[11] = v8626;
+        const float v8629 = v8508.x[12];
+        const float v8630 = v8629 * v583;
+        v8508.x[12] = v8630;
+        const float v8633 = v8508.x[13];
+        const float v8634 = v8633 * v583;
+        v8508.x[13] = v8634;
+        const float v8637 = v8508.x[14];
+        const float v8638 = v8637 * v583;
+        v8508.x[14] = v8638;
+        const float v8641 = v8508.x[15];
+        const float v8642 = v8641 * v583;
+        v8508.x[15] = v8642;
+        const float v8645 = v8508.x[16];
+        const float v8646 = v8645 * v583;
+        v8508.x[16] = v8646;
+        const float v8649 = v8508.x[17];
+        const float v8650 = v8649 * v583;
+        v8508.x[17] = v8650;
+        const float v8653 = v8508.x[18];
+        const float v8654 = v8653 * v583;
+        v8508.x[18] = v8654;
+        const float v8657 = v8508.x[19];
+        const float v8658 = v8657 * v583;
+        v8508.x[19] = v8658;
+        const float v8661 = v8508.x[20];
+        const float v8662 = v8661 * v583;
+        v8508.x[20] = v8662;
+        const float v8665 = v8508.x[21];
+        const float v8666 = v8665 * v583;
+        v8508.x[21] = v8666;
+        const float v8669 = v8508.x[22];
+        const float v8670 = v8669 * v583;
+        v8508.x[22] = v8670;
+        const float v8673 = v8508.x[23];
+        const float v8674 = v8673 * v583;
+        v8508.x[23] = v8674;
+        const float v8677 = v8508.x[24];
+        const float v8678 = v8677 * v583;
+        v8508.x[24] = v8678;
+        const float v8681 = v8508.x[25];
+        const float v8682 = v8681 * v583;
+        v8508.x[25] = v8682;
+        const float v8685 = v8508.x[26];
+        const float v8686 = v8685 * v583;
+        v8508.x[26] = v8686;
+        const float v8689 = v8508.x[27];
+        const float v8690 = v8689 * v583;
+        v8508.x[27] = v8690;
+        const float v8693 = v8508.x[28];
+        const float v8694 = v8693 * v583;
+        v8508.x[28] = v8694;
+        const float v8697 = v8508.x[29];
+        const float v8698 = v8697 * v583;
+        v8508.x[29] = v8698;
+        const float v8701 = v8508.x[30];
+        const float v8702 = v8701 * v583;
+        v8508.x[30] = v8702;
+        const float v8705 = v8508.x[31];
+        const float v8706 = v8705 * v583;
+        v8508.x[31] = v8706;
+      } else {
+        const unsigned int v8707 = static_cast<unsigned int>(v8508.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8708 = static_cast<unsigned int>(v8508.row(0, iron_linear_thread() & 31u));
+        const float v8709 = v8508.x[0];
+        const unsigned int v8710 = v56 + v8708;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8711 = v7303 + v8707;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8712 = v8711 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8715 = v8710 + v35;
+        const unsigned int v8716 = v8711 + v20;
+        const bool v8717 = v8716 <= v8715;
+        const bool v8718 = v564 || v8717;
+        const bool v8719 = v8712 && v8718;
+        const unsigned int v8722 = v8711 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8723 = v8722 + v20;
+        const bool v8725 = v8715 < v8723;
+        const bool v8726 = v8572 || v8725;
+        const bool v8727 = v8719 && v8726;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8729 = v8709 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8730 = v8727 ? v8729 : __uint_as_float(0xff800000u);
+        v8508.x[0] = v8730;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8731 = static_cast<unsigned int>(v8508.col(1, iron_linear_thread() & 31u));
+        const unsigned int v8732 = static_cast<unsigned int>(v8508.row(1, iron_linear_thread() & 31u));
+        const float v8733 = v8508.x[1];
+        const unsigned int v8734 = v56 + v8732;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8735 = v7303 + v8731;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8736 = v8735 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8739 = v8734 + v35;
+        const unsigned int v8740 = v8735 + v20;
+        const bool v8741 = v8740 <= v8739;
+        const bool v8742 = v564 || v8741;
+        const bool v8743 = v8736 && v8742;
+        const unsigned int v8746 = v8735 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8747 = v8746 + v20;
+        const bool v8749 = v8739 < v8747;
+        const bool v8750 = v8572 || v8749;
+        const bool v8751 = v8743 && v8750;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8753 = v8733 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8754 = v8751 ? v8753 : __uint_as_float(0xff800000u);
+        v8508.x[1] = v8754;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8755 = static_cast<unsigned int>(v8508.col(2, iron_linear_thread() & 31u));
+        const unsigned int v8756 = static_cast<unsigned int>(v8508.row(2, iron_linear_thread() & 31u));
+        const float v8757 = v8508.x[2];
+        const unsigned int v8758 = v56 + v8756;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8759 = v7303 + v8755;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8760 = v8759 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8763 = v8758 + v35;
+        const unsigned int v8764 = v8759 + v20;
+        const bool v8765 = v8764 <= v8763;
+        const bool v8766 = v564 || v8765;
+        const bool v8767 = v8760 && v8766;
+        const unsigned int v8770 = v8759 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8771 = v8770 + v20;
+        const bool v8773 = v8763 < v8771;
+        const bool v8774 = v8572 || v8773;
+        const bool v8775 = v8767 && v8774;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8777 = v8757 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8778 = v8775 ? v8777 : __uint_as_float(0xff800000u);
+        v8508.x[2] = v8778;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8779 = static_cast<unsigned int>(v8508.col(3, iron_linear_thread() & 31u));
+        const unsigned int v8780 = static_cast<unsigned int>(v8508.row(3, iron_linear_thread() & 31u));
+        const float v8781 = v8508.x[3];
+        const unsigned int v8782 = v56 + v8780;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8783 = v7303 + v8779;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8784 = v8783 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8787 = v8782 + v35;
+        const unsigned int v8788 = v8783 + v20;
+        const bool v8789 = v8788 <= v8787;
+        const bool v8790 = v564 || v8789;
+        const bool v8791 = v8784 && v8790;
+        const unsigned int v8794 = v8783 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8795 = v8794 + v20;
+        const bool v8797 = v8787 < v8795;
+        const bool v8798 = v8572 || v8797;
+        const bool v8799 = v8791 && v8798;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8801 = v8781 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8802 = v8799 ? v8801 : __uint_as_float(0xff800000u);
+        v8508.x[3] = v8802;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8803 = static_cast<unsigned int>(v8508.col(4, iron_linear_thread() & 31u));
+        const unsigned int v8804 = static_cast<unsigned int>(v8508.row(4, iron_linear_thread() & 31u));
+        const float v8805 = v8508.x[4];
+        const unsigned int v8806 = v56 + v8804;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8807 = v7303 + v8803;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8808 = v8807 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8811 = v8806 + v35;
+        const unsigned int v8812 = v8807 + v20;
+        const bool v8813 = v8812 <= v8811;
+        const bool v8814 = v564 || v8813;
+        const bool v8815 = v8808 && v8814;
+        const unsigned int v8818 = v8807 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8819 = v8818 + v20;
+        const bool v8821 = v8811 < v8819;
+        const bool v8822 = v8572 || v8821;
+        const bool v8823 = v8815 && v8822;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8825 = v8805 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8826 = v8823 ? v8825 : __uint_as_float(0xff800000u);
+        v8508.x[4] = v8826;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8827 = static_cast<unsigned int>(v8508.col(5, iron_linear_thread() & 31u));
+        const unsigned int v8828 = static_cast<unsigned int>(v8508.row(5, iron_linear_thread() & 31u));
+        const float v8829 = v8508.x[5];
+        const unsigned int v8830 = v56 + v8828;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8831 = v7303 + v8827;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8832 = v8831 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8835 = v8830 + v35;
+        const unsigned int v8836 = v8831 + v20;
+        const bool v8837 = v8836 <= v8835;
+        const bool v8838 = v564 || v8837;
+        const bool v8839 = v8832 && v8838;
+        const unsigned int v8842 = v8831 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8843 = v8842 + v20;
+        const bool v8845 = v8835 < v8843;
+        const bool v8846 = v8572 || v8845;
+        const bool v8847 = v8839 && v8846;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8849 = v8829 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8850 = v8847 ? v8849 : __uint_as_float(0xff800000u);
+        v8508.x[5] = v8850;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8851 = static_cast<unsigned int>(v8508.col(6, iron_linear_thread() & 31u));
+        const unsigned int v8852 = static_cast<unsigned int>(v8508.row(6, iron_linear_thread() & 31u));
+        const float v8853 = v8508.x[6];
+        const unsigned int v8854 = v56 + v8852;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8855 = v7303 + v8851;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8856 = v8855 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8859 = v8854 + v35;
+        const unsigned int v8860 = v8855 + v20;
+        const bool v8861 = v8860 <= v8859;
+        const bool v8862 = v564 || v8861;
+        const bool v8863 = v8856 && v8862;
+        const unsigned int v8866 = v8855 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8867 = v8866 + v20;
+        const bool v8869 = v8859 < v8867;
+        const bool v8870 = v8572 || v8869;
+        const bool v8871 = v8863 && v8870;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8873 = v8853 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8874 = v8871 ? v8873 : __uint_as_float(0xff800000u);
+        v8508.x[6] = v8874;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8875 = static_cast<unsigned int>(v8508.col(7, iron_linear_thread() & 31u));
+        const unsigned int v8876 = static_cast<unsigned int>(v8508.row(7, iron_linear_thread() & 31u));
+        const float v8877 = v8508.x[7];
+        const unsigned int v8878 = v56 + v8876;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8879 = v7303 + v8875;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8880 = v8879 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8883 = v8878 + v35;
+        const unsigned int v8884 = v8879 + v20;
+        const bool v8885 = v8884 <= v8883;
+        const bool v8886 = v564 || v8885;
+        const bool v8887 = v8880 && v8886;
+        const unsigned int v8890 = v8879 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8891 = v8890 + v20;
+        const bool v8893 = v8883 < v8891;
+        const bool v8894 = v8572 || v8893;
+        const bool v8895 = v8887 && v8894;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8897 = v8877 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8898 = v8895 ? v8897 : __uint_as_float(0xff800000u);
+        v8508.x[7] = v8898;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8899 = static_cast<unsigned int>(v8508.col(8, iron_linear_thread() & 31u));
+        const unsigned int v8900 = static_cast<unsigned int>(v8508.row(8, iron_linear_thread() & 31u));
+        const float v8901 = v8508.x[8];
+        const unsigned int v8902 = v56 + v8900;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8903 = v7303 + v8899;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8904 = v8903 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8907 = v8902 + v35;
+        const unsigned int v8908 = v8903 + v20;
+        const bool v8909 = v8908 <= v8907;
+        const bool v8910 = v564 || v8909;
+        const bool v8911 = v8904 && v8910;
+        const unsigned int v8914 = v8903 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8915 = v8914 + v20;
+        const bool v8917 = v8907 < v8915;
+        const bool v8918 = v8572 || v8917;
+        const bool v8919 = v8911 && v8918;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8921 = v8901 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8922 = v8919 ? v8921 : __uint_as_float(0xff800000u);
+        v8508.x[8] = v8922;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8923 = static_cast<unsigned int>(v8508.col(9, iron_linear_thread() & 31u));
+        const unsigned int v8924 = static_cast<unsigned int>(v8508.row(9, iron_linear_thread() & 31u));
+        const float v8925 = v8508.x[9];
+        const unsigned int v8926 = v56 + v8924;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8927 = v7303 + v8923;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8928 = v8927 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8931 = v8926 + v35;
+        const unsigned int v8932 = v8927 + v20;
+        const bool v8933 = v8932 <= v8931;
+        const bool v8934 = v564 || v8933;
+        const bool v8935 = v8928 && v8934;
+        const unsigned int v8938 = v8927 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8939 = v8938 + v20;
+        const bool v8941 = v8931 < v8939;
+        const bool v8942 = v8572 || v8941;
+        const bool v8943 = v8935 && v8942;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8945 = v8925 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8946 = v8943 ? v8945 : __uint_as_float(0xff800000u);
+        v8508.x[9] = v8946;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8947 = static_cast<unsigned int>(v8508.col(10, iron_linear_thread() & 31u));
+        const unsigned int v8948 = static_cast<unsigned int>(v8508.row(10, iron_linear_thread() & 31u));
+        const float v8949 = v8508.x[10];
+        const unsigned int v8950 = v56 + v8948;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8951 = v7303 + v8947;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8952 = v8951 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8955 = v8950 + v35;
+        const unsigned int v8956 = v8951 + v20;
+        const bool v8957 = v8956 <= v8955;
+        const bool v8958 = v564 || v8957;
+        const bool v8959 = v8952 && v8958;
+        const unsigned int v8962 = v8951 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8963 = v8962 + v20;
+        const bool v8965 = v8955 < v8963;
+        const bool v8966 = v8572 || v8965;
+        const bool v8967 = v8959 && v8966;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8969 = v8949 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8970 = v8967 ? v8969 : __uint_as_float(0xff800000u);
+        v8508.x[10] = v8970;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8971 = static_cast<unsigned int>(v8508.col(11, iron_linear_thread() & 31u));
+        const unsigned int v8972 = static_cast<unsigned int>(v8508.row(11, iron_linear_thread() & 31u));
+        const float v8973 = v8508.x[11];
+        const unsigned int v8974 = v56 + v8972;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8975 = v7303 + v8971;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v8976 = v8975 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v8979 = v8974 + v35;
+        const unsigned int v8980 = v8975 + v20;
+        const bool v8981 = v8980 <= v8979;
+        const bool v8982 = v564 || v8981;
+        const bool v8983 = v8976 && v8982;
+        const unsigned int v8986 = v8975 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v8987 = v8986 + v20;
+        const bool v8989 = v8979 < v8987;
+        const bool v8990 = v8572 || v8989;
+        const bool v8991 = v8983 && v8990;  // kernels/sdpa/flash_tile.hpp:155
+        const float v8993 = v8973 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v8994 = v8991 ? v8993 : __uint_as_float(0xff800000u);
+        v8508.x[11] = v8994;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v8995 = static_cast<unsigned int>(v8508.col(12, iron_linear_thread() & 31u));
+        const unsigned int v8996 = static_cast<unsigned int>(v8508.row(12, iron_linear_thread() & 31u));
+        const float v8997 = v8508.x[12];
+        const unsigned int v8998 = v56 + v8996;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v8999 = v7303 + v8995;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9000 = v8999 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9003 = v8998 + v35;
+        const unsigned int v9004 = v8999 + v20;
+        const bool v9005 = v9004 <= v9003;
+        const bool v9006 = v564 || v9005;
+        const bool v9007 = v9000 && v9006;
+        const unsigned int v9010 = v8999 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9011 = v9010 + v20;
+        const bool v9013 = v9003 < v9011;
+        const bool v9014 = v8572 || v9013;
+        const bool v9015 = v9007 && v9014;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9017 = v8997 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9018 = v9015 ? v9017 : __uint_as_float(0xff800000u);
+        v8508.x[12] = v9018;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9019 = static_cast<unsigned int>(v8508.col(13, iron_linear_thread() & 31u));
+        const unsigned int v9020 = static_cast<unsigned int>(v8508.row(13, iron_linear_thread() & 31u));
+        const float v9021 = v8508.x[13];
+        const unsigned int v9022 = v56 + v9020;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9023 = v7303 + v9019;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9024 = v9023 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9027 = v9022 + v35;
+        const unsigned int v9028 = v9023 + v20;
+        const bool v9029 = v9028 <= v9027;
+        const bool v9030 = v564 || v9029;
+        const bool v9031 = v9024 && v9030;
+        const unsigned int v9034 = v9023 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9035 = v9034 + v20;
+        const bool v9037 = v9027 < v9035;
+        const bool v9038 = v8572 || v9037;
+        const bool v9039 = v9031 && v9038;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9041 = v9021 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9042 = v9039 ? v9041 : __uint_as_float(0xff800000u);
+        v8508.x[13] = v9042;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9043 = static_cast<unsigned int>(v8508.col(14, iron_linear_thread() & 31u));
+        const unsigned int v9044 = static_cast<unsigned int>(v8508.row(14, iron_linear_thread() & 31u));
+        const float v9045 = v8508.x[14];
+        const unsigned int v9046 = v56 + v9044;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9047 = v7303 + v9043;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9048 = v9047 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9051 = v9046 + v35;
+        const unsigned int v9052 = v9047 + v20;
+        const bool v9053 = v9052 <= v9051;
+        const bool v9054 = v564 || v9053;
+        const bool v9055 = v9048 && v9054;
+        const unsigned int v9058 = v9047 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9059 = v9058 + v20;
+        const bool v9061 = v9051 < v9059;
+        const bool v9062 = v8572 || v9061;
+        const bool v9063 = v9055 && v9062;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9065 = v9045 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9066 = v9063 ? v9065 : __uint_as_float(0xff800000u);
+        v8508.x[14] = v9066;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9067 = static_cast<unsigned int>(v8508.col(15, iron_linear_thread() & 31u));
+        const unsigned int v9068 = static_cast<unsigned int>(v8508.row(15, iron_linear_thread() & 31u));
+        const float v9069 = v8508.x[15];
+        const unsigned int v9070 = v56 + v9068;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9071 = v7303 + v9067;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9072 = v9071 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9075 = v9070 + v35;
+        const unsigned int v9076 = v9071 + v20;
+        const bool v9077 = v9076 <= v9075;
+        const bool v9078 = v564 || v9077;
+        const bool v9079 = v9072 && v9078;
+        const unsigned int v9082 = v9071 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9083 = v9082 + v20;
+        const bool v9085 = v9075 < v9083;
+        const bool v9086 = v8572 || v9085;
+        const bool v9087 = v9079 && v9086;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9089 = v9069 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9090 = v9087 ? v9089 : __uint_as_float(0xff800000u);
+        v8508.x[15] = v9090;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9091 = static_cast<unsigned int>(v8508.col(16, iron_linear_thread() & 31u));
+        const unsigned int v9092 = static_cast<unsigned int>(v8508.row(16, iron_linear_thread() & 31u));
+        const float v9093 = v8508.x[16];
+        const unsigned int v9094 = v56 + v9092;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9095 = v7303 + v9091;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9096 = v9095 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9099 = v9094 + v35;
+        const unsigned int v9100 = v9095 + v20;
+        const bool v9101 = v9100 <= v9099;
+        const bool v9102 = v564 || v9101;
+        const bool v9103 = v9096 && v9102;
+        const unsigned int v9106 = v9095 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9107 = v9106 + v20;
+        const bool v9109 = v9099 < v9107;
+        const bool v9110 = v8572 || v9109;
+        const bool v9111 = v9103 && v9110;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9113 = v9093 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9114 = v9111 ? v9113 : __uint_as_float(0xff800000u);
+        v8508.x[16] = v9114;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9115 = static_cast<unsigned int>(v8508.col(17, iron_linear_thread() & 31u));
+        const unsigned int v9116 = static_cast<unsigned int>(v8508.row(17, iron_linear_thread() & 31u));
+        const float v9117 = v8508.x[17];
+        const unsigned int v9118 = v56 + v9116;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9119 = v7303 + v9115;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9120 = v9119 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9123 = v9118 + v35;
+        const unsigned int v9124 = v9119 + v20;
+        const bool v9125 = v9124 <= v9123;
+        const bool v9126 = v564 || v9125;
+        const bool v9127 = v9120 && v9126;
+        const unsigned int v9130 = v9119 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9131 = v9130 + v20;
+        const bool v9133 = v9123 < v9131;
+        const bool v9134 = v8572 || v9133;
+        const bool v9135 = v9127 && v9134;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9137 = v9117 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9138 = v9135 ? v9137 : __uint_as_float(0xff800000u);
+        v8508.x[17] = v9138;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9139 = static_cast<unsigned int>(v8508.col(18, iron_linear_thread() & 31u));
+        const unsigned int v9140 = static_cast<unsigned int>(v8508.row(18, iron_linear_thread() & 31u));
+        const float v9141 = v8508.x[18];
+        const unsigned int v9142 = v56 + v9140;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9143 = v7303 + v9139;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9144 = v9143 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9147 = v9142 + v35;
+        const unsigned int v9148 = v9143 + v20;
+        const bool v9149 = v9148 <= v9147;
+        const bool v9150 = v564 || v9149;
+        const bool v9151 = v9144 && v9150;
+        const unsigned int v9154 = v9143 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9155 = v9154 + v20;
+        const bool v9157 = v9147 < v9155;
+        const bool v9158 = v8572 || v9157;
+        const bool v9159 = v9151 && v9158;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9161 = v9141 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9162 = v9159 ? v9161 : __uint_as_float(0xff800000u);
+        v8508.x[18] = v9162;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9163 = static_cast<unsigned int>(v8508.col(19, iron_linear_thread() & 31u));
+        const unsigned int v9164 = static_cast<unsigned int>(v8508.row(19, iron_linear_thread() & 31u));
+        const float v9165 = v8508.x[19];
+        const unsigned int v9166 = v56 + v9164;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9167 = v7303 + v9163;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9168 = v9167 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9171 = v9166 + v35;
+        const unsigned int v9172 = v9167 + v20;
+        const bool v9173 = v9172 <= v9171;
+        const bool v9174 = v564 || v9173;
+        const bool v9175 = v9168 && v9174;
+        const unsigned int v9178 = v9167 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9179 = v9178 + v20;
+        const bool v9181 = v9171 < v9179;
+        const bool v9182 = v8572 || v9181;
+        const bool v9183 = v9175 && v9182;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9185 = v9165 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9186 = v9183 ? v9185 : __uint_as_float(0xff800000u);
+        v8508.x[19] = v9186;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9187 = static_cast<unsigned int>(v8508.col(20, iron_linear_thread() & 31u));
+        const unsigned int v9188 = static_cast<unsigned int>(v8508.row(20, iron_linear_thread() & 31u));
+        const float v9189 = v8508.x[20];
+        const unsigned int v9190 = v56 + v9188;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9191 = v7303 + v9187;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9192 = v9191 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9195 = v9190 + v35;
+        const unsigned int v9196 = v9191 + v20;
+        const bool v9197 = v9196 <= v9195;
+        const bool v9198 = v564 || v9197;
+        const bool v9199 = v9192 && v9198;
+        const unsigned int v9202 = v9191 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9203 = v9202 + v20;
+        const bool v9205 = v9195 < v9203;
+        const bool v9206 = v8572 || v9205;
+        const bool v9207 = v9199 && v9206;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9209 = v9189 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9210 = v9207 ? v9209 : __uint_as_float(0xff800000u);
+        v8508.x[20] = v9210;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9211 = static_cast<unsigned int>(v8508.col(21, iron_linear_thread() & 31u));
+        const unsigned int v9212 = static_cast<unsigned int>(v8508.row(21, iron_linear_thread() & 31u));
+        const float v9213 = v8508.x[21];
+        const unsigned int v9214 = v56 + v9212;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9215 = v7303 + v9211;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9216 = v9215 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9219 = v9214 + v35;
+        const unsigned int v9220 = v9215 + v20;
+        const bool v9221 = v9220 <= v9219;
+        const bool v9222 = v564 || v9221;
+        const bool v9223 = v9216 && v9222;
+        const unsigned int v9226 = v9215 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9227 = v9226 + v20;
+        const bool v9229 = v9219 < v9227;
+        const bool v9230 = v8572 || v9229;
+        const bool v9231 = v9223 && v9230;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9233 = v9213 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9234 = v9231 ? v9233 : __uint_as_float(0xff800000u);
+        v8508.x[21] = v9234;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9235 = static_cast<unsigned int>(v8508.col(22, iron_linear_thread() & 31u));
+        const unsigned int v9236 = static_cast<unsigned int>(v8508.row(22, iron_linear_thread() & 31u));
+        const float v9237 = v8508.x[22];
+        const unsigned int v9238 = v56 + v9236;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9239 = v7303 + v9235;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9240 = v9239 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9243 = v9238 + v35;
+        const unsigned int v9244 = v9239 + v20;
+        const bool v9245 = v9244 <= v9243;
+        const bool v9246 = v564 || v9245;
+        const bool v9247 = v9240 && v9246;
+        const unsigned int v9250 = v9239 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9251 = v9250 + v20;
+        const bool v9253 = v9243 < v9251;
+        const bool v9254 = v8572 || v9253;
+        const bool v9255 = v9247 && v9254;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9257 = v9237 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9258 = v9255 ? v9257 : __uint_as_float(0xff800000u);
+        v8508.x[22] = v9258;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9259 = static_cast<unsigned int>(v8508.col(23, iron_linear_thread() & 31u));
+        const unsigned int v9260 = static_cast<unsigned int>(v8508.row(23, iron_linear_thread() & 31u));
+        const float v9261 = v8508.x[23];
+        const unsigned int v9262 = v56 + v9260;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9263 = v7303 + v9259;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9264 = v9263 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9267 = v9262 + v35;
+        const unsigned int v9268 = v9263 + v20;
+        const bool v9269 = v9268 <= v9267;
+        const bool v9270 = v564 || v9269;
+        const bool v9271 = v9264 && v9270;
+        const unsigned int v9274 = v9263 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9275 = v9274 + v20;
+        const bool v9277 = v9267 < v9275;
+        const bool v9278 = v8572 || v9277;
+        const bool v9279 = v9271 && v9278;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9281 = v9261 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9282 = v9279 ? v9281 : __uint_as_float(0xff800000u);
+        v8508.x[23] = v9282;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9283 = static_cast<unsigned int>(v8508.col(24, iron_linear_thread() & 31u));
+        const unsigned int v9284 = static_cast<unsigned int>(v8508.row(24, iron_linear_thread() & 31u));
+        const float v9285 = v8508.x[24];
+        const unsigned int v9286 = v56 + v9284;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9287 = v7303 + v9283;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9288 = v9287 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9291 = v9286 + v35;
+        const unsigned int v9292 = v9287 + v20;
+        const bool v9293 = v9292 <= v9291;
+        const bool v9294 = v564 || v9293;
+        const bool v9295 = v9288 && v9294;
+        const unsigned int v9298 = v9287 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9299 = v9298 + v20;
+        const bool v9301 = v9291 < v9299;
+        const bool v9302 = v8572 || v9301;
+        const bool v9303 = v9295 && v9302;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9305 = v9285 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9306 = v9303 ? v9305 : __uint_as_float(0xff800000u);
+        v8508.x[24] = v9306;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9307 = static_cast<unsigned int>(v8508.col(25, iron_linear_thread() & 31u));
+        const unsigned int v9308 = static_cast<unsigned int>(v8508.row(25, iron_linear_thread() & 31u));
+        const float v9309 = v8508.x[25];
+        const unsigned int v9310 = v56 + v9308;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9311 = v7303 + v9307;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9312 = v9311 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9315 = v9310 + v35;
+        const unsigned int v9316 = v9311 + v20;
+        const bool v9317 = v9316 <= v9315;
+        const bool v9318 = v564 || v9317;
+        const bool v9319 = v9312 && v9318;
+        const unsigned int v9322 = v9311 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9323 = v9322 + v20;
+        const bool v9325 = v9315 < v9323;
+        const bool v9326 = v8572 || v9325;
+        const bool v9327 = v9319 && v9326;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9329 = v9309 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9330 = v9327 ? v9329 : __uint_as_float(0xff800000u);
+        v8508.x[25] = v9330;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9331 = static_cast<unsigned int>(v8508.col(26, iron_linear_thread() & 31u));
+        const unsigned int v9332 = static_cast<unsigned int>(v8508.row(26, iron_linear_thread() & 31u));
+        const float v9333 = v8508.x[26];
+        const unsigned int v9334 = v56 + v9332;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9335 = v7303 + v9331;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9336 = v9335 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9339 = v9334 + v35;
+        const unsigned int v9340 = v9335 + v20;
+        const bool v9341 = v9340 <= v9339;
+        const bool v9342 = v564 || v9341;
+        const bool v9343 = v9336 && v9342;
+        const unsigned int v9346 = v9335 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9347 = v9346 + v20;
+        const bool v9349 = v9339 < v9347;
+        const bool v9350 = v8572 || v9349;
+        const bool v9351 = v9343 && v9350;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9353 = v9333 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9354 = v9351 ? v9353 : __uint_as_float(0xff800000u);
+        v8508.x[26] = v9354;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9355 = static_cast<unsigned int>(v8508.col(27, iron_linear_thread() & 31u));
+        const unsigned int v9356 = static_cast<unsigned int>(v8508.row(27, iron_linear_thread() & 31u));
+        const float v9357 = v8508.x[27];
+        const unsigned int v9358 = v56 + v9356;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9359 = v7303 + v9355;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9360 = v9359 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9363 = v9358 + v35;
+        const unsigned int v9364 = v9359 + v20;
+        const bool v9365 = v9364 <= v9363;
+        const bool v9366 = v564 || v9365;
+        const bool v9367 = v9360 && v9366;
+        const unsigned int v9370 = v9359 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9371 = v9370 + v20;
+        const bool v9373 = v9363 < v9371;
+        const bool v9374 = v8572 || v9373;
+        const bool v9375 = v9367 && v9374;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9377 = v9357 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9378 = v9375 ? v9377 : __uint_as_float(0xff800000u);
+        v8508.x[27] = v9378;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9379 = static_cast<unsigned int>(v8508.col(28, iron_linear_thread() & 31u));
+        const unsigned int v9380 = static_cast<unsigned int>(v8508.row(28, iron_linear_thread() & 31u));
+        const float v9381 = v8508.x[28];
+        const unsigned int v9382 = v56 + v9380;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9383 = v7303 + v9379;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9384 = v9383 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9387 = v9382 + v35;
+        const unsigned int v9388 = v9383 + v20;
+        const bool v9389 = v9388 <= v9387;
+        const bool v9390 = v564 || v9389;
+        const bool v9391 = v9384 && v9390;
+        const unsigned int v9394 = v9383 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9395 = v9394 + v20;
+        const bool v9397 = v9387 < v9395;
+        const bool v9398 = v8572 || v9397;
+        const bool v9399 = v9391 && v9398;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9401 = v9381 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9402 = v9399 ? v9401 : __uint_as_float(0xff800000u);
+        v8508.x[28] = v9402;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9403 = static_cast<unsigned int>(v8508.col(29, iron_linear_thread() & 31u));
+        const unsigned int v9404 = static_cast<unsigned int>(v8508.row(29, iron_linear_thread() & 31u));
+        const float v9405 = v8508.x[29];
+        const unsigned int v9406 = v56 + v9404;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9407 = v7303 + v9403;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9408 = v9407 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9411 = v9406 + v35;
+        const unsigned int v9412 = v9407 + v20;
+        const bool v9413 = v9412 <= v9411;
+        const bool v9414 = v564 || v9413;
+        const bool v9415 = v9408 && v9414;
+        const unsigned int v9418 = v9407 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9419 = v9418 + v20;
+        const bool v9421 = v9411 < v9419;
+        const bool v9422 = v8572 || v9421;
+        const bool v9423 = v9415 && v9422;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9425 = v9405 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9426 = v9423 ? v9425 : __uint_as_float(0xff800000u);
+        v8508.x[29] = v9426;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9427 = static_cast<unsigned int>(v8508.col(30, iron_linear_thread() & 31u));
+        const unsigned int v9428 = static_cast<unsigned int>(v8508.row(30, iron_linear_thread() & 31u));
+        const float v9429 = v8508.x[30];
+        const unsigned int v9430 = v56 + v9428;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9431 = v7303 + v9427;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9432 = v9431 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9435 = v9430 + v35;
+        const unsigned int v9436 = v9431 + v20;
+        const bool v9437 = v9436 <= v9435;
+        const bool v9438 = v564 || v9437;
+        const bool v9439 = v9432 && v9438;
+        const unsigned int v9442 = v9431 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9443 = v9442 + v20;
+        const bool v9445 = v9435 < v9443;
+        const bool v9446 = v8572 || v9445;
+        const bool v9447 = v9439 && v9446;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9449 = v9429 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9450 = v9447 ? v9449 : __uint_as_float(0xff800000u);
+        v8508.x[30] = v9450;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v9451 = static_cast<unsigned int>(v8508.col(31, iron_linear_thread() & 31u));
+        const unsigned int v9452 = static_cast<unsigned int>(v8508.row(31, iron_linear_thread() & 31u));
+        const float v9453 = v8508.x[31];
+        const unsigned int v9454 = v56 + v9452;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v9455 = v7303 + v9451;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v9456 = v9455 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v9459 = v9454 + v35;
+        const unsigned int v9460 = v9455 + v20;
+        const bool v9461 = v9460 <= v9459;
+        const bool v9462 = v564 || v9461;
+        const bool v9463 = v9456 && v9462;
+        const unsigned int v9466 = v9455 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v9467 = v9466 + v20;
+        const bool v9469 = v9459 < v9467;
+        const bool v9470 = v8572 || v9469;
+        const bool v9471 = v9463 && v9470;  // kernels/sdpa/flash_tile.hpp:155
+        const float v9473 = v9453 * v583;  // kernels/sdpa/flash_tile.hpp:157
+        const float v9474 = v9471 ? v9473 : __uint_as_float(0xff800000u);
+        v8508.x[31] = v9474;  // kernels/sdpa/flash_tile.hpp:152
+      }
+      iron_frag<float, 2, 16, 8> v9476;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v9476, 0.0f);
+      iron_frag<float, 2, 16, 8> v9478;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v9478, 0.0f);
+      iron_frag_row_reduce<false>(v9478, v8508);
+      const float v9482 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9483 = v9478.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9484 = fmaxf(v9482, v9483);
+      const bool v9487 = v9484 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9488 = v9487 ? 0.0f : v9484;
+      const float v9489 = v9482 - v9488;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9490 = iron_exp2_approx(v9489);
+      v9476.x[0] = v9490;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9494 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9495 = v9478.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9496 = fmaxf(v9494, v9495);
+      const bool v9499 = v9496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9500 = v9499 ? 0.0f : v9496;
+      const float v9501 = v9494 - v9500;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9502 = iron_exp2_approx(v9501);
+      v9476.x[1] = v9502;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9506 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9507 = v9478.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9508 = fmaxf(v9506, v9507);
+      const bool v9511 = v9508 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9512 = v9511 ? 0.0f : v9508;
+      const float v9513 = v9506 - v9512;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9514 = iron_exp2_approx(v9513);
+      v9476.x[2] = v9514;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9518 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v9519 = v9478.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v9520 = fmaxf(v9518, v9519);
+      const bool v9523 = v9520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9524 = v9523 ? 0.0f : v9520;
+      const float v9525 = v9518 - v9524;  // kernels/sdpa/flash_tile.hpp:186
+      const float v9526 = iron_exp2_approx(v9525);
+      v9476.x[3] = v9526;  // kernels/sdpa/flash_tile.hpp:184
+      const float v9529 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v9530 = v9478.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9531 = fmaxf(v9529, v9530);
+      v585.x[0] = v9531;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9534 = v585.x[1];
+      const float v9535 = v9478.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9536 = fmaxf(v9534, v9535);
+      v585.x[1] = v9536;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9539 = v585.x[2];
+      const float v9540 = v9478.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9541 = fmaxf(v9539, v9540);
+      v585.x[2] = v9541;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9544 = v585.x[3];
+      const float v9545 = v9478.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v9546 = fmaxf(v9544, v9545);
+      v585.x[3] = v9546;  // kernels/sdpa/flash_tile.hpp:188
+      const float v9549 = v8508.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v9550 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9553 = v9550 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9554 = v9553 ? 0.0f : v9550;
+      const float v9555 = v9549 - v9554;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9556 = iron_exp2_approx(v9555);
+      v8508.x[0] = v9556;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9559 = v8508.x[1];
+      const float v9560 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9563 = v9560 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9564 = v9563 ? 0.0f : v9560;
+      const float v9565 = v9559 - v9564;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9566 = iron_exp2_approx(v9565);
+      v8508.x[1] = v9566;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9569 = v8508.x[2];
+      const float v9570 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9573 = v9570 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9574 = v9573 ? 0.0f : v9570;
+      const float v9575 = v9569 - v9574;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9576 = iron_exp2_approx(v9575);
+      v8508.x[2] = v9576;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9579 = v8508.x[3];
+      const float v9580 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9583 = v9580 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9584 = v9583 ? 0.0f : v9580;
+      const float v9585 = v9579 - v9584;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9586 = iron_exp2_approx(v9585);
+      v8508.x[3] = v9586;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9589 = v8508.x[4];
+      const float v9590 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9593 = v9590 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9594 = v9593 ? 0.0f : v9590;
+      const float v9595 = v9589 - v9594;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9596 = iron_exp2_approx(v9595);
+      v8508.x[4] = v9596;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9599 = v8508.x[5];
+      const float v9600 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9603 = v9600 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9604 = v9603 ? 0.0f : v9600;
+      const float v9605 = v9599 - v9604;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9606 = iron_exp2_approx(v9605);
+      v8508.x[5] = v9606;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9609 = v8508.x[6];
+      const float v9610 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9613 = v9610 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9614 = v9613 ? 0.0f : v9610;
+      const float v9615 = v9609 - v9614;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9616 = iron_exp2_approx(v9615);
+      v8508.x[6] = v9616;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9619 = v8508.x[7];
+      const float v9620 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9623 = v9620 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9624 = v9623 ? 0.0f : v9620;
+      const float v9625 = v9619 - v9624;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9626 = iron_exp2_approx(v9625);
+      v8508.x[7] = v9626;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9629 = v8508.x[8];
+      const float v9630 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9633 = v9630 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9634 = v9633 ? 0.0f : v9630;
+      const float v9635 = v9629 - v9634;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9636 = iron_exp2_approx(v9635);
+      v8508.x[8] = v9636;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9639 = v8508.x[9];
+      const float v9640 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9643 = v9640 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9644 = v9643 ? 0.0f : v9640;
+      const float v9645 = v9639 - v9644;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9646 = iron_exp2_approx(v9645);
+      v8508.x[9] = v9646;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9649 = v8508.x[10];
+      const float v9650 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9653 = v9650 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9654 = v9653 ? 0.0f : v9650;
+      const float v9655 = v9649 - v9654;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9656 = iron_exp2_approx(v9655);
+      v8508.x[10] = v9656;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9659 = v8508.x[11];
+      const float v9660 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9663 = v9660 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9664 = v9663 ? 0.0f : v9660;
+      const float v9665 = v9659 - v9664;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9666 = iron_exp2_approx(v9665);
+      v8508.x[11] = v9666;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9669 = v8508.x[12];
+      const float v9670 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9673 = v9670 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9674 = v9673 ? 0.0f : v9670;
+      const float v9675 = v9669 - v9674;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9676 = iron_exp2_approx(v9675);
+      v8508.x[12] = v9676;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9679 = v8508.x[13];
+      const float v9680 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9683 = v9680 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9684 = v9683 ? 0.0f : v9680;
+      const float v9685 = v9679 - v9684;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9686 = iron_exp2_approx(v9685);
+      v8508.x[13] = v9686;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9689 = v8508.x[14];
+      const float v9690 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9693 = v9690 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9694 = v9693 ? 0.0f : v9690;
+      const float v9695 = v9689 - v9694;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9696 = iron_exp2_approx(v9695);
+      v8508.x[14] = v9696;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9699 = v8508.x[15];
+      const float v9700 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9703 = v9700 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9704 = v9703 ? 0.0f : v9700;
+      const float v9705 = v9699 - v9704;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9706 = iron_exp2_approx(v9705);
+      v8508.x[15] = v9706;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9709 = v8508.x[16];
+      const float v9710 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9713 = v9710 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9714 = v9713 ? 0.0f : v9710;
+      const float v9715 = v9709 - v9714;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9716 = iron_exp2_approx(v9715);
+      v8508.x[16] = v9716;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9719 = v8508.x[17];
+      const float v9720 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9723 = v9720 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9724 = v9723 ? 0.0f : v9720;
+      const float v9725 = v9719 - v9724;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9726 = iron_exp2_approx(v9725);
+      v8508.x[17] = v9726;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9729 = v8508.x[18];
+      const float v9730 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9733 = v9730 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9734 = v9733 ? 0.0f : v9730;
+      const float v9735 = v9729 - v9734;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9736 = iron_exp2_approx(v9735);
+      v8508.x[18] = v9736;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9739 = v8508.x[19];
+      const float v9740 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9743 = v9740 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9744 = v9743 ? 0.0f : v9740;
+      const float v9745 = v9739 - v9744;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9746 = iron_exp2_approx(v9745);
+      v8508.x[19] = v9746;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9749 = v8508.x[20];
+      const float v9750 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9753 = v9750 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9754 = v9753 ? 0.0f : v9750;
+      const float v9755 = v9749 - v9754;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9756 = iron_exp2_approx(v9755);
+      v8508.x[20] = v9756;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9759 = v8508.x[21];
+      const float v9760 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9763 = v9760 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9764 = v9763 ? 0.0f : v9760;
+      const float v9765 = v9759 - v9764;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9766 = iron_exp2_approx(v9765);
+      v8508.x[21] = v9766;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9769 = v8508.x[22];
+      const float v9770 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9773 = v9770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9774 = v9773 ? 0.0f : v9770;
+      const float v9775 = v9769 - v9774;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9776 = iron_exp2_approx(v9775);
+      v8508.x[22] = v9776;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9779 = v8508.x[23];
+      const float v9780 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9783 = v9780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9784 = v9783 ? 0.0f : v9780;
+      const float v9785 = v9779 - v9784;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9786 = iron_exp2_approx(v9785);
+      v8508.x[23] = v9786;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9789 = v8508.x[24];
+      const float v9790 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9793 = v9790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9794 = v9793 ? 0.0f : v9790;
+      const float v9795 = v9789 - v9794;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9796 = iron_exp2_approx(v9795);
+      v8508.x[24] = v9796;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9799 = v8508.x[25];
+      const float v9800 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9803 = v9800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9804 = v9803 ? 0.0f : v9800;
+      const float v9805 = v9799 - v9804;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9806 = iron_exp2_approx(v9805);
+      v8508.x[25] = v9806;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9809 = v8508.x[26];
+      const float v9810 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9813 = v9810 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9814 = v9813 ? 0.0f : v9810;
+      const float v9815 = v9809 - v9814;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9816 = iron_exp2_approx(v9815);
+      v8508.x[26] = v9816;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9819 = v8508.x[27];
+      const float v9820 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9823 = v9820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9824 = v9823 ? 0.0f : v9820;
+      const float v9825 = v9819 - v9824;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9826 = iron_exp2_approx(v9825);
+      v8508.x[27] = v9826;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9829 = v8508.x[28];
+      const float v9830 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9833 = v9830 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9834 = v9833 ? 0.0f : v9830;
+      const float v9835 = v9829 - v9834;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9836 = iron_exp2_approx(v9835);
+      v8508.x[28] = v9836;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9839 = v8508.x[29];
+      const float v9840 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9843 = v9840 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9844 = v9843 ? 0.0f : v9840;
+      const float v9845 = v9839 - v9844;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9846 = iron_exp2_approx(v9845);
+      v8508.x[29] = v9846;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9849 = v8508.x[30];
+      const float v9850 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9853 = v9850 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9854 = v9853 ? 0.0f : v9850;
+      const float v9855 = v9849 - v9854;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9856 = iron_exp2_approx(v9855);
+      v8508.x[30] = v9856;  // kernels/sdpa/flash_tile.hpp:191
+      const float v9859 = v8508.x[31];
+      const float v9860 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v9863 = v9860 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9864 = v9863 ? 0.0f : v9860;
+      const float v9865 = v9859 - v9864;  // kernels/sdpa/flash_tile.hpp:192
+      const float v9866 = iron_exp2_approx(v9865);
+      v8508.x[31] = v9866;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v9868;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v9868, 0.0f);
+      iron_frag_row_reduce<true>(v9868, v8508);
+      const float v9871 = v587.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v9872 = v9868.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v9873 = v9476.x[0];
+      const float v9874 = v9871 * v9873;
+      const float v9875 = v9874 + v9872;
+      v587.x[0] = v9875;  // kernels/sdpa/flash_tile.hpp:195
+      const float v9878 = v587.x[1];
+      const float v9879 = v9868.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v9880 = v9476.x[1];
+      const float v9881 = v9878 * v9880;
+      const float v9882 = v9881 + v9879;
+      v587.x[1] = v9882;  // kernels/sdpa/flash_tile.hpp:195
+      const float v9885 = v587.x[2];
+      const float v9886 = v9868.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v9887 = v9476.x[2];
+      const float v9888 = v9885 * v9887;
+      const float v9889 = v9888 + v9886;
+      v587.x[2] = v9889;  // kernels/sdpa/flash_tile.hpp:195
+      const float v9892 = v587.x[3];
+      const float v9893 = v9868.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v9894 = v9476.x[3];
+      const float v9895 = v9892 * v9894;
+      const float v9896 = v9895 + v9893;
+      v587.x[3] = v9896;  // kernels/sdpa/flash_tile.hpp:195
+      const float v9899 = v589.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v9900 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9901 = v9899 * v9900;
+      v589.x[0] = v9901;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9904 = v589.x[1];
+      const float v9905 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9906 = v9904 * v9905;
+      v589.x[1] = v9906;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9909 = v589.x[2];
+      const float v9910 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9911 = v9909 * v9910;
+      v589.x[2] = v9911;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9914 = v589.x[3];
+      const float v9915 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9916 = v9914 * v9915;
+      v589.x[3] = v9916;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9919 = v589.x[4];
+      const float v9920 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9921 = v9919 * v9920;
+      v589.x[4] = v9921;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9924 = v589.x[5];
+      const float v9925 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9926 = v9924 * v9925;
+      v589.x[5] = v9926;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9929 = v589.x[6];
+      const float v9930 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9931 = v9929 * v9930;
+      v589.x[6] = v9931;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9934 = v589.x[7];
+      const float v9935 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9936 = v9934 * v9935;
+      v589.x[7] = v9936;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9939 = v589.x[8];
+      const float v9940 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9941 = v9939 * v9940;
+      v589.x[8] = v9941;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9944 = v589.x[9];
+      const float v9945 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9946 = v9944 * v9945;
+      v589.x[9] = v9946;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9949 = v589.x[10];
+      const float v9950 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9951 = v9949 * v9950;
+      v589.x[10] = v9951;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9954 = v589.x[11];
+      const float v9955 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9956 = v9954 * v9955;
+      v589.x[11] = v9956;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9959 = v589.x[12];
+      const float v9960 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9961 = v9959 * v9960;
+      v589.x[12] = v9961;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9964 = v589.x[13];
+      const float v9965 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9966 = v9964 * v9965;
+      v589.x[13] = v9966;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9969 = v589.x[14];
+      const float v9970 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9971 = v9969 * v9970;
+      v589.x[14] = v9971;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9974 = v589.x[15];
+      const float v9975 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9976 = v9974 * v9975;
+      v589.x[15] = v9976;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9979 = v589.x[16];
+      const float v9980 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9981 = v9979 * v9980;
+      v589.x[16] = v9981;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9984 = v589.x[17];
+      const float v9985 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9986 = v9984 * v9985;
+      v589.x[17] = v9986;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9989 = v589.x[18];
+      const float v9990 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9991 = v9989 * v9990;
+      v589.x[18] = v9991;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9994 = v589.x[19];
+      const float v9995 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v9996 = v9994 * v9995;
+      v589.x[19] = v9996;  // kernels/sdpa/flash_tile.hpp:205
+      const float v9999 = v589.x[20];
+      const float v10000 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10001 = v9999 * v10000;
+      v589.x[20] = v10001;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10004 = v589.x[21];
+      const float v10005 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10006 = v10004 * v10005;
+      v589.x[21] = v10006;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10009 = v589.x[22];
+      const float v10010 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10011 = v10009 * v10010;
+      v589.x[22] = v10011;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10014 = v589.x[23];
+      const float v10015 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10016 = v10014 * v10015;
+      v589.x[23] = v10016;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10019 = v589.x[24];
+      const float v10020 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10021 = v10019 * v10020;
+      v589.x[24] = v10021;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10024 = v589.x[25];
+      const float v10025 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10026 = v10024 * v10025;
+      v589.x[25] = v10026;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10029 = v589.x[26];
+      const float v10030 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10031 = v10029 * v10030;
+      v589.x[26] = v10031;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10034 = v589.x[27];
+      const float v10035 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10036 = v10034 * v10035;
+      v589.x[27] = v10036;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10039 = v589.x[28];
+      const float v10040 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10041 = v10039 * v10040;
+      v589.x[28] = v10041;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10044 = v589.x[29];
+      const float v10045 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10046 = v10044 * v10045;
+      v589.x[29] = v10046;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10049 = v589.x[30];
+      const float v10050 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10051 = v10049 * v10050;
+      v589.x[30] = v10051;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10054 = v589.x[31];
+      const float v10055 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10056 = v10054 * v10055;
+      v589.x[31] = v10056;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10059 = v591.x[0];
+      const float v10060 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10061 = v10059 * v10060;
+      v591.x[0] = v10061;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10064 = v591.x[1];
+      const float v10065 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10066 = v10064 * v10065;
+      v591.x[1] = v10066;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10069 = v591.x[2];
+      const float v10070 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10071 = v10069 * v10070;
+      v591.x[2] = v10071;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10074 = v591.x[3];
+      const float v10075 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10076 = v10074 * v10075;
+      v591.x[3] = v10076;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10079 = v591.x[4];
+      const float v10080 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10081 = v10079 * v10080;
+      v591.x[4] = v10081;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10084 = v591.x[5];
+      const float v10085 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10086 = v10084 * v10085;
+      v591.x[5] = v10086;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10089 = v591.x[6];
+      const float v10090 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10091 = v10089 * v10090;
+      v591.x[6] = v10091;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10094 = v591.x[7];
+      const float v10095 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10096 = v10094 * v10095;
+      v591.x[7] = v10096;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10099 = v591.x[8];
+      const float v10100 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10101 = v10099 * v10100;
+      v591.x[8] = v10101;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10104 = v591.x[9];
+      const float v10105 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10106 = v10104 * v10105;
+      v591.x[9] = v10106;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10109 = v591.x[10];
+      const float v10110 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10111 = v10109 * v10110;
+      v591.x[10] = v10111;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10114 = v591.x[11];
+      const float v10115 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10116 = v10114 * v10115;
+      v591.x[11] = v10116;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10119 = v591.x[12];
+      const float v10120 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10121 = v10119 * v10120;
+      v591.x[12] = v10121;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10124 = v591.x[13];
+      const float v10125 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10126 = v10124 * v10125;
+      v591.x[13] = v10126;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10129 = v591.x[14];
+      const float v10130 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10131 = v10129 * v10130;
+      v591.x[14] = v10131;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10134 = v591.x[15];
+      const float v10135 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10136 = v10134 * v10135;
+      v591.x[15] = v10136;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10139 = v591.x[16];
+      const float v10140 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10141 = v10139 * v10140;
+      v591.x[16] = v10141;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10144 = v591.x[17];
+      const float v10145 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10146 = v10144 * v10145;
+      v591.x[17] = v10146;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10149 = v591.x[18];
+      const float v10150 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10151 = v10149 * v10150;
+      v591.x[18] = v10151;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10154 = v591.x[19];
+      const float v10155 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10156 = v10154 * v10155;
+      v591.x[19] = v10156;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10159 = v591.x[20];
+      const float v10160 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10161 = v10159 * v10160;
+      v591.x[20] = v10161;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10164 = v591.x[21];
+      const float v10165 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10166 = v10164 * v10165;
+      v591.x[21] = v10166;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10169 = v591.x[22];
+      const float v10170 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10171 = v10169 * v10170;
+      v591.x[22] = v10171;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10174 = v591.x[23];
+      const float v10175 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10176 = v10174 * v10175;
+      v591.x[23] = v10176;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10179 = v591.x[24];
+      const float v10180 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10181 = v10179 * v10180;
+      v591.x[24] = v10181;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10184 = v591.x[25];
+      const float v10185 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10186 = v10184 * v10185;
+      v591.x[25] = v10186;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10189 = v591.x[26];
+      const float v10190 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10191 = v10189 * v10190;
+      v591.x[26] = v10191;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10194 = v591.x[27];
+      const float v10195 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10196 = v10194 * v10195;
+      v591.x[27] = v10196;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10199 = v591.x[28];
+      const float v10200 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10201 = v10199 * v10200;
+      v591.x[28] = v10201;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10204 = v591.x[29];
+      const float v10205 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10206 = v10204 * v10205;
+      v591.x[29] = v10206;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10209 = v591.x[30];
+      const float v10210 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10211 = v10209 * v10210;
+      v591.x[30] = v10211;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10214 = v591.x[31];
+      const float v10215 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10216 = v10214 * v10215;
+      v591.x[31] = v10216;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10219 = v593.x[0];
+      const float v10220 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10221 = v10219 * v10220;
+      v593.x[0] = v10221;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10224 = v593.x[1];
+      const float v10225 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10226 = v10224 * v10225;
+      v593.x[1] = v10226;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10229 = v593.x[2];
+      const float v10230 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10231 = v10229 * v10230;
+      v593.x[2] = v10231;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10234 = v593.x[3];
+      const float v10235 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10236 = v10234 * v10235;
+      v593.x[3] = v10236;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10239 = v593.x[4];
+      const float v10240 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10241 = v10239 * v10240;
+      v593.x[4] = v10241;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10244 = v593.x[5];
+      const float v10245 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10246 = v10244 * v10245;
+      v593.x[5] = v10246;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10249 = v593.x[6];
+      const float v10250 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10251 = v10249 * v10250;
+      v593.x[6] = v10251;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10254 = v593.x[7];
+      const float v10255 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10256 = v10254 * v10255;
+      v593.x[7] = v10256;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10259 = v593.x[8];
+      const float v10260 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10261 = v10259 * v10260;
+      v593.x[8] = v10261;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10264 = v593.x[9];
+      const float v10265 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10266 = v10264 * v10265;
+      v593.x[9] = v10266;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10269 = v593.x[10];
+      const float v10270 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10271 = v10269 * v10270;
+      v593.x[10] = v10271;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10274 = v593.x[11];
+      const float v10275 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10276 = v10274 * v10275;
+      v593.x[11] = v10276;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10279 = v593.x[12];
+      const float v10280 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10281 = v10279 * v10280;
+      v593.x[12] = v10281;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10284 = v593.x[13];
+      const float v10285 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10286 = v10284 * v10285;
+      v593.x[13] = v10286;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10289 = v593.x[14];
+      const float v10290 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10291 = v10289 * v10290;
+      v593.x[14] = v10291;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10294 = v593.x[15];
+      const float v10295 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10296 = v10294 * v10295;
+      v593.x[15] = v10296;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10299 = v593.x[16];
+      const float v10300 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10301 = v10299 * v10300;
+      v593.x[16] = v10301;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10304 = v593.x[17];
+      const float v10305 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10306 = v10304 * v10305;
+      v593.x[17] = v10306;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10309 = v593.x[18];
+      const float v10310 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10311 = v10309 * v10310;
+      v593.x[18] = v10311;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10314 = v593.x[19];
+      const float v10315 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10316 = v10314 * v10315;
+      v593.x[19] = v10316;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10319 = v593.x[20];
+      const float v10320 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10321 = v10319 * v10320;
+      v593.x[20] = v10321;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10324 = v593.x[21];
+      const float v10325 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10326 = v10324 * v10325;
+      v593.x[21] = v10326;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10329 = v593.x[22];
+      const float v10330 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10331 = v10329 * v10330;
+      v593.x[22] = v10331;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10334 = v593.x[23];
+      const float v10335 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10336 = v10334 * v10335;
+      v593.x[23] = v10336;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10339 = v593.x[24];
+      const float v10340 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10341 = v10339 * v10340;
+      v593.x[24] = v10341;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10344 = v593.x[25];
+      const float v10345 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10346 = v10344 * v10345;
+      v593.x[25] = v10346;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10349 = v593.x[26];
+      const float v10350 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10351 = v10349 * v10350;
+      v593.x[26] = v10351;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10354 = v593.x[27];
+      const float v10355 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10356 = v10354 * v10355;
+      v593.x[27] = v10356;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10359 = v593.x[28];
+      const float v10360 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10361 = v10359 * v10360;
+      v593.x[28] = v10361;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10364 = v593.x[29];
+      const float v10365 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10366 = v10364 * v10365;
+      v593.x[29] = v10366;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10369 = v593.x[30];
+      const float v10370 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10371 = v10369 * v10370;
+      v593.x[30] = v10371;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10374 = v593.x[31];
+      const float v10375 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10376 = v10374 * v10375;
+      v593.x[31] = v10376;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10379 = v595.x[0];
+      const float v10380 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10381 = v10379 * v10380;
+      v595.x[0] = v10381;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10384 = v595.x[1];
+      const float v10385 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10386 = v10384 * v10385;
+      v595.x[1] = v10386;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10389 = v595.x[2];
+      const float v10390 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10391 = v10389 * v10390;
+      v595.x[2] = v10391;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10394 = v595.x[3];
+      const float v10395 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10396 = v10394 * v10395;
+      v595.x[3] = v10396;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10399 = v595.x[4];
+      const float v10400 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10401 = v10399 * v10400;
+      v595.x[4] = v10401;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10404 = v595.x[5];
+      const float v10405 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10406 = v10404 * v10405;
+      v595.x[5] = v10406;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10409 = v595.x[6];
+      const float v10410 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10411 = v10409 * v10410;
+      v595.x[6] = v10411;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10414 = v595.x[7];
+      const float v10415 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10416 = v10414 * v10415;
+      v595.x[7] = v10416;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10419 = v595.x[8];
+      const float v10420 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10421 = v10419 * v10420;
+      v595.x[8] = v10421;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10424 = v595.x[9];
+      const float v10425 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10426 = v10424 * v10425;
+      v595.x[9] = v10426;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10429 = v595.x[10];
+      const float v10430 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10431 = v10429 * v10430;
+      v595.x[10] = v10431;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10434 = v595.x[11];
+      const float v10435 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10436 = v10434 * v10435;
+      v595.x[11] = v10436;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10439 = v595.x[12];
+      const float v10440 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10441 = v10439 * v10440;
+      v595.x[12] = v10441;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10444 = v595.x[13];
+      const float v10445 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10446 = v10444 * v10445;
+      v595.x[13] = v10446;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10449 = v595.x[14];
+      const float v10450 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10451 = v10449 * v10450;
+      v595.x[14] = v10451;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10454 = v595.x[15];
+      const float v10455 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10456 = v10454 * v10455;
+      v595.x[15] = v10456;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10459 = v595.x[16];
+      const float v10460 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10461 = v10459 * v10460;
+      v595.x[16] = v10461;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10464 = v595.x[17];
+      const float v10465 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10466 = v10464 * v10465;
+      v595.x[17] = v10466;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10469 = v595.x[18];
+      const float v10470 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10471 = v10469 * v10470;
+      v595.x[18] = v10471;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10474 = v595.x[19];
+      const float v10475 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10476 = v10474 * v10475;
+      v595.x[19] = v10476;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10479 = v595.x[20];
+      const float v10480 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10481 = v10479 * v10480;
+      v595.x[20] = v10481;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10484 = v595.x[21];
+      const float v10485 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10486 = v10484 * v10485;
+      v595.x[21] = v10486;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10489 = v595.x[22];
+      const float v10490 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10491 = v10489 * v10490;
+      v595.x[22] = v10491;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10494 = v595.x[23];
+      const float v10495 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10496 = v10494 * v10495;
+      v595.x[23] = v10496;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10499 = v595.x[24];
+      const float v10500 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10501 = v10499 * v10500;
+      v595.x[24] = v10501;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10504 = v595.x[25];
+      const float v10505 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10506 = v10504 * v10505;
+      v595.x[25] = v10506;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10509 = v595.x[26];
+      const float v10510 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10511 = v10509 * v10510;
+      v595.x[26] = v10511;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10514 = v595.x[27];
+      const float v10515 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10516 = v10514 * v10515;
+      v595.x[27] = v10516;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10519 = v595.x[28];
+      const float v10520 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10521 = v10519 * v10520;
+      v595.x[28] = v10521;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10524 = v595.x[29];
+      const float v10525 = v9476.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10526 = v10524 * v10525;
+      v595.x[29] = v10526;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10529 = v595.x[30];
+      const float v10530 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10531 = v10529 * v10530;
+      v595.x[30] = v10531;  // kernels/sdpa/flash_tile.hpp:205
+      const float v10534 = v595.x[31];
+      const float v10535 = v9476.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v10536 = v10534 * v10535;
+      v595.x[31] = v10536;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 64> v10538;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v10538, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v10538, v8508);
+      iron_frag_store<false>(v10538, shm3, v10545, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v10799;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v10799, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10799, shm3, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10801;
+      iron_frag_fill(v10801, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10801, shm2, v8512, 64u);
+      iron_frag_mma_sync(v589, v10799, v10801);
+      const unsigned int v10808 = v8512 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10810;
+      iron_frag_fill(v10810, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10810, shm3, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10812;
+      iron_frag_fill(v10812, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10812, shm2, v10808, 64u);
+      iron_frag_mma_sync(v589, v10810, v10812);
+      const unsigned int v10819 = v8512 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10821;
+      iron_frag_fill(v10821, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10821, shm3, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10823;
+      iron_frag_fill(v10823, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10823, shm2, v10819, 64u);
+      iron_frag_mma_sync(v589, v10821, v10823);
+      const unsigned int v10830 = v8512 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10832;
+      iron_frag_fill(v10832, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10832, shm3, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10834;
+      iron_frag_fill(v10834, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10834, shm2, v10830, 64u);
+      iron_frag_mma_sync(v589, v10832, v10834);
+      iron_frag<iron_bf16, 0, 16, 16> v10852;
+      iron_frag_fill(v10852, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10852, shm3, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10854;
+      iron_frag_fill(v10854, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10854, shm2, v8525, 64u);
+      iron_frag_mma_sync(v591, v10852, v10854);
+      const unsigned int v10861 = v8525 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10863;
+      iron_frag_fill(v10863, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10863, shm3, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10865;
+      iron_frag_fill(v10865, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10865, shm2, v10861, 64u);
+      iron_frag_mma_sync(v591, v10863, v10865);
+      const unsigned int v10872 = v8525 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10874;
+      iron_frag_fill(v10874, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10874, shm3, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10876;
+      iron_frag_fill(v10876, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10876, shm2, v10872, 64u);
+      iron_frag_mma_sync(v591, v10874, v10876);
+      const unsigned int v10883 = v8525 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10885;
+      iron_frag_fill(v10885, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10885, shm3, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10887;
+      iron_frag_fill(v10887, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10887, shm2, v10883, 64u);
+      iron_frag_mma_sync(v591, v10885, v10887);
+      iron_frag<iron_bf16, 0, 16, 16> v10905;
+      iron_frag_fill(v10905, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10905, shm3, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10907;
+      iron_frag_fill(v10907, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10907, shm2, v8537, 64u);
+      iron_frag_mma_sync(v593, v10905, v10907);
+      const unsigned int v10914 = v8537 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10916;
+      iron_frag_fill(v10916, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10916, shm3, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10918;
+      iron_frag_fill(v10918, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10918, shm2, v10914, 64u);
+      iron_frag_mma_sync(v593, v10916, v10918);
+      const unsigned int v10925 = v8537 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10927;
+      iron_frag_fill(v10927, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10927, shm3, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10929;
+      iron_frag_fill(v10929, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10929, shm2, v10925, 64u);
+      iron_frag_mma_sync(v593, v10927, v10929);
+      const unsigned int v10936 = v8537 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10938;
+      iron_frag_fill(v10938, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10938, shm3, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10940;
+      iron_frag_fill(v10940, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10940, shm2, v10936, 64u);
+      iron_frag_mma_sync(v593, v10938, v10940);
+      iron_frag<iron_bf16, 0, 16, 16> v10958;
+      iron_frag_fill(v10958, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10958, shm3, v10610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10960;
+      iron_frag_fill(v10960, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10960, shm2, v8549, 64u);
+      iron_frag_mma_sync(v595, v10958, v10960);
+      const unsigned int v10967 = v8549 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v10969;
+      iron_frag_fill(v10969, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10969, shm3, v10621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10971;
+      iron_frag_fill(v10971, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10971, shm2, v10967, 64u);
+      iron_frag_mma_sync(v595, v10969, v10971);
+      const unsigned int v10978 = v8549 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v10980;
+      iron_frag_fill(v10980, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10980, shm3, v10630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10982;
+      iron_frag_fill(v10982, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10982, shm2, v10978, 64u);
+      iron_frag_mma_sync(v595, v10980, v10982);
+      const unsigned int v10989 = v8549 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v10991;
+      iron_frag_fill(v10991, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v10991, shm3, v10639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v10993;
+      iron_frag_fill(v10993, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v10993, shm2, v10989, 64u);
+      iron_frag_mma_sync(v595, v10991, v10993);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v3285 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v3287;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v3287, 0.0f);
-    const float v3291 = v573.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3292 = fmaxf(v3291, v3285);
-    const bool v3295 = v3292 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3296 = v3295 ? 0.0f : v3292;
-    v3287.x[0] = v3296;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3300 = v573.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3301 = fmaxf(v3300, v3285);
-    const bool v3304 = v3301 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3305 = v3304 ? 0.0f : v3301;
-    v3287.x[1] = v3305;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3309 = v573.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3310 = fmaxf(v3309, v3285);
-    const bool v3313 = v3310 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3314 = v3313 ? 0.0f : v3310;
-    v3287.x[2] = v3314;  // kernels/sdpa/flash_tile.hpp:221
-    const float v3318 = v573.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v3319 = fmaxf(v3318, v3285);
-    const bool v3322 = v3319 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v3323 = v3322 ? 0.0f : v3319;
-    v3287.x[3] = v3323;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v3325;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v3325, 0.0f);
-    const float v3329 = v3287.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3330 = v3285 - v3329;
-    const float v3331 = exp2f(v3330);
-    const float v3333 = v573.x[0];
-    const float v3334 = v3333 - v3329;
-    const float v3335 = exp2f(v3334);
-    const float v3336 = v575.x[0];
-    const float v3337 = v3336 * v3335;
-    const float v3338 = v3337 + v3331;
-    v3325.x[0] = v3338;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3342 = v3287.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3343 = v3285 - v3342;
-    const float v3344 = exp2f(v3343);
-    const float v3346 = v573.x[1];
-    const float v3347 = v3346 - v3342;
-    const float v3348 = exp2f(v3347);
-    const float v3349 = v575.x[1];
-    const float v3350 = v3349 * v3348;
-    const float v3351 = v3350 + v3344;
-    v3325.x[1] = v3351;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3355 = v3287.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3356 = v3285 - v3355;
-    const float v3357 = exp2f(v3356);
-    const float v3359 = v573.x[2];
-    const float v3360 = v3359 - v3355;
-    const float v3361 = exp2f(v3360);
-    const float v3362 = v575.x[2];
-    const float v3363 = v3362 * v3361;
-    const float v3364 = v3363 + v3357;
-    v3325.x[2] = v3364;  // kernels/sdpa/flash_tile.hpp:225
-    const float v3368 = v3287.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v3369 = v3285 - v3368;
-    const float v3370 = exp2f(v3369);
-    const float v3372 = v573.x[3];
-    const float v3373 = v3372 - v3368;
-    const float v3374 = exp2f(v3373);
-    const float v3375 = v575.x[3];
-    const float v3376 = v3375 * v3374;
-    const float v3377 = v3376 + v3370;
-    v3325.x[3] = v3377;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v3379;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v3379, 0.0f);
-    const float v3383 = v3325.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3385 = v3287.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3386 = v573.x[0];
-    const float v3387 = v3386 - v3385;
-    const float v3388 = exp2f(v3387);
-    const float v3389 = v3388 / v3383;
-    const bool v3391 = v3383 > 0.0f;
-    const float v3392 = v3391 ? v3389 : 0.0f;
-    v3379.x[0] = v3392;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3396 = v3325.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3398 = v3287.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3399 = v573.x[1];
-    const float v3400 = v3399 - v3398;
-    const float v3401 = exp2f(v3400);
-    const float v3402 = v3401 / v3396;
-    const bool v3404 = v3396 > 0.0f;
-    const float v3405 = v3404 ? v3402 : 0.0f;
-    v3379.x[1] = v3405;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3409 = v3325.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3411 = v3287.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3412 = v573.x[2];
-    const float v3413 = v3412 - v3411;
-    const float v3414 = exp2f(v3413);
-    const float v3415 = v3414 / v3409;
-    const bool v3417 = v3409 > 0.0f;
-    const float v3418 = v3417 ? v3415 : 0.0f;
-    v3379.x[2] = v3418;  // kernels/sdpa/flash_tile.hpp:229
-    const float v3422 = v3325.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v3424 = v3287.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v3425 = v573.x[3];
-    const float v3426 = v3425 - v3424;
-    const float v3427 = exp2f(v3426);
-    const float v3428 = v3427 / v3422;
-    const bool v3430 = v3422 > 0.0f;
-    const float v3431 = v3430 ? v3428 : 0.0f;
-    v3379.x[3] = v3431;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v3433 = v44 + v8050;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3434 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3435 = v577.x[0];
-    const float v3436 = v3435 * v3434;
-    const bool v3437 = v3433 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3437) {
-      const iron_bf16 v3441 = iron_f32_to_bf16(v3436);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3443 = v13 + v3433;
-      const unsigned int v3444 = v3443 * v1;
-      const unsigned int v3445 = v3444 + v28;
-      const unsigned int v3446 = v3445 << 8u;
-      const unsigned int v3447 = v3446 + v8049;
-      out[v3447] = v3441;
-    }
-    const unsigned int v3449 = v44 + v8055;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3450 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3451 = v577.x[1];
-    const float v3452 = v3451 * v3450;
-    const bool v3453 = v3449 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3453) {
-      const iron_bf16 v3457 = iron_f32_to_bf16(v3452);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3459 = v13 + v3449;
-      const unsigned int v3460 = v3459 * v1;
-      const unsigned int v3461 = v3460 + v28;
-      const unsigned int v3462 = v3461 << 8u;
-      const unsigned int v3463 = v3462 + v8054;
-      out[v3463] = v3457;
-    }
-    const unsigned int v3465 = v44 + v8060;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3466 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3467 = v577.x[2];
-    const float v3468 = v3467 * v3466;
-    const bool v3469 = v3465 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3469) {
-      const iron_bf16 v3473 = iron_f32_to_bf16(v3468);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3475 = v13 + v3465;
-      const unsigned int v3476 = v3475 * v1;
-      const unsigned int v3477 = v3476 + v28;
-      const unsigned int v3478 = v3477 << 8u;
-      const unsigned int v3479 = v3478 + v8059;
-      out[v3479] = v3473;
-    }
-    const unsigned int v3481 = v44 + v8065;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3482 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3483 = v577.x[3];
-    const float v3484 = v3483 * v3482;
-    const bool v3485 = v3481 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3485) {
-      const iron_bf16 v3489 = iron_f32_to_bf16(v3484);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3491 = v13 + v3481;
-      const unsigned int v3492 = v3491 * v1;
-      const unsigned int v3493 = v3492 + v28;
-      const unsigned int v3494 = v3493 << 8u;
-      const unsigned int v3495 = v3494 + v8064;
-      out[v3495] = v3489;
-    }
-    const unsigned int v3497 = v44 + v8070;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3498 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3499 = v577.x[4];
-    const float v3500 = v3499 * v3498;
-    const bool v3501 = v3497 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3501) {
-      const iron_bf16 v3505 = iron_f32_to_bf16(v3500);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3507 = v13 + v3497;
-      const unsigned int v3508 = v3507 * v1;
-      const unsigned int v3509 = v3508 + v28;
-      const unsigned int v3510 = v3509 << 8u;
-      const unsigned int v3511 = v3510 + v8069;
-      out[v3511] = v3505;
-    }
-    const unsigned int v3513 = v44 + v8075;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3514 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3515 = v577.x[5];
-    const float v3516 = v3515 * v3514;
-    const bool v3517 = v3513 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3517) {
-      const iron_bf16 v3521 = iron_f32_to_bf16(v3516);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3523 = v13 + v3513;
-      const unsigned int v3524 = v3523 * v1;
-      const unsigned int v3525 = v3524 + v28;
-      const unsigned int v3526 = v3525 << 8u;
-      const unsigned int v3527 = v3526 + v8074;
-      out[v3527] = v3521;
-    }
-    const unsigned int v3529 = v44 + v8080;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3530 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3531 = v577.x[6];
-    const float v3532 = v3531 * v3530;
-    const bool v3533 = v3529 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3533) {
-      const iron_bf16 v3537 = iron_f32_to_bf16(v3532);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3539 = v13 + v3529;
-      const unsigned int v3540 = v3539 * v1;
-      const unsigned int v3541 = v3540 + v28;
-      const unsigned int v3542 = v3541 << 8u;
-      const unsigned int v3543 = v3542 + v8079;
-      out[v3543] = v3537;
-    }
-    const unsigned int v3545 = v44 + v8085;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3546 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3547 = v577.x[7];
-    const float v3548 = v3547 * v3546;
-    const bool v3549 = v3545 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3549) {
-      const iron_bf16 v3553 = iron_f32_to_bf16(v3548);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3555 = v13 + v3545;
-      const unsigned int v3556 = v3555 * v1;
-      const unsigned int v3557 = v3556 + v28;
-      const unsigned int v3558 = v3557 << 8u;
-      const unsigned int v3559 = v3558 + v8084;
-      out[v3559] = v3553;
-    }
-    const unsigned int v3561 = v44 + v8090;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3562 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3563 = v577.x[8];
-    const float v3564 = v3563 * v3562;
-    const bool v3565 = v3561 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3565) {
-      const iron_bf16 v3569 = iron_f32_to_bf16(v3564);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3571 = v13 + v3561;
-      const unsigned int v3572 = v3571 * v1;
-      const unsigned int v3573 = v3572 + v28;
-      const unsigned int v3574 = v3573 << 8u;
-      const unsigned int v3575 = v3574 + v8089;
-      out[v3575] = v3569;
-    }
-    const unsigned int v3577 = v44 + v8095;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3578 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3579 = v577.x[9];
-    const float v3580 = v3579 * v3578;
-    const bool v3581 = v3577 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3581) {
-      const iron_bf16 v3585 = iron_f32_to_bf16(v3580);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3587 = v13 + v3577;
-      const unsigned int v3588 = v3587 * v1;
-      const unsigned int v3589 = v3588 + v28;
-      const unsigned int v3590 = v3589 << 8u;
-      const unsigned int v3591 = v3590 + v8094;
-      out[v3591] = v3585;
-    }
-    const unsigned int v3593 = v44 + v8100;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3594 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3595 = v577.x[10];
-    const float v3596 = v3595 * v3594;
-    const bool v3597 = v3593 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3597) {
-      const iron_bf16 v3601 = iron_f32_to_bf16(v3596);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3603 = v13 + v3593;
-      const unsigned int v3604 = v3603 * v1;
-      const unsigned int v3605 = v3604 + v28;
-      const unsigned int v3606 = v3605 << 8u;
-      const unsigned int v3607 = v3606 + v8099;
-      out[v3607] = v3601;
-    }
-    const unsigned int v3609 = v44 + v8105;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3610 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3611 = v577.x[11];
-    const float v3612 = v3611 * v3610;
-    const bool v3613 = v3609 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3613) {
-      const iron_bf16 v3617 = iron_f32_to_bf16(v3612);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3619 = v13 + v3609;
-      const unsigned int v3620 = v3619 * v1;
-      const unsigned int v3621 = v3620 + v28;
-      const unsigned int v3622 = v3621 << 8u;
-      const unsigned int v3623 = v3622 + v8104;
-      out[v3623] = v3617;
-    }
-    const unsigned int v3625 = v44 + v8110;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3626 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3627 = v577.x[12];
-    const float v3628 = v3627 * v3626;
-    const bool v3629 = v3625 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3629) {
-      const iron_bf16 v3633 = iron_f32_to_bf16(v3628);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3635 = v13 + v3625;
-      const unsigned int v3636 = v3635 * v1;
-      const unsigned int v3637 = v3636 + v28;
-      const unsigned int v3638 = v3637 << 8u;
-      const unsigned int v3639 = v3638 + v8109;
-      out[v3639] = v3633;
-    }
-    const unsigned int v3641 = v44 + v8115;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3642 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3643 = v577.x[13];
-    const float v3644 = v3643 * v3642;
-    const bool v3645 = v3641 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3645) {
-      const iron_bf16 v3649 = iron_f32_to_bf16(v3644);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3651 = v13 + v3641;
-      const unsigned int v3652 = v3651 * v1;
-      const unsigned int v3653 = v3652 + v28;
-      const unsigned int v3654 = v3653 << 8u;
-      const unsigned int v3655 = v3654 + v8114;
-      out[v3655] = v3649;
-    }
-    const unsigned int v3657 = v44 + v8120;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3658 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3659 = v577.x[14];
-    const float v3660 = v3659 * v3658;
-    const bool v3661 = v3657 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3661) {
-      const iron_bf16 v3665 = iron_f32_to_bf16(v3660);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3667 = v13 + v3657;
-      const unsigned int v3668 = v3667 * v1;
-      const unsigned int v3669 = v3668 + v28;
-      const unsigned int v3670 = v3669 << 8u;
-      const unsigned int v3671 = v3670 + v8119;
-      out[v3671] = v3665;
-    }
-    const unsigned int v3673 = v44 + v8125;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3674 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3675 = v577.x[15];
-    const float v3676 = v3675 * v3674;
-    const bool v3677 = v3673 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3677) {
-      const iron_bf16 v3681 = iron_f32_to_bf16(v3676);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3683 = v13 + v3673;
-      const unsigned int v3684 = v3683 * v1;
-      const unsigned int v3685 = v3684 + v28;
-      const unsigned int v3686 = v3685 << 8u;
-      const unsigned int v3687 = v3686 + v8124;
-      out[v3687] = v3681;
-    }
-    const unsigned int v3689 = v44 + v8130;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3690 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3691 = v577.x[16];
-    const float v3692 = v3691 * v3690;
-    const bool v3693 = v3689 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3693) {
-      const iron_bf16 v3697 = iron_f32_to_bf16(v3692);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3699 = v13 + v3689;
-      const unsigned int v3700 = v3699 * v1;
-      const unsigned int v3701 = v3700 + v28;
-      const unsigned int v3702 = v3701 << 8u;
-      const unsigned int v3703 = v3702 + v8129;
-      out[v3703] = v3697;
-    }
-    const unsigned int v3705 = v44 + v8135;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3706 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3707 = v577.x[17];
-    const float v3708 = v3707 * v3706;
-    const bool v3709 = v3705 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3709) {
-      const iron_bf16 v3713 = iron_f32_to_bf16(v3708);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3715 = v13 + v3705;
-      const unsigned int v3716 = v3715 * v1;
-      const unsigned int v3717 = v3716 + v28;
-      const unsigned int v3718 = v3717 << 8u;
-      const unsigned int v3719 = v3718 + v8134;
-      out[v3719] = v3713;
-    }
-    const unsigned int v3721 = v44 + v8140;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3722 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3723 = v577.x[18];
-    const float v3724 = v3723 * v3722;
-    const bool v3725 = v3721 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3725) {
-      const iron_bf16 v3729 = iron_f32_to_bf16(v3724);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3731 = v13 + v3721;
-      const unsigned int v3732 = v3731 * v1;
-      const unsigned int v3733 = v3732 + v28;
-      const unsigned int v3734 = v3733 << 8u;
-      const unsigned int v3735 = v3734 + v8139;
-      out[v3735] = v3729;
-    }
-    const unsigned int v3737 = v44 + v8145;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3738 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3739 = v577.x[19];
-    const float v3740 = v3739 * v3738;
-    const bool v3741 = v3737 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3741) {
-      const iron_bf16 v3745 = iron_f32_to_bf16(v3740);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3747 = v13 + v3737;
-      const unsigned int v3748 = v3747 * v1;
-      const unsigned int v3749 = v3748 + v28;
-      const unsigned int v3750 = v3749 << 8u;
-      const unsigned int v3751 = v3750 + v8144;
-      out[v3751] = v3745;
-    }
-    const unsigned int v3753 = v44 + v8150;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3754 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3755 = v577.x[20];
-    const float v3756 = v3755 * v3754;
-    const bool v3757 = v3753 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3757) {
-      const iron_bf16 v3761 = iron_f32_to_bf16(v3756);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3763 = v13 + v3753;
-      const unsigned int v3764 = v3763 * v1;
-      const unsigned int v3765 = v3764 + v28;
-      const unsigned int v3766 = v3765 << 8u;
-      const unsigned int v3767 = v3766 + v8149;
-      out[v3767] = v3761;
-    }
-    const unsigned int v3769 = v44 + v8155;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3770 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3771 = v577.x[21];
-    const float v3772 = v3771 * v3770;
-    const bool v3773 = v3769 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3773) {
-      const iron_bf16 v3777 = iron_f32_to_bf16(v3772);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3779 = v13 + v3769;
-      const unsigned int v3780 = v3779 * v1;
-      const unsigned int v3781 = v3780 + v28;
-      const unsigned int v3782 = v3781 << 8u;
-      const unsigned int v3783 = v3782 + v8154;
-      out[v3783] = v3777;
-    }
-    const unsigned int v3785 = v44 + v8160;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3786 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3787 = v577.x[22];
-    const float v3788 = v3787 * v3786;
-    const bool v3789 = v3785 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3789) {
-      const iron_bf16 v3793 = iron_f32_to_bf16(v3788);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3795 = v13 + v3785;
-      const unsigned int v3796 = v3795 * v1;
-      const unsigned int v3797 = v3796 + v28;
-      const unsigned int v3798 = v3797 << 8u;
-      const unsigned int v3799 = v3798 + v8159;
-      out[v3799] = v3793;
-    }
-    const unsigned int v3801 = v44 + v8165;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3802 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3803 = v577.x[23];
-    const float v3804 = v3803 * v3802;
-    const bool v3805 = v3801 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3805) {
-      const iron_bf16 v3809 = iron_f32_to_bf16(v3804);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3811 = v13 + v3801;
-      const unsigned int v3812 = v3811 * v1;
-      const unsigned int v3813 = v3812 + v28;
-      const unsigned int v3814 = v3813 << 8u;
-      const unsigned int v3815 = v3814 + v8164;
-      out[v3815] = v3809;
-    }
-    const unsigned int v3817 = v44 + v8170;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3818 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3819 = v577.x[24];
-    const float v3820 = v3819 * v3818;
-    const bool v3821 = v3817 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3821) {
-      const iron_bf16 v3825 = iron_f32_to_bf16(v3820);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3827 = v13 + v3817;
-      const unsigned int v3828 = v3827 * v1;
-      const unsigned int v3829 = v3828 + v28;
-      const unsigned int v3830 = v3829 << 8u;
-      const unsigned int v3831 = v3830 + v8169;
-      out[v3831] = v3825;
-    }
-    const unsigned int v3833 = v44 + v8175;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3834 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3835 = v577.x[25];
-    const float v3836 = v3835 * v3834;
-    const bool v3837 = v3833 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3837) {
-      const iron_bf16 v3841 = iron_f32_to_bf16(v3836);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3843 = v13 + v3833;
-      const unsigned int v3844 = v3843 * v1;
-      const unsigned int v3845 = v3844 + v28;
-      const unsigned int v3846 = v3845 << 8u;
-      const unsigned int v3847 = v3846 + v8174;
-      out[v3847] = v3841;
-    }
-    const unsigned int v3849 = v44 + v8180;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3850 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3851 = v577.x[26];
-    const float v3852 = v3851 * v3850;
-    const bool v3853 = v3849 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3853) {
-      const iron_bf16 v3857 = iron_f32_to_bf16(v3852);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3859 = v13 + v3849;
-      const unsigned int v3860 = v3859 * v1;
-      const unsigned int v3861 = v3860 + v28;
-      const unsigned int v3862 = v3861 << 8u;
-      const unsigned int v3863 = v3862 + v8179;
-      out[v3863] = v3857;
-    }
-    const unsigned int v3865 = v44 + v8185;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3866 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3867 = v577.x[27];
-    const float v3868 = v3867 * v3866;
-    const bool v3869 = v3865 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3869) {
-      const iron_bf16 v3873 = iron_f32_to_bf16(v3868);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3875 = v13 + v3865;
-      const unsigned int v3876 = v3875 * v1;
-      const unsigned int v3877 = v3876 + v28;
-      const unsigned int v3878 = v3877 << 8u;
-      const unsigned int v3879 = v3878 + v8184;
-      out[v3879] = v3873;
-    }
-    const unsigned int v3881 = v44 + v8190;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3882 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3883 = v577.x[28];
-    const float v3884 = v3883 * v3882;
-    const bool v3885 = v3881 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3885) {
-      const iron_bf16 v3889 = iron_f32_to_bf16(v3884);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3891 = v13 + v3881;
-      const unsigned int v3892 = v3891 * v1;
-      const unsigned int v3893 = v3892 + v28;
-      const unsigned int v3894 = v3893 << 8u;
-      const unsigned int v3895 = v3894 + v8189;
-      out[v3895] = v3889;
-    }
-    const unsigned int v3897 = v44 + v8195;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3898 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3899 = v577.x[29];
-    const float v3900 = v3899 * v3898;
-    const bool v3901 = v3897 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3901) {
-      const iron_bf16 v3905 = iron_f32_to_bf16(v3900);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3907 = v13 + v3897;
-      const unsigned int v3908 = v3907 * v1;
-      const unsigned int v3909 = v3908 + v28;
-      const unsigned int v3910 = v3909 << 8u;
-      const unsigned int v3911 = v3910 + v8194;
-      out[v3911] = v3905;
-    }
-    const unsigned int v3913 = v44 + v8200;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3914 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3915 = v577.x[30];
-    const float v3916 = v3915 * v3914;
-    const bool v3917 = v3913 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3917) {
-      const iron_bf16 v3921 = iron_f32_to_bf16(v3916);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3923 = v13 + v3913;
-      const unsigned int v3924 = v3923 * v1;
-      const unsigned int v3925 = v3924 + v28;
-      const unsigned int v3926 = v3925 << 8u;
-      const unsigned int v3927 = v3926 + v8199;
-      out[v3927] = v3921;
-    }
-    const unsigned int v3929 = v44 + v8205;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3930 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3931 = v577.x[31];
-    const float v3932 = v3931 * v3930;
-    const bool v3933 = v3929 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3933) {
-      const iron_bf16 v3937 = iron_f32_to_bf16(v3932);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3939 = v13 + v3929;
-      const unsigned int v3940 = v3939 * v1;
-      const unsigned int v3941 = v3940 + v28;
-      const unsigned int v3942 = v3941 << 8u;
-      const unsigned int v3943 = v3942 + v8204;
-      out[v3943] = v3937;
-    }
-    const unsigned int v3945 = v44 + v8210;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3946 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3947 = v579.x[0];
-    const float v3948 = v3947 * v3946;
-    const bool v3949 = v3945 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3949) {
-      const unsigned int v3952 = 64u + v8209;
-      const iron_bf16 v3953 = iron_f32_to_bf16(v3948);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3955 = v13 + v3945;
-      const unsigned int v3956 = v3955 * v1;
-      const unsigned int v3957 = v3956 + v28;
-      const unsigned int v3958 = v3957 << 8u;
-      const unsigned int v3959 = v3958 + v3952;
-      out[v3959] = v3953;
-    }
-    const unsigned int v3961 = v44 + v8215;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3962 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3963 = v579.x[1];
-    const float v3964 = v3963 * v3962;
-    const bool v3965 = v3961 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3965) {
-      const unsigned int v3968 = 64u + v8214;
-      const iron_bf16 v3969 = iron_f32_to_bf16(v3964);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3971 = v13 + v3961;
-      const unsigned int v3972 = v3971 * v1;
-      const unsigned int v3973 = v3972 + v28;
-      const unsigned int v3974 = v3973 << 8u;
-      const unsigned int v3975 = v3974 + v3968;
-      out[v3975] = v3969;
-    }
-    const unsigned int v3977 = v44 + v8220;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3978 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3979 = v579.x[2];
-    const float v3980 = v3979 * v3978;
-    const bool v3981 = v3977 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3981) {
-      const unsigned int v3984 = 64u + v8219;
-      const iron_bf16 v3985 = iron_f32_to_bf16(v3980);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v3987 = v13 + v3977;
-      const unsigned int v3988 = v3987 * v1;
-      const unsigned int v3989 = v3988 + v28;
-      const unsigned int v3990 = v3989 << 8u;
-      const unsigned int v3991 = v3990 + v3984;
-      out[v3991] = v3985;
-    }
-    const unsigned int v3993 = v44 + v8225;  // kernels/sdpa/flash_tile.hpp:235
-    const float v3994 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v3995 = v579.x[3];
-    const float v3996 = v3995 * v3994;
-    const bool v3997 = v3993 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v3997) {
-      const unsigned int v4000 = 64u + v8224;
-      const iron_bf16 v4001 = iron_f32_to_bf16(v3996);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4003 = v13 + v3993;
-      const unsigned int v4004 = v4003 * v1;
-      const unsigned int v4005 = v4004 + v28;
-      const unsigned int v4006 = v4005 << 8u;
-      const unsigned int v4007 = v4006 + v4000;
-      out[v4007] = v4001;
-    }
-    const unsigned int v4009 = v44 + v8230;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4010 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4011 = v579.x[4];
-    const float v4012 = v4011 * v4010;
-    const bool v4013 = v4009 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4013) {
-      const unsigned int v4016 = 64u + v8229;
-      const iron_bf16 v4017 = iron_f32_to_bf16(v4012);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4019 = v13 + v4009;
-      const unsigned int v4020 = v4019 * v1;
-      const unsigned int v4021 = v4020 + v28;
-      const unsigned int v4022 = v4021 << 8u;
-      const unsigned int v4023 = v4022 + v4016;
-      out[v4023] = v4017;
-    }
-    const unsigned int v4025 = v44 + v8235;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4026 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4027 = v579.x[5];
-    const float v4028 = v4027 * v4026;
-    const bool v4029 = v4025 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4029) {
-      const unsigned int v4032 = 64u + v8234;
-      const iron_bf16 v4033 = iron_f32_to_bf16(v4028);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4035 = v13 + v4025;
-      const unsigned int v4036 = v4035 * v1;
-      const unsigned int v4037 = v4036 + v28;
-      const unsigned int v4038 = v4037 << 8u;
-      const unsigned int v4039 = v4038 + v4032;
-      out[v4039] = v4033;
-    }
-    const unsigned int v4041 = v44 + v8240;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4042 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4043 = v579.x[6];
-    const float v4044 = v4043 * v4042;
-    const bool v4045 = v4041 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v4045) {
-      const unsigned int v4048 = 64u + v8239;
-      const iron_bf16 v4049 = iron_f32_to_bf16(v4044);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v4051 = v13 + v4041;
-      const unsigned int v4052 = v4051 * v1;
-      const unsigned int v4053 = v4052 + v28;
-      const unsigned int v4054 = v4053 << 8u;
-      const unsigned int v4055 = v4054 + v4048;
-      out[v4055] = v4049;
-    }
-    const unsigned int v4057 = v44 + v8245;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4058 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4059 = v579.x[7];
+    const float v3909 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v3911;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v3911, 0.0f);
+    const float v3915 = v585.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3916 = fmaxf(v3915, v3909);
+    const bool v3919 = v3916 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3920 = v3919 ? 0.0f : v3916;
+    v3911.x[0] = v3920;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3924 = v585.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3925 = fmaxf(v3924, v3909);
+    const bool v3928 = v3925 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3929 = v3928 ? 0.0f : v3925;
+    v3911.x[1] = v3929;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3933 = v585.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3934 = fmaxf(v3933, v3909);
+    const bool v3937 = v3934 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3938 = v3937 ? 0.0f : v3934;
+    v3911.x[2] = v3938;  // kernels/sdpa/flash_tile.hpp:221
+    const float v3942 = v585.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v3943 = fmaxf(v3942, v3909);
+    const bool v3946 = v3943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v3947 = v3946 ? 0.0f : v3943;
+    v3911.x[3] = v3947;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v3949;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v3949, 0.0f);
+    const float v3953 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3954 = v3909 - v3953;
+    const float v3955 = exp2f(v3954);
+    const float v3957 = v585.x[0];
+    const float v3958 = v3957 - v3953;
+    const float v3959 = exp2f(v3958);
+    const float v3960 = v587.x[0];
+    const float v3961 = v3960 * v3959;
+    const float v3962 = v3961 + v3955;
+    v3949.x[0] = v3962;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3966 = v3911.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3967 = v3909 - v3966;
+    const float v3968 = exp2f(v3967);
+    const float v3970 = v585.x[1];
+    const float v3971 = v3970 - v3966;
+    const float v3972 = exp2f(v3971);
+    const float v3973 = v587.x[1];
+    const float v3974 = v3973 * v3972;
+    const float v3975 = v3974 + v3968;
+    v3949.x[1] = v3975;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3979 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3980 = v3909 - v3979;
+    const float v3981 = exp2f(v3980);
+    const float v3983 = v585.x[2];
+    const float v3984 = v3983 - v3979;
+    const float v3985 = exp2f(v3984);
+    const float v3986 = v587.x[2];
+    const float v3987 = v3986 * v3985;
+    const float v3988 = v3987 + v3981;
+    v3949.x[2] = v3988;  // kernels/sdpa/flash_tile.hpp:225
+    const float v3992 = v3911.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v3993 = v3909 - v3992;
+    const float v3994 = exp2f(v3993);
+    const float v3996 = v585.x[3];
+    const float v3997 = v3996 - v3992;
+    const float v3998 = exp2f(v3997);
+    const float v3999 = v587.x[3];
+    const float v4000 = v3999 * v3998;
+    const float v4001 = v4000 + v3994;
+    v3949.x[3] = v4001;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v4003;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v4003, 0.0f);
+    const float v4007 = v3949.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4009 = v3911.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4010 = v585.x[0];
+    const float v4011 = v4010 - v4009;
+    const float v4012 = exp2f(v4011);
+    const float v4013 = v4012 / v4007;
+    const bool v4015 = v4007 > 0.0f;
+    const float v4016 = v4015 ? v4013 : 0.0f;
+    v4003.x[0] = v4016;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4020 = v3949.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4022 = v3911.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4023 = v585.x[1];
+    const float v4024 = v4023 - v4022;
+    const float v4025 = exp2f(v4024);
+    const float v4026 = v4025 / v4020;
+    const bool v4028 = v4020 > 0.0f;
+    const float v4029 = v4028 ? v4026 : 0.0f;
+    v4003.x[1] = v4029;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4033 = v3949.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4035 = v3911.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4036 = v585.x[2];
+    const float v4037 = v4036 - v4035;
+    const float v4038 = exp2f(v4037);
+    const float v4039 = v4038 / v4033;
+    const bool v4041 = v4033 > 0.0f;
+    const float v4042 = v4041 ? v4039 : 0.0f;
+    v4003.x[2] = v4042;  // kernels/sdpa/flash_tile.hpp:229
+    const float v4046 = v3949.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v4048 = v3911.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v4049 = v585.x[3];
+    const float v4050 = v4049 - v4048;
+    const float v4051 = exp2f(v4050);
+    const float v4052 = v4051 / v4046;
+    const bool v4054 = v4046 > 0.0f;
+    const float v4055 = v4054 ? v4052 : 0.0f;
+    v4003.x[3] = v4055;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v4057 = v56 + v9898;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4058 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4059 = v589.x[0];
     const float v4060 = v4059 * v4058;
     const bool v4061 = v4057 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4061) {
-      const unsigned int v4064 = 64u + v8244;
       const iron_bf16 v4065 = iron_f32_to_bf16(v4060);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4067 = v13 + v4057;
       const unsigned int v4068 = v4067 * v1;
       const unsigned int v4069 = v4068 + v28;
       const unsigned int v4070 = v4069 << 8u;
-      const unsigned int v4071 = v4070 + v4064;
+      const unsigned int v4071 = v4070 + v9897;
       out[v4071] = v4065;
     }
-    const unsigned int v4073 = v44 + v8250;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4074 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4075 = v579.x[8];
+    const unsigned int v4073 = v56 + v9903;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4074 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4075 = v589.x[1];
     const float v4076 = v4075 * v4074;
     const bool v4077 = v4073 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4077) {
-      const unsigned int v4080 = 64u + v8249;
       const iron_bf16 v4081 = iron_f32_to_bf16(v4076);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4083 = v13 + v4073;
       const unsigned int v4084 = v4083 * v1;
       const unsigned int v4085 = v4084 + v28;
       const unsigned int v4086 = v4085 << 8u;
-      const unsigned int v4087 = v4086 + v4080;
+      const unsigned int v4087 = v4086 + v9902;
       out[v4087] = v4081;
     }
-    const unsigned int v4089 = v44 + v8255;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4090 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4091 = v579.x[9];
+    const unsigned int v4089 = v56 + v9908;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4090 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4091 = v589.x[2];
     const float v4092 = v4091 * v4090;
     const bool v4093 = v4089 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4093) {
-      const unsigned int v4096 = 64u + v8254;
       const iron_bf16 v4097 = iron_f32_to_bf16(v4092);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4099 = v13 + v4089;
       const unsigned int v4100 = v4099 * v1;
       const unsigned int v4101 = v4100 + v28;
       const unsigned int v4102 = v4101 << 8u;
-      const unsigned int v4103 = v4102 + v4096;
+      const unsigned int v4103 = v4102 + v9907;
       out[v4103] = v4097;
     }
-    const unsigned int v4105 = v44 + v8260;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4106 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4107 = v579.x[10];
+    const unsigned int v4105 = v56 + v9913;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4106 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4107 = v589.x[3];
     const float v4108 = v4107 * v4106;
     const bool v4109 = v4105 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4109) {
-      const unsigned int v4112 = 64u + v8259;
       const iron_bf16 v4113 = iron_f32_to_bf16(v4108);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4115 = v13 + v4105;
       const unsigned int v4116 = v4115 * v1;
       const unsigned int v4117 = v4116 + v28;
       const unsigned int v4118 = v4117 << 8u;
-      const unsigned int v4119 = v4118 + v4112;
+      const unsigned int v4119 = v4118 + v9912;
       out[v4119] = v4113;
     }
-    const unsigned int v4121 = v44 + v8265;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4122 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4123 = v579.x[11];
+    const unsigned int v4121 = v56 + v9918;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4122 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4123 = v589.x[4];
     const float v4124 = v4123 * v4122;
     const bool v4125 = v4121 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4125) {
-      const unsigned int v4128 = 64u + v8264;
       const iron_bf16 v4129 = iron_f32_to_bf16(v4124);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4131 = v13 + v4121;
       const unsigned int v4132 = v4131 * v1;
       const unsigned int v4133 = v4132 + v28;
       const unsigned int v4134 = v4133 << 8u;
-      const unsigned int v4135 = v4134 + v4128;
+      const unsigned int v4135 = v4134 + v9917;
       out[v4135] = v4129;
     }
-    const unsigned int v4137 = v44 + v8270;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4138 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4139 = v579.x[12];
+    const unsigned int v4137 = v56 + v9923;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4138 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4139 = v589.x[5];
     const float v4140 = v4139 * v4138;
     const bool v4141 = v4137 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4141) {
-      const unsigned int v4144 = 64u + v8269;
       const iron_bf16 v4145 = iron_f32_to_bf16(v4140);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4147 = v13 + v4137;
       const unsigned int v4148 = v4147 * v1;
       const unsigned int v4149 = v4148 + v28;
       const unsigned int v4150 = v4149 << 8u;
-      const unsigned int v4151 = v4150 + v4144;
+      const unsigned int v4151 = v4150 + v9922;
       out[v4151] = v4145;
     }
-    const unsigned int v4153 = v44 + v8275;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4154 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4155 = v579.x[13];
+    const unsigned int v4153 = v56 + v9928;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4154 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4155 = v589.x[6];
     const float v4156 = v4155 * v4154;
     const bool v4157 = v4153 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4157) {
-      const unsigned int v4160 = 64u + v8274;
       const iron_bf16 v4161 = iron_f32_to_bf16(v4156);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4163 = v13 + v4153;
       const unsigned int v4164 = v4163 * v1;
       const unsigned int v4165 = v4164 + v28;
       const unsigned int v4166 = v4165 << 8u;
-      const unsigned int v4167 = v4166 + v4160;
+      const unsigned int v4167 = v4166 + v9927;
       out[v4167] = v4161;
     }
-    const unsigned int v4169 = v44 + v8280;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4170 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4171 = v579.x[14];
+    const unsigned int v4169 = v56 + v9933;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4170 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4171 = v589.x[7];
     const float v4172 = v4171 * v4170;
     const bool v4173 = v4169 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4173) {
-      const unsigned int v4176 = 64u + v8279;
       const iron_bf16 v4177 = iron_f32_to_bf16(v4172);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4179 = v13 + v4169;
       const unsigned int v4180 = v4179 * v1;
       const unsigned int v4181 = v4180 + v28;
       const unsigned int v4182 = v4181 << 8u;
-      const unsigned int v4183 = v4182 + v4176;
+      const unsigned int v4183 = v4182 + v9932;
       out[v4183] = v4177;
     }
-    const unsigned int v4185 = v44 + v8285;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4186 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4187 = v579.x[15];
+    const unsigned int v4185 = v56 + v9938;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4186 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4187 = v589.x[8];
     const float v4188 = v4187 * v4186;
     const bool v4189 = v4185 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4189) {
-      const unsigned int v4192 = 64u + v8284;
       const iron_bf16 v4193 = iron_f32_to_bf16(v4188);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4195 = v13 + v4185;
       const unsigned int v4196 = v4195 * v1;
       const unsigned int v4197 = v4196 + v28;
       const unsigned int v4198 = v4197 << 8u;
-      const unsigned int v4199 = v4198 + v4192;
+      const unsigned int v4199 = v4198 + v9937;
       out[v4199] = v4193;
     }
-    const unsigned int v4201 = v44 + v8290;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4202 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4203 = v579.x[16];
+    const unsigned int v4201 = v56 + v9943;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4202 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4203 = v589.x[9];
     const float v4204 = v4203 * v4202;
     const bool v4205 = v4201 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4205) {
-      const unsigned int v4208 = 64u + v8289;
       const iron_bf16 v4209 = iron_f32_to_bf16(v4204);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4211 = v13 + v4201;
       const unsigned int v4212 = v4211 * v1;
       const unsigned int v4213 = v4212 + v28;
       const unsigned int v4214 = v4213 << 8u;
-      const unsigned int v4215 = v4214 + v4208;
+      const unsigned int v4215 = v4214 + v9942;
       out[v4215] = v4209;
     }
-    const unsigned int v4217 = v44 + v8295;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4218 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4219 = v579.x[17];
+    const unsigned int v4217 = v56 + v9948;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4218 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4219 = v589.x[10];
     const float v4220 = v4219 * v4218;
     const bool v4221 = v4217 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4221) {
-      const unsigned int v4224 = 64u + v8294;
       const iron_bf16 v4225 = iron_f32_to_bf16(v4220);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4227 = v13 + v4217;
       const unsigned int v4228 = v4227 * v1;
       const unsigned int v4229 = v4228 + v28;
       const unsigned int v4230 = v4229 << 8u;
-      const unsigned int v4231 = v4230 + v4224;
+      const unsigned int v4231 = v4230 + v9947;
       out[v4231] = v4225;
     }
-    const unsigned int v4233 = v44 + v8300;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4234 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4235 = v579.x[18];
+    const unsigned int v4233 = v56 + v9953;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4234 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4235 = v589.x[11];
     const float v4236 = v4235 * v4234;
     const bool v4237 = v4233 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4237) {
-      const unsigned int v4240 = 64u + v8299;
       const iron_bf16 v4241 = iron_f32_to_bf16(v4236);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4243 = v13 + v4233;
       const unsigned int v4244 = v4243 * v1;
       const unsigned int v4245 = v4244 + v28;
       const unsigned int v4246 = v4245 << 8u;
-      const unsigned int v4247 = v4246 + v4240;
+      const unsigned int v4247 = v4246 + v9952;
       out[v4247] = v4241;
     }
-    const unsigned int v4249 = v44 + v8305;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4250 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4251 = v579.x[19];
+    const unsigned int v4249 = v56 + v9958;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4250 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4251 = v589.x[12];
     const float v4252 = v4251 * v4250;
     const bool v4253 = v4249 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4253) {
-      const unsigned int v4256 = 64u + v8304;
       const iron_bf16 v4257 = iron_f32_to_bf16(v4252);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4259 = v13 + v4249;
       const unsigned int v4260 = v4259 * v1;
       const unsigned int v4261 = v4260 + v28;
       const unsigned int v4262 = v4261 << 8u;
-      const unsigned int v4263 = v4262 + v4256;
+      const unsigned int v4263 = v4262 + v9957;
       out[v4263] = v4257;
     }
-    const unsigned int v4265 = v44 + v8310;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4266 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4267 = v579.x[20];
+    const unsigned int v4265 = v56 + v9963;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4266 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4267 = v589.x[13];
     const float v4268 = v4267 * v4266;
     const bool v4269 = v4265 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4269) {
-      const unsigned int v4272 = 64u + v8309;
       const iron_bf16 v4273 = iron_f32_to_bf16(v4268);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4275 = v13 + v4265;
       const unsigned int v4276 = v4275 * v1;
       const unsigned int v4277 = v4276 + v28;
       const unsigned int v4278 = v4277 << 8u;
-      const unsigned int v4279 = v4278 + v4272;
+      const unsigned int v4279 = v4278 + v9962;
       out[v4279] = v4273;
     }
-    const unsigned int v4281 = v44 + v8315;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4282 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4283 = v579.x[21];
+    const unsigned int v4281 = v56 + v9968;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4282 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4283 = v589.x[14];
     const float v4284 = v4283 * v4282;
     const bool v4285 = v4281 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4285) {
-      const unsigned int v4288 = 64u + v8314;
       const iron_bf16 v4289 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4291 = v13 + v4281;
       const unsigned int v4292 = v4291 * v1;
       const unsigned int v4293 = v4292 + v28;
       const unsigned int v4294 = v4293 << 8u;
-      const unsigned int v4295 = v4294 + v4288;
+      const unsigned int v4295 = v4294 + v9967;
       out[v4295] = v4289;
     }
-    const unsigned int v4297 = v44 + v8320;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4298 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4299 = v579.x[22];
+    const unsigned int v4297 = v56 + v9973;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4298 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4299 = v589.x[15];
     const float v4300 = v4299 * v4298;
     const bool v4301 = v4297 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4301) {
-      const unsigned int v4304 = 64u + v8319;
       const iron_bf16 v4305 = iron_f32_to_bf16(v4300);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4307 = v13 + v4297;
       const unsigned int v4308 = v4307 * v1;
       const unsigned int v4309 = v4308 + v28;
       const unsigned int v4310 = v4309 << 8u;
-      const unsigned int v4311 = v4310 + v4304;
+      const unsigned int v4311 = v4310 + v9972;
       out[v4311] = v4305;
     }
-    const unsigned int v4313 = v44 + v8325;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4314 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4315 = v579.x[23];
+    const unsigned int v4313 = v56 + v9978;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4314 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4315 = v589.x[16];
     const float v4316 = v4315 * v4314;
     const bool v4317 = v4313 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4317) {
-      const unsigned int v4320 = 64u + v8324;
       const iron_bf16 v4321 = iron_f32_to_bf16(v4316);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4323 = v13 + v4313;
       const unsigned int v4324 = v4323 * v1;
       const unsigned int v4325 = v4324 + v28;
       const unsigned int v4326 = v4325 << 8u;
-      const unsigned int v4327 = v4326 + v4320;
+      const unsigned int v4327 = v4326 + v9977;
       out[v4327] = v4321;
     }
-    const unsigned int v4329 = v44 + v8330;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4330 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4331 = v579.x[24];
+    const unsigned int v4329 = v56 + v9983;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4330 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4331 = v589.x[17];
     const float v4332 = v4331 * v4330;
     const bool v4333 = v4329 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4333) {
-      const unsigned int v4336 = 64u + v8329;
       const iron_bf16 v4337 = iron_f32_to_bf16(v4332);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4339 = v13 + v4329;
       const unsigned int v4340 = v4339 * v1;
       const unsigned int v4341 = v4340 + v28;
       const unsigned int v4342 = v4341 << 8u;
-      const unsigned int v4343 = v4342 + v4336;
+      const unsigned int v4343 = v4342 + v9982;
       out[v4343] = v4337;
     }
-    const unsigned int v4345 = v44 + v8335;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4346 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4347 = v579.x[25];
+    const unsigned int v4345 = v56 + v9988;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4346 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4347 = v589.x[18];
     const float v4348 = v4347 * v4346;
     const bool v4349 = v4345 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4349) {
-      const unsigned int v4352 = 64u + v8334;
       const iron_bf16 v4353 = iron_f32_to_bf16(v4348);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4355 = v13 + v4345;
       const unsigned int v4356 = v4355 * v1;
       const unsigned int v4357 = v4356 + v28;
       const unsigned int v4358 = v4357 << 8u;
-      const unsigned int v4359 = v4358 + v4352;
+      const unsigned int v4359 = v4358 + v9987;
       out[v4359] = v4353;
     }
-    const unsigned int v4361 = v44 + v8340;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4362 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4363 = v579.x[26];
+    const unsigned int v4361 = v56 + v9993;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4362 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4363 = v589.x[19];
     const float v4364 = v4363 * v4362;
     const bool v4365 = v4361 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4365) {
-      const unsigned int v4368 = 64u + v8339;
       const iron_bf16 v4369 = iron_f32_to_bf16(v4364);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4371 = v13 + v4361;
       const unsigned int v4372 = v4371 * v1;
       const unsigned int v4373 = v4372 + v28;
       const unsigned int v4374 = v4373 << 8u;
-      const unsigned int v4375 = v4374 + v4368;
+      const unsigned int v4375 = v4374 + v9992;
       out[v4375] = v4369;
     }
-    const unsigned int v4377 = v44 + v8345;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4378 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4379 = v579.x[27];
+    const unsigned int v4377 = v56 + v9998;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4378 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4379 = v589.x[20];
     const float v4380 = v4379 * v4378;
     const bool v4381 = v4377 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4381) {
-      const unsigned int v4384 = 64u + v8344;
       const iron_bf16 v4385 = iron_f32_to_bf16(v4380);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4387 = v13 + v4377;
       const unsigned int v4388 = v4387 * v1;
       const unsigned int v4389 = v4388 + v28;
       const unsigned int v4390 = v4389 << 8u;
-      const unsigned int v4391 = v4390 + v4384;
+      const unsigned int v4391 = v4390 + v9997;
       out[v4391] = v4385;
     }
-    const unsigned int v4393 = v44 + v8350;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4394 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4395 = v579.x[28];
+    const unsigned int v4393 = v56 + v10003;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4394 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4395 = v589.x[21];
     const float v4396 = v4395 * v4394;
     const bool v4397 = v4393 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4397) {
-      const unsigned int v4400 = 64u + v8349;
       const iron_bf16 v4401 = iron_f32_to_bf16(v4396);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4403 = v13 + v4393;
       const unsigned int v4404 = v4403 * v1;
       const unsigned int v4405 = v4404 + v28;
       const unsigned int v4406 = v4405 << 8u;
-      const unsigned int v4407 = v4406 + v4400;
+      const unsigned int v4407 = v4406 + v10002;
       out[v4407] = v4401;
     }
-    const unsigned int v4409 = v44 + v8355;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4410 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4411 = v579.x[29];
+    const unsigned int v4409 = v56 + v10008;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4410 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4411 = v589.x[22];
     const float v4412 = v4411 * v4410;
     const bool v4413 = v4409 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4413) {
-      const unsigned int v4416 = 64u + v8354;
       const iron_bf16 v4417 = iron_f32_to_bf16(v4412);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4419 = v13 + v4409;
       const unsigned int v4420 = v4419 * v1;
       const unsigned int v4421 = v4420 + v28;
       const unsigned int v4422 = v4421 << 8u;
-      const unsigned int v4423 = v4422 + v4416;
+      const unsigned int v4423 = v4422 + v10007;
       out[v4423] = v4417;
     }
-    const unsigned int v4425 = v44 + v8360;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4426 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4427 = v579.x[30];
+    const unsigned int v4425 = v56 + v10013;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4426 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4427 = v589.x[23];
     const float v4428 = v4427 * v4426;
     const bool v4429 = v4425 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4429) {
-      const unsigned int v4432 = 64u + v8359;
       const iron_bf16 v4433 = iron_f32_to_bf16(v4428);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4435 = v13 + v4425;
       const unsigned int v4436 = v4435 * v1;
       const unsigned int v4437 = v4436 + v28;
       const unsigned int v4438 = v4437 << 8u;
-      const unsigned int v4439 = v4438 + v4432;
+      const unsigned int v4439 = v4438 + v10012;
       out[v4439] = v4433;
     }
-    const unsigned int v4441 = v44 + v8365;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4442 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4443 = v579.x[31];
+    const unsigned int v4441 = v56 + v10018;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4442 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4443 = v589.x[24];
     const float v4444 = v4443 * v4442;
     const bool v4445 = v4441 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4445) {
-      const unsigned int v4448 = 64u + v8364;
       const iron_bf16 v4449 = iron_f32_to_bf16(v4444);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4451 = v13 + v4441;
       const unsigned int v4452 = v4451 * v1;
       const unsigned int v4453 = v4452 + v28;
       const unsigned int v4454 = v4453 << 8u;
-      const unsigned int v4455 = v4454 + v4448;
+      const unsigned int v4455 = v4454 + v10017;
       out[v4455] = v4449;
     }
-    const unsigned int v4457 = v44 + v8370;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4458 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4459 = v581.x[0];
+    const unsigned int v4457 = v56 + v10023;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4458 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4459 = v589.x[25];
     const float v4460 = v4459 * v4458;
     const bool v4461 = v4457 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4461) {
-      const unsigned int v4464 = 128u + v8369;
       const iron_bf16 v4465 = iron_f32_to_bf16(v4460);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4467 = v13 + v4457;
       const unsigned int v4468 = v4467 * v1;
       const unsigned int v4469 = v4468 + v28;
       const unsigned int v4470 = v4469 << 8u;
-      const unsigned int v4471 = v4470 + v4464;
+      const unsigned int v4471 = v4470 + v10022;
       out[v4471] = v4465;
     }
-    const unsigned int v4473 = v44 + v8375;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4474 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4475 = v581.x[1];
+    const unsigned int v4473 = v56 + v10028;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4474 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4475 = v589.x[26];
     const float v4476 = v4475 * v4474;
     const bool v4477 = v4473 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4477) {
-      const unsigned int v4480 = 128u + v8374;
       const iron_bf16 v4481 = iron_f32_to_bf16(v4476);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4483 = v13 + v4473;
       const unsigned int v4484 = v4483 * v1;
       const unsigned int v4485 = v4484 + v28;
       const unsigned int v4486 = v4485 << 8u;
-      const unsigned int v4487 = v4486 + v4480;
+      const unsigned int v4487 = v4486 + v10027;
       out[v4487] = v4481;
     }
-    const unsigned int v4489 = v44 + v8380;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4490 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4491 = v581.x[2];
+    const unsigned int v4489 = v56 + v10033;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4490 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4491 = v589.x[27];
     const float v4492 = v4491 * v4490;
     const bool v4493 = v4489 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4493) {
-      const unsigned int v4496 = 128u + v8379;
       const iron_bf16 v4497 = iron_f32_to_bf16(v4492);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4499 = v13 + v4489;
       const unsigned int v4500 = v4499 * v1;
       const unsigned int v4501 = v4500 + v28;
       const unsigned int v4502 = v4501 << 8u;
-      const unsigned int v4503 = v4502 + v4496;
+      const unsigned int v4503 = v4502 + v10032;
       out[v4503] = v4497;
     }
-    const unsigned int v4505 = v44 + v8385;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4506 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4507 = v581.x[3];
+    const unsigned int v4505 = v56 + v10038;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4506 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4507 = v589.x[28];
     const float v4508 = v4507 * v4506;
     const bool v4509 = v4505 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4509) {
-      const unsigned int v4512 = 128u + v8384;
       const iron_bf16 v4513 = iron_f32_to_bf16(v4508);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4515 = v13 + v4505;
       const unsigned int v4516 = v4515 * v1;
       const unsigned int v4517 = v4516 + v28;
       const unsigned int v4518 = v4517 << 8u;
-      const unsigned int v4519 = v4518 + v4512;
+      const unsigned int v4519 = v4518 + v10037;
       out[v4519] = v4513;
     }
-    const unsigned int v4521 = v44 + v8390;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4522 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4523 = v581.x[4];
+    const unsigned int v4521 = v56 + v10043;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4522 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4523 = v589.x[29];
     const float v4524 = v4523 * v4522;
     const bool v4525 = v4521 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4525) {
-      const unsigned int v4528 = 128u + v8389;
       const iron_bf16 v4529 = iron_f32_to_bf16(v4524);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4531 = v13 + v4521;
       const unsigned int v4532 = v4531 * v1;
       const unsigned int v4533 = v4532 + v28;
       const unsigned int v4534 = v4533 << 8u;
-      const unsigned int v4535 = v4534 + v4528;
+      const unsigned int v4535 = v4534 + v10042;
       out[v4535] = v4529;
     }
-    const unsigned int v4537 = v44 + v8395;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4538 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4539 = v581.x[5];
+    const unsigned int v4537 = v56 + v10048;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4538 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4539 = v589.x[30];
     const float v4540 = v4539 * v4538;
     const bool v4541 = v4537 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4541) {
-      const unsigned int v4544 = 128u + v8394;
       const iron_bf16 v4545 = iron_f32_to_bf16(v4540);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4547 = v13 + v4537;
       const unsigned int v4548 = v4547 * v1;
       const unsigned int v4549 = v4548 + v28;
       const unsigned int v4550 = v4549 << 8u;
-      const unsigned int v4551 = v4550 + v4544;
+      const unsigned int v4551 = v4550 + v10047;
       out[v4551] = v4545;
     }
-    const unsigned int v4553 = v44 + v8400;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4554 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4555 = v581.x[6];
+    const unsigned int v4553 = v56 + v10053;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4554 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4555 = v589.x[31];
     const float v4556 = v4555 * v4554;
     const bool v4557 = v4553 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4557) {
-      const unsigned int v4560 = 128u + v8399;
       const iron_bf16 v4561 = iron_f32_to_bf16(v4556);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4563 = v13 + v4553;
       const unsigned int v4564 = v4563 * v1;
       const unsigned int v4565 = v4564 + v28;
       const unsigned int v4566 = v4565 << 8u;
-      const unsigned int v4567 = v4566 + v4560;
+      const unsigned int v4567 = v4566 + v10052;
       out[v4567] = v4561;
     }
-    const unsigned int v4569 = v44 + v8405;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4570 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4571 = v581.x[7];
+    const unsigned int v4569 = v56 + v10058;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4570 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4571 = v591.x[0];
     const float v4572 = v4571 * v4570;
     const bool v4573 = v4569 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4573) {
-      const unsigned int v4576 = 128u + v8404;
+      const unsigned int v4576 = 64u + v10057;
       const iron_bf16 v4577 = iron_f32_to_bf16(v4572);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4579 = v13 + v4569;
       const unsigned int v4580 = v4579 * v1;
@@ -4359,13 +4222,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4583 = v4582 + v4576;
       out[v4583] = v4577;
     }
-    const unsigned int v4585 = v44 + v8410;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4586 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4587 = v581.x[8];
+    const unsigned int v4585 = v56 + v10063;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4586 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4587 = v591.x[1];
     const float v4588 = v4587 * v4586;
     const bool v4589 = v4585 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4589) {
-      const unsigned int v4592 = 128u + v8409;
+      const unsigned int v4592 = 64u + v10062;
       const iron_bf16 v4593 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4595 = v13 + v4585;
       const unsigned int v4596 = v4595 * v1;
@@ -4374,13 +4237,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4599 = v4598 + v4592;
       out[v4599] = v4593;
     }
-    const unsigned int v4601 = v44 + v8415;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4602 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4603 = v581.x[9];
+    const unsigned int v4601 = v56 + v10068;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4602 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4603 = v591.x[2];
     const float v4604 = v4603 * v4602;
     const bool v4605 = v4601 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4605) {
-      const unsigned int v4608 = 128u + v8414;
+      const unsigned int v4608 = 64u + v10067;
       const iron_bf16 v4609 = iron_f32_to_bf16(v4604);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4611 = v13 + v4601;
       const unsigned int v4612 = v4611 * v1;
@@ -4389,13 +4252,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4615 = v4614 + v4608;
       out[v4615] = v4609;
     }
-    const unsigned int v4617 = v44 + v8420;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4618 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4619 = v581.x[10];
+    const unsigned int v4617 = v56 + v10073;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4618 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4619 = v591.x[3];
     const float v4620 = v4619 * v4618;
     const bool v4621 = v4617 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4621) {
-      const unsigned int v4624 = 128u + v8419;
+      const unsigned int v4624 = 64u + v10072;
       const iron_bf16 v4625 = iron_f32_to_bf16(v4620);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4627 = v13 + v4617;
       const unsigned int v4628 = v4627 * v1;
@@ -4404,13 +4267,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4631 = v4630 + v4624;
       out[v4631] = v4625;
     }
-    const unsigned int v4633 = v44 + v8425;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4634 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4635 = v581.x[11];
+    const unsigned int v4633 = v56 + v10078;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4634 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4635 = v591.x[4];
     const float v4636 = v4635 * v4634;
     const bool v4637 = v4633 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4637) {
-      const unsigned int v4640 = 128u + v8424;
+      const unsigned int v4640 = 64u + v10077;
       const iron_bf16 v4641 = iron_f32_to_bf16(v4636);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4643 = v13 + v4633;
       const unsigned int v4644 = v4643 * v1;
@@ -4419,13 +4282,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4647 = v4646 + v4640;
       out[v4647] = v4641;
     }
-    const unsigned int v4649 = v44 + v8430;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4650 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4651 = v581.x[12];
+    const unsigned int v4649 = v56 + v10083;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4650 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4651 = v591.x[5];
     const float v4652 = v4651 * v4650;
     const bool v4653 = v4649 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4653) {
-      const unsigned int v4656 = 128u + v8429;
+      const unsigned int v4656 = 64u + v10082;
       const iron_bf16 v4657 = iron_f32_to_bf16(v4652);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4659 = v13 + v4649;
       const unsigned int v4660 = v4659 * v1;
@@ -4434,13 +4297,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4663 = v4662 + v4656;
       out[v4663] = v4657;
     }
-    const unsigned int v4665 = v44 + v8435;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4666 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4667 = v581.x[13];
+    const unsigned int v4665 = v56 + v10088;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4666 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4667 = v591.x[6];
     const float v4668 = v4667 * v4666;
     const bool v4669 = v4665 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4669) {
-      const unsigned int v4672 = 128u + v8434;
+      const unsigned int v4672 = 64u + v10087;
       const iron_bf16 v4673 = iron_f32_to_bf16(v4668);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4675 = v13 + v4665;
       const unsigned int v4676 = v4675 * v1;
@@ -4449,13 +4312,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4679 = v4678 + v4672;
       out[v4679] = v4673;
     }
-    const unsigned int v4681 = v44 + v8440;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4682 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4683 = v581.x[14];
+    const unsigned int v4681 = v56 + v10093;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4682 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4683 = v591.x[7];
     const float v4684 = v4683 * v4682;
     const bool v4685 = v4681 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4685) {
-      const unsigned int v4688 = 128u + v8439;
+      const unsigned int v4688 = 64u + v10092;
       const iron_bf16 v4689 = iron_f32_to_bf16(v4684);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4691 = v13 + v4681;
       const unsigned int v4692 = v4691 * v1;
@@ -4464,13 +4327,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4695 = v4694 + v4688;
       out[v4695] = v4689;
     }
-    const unsigned int v4697 = v44 + v8445;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4698 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4699 = v581.x[15];
+    const unsigned int v4697 = v56 + v10098;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4698 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4699 = v591.x[8];
     const float v4700 = v4699 * v4698;
     const bool v4701 = v4697 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4701) {
-      const unsigned int v4704 = 128u + v8444;
+      const unsigned int v4704 = 64u + v10097;
       const iron_bf16 v4705 = iron_f32_to_bf16(v4700);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4707 = v13 + v4697;
       const unsigned int v4708 = v4707 * v1;
@@ -4479,13 +4342,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4711 = v4710 + v4704;
       out[v4711] = v4705;
     }
-    const unsigned int v4713 = v44 + v8450;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4714 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4715 = v581.x[16];
+    const unsigned int v4713 = v56 + v10103;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4714 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4715 = v591.x[9];
     const float v4716 = v4715 * v4714;
     const bool v4717 = v4713 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4717) {
-      const unsigned int v4720 = 128u + v8449;
+      const unsigned int v4720 = 64u + v10102;
       const iron_bf16 v4721 = iron_f32_to_bf16(v4716);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4723 = v13 + v4713;
       const unsigned int v4724 = v4723 * v1;
@@ -4494,13 +4357,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4727 = v4726 + v4720;
       out[v4727] = v4721;
     }
-    const unsigned int v4729 = v44 + v8455;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4730 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4731 = v581.x[17];
+    const unsigned int v4729 = v56 + v10108;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4730 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4731 = v591.x[10];
     const float v4732 = v4731 * v4730;
     const bool v4733 = v4729 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4733) {
-      const unsigned int v4736 = 128u + v8454;
+      const unsigned int v4736 = 64u + v10107;
       const iron_bf16 v4737 = iron_f32_to_bf16(v4732);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4739 = v13 + v4729;
       const unsigned int v4740 = v4739 * v1;
@@ -4509,13 +4372,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4743 = v4742 + v4736;
       out[v4743] = v4737;
     }
-    const unsigned int v4745 = v44 + v8460;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4746 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4747 = v581.x[18];
+    const unsigned int v4745 = v56 + v10113;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4746 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4747 = v591.x[11];
     const float v4748 = v4747 * v4746;
     const bool v4749 = v4745 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4749) {
-      const unsigned int v4752 = 128u + v8459;
+      const unsigned int v4752 = 64u + v10112;
       const iron_bf16 v4753 = iron_f32_to_bf16(v4748);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4755 = v13 + v4745;
       const unsigned int v4756 = v4755 * v1;
@@ -4524,13 +4387,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4759 = v4758 + v4752;
       out[v4759] = v4753;
     }
-    const unsigned int v4761 = v44 + v8465;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4762 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4763 = v581.x[19];
+    const unsigned int v4761 = v56 + v10118;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4762 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4763 = v591.x[12];
     const float v4764 = v4763 * v4762;
     const bool v4765 = v4761 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4765) {
-      const unsigned int v4768 = 128u + v8464;
+      const unsigned int v4768 = 64u + v10117;
       const iron_bf16 v4769 = iron_f32_to_bf16(v4764);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4771 = v13 + v4761;
       const unsigned int v4772 = v4771 * v1;
@@ -4539,13 +4402,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4775 = v4774 + v4768;
       out[v4775] = v4769;
     }
-    const unsigned int v4777 = v44 + v8470;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4778 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4779 = v581.x[20];
+    const unsigned int v4777 = v56 + v10123;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4778 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4779 = v591.x[13];
     const float v4780 = v4779 * v4778;
     const bool v4781 = v4777 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4781) {
-      const unsigned int v4784 = 128u + v8469;
+      const unsigned int v4784 = 64u + v10122;
       const iron_bf16 v4785 = iron_f32_to_bf16(v4780);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4787 = v13 + v4777;
       const unsigned int v4788 = v4787 * v1;
@@ -4554,13 +4417,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4791 = v4790 + v4784;
       out[v4791] = v4785;
     }
-    const unsigned int v4793 = v44 + v8475;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4794 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4795 = v581.x[21];
+    const unsigned int v4793 = v56 + v10128;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4794 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4795 = v591.x[14];
     const float v4796 = v4795 * v4794;
     const bool v4797 = v4793 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4797) {
-      const unsigned int v4800 = 128u + v8474;
+      const unsigned int v4800 = 64u + v10127;
       const iron_bf16 v4801 = iron_f32_to_bf16(v4796);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4803 = v13 + v4793;
       const unsigned int v4804 = v4803 * v1;
@@ -4569,13 +4432,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4807 = v4806 + v4800;
       out[v4807] = v4801;
     }
-    const unsigned int v4809 = v44 + v8480;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4810 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4811 = v581.x[22];
+    const unsigned int v4809 = v56 + v10133;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4810 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4811 = v591.x[15];
     const float v4812 = v4811 * v4810;
     const bool v4813 = v4809 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4813) {
-      const unsigned int v4816 = 128u + v8479;
+      const unsigned int v4816 = 64u + v10132;
       const iron_bf16 v4817 = iron_f32_to_bf16(v4812);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4819 = v13 + v4809;
       const unsigned int v4820 = v4819 * v1;
@@ -4584,13 +4447,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4823 = v4822 + v4816;
       out[v4823] = v4817;
     }
-    const unsigned int v4825 = v44 + v8485;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4826 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4827 = v581.x[23];
+    const unsigned int v4825 = v56 + v10138;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4826 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4827 = v591.x[16];
     const float v4828 = v4827 * v4826;
     const bool v4829 = v4825 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4829) {
-      const unsigned int v4832 = 128u + v8484;
+      const unsigned int v4832 = 64u + v10137;
       const iron_bf16 v4833 = iron_f32_to_bf16(v4828);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4835 = v13 + v4825;
       const unsigned int v4836 = v4835 * v1;
@@ -4599,13 +4462,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4839 = v4838 + v4832;
       out[v4839] = v4833;
     }
-    const unsigned int v4841 = v44 + v8490;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4842 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4843 = v581.x[24];
+    const unsigned int v4841 = v56 + v10143;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4842 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4843 = v591.x[17];
     const float v4844 = v4843 * v4842;
     const bool v4845 = v4841 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4845) {
-      const unsigned int v4848 = 128u + v8489;
+      const unsigned int v4848 = 64u + v10142;
       const iron_bf16 v4849 = iron_f32_to_bf16(v4844);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4851 = v13 + v4841;
       const unsigned int v4852 = v4851 * v1;
@@ -4614,13 +4477,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4855 = v4854 + v4848;
       out[v4855] = v4849;
     }
-    const unsigned int v4857 = v44 + v8495;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4858 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4859 = v581.x[25];
+    const unsigned int v4857 = v56 + v10148;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4858 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4859 = v591.x[18];
     const float v4860 = v4859 * v4858;
     const bool v4861 = v4857 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4861) {
-      const unsigned int v4864 = 128u + v8494;
+      const unsigned int v4864 = 64u + v10147;
       const iron_bf16 v4865 = iron_f32_to_bf16(v4860);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4867 = v13 + v4857;
       const unsigned int v4868 = v4867 * v1;
@@ -4629,13 +4492,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4871 = v4870 + v4864;
       out[v4871] = v4865;
     }
-    const unsigned int v4873 = v44 + v8500;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4874 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4875 = v581.x[26];
+    const unsigned int v4873 = v56 + v10153;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4874 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4875 = v591.x[19];
     const float v4876 = v4875 * v4874;
     const bool v4877 = v4873 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4877) {
-      const unsigned int v4880 = 128u + v8499;
+      const unsigned int v4880 = 64u + v10152;
       const iron_bf16 v4881 = iron_f32_to_bf16(v4876);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4883 = v13 + v4873;
       const unsigned int v4884 = v4883 * v1;
@@ -4644,13 +4507,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4887 = v4886 + v4880;
       out[v4887] = v4881;
     }
-    const unsigned int v4889 = v44 + v8505;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4890 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4891 = v581.x[27];
+    const unsigned int v4889 = v56 + v10158;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4890 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4891 = v591.x[20];
     const float v4892 = v4891 * v4890;
     const bool v4893 = v4889 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4893) {
-      const unsigned int v4896 = 128u + v8504;
+      const unsigned int v4896 = 64u + v10157;
       const iron_bf16 v4897 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4899 = v13 + v4889;
       const unsigned int v4900 = v4899 * v1;
@@ -4659,13 +4522,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4903 = v4902 + v4896;
       out[v4903] = v4897;
     }
-    const unsigned int v4905 = v44 + v8510;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4906 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4907 = v581.x[28];
+    const unsigned int v4905 = v56 + v10163;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4906 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4907 = v591.x[21];
     const float v4908 = v4907 * v4906;
     const bool v4909 = v4905 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4909) {
-      const unsigned int v4912 = 128u + v8509;
+      const unsigned int v4912 = 64u + v10162;
       const iron_bf16 v4913 = iron_f32_to_bf16(v4908);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4915 = v13 + v4905;
       const unsigned int v4916 = v4915 * v1;
@@ -4674,13 +4537,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4919 = v4918 + v4912;
       out[v4919] = v4913;
     }
-    const unsigned int v4921 = v44 + v8515;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4922 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4923 = v581.x[29];
+    const unsigned int v4921 = v56 + v10168;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4922 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4923 = v591.x[22];
     const float v4924 = v4923 * v4922;
     const bool v4925 = v4921 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4925) {
-      const unsigned int v4928 = 128u + v8514;
+      const unsigned int v4928 = 64u + v10167;
       const iron_bf16 v4929 = iron_f32_to_bf16(v4924);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4931 = v13 + v4921;
       const unsigned int v4932 = v4931 * v1;
@@ -4689,13 +4552,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4935 = v4934 + v4928;
       out[v4935] = v4929;
     }
-    const unsigned int v4937 = v44 + v8520;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4938 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4939 = v581.x[30];
+    const unsigned int v4937 = v56 + v10173;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4938 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4939 = v591.x[23];
     const float v4940 = v4939 * v4938;
     const bool v4941 = v4937 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4941) {
-      const unsigned int v4944 = 128u + v8519;
+      const unsigned int v4944 = 64u + v10172;
       const iron_bf16 v4945 = iron_f32_to_bf16(v4940);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4947 = v13 + v4937;
       const unsigned int v4948 = v4947 * v1;
@@ -4704,13 +4567,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4951 = v4950 + v4944;
       out[v4951] = v4945;
     }
-    const unsigned int v4953 = v44 + v8525;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4954 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4955 = v581.x[31];
+    const unsigned int v4953 = v56 + v10178;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4954 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4955 = v591.x[24];
     const float v4956 = v4955 * v4954;
     const bool v4957 = v4953 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4957) {
-      const unsigned int v4960 = 128u + v8524;
+      const unsigned int v4960 = 64u + v10177;
       const iron_bf16 v4961 = iron_f32_to_bf16(v4956);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4963 = v13 + v4953;
       const unsigned int v4964 = v4963 * v1;
@@ -4719,13 +4582,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4967 = v4966 + v4960;
       out[v4967] = v4961;
     }
-    const unsigned int v4969 = v44 + v8530;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4970 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4971 = v583.x[0];
+    const unsigned int v4969 = v56 + v10183;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4970 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4971 = v591.x[25];
     const float v4972 = v4971 * v4970;
     const bool v4973 = v4969 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4973) {
-      const unsigned int v4976 = 192u + v8529;
+      const unsigned int v4976 = 64u + v10182;
       const iron_bf16 v4977 = iron_f32_to_bf16(v4972);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4979 = v13 + v4969;
       const unsigned int v4980 = v4979 * v1;
@@ -4734,13 +4597,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4983 = v4982 + v4976;
       out[v4983] = v4977;
     }
-    const unsigned int v4985 = v44 + v8535;  // kernels/sdpa/flash_tile.hpp:235
-    const float v4986 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v4987 = v583.x[1];
+    const unsigned int v4985 = v56 + v10188;  // kernels/sdpa/flash_tile.hpp:235
+    const float v4986 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v4987 = v591.x[26];
     const float v4988 = v4987 * v4986;
     const bool v4989 = v4985 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v4989) {
-      const unsigned int v4992 = 192u + v8534;
+      const unsigned int v4992 = 64u + v10187;
       const iron_bf16 v4993 = iron_f32_to_bf16(v4988);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v4995 = v13 + v4985;
       const unsigned int v4996 = v4995 * v1;
@@ -4749,13 +4612,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v4999 = v4998 + v4992;
       out[v4999] = v4993;
     }
-    const unsigned int v5001 = v44 + v8540;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5002 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5003 = v583.x[2];
+    const unsigned int v5001 = v56 + v10193;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5002 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5003 = v591.x[27];
     const float v5004 = v5003 * v5002;
     const bool v5005 = v5001 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5005) {
-      const unsigned int v5008 = 192u + v8539;
+      const unsigned int v5008 = 64u + v10192;
       const iron_bf16 v5009 = iron_f32_to_bf16(v5004);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5011 = v13 + v5001;
       const unsigned int v5012 = v5011 * v1;
@@ -4764,13 +4627,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5015 = v5014 + v5008;
       out[v5015] = v5009;
     }
-    const unsigned int v5017 = v44 + v8545;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5018 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5019 = v583.x[3];
+    const unsigned int v5017 = v56 + v10198;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5018 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5019 = v591.x[28];
     const float v5020 = v5019 * v5018;
     const bool v5021 = v5017 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5021) {
-      const unsigned int v5024 = 192u + v8544;
+      const unsigned int v5024 = 64u + v10197;
       const iron_bf16 v5025 = iron_f32_to_bf16(v5020);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5027 = v13 + v5017;
       const unsigned int v5028 = v5027 * v1;
@@ -4779,13 +4642,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5031 = v5030 + v5024;
       out[v5031] = v5025;
     }
-    const unsigned int v5033 = v44 + v8550;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5034 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5035 = v583.x[4];
+    const unsigned int v5033 = v56 + v10203;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5034 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5035 = v591.x[29];
     const float v5036 = v5035 * v5034;
     const bool v5037 = v5033 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5037) {
-      const unsigned int v5040 = 192u + v8549;
+      const unsigned int v5040 = 64u + v10202;
       const iron_bf16 v5041 = iron_f32_to_bf16(v5036);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5043 = v13 + v5033;
       const unsigned int v5044 = v5043 * v1;
@@ -4794,13 +4657,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5047 = v5046 + v5040;
       out[v5047] = v5041;
     }
-    const unsigned int v5049 = v44 + v8555;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5050 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5051 = v583.x[5];
+    const unsigned int v5049 = v56 + v10208;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5050 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5051 = v591.x[30];
     const float v5052 = v5051 * v5050;
     const bool v5053 = v5049 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5053) {
-      const unsigned int v5056 = 192u + v8554;
+      const unsigned int v5056 = 64u + v10207;
       const iron_bf16 v5057 = iron_f32_to_bf16(v5052);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5059 = v13 + v5049;
       const unsigned int v5060 = v5059 * v1;
@@ -4809,13 +4672,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5063 = v5062 + v5056;
       out[v5063] = v5057;
     }
-    const unsigned int v5065 = v44 + v8560;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5066 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5067 = v583.x[6];
+    const unsigned int v5065 = v56 + v10213;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5066 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5067 = v591.x[31];
     const float v5068 = v5067 * v5066;
     const bool v5069 = v5065 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5069) {
-      const unsigned int v5072 = 192u + v8559;
+      const unsigned int v5072 = 64u + v10212;
       const iron_bf16 v5073 = iron_f32_to_bf16(v5068);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5075 = v13 + v5065;
       const unsigned int v5076 = v5075 * v1;
@@ -4824,13 +4687,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5079 = v5078 + v5072;
       out[v5079] = v5073;
     }
-    const unsigned int v5081 = v44 + v8565;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5082 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5083 = v583.x[7];
+    const unsigned int v5081 = v56 + v10218;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5082 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5083 = v593.x[0];
     const float v5084 = v5083 * v5082;
     const bool v5085 = v5081 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5085) {
-      const unsigned int v5088 = 192u + v8564;
+      const unsigned int v5088 = 128u + v10217;
       const iron_bf16 v5089 = iron_f32_to_bf16(v5084);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5091 = v13 + v5081;
       const unsigned int v5092 = v5091 * v1;
@@ -4839,13 +4702,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5095 = v5094 + v5088;
       out[v5095] = v5089;
     }
-    const unsigned int v5097 = v44 + v8570;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5098 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5099 = v583.x[8];
+    const unsigned int v5097 = v56 + v10223;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5098 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5099 = v593.x[1];
     const float v5100 = v5099 * v5098;
     const bool v5101 = v5097 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5101) {
-      const unsigned int v5104 = 192u + v8569;
+      const unsigned int v5104 = 128u + v10222;
       const iron_bf16 v5105 = iron_f32_to_bf16(v5100);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5107 = v13 + v5097;
       const unsigned int v5108 = v5107 * v1;
@@ -4854,13 +4717,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5111 = v5110 + v5104;
       out[v5111] = v5105;
     }
-    const unsigned int v5113 = v44 + v8575;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5114 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5115 = v583.x[9];
+    const unsigned int v5113 = v56 + v10228;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5114 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5115 = v593.x[2];
     const float v5116 = v5115 * v5114;
     const bool v5117 = v5113 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5117) {
-      const unsigned int v5120 = 192u + v8574;
+      const unsigned int v5120 = 128u + v10227;
       const iron_bf16 v5121 = iron_f32_to_bf16(v5116);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5123 = v13 + v5113;
       const unsigned int v5124 = v5123 * v1;
@@ -4869,13 +4732,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5127 = v5126 + v5120;
       out[v5127] = v5121;
     }
-    const unsigned int v5129 = v44 + v8580;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5130 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5131 = v583.x[10];
+    const unsigned int v5129 = v56 + v10233;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5130 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5131 = v593.x[3];
     const float v5132 = v5131 * v5130;
     const bool v5133 = v5129 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5133) {
-      const unsigned int v5136 = 192u + v8579;
+      const unsigned int v5136 = 128u + v10232;
       const iron_bf16 v5137 = iron_f32_to_bf16(v5132);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5139 = v13 + v5129;
       const unsigned int v5140 = v5139 * v1;
@@ -4884,13 +4747,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5143 = v5142 + v5136;
       out[v5143] = v5137;
     }
-    const unsigned int v5145 = v44 + v8585;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5146 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5147 = v583.x[11];
+    const unsigned int v5145 = v56 + v10238;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5146 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5147 = v593.x[4];
     const float v5148 = v5147 * v5146;
     const bool v5149 = v5145 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5149) {
-      const unsigned int v5152 = 192u + v8584;
+      const unsigned int v5152 = 128u + v10237;
       const iron_bf16 v5153 = iron_f32_to_bf16(v5148);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5155 = v13 + v5145;
       const unsigned int v5156 = v5155 * v1;
@@ -4899,13 +4762,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5159 = v5158 + v5152;
       out[v5159] = v5153;
     }
-    const unsigned int v5161 = v44 + v8590;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5162 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5163 = v583.x[12];
+    const unsigned int v5161 = v56 + v10243;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5162 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5163 = v593.x[5];
     const float v5164 = v5163 * v5162;
     const bool v5165 = v5161 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5165) {
-      const unsigned int v5168 = 192u + v8589;
+      const unsigned int v5168 = 128u + v10242;
       const iron_bf16 v5169 = iron_f32_to_bf16(v5164);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5171 = v13 + v5161;
       const unsigned int v5172 = v5171 * v1;
@@ -4914,13 +4777,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5175 = v5174 + v5168;
       out[v5175] = v5169;
     }
-    const unsigned int v5177 = v44 + v8595;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5178 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5179 = v583.x[13];
+    const unsigned int v5177 = v56 + v10248;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5178 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5179 = v593.x[6];
     const float v5180 = v5179 * v5178;
     const bool v5181 = v5177 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5181) {
-      const unsigned int v5184 = 192u + v8594;
+      const unsigned int v5184 = 128u + v10247;
       const iron_bf16 v5185 = iron_f32_to_bf16(v5180);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5187 = v13 + v5177;
       const unsigned int v5188 = v5187 * v1;
@@ -4929,13 +4792,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5191 = v5190 + v5184;
       out[v5191] = v5185;
     }
-    const unsigned int v5193 = v44 + v8600;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5194 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5195 = v583.x[14];
+    const unsigned int v5193 = v56 + v10253;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5194 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5195 = v593.x[7];
     const float v5196 = v5195 * v5194;
     const bool v5197 = v5193 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5197) {
-      const unsigned int v5200 = 192u + v8599;
+      const unsigned int v5200 = 128u + v10252;
       const iron_bf16 v5201 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5203 = v13 + v5193;
       const unsigned int v5204 = v5203 * v1;
@@ -4944,13 +4807,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5207 = v5206 + v5200;
       out[v5207] = v5201;
     }
-    const unsigned int v5209 = v44 + v8605;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5210 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5211 = v583.x[15];
+    const unsigned int v5209 = v56 + v10258;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5210 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5211 = v593.x[8];
     const float v5212 = v5211 * v5210;
     const bool v5213 = v5209 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5213) {
-      const unsigned int v5216 = 192u + v8604;
+      const unsigned int v5216 = 128u + v10257;
       const iron_bf16 v5217 = iron_f32_to_bf16(v5212);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5219 = v13 + v5209;
       const unsigned int v5220 = v5219 * v1;
@@ -4959,13 +4822,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5223 = v5222 + v5216;
       out[v5223] = v5217;
     }
-    const unsigned int v5225 = v44 + v8610;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5226 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5227 = v583.x[16];
+    const unsigned int v5225 = v56 + v10263;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5226 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5227 = v593.x[9];
     const float v5228 = v5227 * v5226;
     const bool v5229 = v5225 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5229) {
-      const unsigned int v5232 = 192u + v8609;
+      const unsigned int v5232 = 128u + v10262;
       const iron_bf16 v5233 = iron_f32_to_bf16(v5228);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5235 = v13 + v5225;
       const unsigned int v5236 = v5235 * v1;
@@ -4974,13 +4837,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5239 = v5238 + v5232;
       out[v5239] = v5233;
     }
-    const unsigned int v5241 = v44 + v8615;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5242 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5243 = v583.x[17];
+    const unsigned int v5241 = v56 + v10268;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5242 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5243 = v593.x[10];
     const float v5244 = v5243 * v5242;
     const bool v5245 = v5241 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5245) {
-      const unsigned int v5248 = 192u + v8614;
+      const unsigned int v5248 = 128u + v10267;
       const iron_bf16 v5249 = iron_f32_to_bf16(v5244);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5251 = v13 + v5241;
       const unsigned int v5252 = v5251 * v1;
@@ -4989,13 +4852,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5255 = v5254 + v5248;
       out[v5255] = v5249;
     }
-    const unsigned int v5257 = v44 + v8620;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5258 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5259 = v583.x[18];
+    const unsigned int v5257 = v56 + v10273;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5258 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5259 = v593.x[11];
     const float v5260 = v5259 * v5258;
     const bool v5261 = v5257 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5261) {
-      const unsigned int v5264 = 192u + v8619;
+      const unsigned int v5264 = 128u + v10272;
       const iron_bf16 v5265 = iron_f32_to_bf16(v5260);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5267 = v13 + v5257;
       const unsigned int v5268 = v5267 * v1;
@@ -5004,13 +4867,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5271 = v5270 + v5264;
       out[v5271] = v5265;
     }
-    const unsigned int v5273 = v44 + v8625;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5274 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5275 = v583.x[19];
+    const unsigned int v5273 = v56 + v10278;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5274 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5275 = v593.x[12];
     const float v5276 = v5275 * v5274;
     const bool v5277 = v5273 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5277) {
-      const unsigned int v5280 = 192u + v8624;
+      const unsigned int v5280 = 128u + v10277;
       const iron_bf16 v5281 = iron_f32_to_bf16(v5276);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5283 = v13 + v5273;
       const unsigned int v5284 = v5283 * v1;
@@ -5019,13 +4882,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5287 = v5286 + v5280;
       out[v5287] = v5281;
     }
-    const unsigned int v5289 = v44 + v8630;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5290 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5291 = v583.x[20];
+    const unsigned int v5289 = v56 + v10283;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5290 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5291 = v593.x[13];
     const float v5292 = v5291 * v5290;
     const bool v5293 = v5289 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5293) {
-      const unsigned int v5296 = 192u + v8629;
+      const unsigned int v5296 = 128u + v10282;
       const iron_bf16 v5297 = iron_f32_to_bf16(v5292);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5299 = v13 + v5289;
       const unsigned int v5300 = v5299 * v1;
@@ -5034,13 +4897,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5303 = v5302 + v5296;
       out[v5303] = v5297;
     }
-    const unsigned int v5305 = v44 + v8635;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5306 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5307 = v583.x[21];
+    const unsigned int v5305 = v56 + v10288;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5306 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5307 = v593.x[14];
     const float v5308 = v5307 * v5306;
     const bool v5309 = v5305 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5309) {
-      const unsigned int v5312 = 192u + v8634;
+      const unsigned int v5312 = 128u + v10287;
       const iron_bf16 v5313 = iron_f32_to_bf16(v5308);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5315 = v13 + v5305;
       const unsigned int v5316 = v5315 * v1;
@@ -5049,13 +4912,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5319 = v5318 + v5312;
       out[v5319] = v5313;
     }
-    const unsigned int v5321 = v44 + v8640;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5322 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5323 = v583.x[22];
+    const unsigned int v5321 = v56 + v10293;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5322 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5323 = v593.x[15];
     const float v5324 = v5323 * v5322;
     const bool v5325 = v5321 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5325) {
-      const unsigned int v5328 = 192u + v8639;
+      const unsigned int v5328 = 128u + v10292;
       const iron_bf16 v5329 = iron_f32_to_bf16(v5324);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5331 = v13 + v5321;
       const unsigned int v5332 = v5331 * v1;
@@ -5064,13 +4927,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5335 = v5334 + v5328;
       out[v5335] = v5329;
     }
-    const unsigned int v5337 = v44 + v8645;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5338 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5339 = v583.x[23];
+    const unsigned int v5337 = v56 + v10298;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5338 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5339 = v593.x[16];
     const float v5340 = v5339 * v5338;
     const bool v5341 = v5337 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5341) {
-      const unsigned int v5344 = 192u + v8644;
+      const unsigned int v5344 = 128u + v10297;
       const iron_bf16 v5345 = iron_f32_to_bf16(v5340);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5347 = v13 + v5337;
       const unsigned int v5348 = v5347 * v1;
@@ -5079,13 +4942,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5351 = v5350 + v5344;
       out[v5351] = v5345;
     }
-    const unsigned int v5353 = v44 + v8650;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5354 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5355 = v583.x[24];
+    const unsigned int v5353 = v56 + v10303;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5354 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5355 = v593.x[17];
     const float v5356 = v5355 * v5354;
     const bool v5357 = v5353 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5357) {
-      const unsigned int v5360 = 192u + v8649;
+      const unsigned int v5360 = 128u + v10302;
       const iron_bf16 v5361 = iron_f32_to_bf16(v5356);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5363 = v13 + v5353;
       const unsigned int v5364 = v5363 * v1;
@@ -5094,13 +4957,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5367 = v5366 + v5360;
       out[v5367] = v5361;
     }
-    const unsigned int v5369 = v44 + v8655;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5370 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5371 = v583.x[25];
+    const unsigned int v5369 = v56 + v10308;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5370 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5371 = v593.x[18];
     const float v5372 = v5371 * v5370;
     const bool v5373 = v5369 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5373) {
-      const unsigned int v5376 = 192u + v8654;
+      const unsigned int v5376 = 128u + v10307;
       const iron_bf16 v5377 = iron_f32_to_bf16(v5372);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5379 = v13 + v5369;
       const unsigned int v5380 = v5379 * v1;
@@ -5109,13 +4972,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5383 = v5382 + v5376;
       out[v5383] = v5377;
     }
-    const unsigned int v5385 = v44 + v8660;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5386 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5387 = v583.x[26];
+    const unsigned int v5385 = v56 + v10313;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5386 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5387 = v593.x[19];
     const float v5388 = v5387 * v5386;
     const bool v5389 = v5385 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5389) {
-      const unsigned int v5392 = 192u + v8659;
+      const unsigned int v5392 = 128u + v10312;
       const iron_bf16 v5393 = iron_f32_to_bf16(v5388);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5395 = v13 + v5385;
       const unsigned int v5396 = v5395 * v1;
@@ -5124,13 +4987,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5399 = v5398 + v5392;
       out[v5399] = v5393;
     }
-    const unsigned int v5401 = v44 + v8665;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5402 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5403 = v583.x[27];
+    const unsigned int v5401 = v56 + v10318;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5402 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5403 = v593.x[20];
     const float v5404 = v5403 * v5402;
     const bool v5405 = v5401 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5405) {
-      const unsigned int v5408 = 192u + v8664;
+      const unsigned int v5408 = 128u + v10317;
       const iron_bf16 v5409 = iron_f32_to_bf16(v5404);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5411 = v13 + v5401;
       const unsigned int v5412 = v5411 * v1;
@@ -5139,13 +5002,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5415 = v5414 + v5408;
       out[v5415] = v5409;
     }
-    const unsigned int v5417 = v44 + v8670;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5418 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5419 = v583.x[28];
+    const unsigned int v5417 = v56 + v10323;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5418 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5419 = v593.x[21];
     const float v5420 = v5419 * v5418;
     const bool v5421 = v5417 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5421) {
-      const unsigned int v5424 = 192u + v8669;
+      const unsigned int v5424 = 128u + v10322;
       const iron_bf16 v5425 = iron_f32_to_bf16(v5420);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5427 = v13 + v5417;
       const unsigned int v5428 = v5427 * v1;
@@ -5154,13 +5017,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5431 = v5430 + v5424;
       out[v5431] = v5425;
     }
-    const unsigned int v5433 = v44 + v8675;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5434 = v3379.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5435 = v583.x[29];
+    const unsigned int v5433 = v56 + v10328;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5434 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5435 = v593.x[22];
     const float v5436 = v5435 * v5434;
     const bool v5437 = v5433 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5437) {
-      const unsigned int v5440 = 192u + v8674;
+      const unsigned int v5440 = 128u + v10327;
       const iron_bf16 v5441 = iron_f32_to_bf16(v5436);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5443 = v13 + v5433;
       const unsigned int v5444 = v5443 * v1;
@@ -5169,13 +5032,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5447 = v5446 + v5440;
       out[v5447] = v5441;
     }
-    const unsigned int v5449 = v44 + v8680;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5450 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5451 = v583.x[30];
+    const unsigned int v5449 = v56 + v10333;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5450 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5451 = v593.x[23];
     const float v5452 = v5451 * v5450;
     const bool v5453 = v5449 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5453) {
-      const unsigned int v5456 = 192u + v8679;
+      const unsigned int v5456 = 128u + v10332;
       const iron_bf16 v5457 = iron_f32_to_bf16(v5452);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5459 = v13 + v5449;
       const unsigned int v5460 = v5459 * v1;
@@ -5184,13 +5047,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5463 = v5462 + v5456;
       out[v5463] = v5457;
     }
-    const unsigned int v5465 = v44 + v8685;  // kernels/sdpa/flash_tile.hpp:235
-    const float v5466 = v3379.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v5467 = v583.x[31];
+    const unsigned int v5465 = v56 + v10338;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5466 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5467 = v593.x[24];
     const float v5468 = v5467 * v5466;
     const bool v5469 = v5465 < v20;  // kernels/sdpa/flash_tile.hpp:237
     if (v5469) {
-      const unsigned int v5472 = 192u + v8684;
+      const unsigned int v5472 = 128u + v10337;
       const iron_bf16 v5473 = iron_f32_to_bf16(v5468);  // kernels/sdpa/prefill.cpp:126
       const unsigned int v5475 = v13 + v5465;
       const unsigned int v5476 = v5475 * v1;
@@ -5198,6 +5061,591 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       const unsigned int v5478 = v5477 << 8u;
       const unsigned int v5479 = v5478 + v5472;
       out[v5479] = v5473;
+    }
+    const unsigned int v5481 = v56 + v10343;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5482 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5483 = v593.x[25];
+    const float v5484 = v5483 * v5482;
+    const bool v5485 = v5481 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5485) {
+      const unsigned int v5488 = 128u + v10342;
+      const iron_bf16 v5489 = iron_f32_to_bf16(v5484);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5491 = v13 + v5481;
+      const unsigned int v5492 = v5491 * v1;
+      const unsigned int v5493 = v5492 + v28;
+      const unsigned int v5494 = v5493 << 8u;
+      const unsigned int v5495 = v5494 + v5488;
+      out[v5495] = v5489;
+    }
+    const unsigned int v5497 = v56 + v10348;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5498 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5499 = v593.x[26];
+    const float v5500 = v5499 * v5498;
+    const bool v5501 = v5497 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5501) {
+      const unsigned int v5504 = 128u + v10347;
+      const iron_bf16 v5505 = iron_f32_to_bf16(v5500);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5507 = v13 + v5497;
+      const unsigned int v5508 = v5507 * v1;
+      const unsigned int v5509 = v5508 + v28;
+      const unsigned int v5510 = v5509 << 8u;
+      const unsigned int v5511 = v5510 + v5504;
+      out[v5511] = v5505;
+    }
+    const unsigned int v5513 = v56 + v10353;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5514 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5515 = v593.x[27];
+    const float v5516 = v5515 * v5514;
+    const bool v5517 = v5513 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5517) {
+      const unsigned int v5520 = 128u + v10352;
+      const iron_bf16 v5521 = iron_f32_to_bf16(v5516);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5523 = v13 + v5513;
+      const unsigned int v5524 = v5523 * v1;
+      const unsigned int v5525 = v5524 + v28;
+      const unsigned int v5526 = v5525 << 8u;
+      const unsigned int v5527 = v5526 + v5520;
+      out[v5527] = v5521;
+    }
+    const unsigned int v5529 = v56 + v10358;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5530 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5531 = v593.x[28];
+    const float v5532 = v5531 * v5530;
+    const bool v5533 = v5529 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5533) {
+      const unsigned int v5536 = 128u + v10357;
+      const iron_bf16 v5537 = iron_f32_to_bf16(v5532);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5539 = v13 + v5529;
+      const unsigned int v5540 = v5539 * v1;
+      const unsigned int v5541 = v5540 + v28;
+      const unsigned int v5542 = v5541 << 8u;
+      const unsigned int v5543 = v5542 + v5536;
+      out[v5543] = v5537;
+    }
+    const unsigned int v5545 = v56 + v10363;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5546 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5547 = v593.x[29];
+    const float v5548 = v5547 * v5546;
+    const bool v5549 = v5545 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5549) {
+      const unsigned int v5552 = 128u + v10362;
+      const iron_bf16 v5553 = iron_f32_to_bf16(v5548);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5555 = v13 + v5545;
+      const unsigned int v5556 = v5555 * v1;
+      const unsigned int v5557 = v5556 + v28;
+      const unsigned int v5558 = v5557 << 8u;
+      const unsigned int v5559 = v5558 + v5552;
+      out[v5559] = v5553;
+    }
+    const unsigned int v5561 = v56 + v10368;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5562 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5563 = v593.x[30];
+    const float v5564 = v5563 * v5562;
+    const bool v5565 = v5561 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5565) {
+      const unsigned int v5568 = 128u + v10367;
+      const iron_bf16 v5569 = iron_f32_to_bf16(v5564);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5571 = v13 + v5561;
+      const unsigned int v5572 = v5571 * v1;
+      const unsigned int v5573 = v5572 + v28;
+      const unsigned int v5574 = v5573 << 8u;
+      const unsigned int v5575 = v5574 + v5568;
+      out[v5575] = v5569;
+    }
+    const unsigned int v5577 = v56 + v10373;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5578 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5579 = v593.x[31];
+    const float v5580 = v5579 * v5578;
+    const bool v5581 = v5577 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5581) {
+      const unsigned int v5584 = 128u + v10372;
+      const iron_bf16 v5585 = iron_f32_to_bf16(v5580);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5587 = v13 + v5577;
+      const unsigned int v5588 = v5587 * v1;
+      const unsigned int v5589 = v5588 + v28;
+      const unsigned int v5590 = v5589 << 8u;
+      const unsigned int v5591 = v5590 + v5584;
+      out[v5591] = v5585;
+    }
+    const unsigned int v5593 = v56 + v10378;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5594 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5595 = v595.x[0];
+    const float v5596 = v5595 * v5594;
+    const bool v5597 = v5593 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5597) {
+      const unsigned int v5600 = 192u + v10377;
+      const iron_bf16 v5601 = iron_f32_to_bf16(v5596);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5603 = v13 + v5593;
+      const unsigned int v5604 = v5603 * v1;
+      const unsigned int v5605 = v5604 + v28;
+      const unsigned int v5606 = v5605 << 8u;
+      const unsigned int v5607 = v5606 + v5600;
+      out[v5607] = v5601;
+    }
+    const unsigned int v5609 = v56 + v10383;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5610 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5611 = v595.x[1];
+    const float v5612 = v5611 * v5610;
+    const bool v5613 = v5609 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5613) {
+      const unsigned int v5616 = 192u + v10382;
+      const iron_bf16 v5617 = iron_f32_to_bf16(v5612);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5619 = v13 + v5609;
+      const unsigned int v5620 = v5619 * v1;
+      const unsigned int v5621 = v5620 + v28;
+      const unsigned int v5622 = v5621 << 8u;
+      const unsigned int v5623 = v5622 + v5616;
+      out[v5623] = v5617;
+    }
+    const unsigned int v5625 = v56 + v10388;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5626 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5627 = v595.x[2];
+    const float v5628 = v5627 * v5626;
+    const bool v5629 = v5625 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5629) {
+      const unsigned int v5632 = 192u + v10387;
+      const iron_bf16 v5633 = iron_f32_to_bf16(v5628);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5635 = v13 + v5625;
+      const unsigned int v5636 = v5635 * v1;
+      const unsigned int v5637 = v5636 + v28;
+      const unsigned int v5638 = v5637 << 8u;
+      const unsigned int v5639 = v5638 + v5632;
+      out[v5639] = v5633;
+    }
+    const unsigned int v5641 = v56 + v10393;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5642 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5643 = v595.x[3];
+    const float v5644 = v5643 * v5642;
+    const bool v5645 = v5641 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5645) {
+      const unsigned int v5648 = 192u + v10392;
+      const iron_bf16 v5649 = iron_f32_to_bf16(v5644);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5651 = v13 + v5641;
+      const unsigned int v5652 = v5651 * v1;
+      const unsigned int v5653 = v5652 + v28;
+      const unsigned int v5654 = v5653 << 8u;
+      const unsigned int v5655 = v5654 + v5648;
+      out[v5655] = v5649;
+    }
+    const unsigned int v5657 = v56 + v10398;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5658 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5659 = v595.x[4];
+    const float v5660 = v5659 * v5658;
+    const bool v5661 = v5657 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5661) {
+      const unsigned int v5664 = 192u + v10397;
+      const iron_bf16 v5665 = iron_f32_to_bf16(v5660);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5667 = v13 + v5657;
+      const unsigned int v5668 = v5667 * v1;
+      const unsigned int v5669 = v5668 + v28;
+      const unsigned int v5670 = v5669 << 8u;
+      const unsigned int v5671 = v5670 + v5664;
+      out[v5671] = v5665;
+    }
+    const unsigned int v5673 = v56 + v10403;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5674 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5675 = v595.x[5];
+    const float v5676 = v5675 * v5674;
+    const bool v5677 = v5673 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5677) {
+      const unsigned int v5680 = 192u + v10402;
+      const iron_bf16 v5681 = iron_f32_to_bf16(v5676);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5683 = v13 + v5673;
+      const unsigned int v5684 = v5683 * v1;
+      const unsigned int v5685 = v5684 + v28;
+      const unsigned int v5686 = v5685 << 8u;
+      const unsigned int v5687 = v5686 + v5680;
+      out[v5687] = v5681;
+    }
+    const unsigned int v5689 = v56 + v10408;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5690 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5691 = v595.x[6];
+    const float v5692 = v5691 * v5690;
+    const bool v5693 = v5689 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5693) {
+      const unsigned int v5696 = 192u + v10407;
+      const iron_bf16 v5697 = iron_f32_to_bf16(v5692);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5699 = v13 + v5689;
+      const unsigned int v5700 = v5699 * v1;
+      const unsigned int v5701 = v5700 + v28;
+      const unsigned int v5702 = v5701 << 8u;
+      const unsigned int v5703 = v5702 + v5696;
+      out[v5703] = v5697;
+    }
+    const unsigned int v5705 = v56 + v10413;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5706 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5707 = v595.x[7];
+    const float v5708 = v5707 * v5706;
+    const bool v5709 = v5705 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5709) {
+      const unsigned int v5712 = 192u + v10412;
+      const iron_bf16 v5713 = iron_f32_to_bf16(v5708);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5715 = v13 + v5705;
+      const unsigned int v5716 = v5715 * v1;
+      const unsigned int v5717 = v5716 + v28;
+      const unsigned int v5718 = v5717 << 8u;
+      const unsigned int v5719 = v5718 + v5712;
+      out[v5719] = v5713;
+    }
+    const unsigned int v5721 = v56 + v10418;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5722 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5723 = v595.x[8];
+    const float v5724 = v5723 * v5722;
+    const bool v5725 = v5721 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5725) {
+      const unsigned int v5728 = 192u + v10417;
+      const iron_bf16 v5729 = iron_f32_to_bf16(v5724);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5731 = v13 + v5721;
+      const unsigned int v5732 = v5731 * v1;
+      const unsigned int v5733 = v5732 + v28;
+      const unsigned int v5734 = v5733 << 8u;
+      const unsigned int v5735 = v5734 + v5728;
+      out[v5735] = v5729;
+    }
+    const unsigned int v5737 = v56 + v10423;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5738 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5739 = v595.x[9];
+    const float v5740 = v5739 * v5738;
+    const bool v5741 = v5737 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5741) {
+      const unsigned int v5744 = 192u + v10422;
+      const iron_bf16 v5745 = iron_f32_to_bf16(v5740);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5747 = v13 + v5737;
+      const unsigned int v5748 = v5747 * v1;
+      const unsigned int v5749 = v5748 + v28;
+      const unsigned int v5750 = v5749 << 8u;
+      const unsigned int v5751 = v5750 + v5744;
+      out[v5751] = v5745;
+    }
+    const unsigned int v5753 = v56 + v10428;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5754 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5755 = v595.x[10];
+    const float v5756 = v5755 * v5754;
+    const bool v5757 = v5753 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5757) {
+      const unsigned int v5760 = 192u + v10427;
+      const iron_bf16 v5761 = iron_f32_to_bf16(v5756);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5763 = v13 + v5753;
+      const unsigned int v5764 = v5763 * v1;
+      const unsigned int v5765 = v5764 + v28;
+      const unsigned int v5766 = v5765 << 8u;
+      const unsigned int v5767 = v5766 + v5760;
+      out[v5767] = v5761;
+    }
+    const unsigned int v5769 = v56 + v10433;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5770 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5771 = v595.x[11];
+    const float v5772 = v5771 * v5770;
+    const bool v5773 = v5769 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5773) {
+      const unsigned int v5776 = 192u + v10432;
+      const iron_bf16 v5777 = iron_f32_to_bf16(v5772);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5779 = v13 + v5769;
+      const unsigned int v5780 = v5779 * v1;
+      const unsigned int v5781 = v5780 + v28;
+      const unsigned int v5782 = v5781 << 8u;
+      const unsigned int v5783 = v5782 + v5776;
+      out[v5783] = v5777;
+    }
+    const unsigned int v5785 = v56 + v10438;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5786 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5787 = v595.x[12];
+    const float v5788 = v5787 * v5786;
+    const bool v5789 = v5785 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5789) {
+      const unsigned int v5792 = 192u + v10437;
+      const iron_bf16 v5793 = iron_f32_to_bf16(v5788);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5795 = v13 + v5785;
+      const unsigned int v5796 = v5795 * v1;
+      const unsigned int v5797 = v5796 + v28;
+      const unsigned int v5798 = v5797 << 8u;
+      const unsigned int v5799 = v5798 + v5792;
+      out[v5799] = v5793;
+    }
+    const unsigned int v5801 = v56 + v10443;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5802 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5803 = v595.x[13];
+    const float v5804 = v5803 * v5802;
+    const bool v5805 = v5801 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5805) {
+      const unsigned int v5808 = 192u + v10442;
+      const iron_bf16 v5809 = iron_f32_to_bf16(v5804);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5811 = v13 + v5801;
+      const unsigned int v5812 = v5811 * v1;
+      const unsigned int v5813 = v5812 + v28;
+      const unsigned int v5814 = v5813 << 8u;
+      const unsigned int v5815 = v5814 + v5808;
+      out[v5815] = v5809;
+    }
+    const unsigned int v5817 = v56 + v10448;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5818 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5819 = v595.x[14];
+    const float v5820 = v5819 * v5818;
+    const bool v5821 = v5817 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5821) {
+      const unsigned int v5824 = 192u + v10447;
+      const iron_bf16 v5825 = iron_f32_to_bf16(v5820);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5827 = v13 + v5817;
+      const unsigned int v5828 = v5827 * v1;
+      const unsigned int v5829 = v5828 + v28;
+      const unsigned int v5830 = v5829 << 8u;
+      const unsigned int v5831 = v5830 + v5824;
+      out[v5831] = v5825;
+    }
+    const unsigned int v5833 = v56 + v10453;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5834 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5835 = v595.x[15];
+    const float v5836 = v5835 * v5834;
+    const bool v5837 = v5833 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5837) {
+      const unsigned int v5840 = 192u + v10452;
+      const iron_bf16 v5841 = iron_f32_to_bf16(v5836);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5843 = v13 + v5833;
+      const unsigned int v5844 = v5843 * v1;
+      const unsigned int v5845 = v5844 + v28;
+      const unsigned int v5846 = v5845 << 8u;
+      const unsigned int v5847 = v5846 + v5840;
+      out[v5847] = v5841;
+    }
+    const unsigned int v5849 = v56 + v10458;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5850 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5851 = v595.x[16];
+    const float v5852 = v5851 * v5850;
+    const bool v5853 = v5849 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5853) {
+      const unsigned int v5856 = 192u + v10457;
+      const iron_bf16 v5857 = iron_f32_to_bf16(v5852);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5859 = v13 + v5849;
+      const unsigned int v5860 = v5859 * v1;
+      const unsigned int v5861 = v5860 + v28;
+      const unsigned int v5862 = v5861 << 8u;
+      const unsigned int v5863 = v5862 + v5856;
+      out[v5863] = v5857;
+    }
+    const unsigned int v5865 = v56 + v10463;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5866 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5867 = v595.x[17];
+    const float v5868 = v5867 * v5866;
+    const bool v5869 = v5865 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5869) {
+      const unsigned int v5872 = 192u + v10462;
+      const iron_bf16 v5873 = iron_f32_to_bf16(v5868);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5875 = v13 + v5865;
+      const unsigned int v5876 = v5875 * v1;
+      const unsigned int v5877 = v5876 + v28;
+      const unsigned int v5878 = v5877 << 8u;
+      const unsigned int v5879 = v5878 + v5872;
+      out[v5879] = v5873;
+    }
+    const unsigned int v5881 = v56 + v10468;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5882 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5883 = v595.x[18];
+    const float v5884 = v5883 * v5882;
+    const bool v5885 = v5881 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5885) {
+      const unsigned int v5888 = 192u + v10467;
+      const iron_bf16 v5889 = iron_f32_to_bf16(v5884);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5891 = v13 + v5881;
+      const unsigned int v5892 = v5891 * v1;
+      const unsigned int v5893 = v5892 + v28;
+      const unsigned int v5894 = v5893 << 8u;
+      const unsigned int v5895 = v5894 + v5888;
+      out[v5895] = v5889;
+    }
+    const unsigned int v5897 = v56 + v10473;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5898 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5899 = v595.x[19];
+    const float v5900 = v5899 * v5898;
+    const bool v5901 = v5897 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5901) {
+      const unsigned int v5904 = 192u + v10472;
+      const iron_bf16 v5905 = iron_f32_to_bf16(v5900);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5907 = v13 + v5897;
+      const unsigned int v5908 = v5907 * v1;
+      const unsigned int v5909 = v5908 + v28;
+      const unsigned int v5910 = v5909 << 8u;
+      const unsigned int v5911 = v5910 + v5904;
+      out[v5911] = v5905;
+    }
+    const unsigned int v5913 = v56 + v10478;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5914 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5915 = v595.x[20];
+    const float v5916 = v5915 * v5914;
+    const bool v5917 = v5913 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5917) {
+      const unsigned int v5920 = 192u + v10477;
+      const iron_bf16 v5921 = iron_f32_to_bf16(v5916);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5923 = v13 + v5913;
+      const unsigned int v5924 = v5923 * v1;
+      const unsigned int v5925 = v5924 + v28;
+      const unsigned int v5926 = v5925 << 8u;
+      const unsigned int v5927 = v5926 + v5920;
+      out[v5927] = v5921;
+    }
+    const unsigned int v5929 = v56 + v10483;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5930 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5931 = v595.x[21];
+    const float v5932 = v5931 * v5930;
+    const bool v5933 = v5929 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5933) {
+      const unsigned int v5936 = 192u + v10482;
+      const iron_bf16 v5937 = iron_f32_to_bf16(v5932);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5939 = v13 + v5929;
+      const unsigned int v5940 = v5939 * v1;
+      const unsigned int v5941 = v5940 + v28;
+      const unsigned int v5942 = v5941 << 8u;
+      const unsigned int v5943 = v5942 + v5936;
+      out[v5943] = v5937;
+    }
+    const unsigned int v5945 = v56 + v10488;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5946 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5947 = v595.x[22];
+    const float v5948 = v5947 * v5946;
+    const bool v5949 = v5945 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5949) {
+      const unsigned int v5952 = 192u + v10487;
+      const iron_bf16 v5953 = iron_f32_to_bf16(v5948);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5955 = v13 + v5945;
+      const unsigned int v5956 = v5955 * v1;
+      const unsigned int v5957 = v5956 + v28;
+      const unsigned int v5958 = v5957 << 8u;
+      const unsigned int v5959 = v5958 + v5952;
+      out[v5959] = v5953;
+    }
+    const unsigned int v5961 = v56 + v10493;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5962 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5963 = v595.x[23];
+    const float v5964 = v5963 * v5962;
+    const bool v5965 = v5961 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5965) {
+      const unsigned int v5968 = 192u + v10492;
+      const iron_bf16 v5969 = iron_f32_to_bf16(v5964);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5971 = v13 + v5961;
+      const unsigned int v5972 = v5971 * v1;
+      const unsigned int v5973 = v5972 + v28;
+      const unsigned int v5974 = v5973 << 8u;
+      const unsigned int v5975 = v5974 + v5968;
+      out[v5975] = v5969;
+    }
+    const unsigned int v5977 = v56 + v10498;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5978 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5979 = v595.x[24];
+    const float v5980 = v5979 * v5978;
+    const bool v5981 = v5977 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5981) {
+      const unsigned int v5984 = 192u + v10497;
+      const iron_bf16 v5985 = iron_f32_to_bf16(v5980);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v5987 = v13 + v5977;
+      const unsigned int v5988 = v5987 * v1;
+      const unsigned int v5989 = v5988 + v28;
+      const unsigned int v5990 = v5989 << 8u;
+      const unsigned int v5991 = v5990 + v5984;
+      out[v5991] = v5985;
+    }
+    const unsigned int v5993 = v56 + v10503;  // kernels/sdpa/flash_tile.hpp:235
+    const float v5994 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v5995 = v595.x[25];
+    const float v5996 = v5995 * v5994;
+    const bool v5997 = v5993 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v5997) {
+      const unsigned int v6000 = 192u + v10502;
+      const iron_bf16 v6001 = iron_f32_to_bf16(v5996);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6003 = v13 + v5993;
+      const unsigned int v6004 = v6003 * v1;
+      const unsigned int v6005 = v6004 + v28;
+      const unsigned int v6006 = v6005 << 8u;
+      const unsigned int v6007 = v6006 + v6000;
+      out[v6007] = v6001;
+    }
+    const unsigned int v6009 = v56 + v10508;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6010 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6011 = v595.x[26];
+    const float v6012 = v6011 * v6010;
+    const bool v6013 = v6009 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6013) {
+      const unsigned int v6016 = 192u + v10507;
+      const iron_bf16 v6017 = iron_f32_to_bf16(v6012);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6019 = v13 + v6009;
+      const unsigned int v6020 = v6019 * v1;
+      const unsigned int v6021 = v6020 + v28;
+      const unsigned int v6022 = v6021 << 8u;
+      const unsigned int v6023 = v6022 + v6016;
+      out[v6023] = v6017;
+    }
+    const unsigned int v6025 = v56 + v10513;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6026 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6027 = v595.x[27];
+    const float v6028 = v6027 * v6026;
+    const bool v6029 = v6025 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6029) {
+      const unsigned int v6032 = 192u + v10512;
+      const iron_bf16 v6033 = iron_f32_to_bf16(v6028);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6035 = v13 + v6025;
+      const unsigned int v6036 = v6035 * v1;
+      const unsigned int v6037 = v6036 + v28;
+      const unsigned int v6038 = v6037 << 8u;
+      const unsigned int v6039 = v6038 + v6032;
+      out[v6039] = v6033;
+    }
+    const unsigned int v6041 = v56 + v10518;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6042 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6043 = v595.x[28];
+    const float v6044 = v6043 * v6042;
+    const bool v6045 = v6041 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6045) {
+      const unsigned int v6048 = 192u + v10517;
+      const iron_bf16 v6049 = iron_f32_to_bf16(v6044);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6051 = v13 + v6041;
+      const unsigned int v6052 = v6051 * v1;
+      const unsigned int v6053 = v6052 + v28;
+      const unsigned int v6054 = v6053 << 8u;
+      const unsigned int v6055 = v6054 + v6048;
+      out[v6055] = v6049;
+    }
+    const unsigned int v6057 = v56 + v10523;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6058 = v4003.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6059 = v595.x[29];
+    const float v6060 = v6059 * v6058;
+    const bool v6061 = v6057 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6061) {
+      const unsigned int v6064 = 192u + v10522;
+      const iron_bf16 v6065 = iron_f32_to_bf16(v6060);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6067 = v13 + v6057;
+      const unsigned int v6068 = v6067 * v1;
+      const unsigned int v6069 = v6068 + v28;
+      const unsigned int v6070 = v6069 << 8u;
+      const unsigned int v6071 = v6070 + v6064;
+      out[v6071] = v6065;
+    }
+    const unsigned int v6073 = v56 + v10528;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6074 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6075 = v595.x[30];
+    const float v6076 = v6075 * v6074;
+    const bool v6077 = v6073 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6077) {
+      const unsigned int v6080 = 192u + v10527;
+      const iron_bf16 v6081 = iron_f32_to_bf16(v6076);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6083 = v13 + v6073;
+      const unsigned int v6084 = v6083 * v1;
+      const unsigned int v6085 = v6084 + v28;
+      const unsigned int v6086 = v6085 << 8u;
+      const unsigned int v6087 = v6086 + v6080;
+      out[v6087] = v6081;
+    }
+    const unsigned int v6089 = v56 + v10533;  // kernels/sdpa/flash_tile.hpp:235
+    const float v6090 = v4003.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v6091 = v595.x[31];
+    const float v6092 = v6091 * v6090;
+    const bool v6093 = v6089 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v6093) {
+      const unsigned int v6096 = 192u + v10532;
+      const iron_bf16 v6097 = iron_f32_to_bf16(v6092);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v6099 = v13 + v6089;
+      const unsigned int v6100 = v6099 * v1;
+      const unsigned int v6101 = v6100 + v28;
+      const unsigned int v6102 = v6101 << 8u;
+      const unsigned int v6103 = v6102 + v6096;
+      out[v6103] = v6097;
     }
   }
 }

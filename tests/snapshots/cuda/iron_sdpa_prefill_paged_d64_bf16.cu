@@ -353,2091 +353,2210 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
   const unsigned int v28 = blockIdx.y;  // kernels/sdpa/prefill.cpp:113
   const unsigned int v29 = v1 / v2;  // kernels/sdpa/prefill.cpp:201
   const unsigned int v30 = v28 / v29;
-  const unsigned int v32 = v11 * v7;  // kernels/sdpa/kv_sources.hpp:59
-  const unsigned int v33 = v7 * v6;  // kernels/sdpa/kv_sources.hpp:60
+  const unsigned int v32 = v11 * v7;  // kernels/sdpa/kv_sources.hpp:69
+  const unsigned int v33 = v7 * v6;  // kernels/sdpa/kv_sources.hpp:70
   const unsigned int v34 = seq_lens_k[v11];
   const unsigned int v35 = min(v34, v33);
-  const bool v36 = v27 < v20;  // kernels/sdpa/prefill.cpp:121
-  if (v36) {
-    const float v37 = sinks[v28];  // kernels/sdpa/prefill.cpp:130
-    const unsigned int v39 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:72
-    const unsigned int v40 = v39 >> 2u;
-    const unsigned int v43 = v39 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
-    const unsigned int v44 = v27 + v43;
-    unsigned int v45 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:77
-    const unsigned int v47 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v50 = v47 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v53 = v47 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v54 = v53 << 3u;
-    const unsigned int v55 = v27 + v50;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v56 = v55 < v20;
-    const unsigned int v59 = v56 ? v55 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v61 = v13 + v59;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v62 = v61 * v1;
-    const unsigned int v63 = v62 + v28;
-    const unsigned int v64 = v63 << 6u;
-    const unsigned int v65 = v64 + v54;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v67 = v54 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v69 = v50 << 6u;
-    const unsigned int v72 = v54 >> 6u;
-    const unsigned int v73 = v72 << 13u;
-    const unsigned int v75 = v73 + v69;
-    const unsigned int v76 = v75 + v67;
-    iron_copy_async<16>(shm0 + (v76 ^ (((v76 >> 6u) & 7u) << 3u)), q + v65, v56);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v79 = v47 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v81 = v79 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v84 = v79 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v85 = v84 << 3u;
-    const unsigned int v86 = v27 + v81;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v87 = v86 < v20;
-    const unsigned int v90 = v87 ? v86 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v92 = v13 + v90;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v93 = v92 * v1;
-    const unsigned int v94 = v93 + v28;
-    const unsigned int v95 = v94 << 6u;
-    const unsigned int v96 = v95 + v85;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v98 = v85 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v100 = v81 << 6u;
-    const unsigned int v103 = v85 >> 6u;
-    const unsigned int v104 = v103 << 13u;
-    const unsigned int v106 = v104 + v100;
-    const unsigned int v107 = v106 + v98;
-    iron_copy_async<16>(shm0 + (v107 ^ (((v107 >> 6u) & 7u) << 3u)), q + v96, v87);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v110 = v47 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v112 = v110 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v115 = v110 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v116 = v115 << 3u;
-    const unsigned int v117 = v27 + v112;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v118 = v117 < v20;
-    const unsigned int v121 = v118 ? v117 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v123 = v13 + v121;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v124 = v123 * v1;
-    const unsigned int v125 = v124 + v28;
-    const unsigned int v126 = v125 << 6u;
-    const unsigned int v127 = v126 + v116;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v129 = v116 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v131 = v112 << 6u;
-    const unsigned int v134 = v116 >> 6u;
-    const unsigned int v135 = v134 << 13u;
-    const unsigned int v137 = v135 + v131;
-    const unsigned int v138 = v137 + v129;
-    iron_copy_async<16>(shm0 + (v138 ^ (((v138 >> 6u) & 7u) << 3u)), q + v127, v118);  // kernels/sdpa/flash_tile.hpp:86
-    const unsigned int v141 = v47 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-    const unsigned int v143 = v141 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
-    const unsigned int v146 = v141 & 7u;  // kernels/sdpa/flash_tile.hpp:83
-    const unsigned int v147 = v146 << 3u;
-    const unsigned int v148 = v27 + v143;  // kernels/sdpa/flash_tile.hpp:84
-    const bool v149 = v148 < v20;
-    const unsigned int v152 = v149 ? v148 : v45;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v154 = v13 + v152;  // kernels/sdpa/prefill.cpp:123
-    const unsigned int v155 = v154 * v1;
-    const unsigned int v156 = v155 + v28;
-    const unsigned int v157 = v156 << 6u;
-    const unsigned int v158 = v157 + v147;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v160 = v147 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
-    const unsigned int v162 = v143 << 6u;
-    const unsigned int v165 = v147 >> 6u;
-    const unsigned int v166 = v165 << 13u;
-    const unsigned int v168 = v166 + v162;
-    const unsigned int v169 = v168 + v160;
-    iron_copy_async<16>(shm0 + (v169 ^ (((v169 >> 6u) & 7u) << 3u)), q + v158, v149);  // kernels/sdpa/flash_tile.hpp:86
+  const float v37 = static_cast<float>(v6);  // kernels/sdpa/kv_sources.hpp:75
+  const unsigned int v38 = __float_as_uint(v37);
+  const unsigned int v40 = v38 >> 23u;
+  const unsigned int v41 = v40 - 127u;
+  unsigned int v42 = 0u;  // kernels/sdpa/kv_sources.hpp:76
+  const bool v43 = v6 != v42;
+  const unsigned int v45 = 1u << (v41 & 31);
+  const bool v46 = v45 == v6;
+  const bool v47 = v43 && v46;
+  const bool v48 = v27 < v20;  // kernels/sdpa/prefill.cpp:121
+  if (v48) {
+    const float v49 = sinks[v28];  // kernels/sdpa/prefill.cpp:130
+    const unsigned int v51 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:72
+    const unsigned int v52 = v51 >> 2u;
+    const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:73
+    const unsigned int v56 = v27 + v55;
+    const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v62 = v59 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v65 = v59 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v66 = v65 << 3u;
+    const unsigned int v67 = v27 + v62;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v68 = v67 < v20;
+    const unsigned int v71 = v68 ? v67 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v73 = v13 + v71;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v74 = v73 * v1;
+    const unsigned int v75 = v74 + v28;
+    const unsigned int v76 = v75 << 6u;
+    const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v81 = v62 << 6u;
+    const unsigned int v84 = v66 >> 6u;
+    const unsigned int v85 = v84 << 13u;
+    const unsigned int v87 = v85 + v81;
+    const unsigned int v88 = v87 + v79;
+    iron_copy_async<16>(shm0 + (v88 ^ (((v88 >> 6u) & 7u) << 3u)), q + v77, v68);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v91 = v59 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v93 = v91 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v96 = v91 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v97 = v96 << 3u;
+    const unsigned int v98 = v27 + v93;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v99 = v98 < v20;
+    const unsigned int v102 = v99 ? v98 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v104 = v13 + v102;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v105 = v104 * v1;
+    const unsigned int v106 = v105 + v28;
+    const unsigned int v107 = v106 << 6u;
+    const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v112 = v93 << 6u;
+    const unsigned int v115 = v97 >> 6u;
+    const unsigned int v116 = v115 << 13u;
+    const unsigned int v118 = v116 + v112;
+    const unsigned int v119 = v118 + v110;
+    iron_copy_async<16>(shm0 + (v119 ^ (((v119 >> 6u) & 7u) << 3u)), q + v108, v99);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v122 = v59 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v124 = v122 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v127 = v122 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v128 = v127 << 3u;
+    const unsigned int v129 = v27 + v124;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v130 = v129 < v20;
+    const unsigned int v133 = v130 ? v129 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v135 = v13 + v133;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v136 = v135 * v1;
+    const unsigned int v137 = v136 + v28;
+    const unsigned int v138 = v137 << 6u;
+    const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v143 = v124 << 6u;
+    const unsigned int v146 = v128 >> 6u;
+    const unsigned int v147 = v146 << 13u;
+    const unsigned int v149 = v147 + v143;
+    const unsigned int v150 = v149 + v141;
+    iron_copy_async<16>(shm0 + (v150 ^ (((v150 >> 6u) & 7u) << 3u)), q + v139, v130);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v153 = v59 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+    const unsigned int v155 = v153 >> 3u;  // kernels/sdpa/flash_tile.hpp:82
+    const unsigned int v158 = v153 & 7u;  // kernels/sdpa/flash_tile.hpp:83
+    const unsigned int v159 = v158 << 3u;
+    const unsigned int v160 = v27 + v155;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v161 = v160 < v20;
+    const unsigned int v164 = v161 ? v160 : v42;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v166 = v13 + v164;  // kernels/sdpa/prefill.cpp:123
+    const unsigned int v167 = v166 * v1;
+    const unsigned int v168 = v167 + v28;
+    const unsigned int v169 = v168 << 6u;
+    const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:85
+    const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:54
+    const unsigned int v174 = v155 << 6u;
+    const unsigned int v177 = v159 >> 6u;
+    const unsigned int v178 = v177 << 13u;
+    const unsigned int v180 = v178 + v174;
+    const unsigned int v181 = v180 + v172;
+    iron_copy_async<16>(shm0 + (v181 ^ (((v181 >> 6u) & 7u) << 3u)), q + v170, v161);  // kernels/sdpa/flash_tile.hpp:86
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:78
     asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:79
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:81
-    const unsigned int v171 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
-    const unsigned int v172 = min(v171, v20);
-    const unsigned int v173 = v172 + v35;  // kernels/sdpa/flash_tile.hpp:127
-    const unsigned int v175 = v173 - v20;  // kernels/sdpa/flash_tile.hpp:129
-    const unsigned int v176 = min(v35, v175);
-    const bool v177 = v173 > v20;
-    const unsigned int v178 = v177 ? v176 : v45;
-    const bool v180 = v8 == v45;  // kernels/sdpa/flash_tile.hpp:128
-    const unsigned int v181 = v180 ? v35 : v178;
-    const unsigned int v183 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
-    const unsigned int v184 = v183 + 1u;
-    const unsigned int v188 = v184 - v20;  // kernels/sdpa/flash_tile.hpp:132
-    const unsigned int v189 = v188 - v9;
-    const unsigned int v190 = v189 >> 6u;
-    const unsigned int v191 = v190 << 6u;
-    const bool v193 = v9 > v45;  // kernels/sdpa/flash_tile.hpp:131
-    const unsigned int v194 = v20 + v9;
-    const bool v195 = v184 > v194;
-    const bool v196 = v193 && v195;
-    const unsigned int v197 = v196 ? v191 : v45;
-    const float v199 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
-    iron_frag<float, 2, 16, 8> v201;  // kernels/sdpa/flash_tile.hpp:165
-    iron_frag_fill(v201, __uint_as_float(0xff800000u));
-    iron_frag<float, 2, 16, 8> v203;
-    iron_frag_fill(v203, 0.0f);
-    iron_frag<float, 2, 16, 64> v205;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v205, 0.0f);
-    const bool v4669 = v197 < v181;  // kernels/sdpa/flash_warpgroup.hpp:92
-    if (v4669) {
-      const unsigned int v4673 = v197 + v50;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4674 = v4673 < v35;
-      const unsigned int v4675 = v4674 ? v4673 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4676 = v4675 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v4677 = v32 + v4676;
-      const unsigned int v4678 = block_table[v4677];
-      const unsigned int v4679 = v4675 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v4680 = v4678 * v2;
-      const unsigned int v4681 = v4680 + v30;
-      const unsigned int v4682 = v4681 * v6;
-      const unsigned int v4683 = v4682 + v4679;
-      const unsigned int v4684 = v4683 << 6u;
-      const unsigned int v4685 = v4684 + v54;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4686 = v72 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4688 = v4686 + v69;
-      const unsigned int v4689 = v4688 + v67;
-      iron_copy_async<16>(shm1 + (v4689 ^ (((v4689 >> 6u) & 7u) << 3u)), k_pages + v4685, v4674);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v4690 = v197 + v81;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v4691 = v4690 < v35;
-      const unsigned int v4692 = v4691 ? v4690 : v45;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4693 = v4692 / v6;  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v4694 = v32 + v4693;
-      const unsigned int v4695 = block_table[v4694];
-      const unsigned int v4696 = v4692 % v6;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v4697 = v4695 * v2;
-      const unsigned int v4698 = v4697 + v30;
-      const unsigned int v4699 = v4698 * v6;
-      const unsigned int v4700 = v4699 + v4696;
-      const unsigned int v4701 = v4700 << 6u;
-      const unsigned int v4702 = v4701 + v85;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v4703 = v103 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-      const unsigned int v4705 = v4703 + v100;
-      const unsigned int v4706 = v4705 + v98;
-      iron_copy_async<16>(shm1 + (v4706 ^ (((v4706 >> 6u) & 7u) << 3u)), k_pages + v4702, v4691);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v4707 = block_table[v4677];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v4708 = v4707 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v4709 = v4708 + v30;
-      const unsigned int v4710 = v4709 * v6;
-      const unsigned int v4711 = v4710 + v4679;
-      const unsigned int v4712 = v4711 << 6u;
-      const unsigned int v4713 = v4712 + v54;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v4689 ^ (((v4689 >> 6u) & 7u) << 3u)), v_pages + v4713, v4674);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v4714 = block_table[v4694];  // kernels/sdpa/kv_sources.hpp:66
-      const unsigned int v4715 = v4714 * v2;  // kernels/sdpa/kv_sources.hpp:67
-      const unsigned int v4716 = v4715 + v30;
-      const unsigned int v4717 = v4716 * v6;
-      const unsigned int v4718 = v4717 + v4696;
-      const unsigned int v4719 = v4718 << 6u;
-      const unsigned int v4720 = v4719 + v85;  // kernels/sdpa/flash_tile.hpp:85
-      iron_copy_async<16>(shm2 + (v4706 ^ (((v4706 >> 6u) & 7u) << 3u)), v_pages + v4720, v4691);  // kernels/sdpa/flash_tile.hpp:86
+    const unsigned int v183 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:83
+    const unsigned int v184 = min(v183, v20);
+    const unsigned int v185 = v184 + v35;  // kernels/sdpa/flash_tile.hpp:127
+    const unsigned int v187 = v185 - v20;  // kernels/sdpa/flash_tile.hpp:129
+    const unsigned int v188 = min(v35, v187);
+    const bool v189 = v185 > v20;
+    const unsigned int v190 = v189 ? v188 : v42;
+    const bool v192 = v8 == v42;  // kernels/sdpa/flash_tile.hpp:128
+    const unsigned int v193 = v192 ? v35 : v190;
+    const unsigned int v195 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:130
+    const unsigned int v196 = v195 + 1u;
+    const unsigned int v200 = v196 - v20;  // kernels/sdpa/flash_tile.hpp:132
+    const unsigned int v201 = v200 - v9;
+    const unsigned int v202 = v201 >> 6u;
+    const unsigned int v203 = v202 << 6u;
+    const bool v205 = v9 > v42;  // kernels/sdpa/flash_tile.hpp:131
+    const unsigned int v206 = v20 + v9;
+    const bool v207 = v196 > v206;
+    const bool v208 = v205 && v207;
+    const unsigned int v209 = v208 ? v203 : v42;
+    const float v211 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:85
+    iron_frag<float, 2, 16, 8> v213;  // kernels/sdpa/flash_tile.hpp:165
+    iron_frag_fill(v213, __uint_as_float(0xff800000u));
+    iron_frag<float, 2, 16, 8> v215;
+    iron_frag_fill(v215, 0.0f);
+    iron_frag<float, 2, 16, 64> v217;  // /usr/include/c++/12/array:99
+    iron_frag_fill(v217, 0.0f);
+    const bool v5217 = v209 < v193;  // kernels/sdpa/flash_warpgroup.hpp:92
+    if (v5217) {
+      if (v47) {  // kernels/sdpa/kv_sources.hpp:87
+        const unsigned int v5221 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5222 = v5221 < v35;
+        const unsigned int v5223 = v5222 ? v5221 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5224 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v5225 = v5223 & v5224;
+        const unsigned int v5226 = v5223 >> (v41 & 31);
+        const unsigned int v5227 = v32 + v5226;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5228 = block_table[v5227];
+        const unsigned int v5229 = v5228 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5230 = v5229 + v30;
+        const unsigned int v5231 = v5230 * v6;
+        const unsigned int v5232 = v5231 + v5225;
+        const unsigned int v5233 = v5232 << 6u;
+        const unsigned int v5234 = v5233 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5235 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5237 = v5235 + v81;
+        const unsigned int v5238 = v5237 + v79;
+        iron_copy_async<16>(shm1 + (v5238 ^ (((v5238 >> 6u) & 7u) << 3u)), k_pages + v5234, v5222);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5239 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5240 = v5239 < v35;
+        const unsigned int v5241 = v5240 ? v5239 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5242 = v5241 & v5224;  // kernels/sdpa/kv_sources.hpp:88
+        const unsigned int v5243 = v5241 >> (v41 & 31);
+        const unsigned int v5244 = v32 + v5243;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5245 = block_table[v5244];
+        const unsigned int v5246 = v5245 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5247 = v5246 + v30;
+        const unsigned int v5248 = v5247 * v6;
+        const unsigned int v5249 = v5248 + v5242;
+        const unsigned int v5250 = v5249 << 6u;
+        const unsigned int v5251 = v5250 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5252 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5254 = v5252 + v112;
+        const unsigned int v5255 = v5254 + v110;
+        iron_copy_async<16>(shm1 + (v5255 ^ (((v5255 >> 6u) & 7u) << 3u)), k_pages + v5251, v5240);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5256 = block_table[v5227];  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5257 = v5256 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5258 = v5257 + v30;
+        const unsigned int v5259 = v5258 * v6;
+        const unsigned int v5260 = v5259 + v5225;
+        const unsigned int v5261 = v5260 << 6u;
+        const unsigned int v5262 = v5261 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v5238 ^ (((v5238 >> 6u) & 7u) << 3u)), v_pages + v5262, v5222);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5263 = block_table[v5244];  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5264 = v5263 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5265 = v5264 + v30;
+        const unsigned int v5266 = v5265 * v6;
+        const unsigned int v5267 = v5266 + v5242;
+        const unsigned int v5268 = v5267 << 6u;
+        const unsigned int v5269 = v5268 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v5255 ^ (((v5255 >> 6u) & 7u) << 3u)), v_pages + v5269, v5240);  // kernels/sdpa/flash_tile.hpp:86
+      } else {
+        const unsigned int v5273 = v209 + v62;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5274 = v5273 < v35;
+        const unsigned int v5275 = v5274 ? v5273 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5276 = v5275 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v5277 = v5275 / v6;
+        const unsigned int v5278 = v32 + v5277;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5279 = block_table[v5278];
+        const unsigned int v5280 = v5279 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5281 = v5280 + v30;
+        const unsigned int v5282 = v5281 * v6;
+        const unsigned int v5283 = v5282 + v5276;
+        const unsigned int v5284 = v5283 << 6u;
+        const unsigned int v5285 = v5284 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5286 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5288 = v5286 + v81;
+        const unsigned int v5289 = v5288 + v79;
+        iron_copy_async<16>(shm1 + (v5289 ^ (((v5289 >> 6u) & 7u) << 3u)), k_pages + v5285, v5274);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5290 = v209 + v93;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v5291 = v5290 < v35;
+        const unsigned int v5292 = v5291 ? v5290 : v42;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5293 = v5292 % v6;  // kernels/sdpa/kv_sources.hpp:80
+        const unsigned int v5294 = v5292 / v6;
+        const unsigned int v5295 = v32 + v5294;  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5296 = block_table[v5295];
+        const unsigned int v5297 = v5296 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5298 = v5297 + v30;
+        const unsigned int v5299 = v5298 * v6;
+        const unsigned int v5300 = v5299 + v5293;
+        const unsigned int v5301 = v5300 << 6u;
+        const unsigned int v5302 = v5301 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v5303 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+        const unsigned int v5305 = v5303 + v112;
+        const unsigned int v5306 = v5305 + v110;
+        iron_copy_async<16>(shm1 + (v5306 ^ (((v5306 >> 6u) & 7u) << 3u)), k_pages + v5302, v5291);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5307 = block_table[v5278];  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5308 = v5307 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5309 = v5308 + v30;
+        const unsigned int v5310 = v5309 * v6;
+        const unsigned int v5311 = v5310 + v5276;
+        const unsigned int v5312 = v5311 << 6u;
+        const unsigned int v5313 = v5312 + v66;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v5289 ^ (((v5289 >> 6u) & 7u) << 3u)), v_pages + v5313, v5274);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v5314 = block_table[v5295];  // kernels/sdpa/kv_sources.hpp:99
+        const unsigned int v5315 = v5314 * v2;  // kernels/sdpa/kv_sources.hpp:100
+        const unsigned int v5316 = v5315 + v30;
+        const unsigned int v5317 = v5316 * v6;
+        const unsigned int v5318 = v5317 + v5293;
+        const unsigned int v5319 = v5318 << 6u;
+        const unsigned int v5320 = v5319 + v97;  // kernels/sdpa/flash_tile.hpp:85
+        iron_copy_async<16>(shm2 + (v5306 ^ (((v5306 >> 6u) & 7u) << 3u)), v_pages + v5320, v5291);  // kernels/sdpa/flash_tile.hpp:86
+      }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-    const unsigned int v2886 = v40 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:104
-    const unsigned int v2887 = v2886 << 6u;
-    const unsigned int v4415 = v39 & 3u;
-    const unsigned int v4417 = v4415 << 4u;
-    const unsigned int v4419 = v4417 << 6u;
-    const unsigned int v4421 = v2887 + v4419;
-    const unsigned int v4432 = v4421 + 16u;
-    const unsigned int v4441 = v4421 + 32u;
-    const unsigned int v4450 = v4421 + 48u;
-    const bool v2905 = v9 == v45;  // kernels/sdpa/flash_tile.hpp:147
-    const unsigned int v4230 = static_cast<unsigned int>(v205.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
-    const unsigned int v4231 = static_cast<unsigned int>(v205.row(0, iron_linear_thread() & 31u));
-    const unsigned int v4235 = static_cast<unsigned int>(v205.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4236 = static_cast<unsigned int>(v205.row(1, iron_linear_thread() & 31u));
-    const unsigned int v4240 = static_cast<unsigned int>(v205.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4241 = static_cast<unsigned int>(v205.row(2, iron_linear_thread() & 31u));
-    const unsigned int v4245 = static_cast<unsigned int>(v205.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4246 = static_cast<unsigned int>(v205.row(3, iron_linear_thread() & 31u));
-    const unsigned int v4250 = static_cast<unsigned int>(v205.col(4, iron_linear_thread() & 31u));
-    const unsigned int v4251 = static_cast<unsigned int>(v205.row(4, iron_linear_thread() & 31u));
-    const unsigned int v4255 = static_cast<unsigned int>(v205.col(5, iron_linear_thread() & 31u));
-    const unsigned int v4256 = static_cast<unsigned int>(v205.row(5, iron_linear_thread() & 31u));
-    const unsigned int v4260 = static_cast<unsigned int>(v205.col(6, iron_linear_thread() & 31u));
-    const unsigned int v4261 = static_cast<unsigned int>(v205.row(6, iron_linear_thread() & 31u));
-    const unsigned int v4265 = static_cast<unsigned int>(v205.col(7, iron_linear_thread() & 31u));
-    const unsigned int v4266 = static_cast<unsigned int>(v205.row(7, iron_linear_thread() & 31u));
-    const unsigned int v4270 = static_cast<unsigned int>(v205.col(8, iron_linear_thread() & 31u));
-    const unsigned int v4271 = static_cast<unsigned int>(v205.row(8, iron_linear_thread() & 31u));
-    const unsigned int v4275 = static_cast<unsigned int>(v205.col(9, iron_linear_thread() & 31u));
-    const unsigned int v4276 = static_cast<unsigned int>(v205.row(9, iron_linear_thread() & 31u));
-    const unsigned int v4280 = static_cast<unsigned int>(v205.col(10, iron_linear_thread() & 31u));
-    const unsigned int v4281 = static_cast<unsigned int>(v205.row(10, iron_linear_thread() & 31u));
-    const unsigned int v4285 = static_cast<unsigned int>(v205.col(11, iron_linear_thread() & 31u));
-    const unsigned int v4286 = static_cast<unsigned int>(v205.row(11, iron_linear_thread() & 31u));
-    const unsigned int v4290 = static_cast<unsigned int>(v205.col(12, iron_linear_thread() & 31u));
-    const unsigned int v4291 = static_cast<unsigned int>(v205.row(12, iron_linear_thread() & 31u));
-    const unsigned int v4295 = static_cast<unsigned int>(v205.col(13, iron_linear_thread() & 31u));
-    const unsigned int v4296 = static_cast<unsigned int>(v205.row(13, iron_linear_thread() & 31u));
-    const unsigned int v4300 = static_cast<unsigned int>(v205.col(14, iron_linear_thread() & 31u));
-    const unsigned int v4301 = static_cast<unsigned int>(v205.row(14, iron_linear_thread() & 31u));
-    const unsigned int v4305 = static_cast<unsigned int>(v205.col(15, iron_linear_thread() & 31u));
-    const unsigned int v4306 = static_cast<unsigned int>(v205.row(15, iron_linear_thread() & 31u));
-    const unsigned int v4310 = static_cast<unsigned int>(v205.col(16, iron_linear_thread() & 31u));
-    const unsigned int v4311 = static_cast<unsigned int>(v205.row(16, iron_linear_thread() & 31u));
-    const unsigned int v4315 = static_cast<unsigned int>(v205.col(17, iron_linear_thread() & 31u));
-    const unsigned int v4316 = static_cast<unsigned int>(v205.row(17, iron_linear_thread() & 31u));
-    const unsigned int v4320 = static_cast<unsigned int>(v205.col(18, iron_linear_thread() & 31u));
-    const unsigned int v4321 = static_cast<unsigned int>(v205.row(18, iron_linear_thread() & 31u));
-    const unsigned int v4325 = static_cast<unsigned int>(v205.col(19, iron_linear_thread() & 31u));
-    const unsigned int v4326 = static_cast<unsigned int>(v205.row(19, iron_linear_thread() & 31u));
-    const unsigned int v4330 = static_cast<unsigned int>(v205.col(20, iron_linear_thread() & 31u));
-    const unsigned int v4331 = static_cast<unsigned int>(v205.row(20, iron_linear_thread() & 31u));
-    const unsigned int v4335 = static_cast<unsigned int>(v205.col(21, iron_linear_thread() & 31u));
-    const unsigned int v4336 = static_cast<unsigned int>(v205.row(21, iron_linear_thread() & 31u));
-    const unsigned int v4340 = static_cast<unsigned int>(v205.col(22, iron_linear_thread() & 31u));
-    const unsigned int v4341 = static_cast<unsigned int>(v205.row(22, iron_linear_thread() & 31u));
-    const unsigned int v4345 = static_cast<unsigned int>(v205.col(23, iron_linear_thread() & 31u));
-    const unsigned int v4346 = static_cast<unsigned int>(v205.row(23, iron_linear_thread() & 31u));
-    const unsigned int v4350 = static_cast<unsigned int>(v205.col(24, iron_linear_thread() & 31u));
-    const unsigned int v4351 = static_cast<unsigned int>(v205.row(24, iron_linear_thread() & 31u));
-    const unsigned int v4355 = static_cast<unsigned int>(v205.col(25, iron_linear_thread() & 31u));
-    const unsigned int v4356 = static_cast<unsigned int>(v205.row(25, iron_linear_thread() & 31u));
-    const unsigned int v4360 = static_cast<unsigned int>(v205.col(26, iron_linear_thread() & 31u));
-    const unsigned int v4361 = static_cast<unsigned int>(v205.row(26, iron_linear_thread() & 31u));
-    const unsigned int v4365 = static_cast<unsigned int>(v205.col(27, iron_linear_thread() & 31u));
-    const unsigned int v4366 = static_cast<unsigned int>(v205.row(27, iron_linear_thread() & 31u));
-    const unsigned int v4370 = static_cast<unsigned int>(v205.col(28, iron_linear_thread() & 31u));
-    const unsigned int v4371 = static_cast<unsigned int>(v205.row(28, iron_linear_thread() & 31u));
-    const unsigned int v4375 = static_cast<unsigned int>(v205.col(29, iron_linear_thread() & 31u));
-    const unsigned int v4376 = static_cast<unsigned int>(v205.row(29, iron_linear_thread() & 31u));
-    const unsigned int v4380 = static_cast<unsigned int>(v205.col(30, iron_linear_thread() & 31u));
-    const unsigned int v4381 = static_cast<unsigned int>(v205.row(30, iron_linear_thread() & 31u));
-    const unsigned int v4385 = static_cast<unsigned int>(v205.col(31, iron_linear_thread() & 31u));
-    const unsigned int v4386 = static_cast<unsigned int>(v205.row(31, iron_linear_thread() & 31u));
-    const unsigned int v4398 = v43 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:121
+    const unsigned int v3366 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:105
+    const unsigned int v3367 = v3366 << 6u;
+    const unsigned int v4895 = v51 & 3u;
+    const unsigned int v4897 = v4895 << 4u;
+    const unsigned int v4899 = v4897 << 6u;
+    const unsigned int v4901 = v3367 + v4899;
+    const unsigned int v4912 = v4901 + 16u;
+    const unsigned int v4921 = v4901 + 32u;
+    const unsigned int v4930 = v4901 + 48u;
+    const bool v3385 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:147
+    const unsigned int v4710 = static_cast<unsigned int>(v217.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:205
+    const unsigned int v4711 = static_cast<unsigned int>(v217.row(0, iron_linear_thread() & 31u));
+    const unsigned int v4715 = static_cast<unsigned int>(v217.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4716 = static_cast<unsigned int>(v217.row(1, iron_linear_thread() & 31u));
+    const unsigned int v4720 = static_cast<unsigned int>(v217.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4721 = static_cast<unsigned int>(v217.row(2, iron_linear_thread() & 31u));
+    const unsigned int v4725 = static_cast<unsigned int>(v217.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4726 = static_cast<unsigned int>(v217.row(3, iron_linear_thread() & 31u));
+    const unsigned int v4730 = static_cast<unsigned int>(v217.col(4, iron_linear_thread() & 31u));
+    const unsigned int v4731 = static_cast<unsigned int>(v217.row(4, iron_linear_thread() & 31u));
+    const unsigned int v4735 = static_cast<unsigned int>(v217.col(5, iron_linear_thread() & 31u));
+    const unsigned int v4736 = static_cast<unsigned int>(v217.row(5, iron_linear_thread() & 31u));
+    const unsigned int v4740 = static_cast<unsigned int>(v217.col(6, iron_linear_thread() & 31u));
+    const unsigned int v4741 = static_cast<unsigned int>(v217.row(6, iron_linear_thread() & 31u));
+    const unsigned int v4745 = static_cast<unsigned int>(v217.col(7, iron_linear_thread() & 31u));
+    const unsigned int v4746 = static_cast<unsigned int>(v217.row(7, iron_linear_thread() & 31u));
+    const unsigned int v4750 = static_cast<unsigned int>(v217.col(8, iron_linear_thread() & 31u));
+    const unsigned int v4751 = static_cast<unsigned int>(v217.row(8, iron_linear_thread() & 31u));
+    const unsigned int v4755 = static_cast<unsigned int>(v217.col(9, iron_linear_thread() & 31u));
+    const unsigned int v4756 = static_cast<unsigned int>(v217.row(9, iron_linear_thread() & 31u));
+    const unsigned int v4760 = static_cast<unsigned int>(v217.col(10, iron_linear_thread() & 31u));
+    const unsigned int v4761 = static_cast<unsigned int>(v217.row(10, iron_linear_thread() & 31u));
+    const unsigned int v4765 = static_cast<unsigned int>(v217.col(11, iron_linear_thread() & 31u));
+    const unsigned int v4766 = static_cast<unsigned int>(v217.row(11, iron_linear_thread() & 31u));
+    const unsigned int v4770 = static_cast<unsigned int>(v217.col(12, iron_linear_thread() & 31u));
+    const unsigned int v4771 = static_cast<unsigned int>(v217.row(12, iron_linear_thread() & 31u));
+    const unsigned int v4775 = static_cast<unsigned int>(v217.col(13, iron_linear_thread() & 31u));
+    const unsigned int v4776 = static_cast<unsigned int>(v217.row(13, iron_linear_thread() & 31u));
+    const unsigned int v4780 = static_cast<unsigned int>(v217.col(14, iron_linear_thread() & 31u));
+    const unsigned int v4781 = static_cast<unsigned int>(v217.row(14, iron_linear_thread() & 31u));
+    const unsigned int v4785 = static_cast<unsigned int>(v217.col(15, iron_linear_thread() & 31u));
+    const unsigned int v4786 = static_cast<unsigned int>(v217.row(15, iron_linear_thread() & 31u));
+    const unsigned int v4790 = static_cast<unsigned int>(v217.col(16, iron_linear_thread() & 31u));
+    const unsigned int v4791 = static_cast<unsigned int>(v217.row(16, iron_linear_thread() & 31u));
+    const unsigned int v4795 = static_cast<unsigned int>(v217.col(17, iron_linear_thread() & 31u));
+    const unsigned int v4796 = static_cast<unsigned int>(v217.row(17, iron_linear_thread() & 31u));
+    const unsigned int v4800 = static_cast<unsigned int>(v217.col(18, iron_linear_thread() & 31u));
+    const unsigned int v4801 = static_cast<unsigned int>(v217.row(18, iron_linear_thread() & 31u));
+    const unsigned int v4805 = static_cast<unsigned int>(v217.col(19, iron_linear_thread() & 31u));
+    const unsigned int v4806 = static_cast<unsigned int>(v217.row(19, iron_linear_thread() & 31u));
+    const unsigned int v4810 = static_cast<unsigned int>(v217.col(20, iron_linear_thread() & 31u));
+    const unsigned int v4811 = static_cast<unsigned int>(v217.row(20, iron_linear_thread() & 31u));
+    const unsigned int v4815 = static_cast<unsigned int>(v217.col(21, iron_linear_thread() & 31u));
+    const unsigned int v4816 = static_cast<unsigned int>(v217.row(21, iron_linear_thread() & 31u));
+    const unsigned int v4820 = static_cast<unsigned int>(v217.col(22, iron_linear_thread() & 31u));
+    const unsigned int v4821 = static_cast<unsigned int>(v217.row(22, iron_linear_thread() & 31u));
+    const unsigned int v4825 = static_cast<unsigned int>(v217.col(23, iron_linear_thread() & 31u));
+    const unsigned int v4826 = static_cast<unsigned int>(v217.row(23, iron_linear_thread() & 31u));
+    const unsigned int v4830 = static_cast<unsigned int>(v217.col(24, iron_linear_thread() & 31u));
+    const unsigned int v4831 = static_cast<unsigned int>(v217.row(24, iron_linear_thread() & 31u));
+    const unsigned int v4835 = static_cast<unsigned int>(v217.col(25, iron_linear_thread() & 31u));
+    const unsigned int v4836 = static_cast<unsigned int>(v217.row(25, iron_linear_thread() & 31u));
+    const unsigned int v4840 = static_cast<unsigned int>(v217.col(26, iron_linear_thread() & 31u));
+    const unsigned int v4841 = static_cast<unsigned int>(v217.row(26, iron_linear_thread() & 31u));
+    const unsigned int v4845 = static_cast<unsigned int>(v217.col(27, iron_linear_thread() & 31u));
+    const unsigned int v4846 = static_cast<unsigned int>(v217.row(27, iron_linear_thread() & 31u));
+    const unsigned int v4850 = static_cast<unsigned int>(v217.col(28, iron_linear_thread() & 31u));
+    const unsigned int v4851 = static_cast<unsigned int>(v217.row(28, iron_linear_thread() & 31u));
+    const unsigned int v4855 = static_cast<unsigned int>(v217.col(29, iron_linear_thread() & 31u));
+    const unsigned int v4856 = static_cast<unsigned int>(v217.row(29, iron_linear_thread() & 31u));
+    const unsigned int v4860 = static_cast<unsigned int>(v217.col(30, iron_linear_thread() & 31u));
+    const unsigned int v4861 = static_cast<unsigned int>(v217.row(30, iron_linear_thread() & 31u));
+    const unsigned int v4865 = static_cast<unsigned int>(v217.col(31, iron_linear_thread() & 31u));
+    const unsigned int v4866 = static_cast<unsigned int>(v217.row(31, iron_linear_thread() & 31u));
+    const unsigned int v4878 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:122
 
-    for (unsigned int v2716 = v197; v2716 < v181; v2716 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
-      const unsigned int v2717 = v2716 - v197;
-      const unsigned int v2718 = v2717 >> 6u;
-      const unsigned int v2720 = v2718 & 1u;
+    for (unsigned int v3040 = v209; v3040 < v193; v3040 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:92
+      const unsigned int v3041 = v3040 - v209;
+      const unsigned int v3042 = v3041 >> 6u;
+      const unsigned int v3044 = v3042 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v2723 = v2716 + 64u;
-      const unsigned int v2725 = v2718 + 1u;
-      const unsigned int v2726 = v2725 & 1u;
-      const bool v2727 = v2723 < v181;
-      if (v2727) {
-        const unsigned int v2729 = v2726 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
-        const unsigned int v2739 = v2723 + v50;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2740 = v2739 < v35;
-        const unsigned int v2743 = v2740 ? v2739 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2744 = v2743 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v2745 = v32 + v2744;
-        const unsigned int v2746 = block_table[v2745];
-        const unsigned int v2748 = v2743 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v2749 = v2746 * v2;
-        const unsigned int v2750 = v2749 + v30;
-        const unsigned int v2751 = v2750 * v6;
-        const unsigned int v2752 = v2751 + v2748;
-        const unsigned int v2753 = v2752 << 6u;
-        const unsigned int v2754 = v2753 + v54;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2762 = v72 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2763 = v2729 + v2762;
-        const unsigned int v2764 = v2763 + v69;
-        const unsigned int v2765 = v2764 + v67;
-        iron_copy_async<16>(shm1 + (v2765 ^ (((v2765 >> 6u) & 7u) << 3u)), k_pages + v2754, v2740);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v2775 = v2723 + v81;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v2776 = v2775 < v35;
-        const unsigned int v2779 = v2776 ? v2775 : v45;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2780 = v2779 / v6;  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v2781 = v32 + v2780;
-        const unsigned int v2782 = block_table[v2781];
-        const unsigned int v2784 = v2779 % v6;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v2785 = v2782 * v2;
-        const unsigned int v2786 = v2785 + v30;
-        const unsigned int v2787 = v2786 * v6;
-        const unsigned int v2788 = v2787 + v2784;
-        const unsigned int v2789 = v2788 << 6u;
-        const unsigned int v2790 = v2789 + v85;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v2798 = v103 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
-        const unsigned int v2799 = v2729 + v2798;
-        const unsigned int v2800 = v2799 + v100;
-        const unsigned int v2801 = v2800 + v98;
-        iron_copy_async<16>(shm1 + (v2801 ^ (((v2801 >> 6u) & 7u) << 3u)), k_pages + v2790, v2776);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v2820 = block_table[v2745];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v2823 = v2820 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v2824 = v2823 + v30;
-        const unsigned int v2825 = v2824 * v6;
-        const unsigned int v2826 = v2825 + v2748;
-        const unsigned int v2827 = v2826 << 6u;
-        const unsigned int v2828 = v2827 + v54;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v2765 ^ (((v2765 >> 6u) & 7u) << 3u)), v_pages + v2828, v2740);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v2856 = block_table[v2781];  // kernels/sdpa/kv_sources.hpp:66
-        const unsigned int v2859 = v2856 * v2;  // kernels/sdpa/kv_sources.hpp:67
-        const unsigned int v2860 = v2859 + v30;
-        const unsigned int v2861 = v2860 * v6;
-        const unsigned int v2862 = v2861 + v2784;
-        const unsigned int v2863 = v2862 << 6u;
-        const unsigned int v2864 = v2863 + v85;  // kernels/sdpa/flash_tile.hpp:85
-        iron_copy_async<16>(shm2 + (v2801 ^ (((v2801 >> 6u) & 7u) << 3u)), v_pages + v2864, v2776);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v3047 = v3040 + 64u;
+      const unsigned int v3049 = v3042 + 1u;
+      const unsigned int v3050 = v3049 & 1u;
+      const bool v3051 = v3047 < v193;
+      if (v3051) {
+        if (v47) {  // kernels/sdpa/kv_sources.hpp:87
+          const unsigned int v3053 = v3050 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v3063 = v3047 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3064 = v3063 < v35;
+          const unsigned int v3067 = v3064 ? v3063 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3069 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v3070 = v3067 & v3069;
+          const unsigned int v3071 = v3067 >> (v41 & 31);
+          const unsigned int v3072 = v32 + v3071;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3073 = block_table[v3072];
+          const unsigned int v3075 = v3073 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3076 = v3075 + v30;
+          const unsigned int v3077 = v3076 * v6;
+          const unsigned int v3078 = v3077 + v3070;
+          const unsigned int v3079 = v3078 << 6u;
+          const unsigned int v3080 = v3079 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3088 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3089 = v3053 + v3088;
+          const unsigned int v3090 = v3089 + v81;
+          const unsigned int v3091 = v3090 + v79;
+          iron_copy_async<16>(shm1 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), k_pages + v3080, v3064);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3101 = v3047 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3102 = v3101 < v35;
+          const unsigned int v3105 = v3102 ? v3101 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3108 = v3105 & v3069;  // kernels/sdpa/kv_sources.hpp:88
+          const unsigned int v3109 = v3105 >> (v41 & 31);
+          const unsigned int v3110 = v32 + v3109;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3111 = block_table[v3110];
+          const unsigned int v3113 = v3111 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3114 = v3113 + v30;
+          const unsigned int v3115 = v3114 * v6;
+          const unsigned int v3116 = v3115 + v3108;
+          const unsigned int v3117 = v3116 << 6u;
+          const unsigned int v3118 = v3117 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3126 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3127 = v3053 + v3126;
+          const unsigned int v3128 = v3127 + v112;
+          const unsigned int v3129 = v3128 + v110;
+          iron_copy_async<16>(shm1 + (v3129 ^ (((v3129 >> 6u) & 7u) << 3u)), k_pages + v3118, v3102);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3151 = block_table[v3072];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3153 = v3151 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3154 = v3153 + v30;
+          const unsigned int v3155 = v3154 * v6;
+          const unsigned int v3156 = v3155 + v3070;
+          const unsigned int v3157 = v3156 << 6u;
+          const unsigned int v3158 = v3157 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), v_pages + v3158, v3064);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3189 = block_table[v3110];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3191 = v3189 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3192 = v3191 + v30;
+          const unsigned int v3193 = v3192 * v6;
+          const unsigned int v3194 = v3193 + v3108;
+          const unsigned int v3195 = v3194 << 6u;
+          const unsigned int v3196 = v3195 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3129 ^ (((v3129 >> 6u) & 7u) << 3u)), v_pages + v3196, v3102);  // kernels/sdpa/flash_tile.hpp:86
+        } else {
+          const unsigned int v3209 = v3050 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:96
+          const unsigned int v3219 = v3047 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3220 = v3219 < v35;
+          const unsigned int v3223 = v3220 ? v3219 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3224 = v3223 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3225 = v3223 / v6;
+          const unsigned int v3226 = v32 + v3225;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3227 = block_table[v3226];
+          const unsigned int v3229 = v3227 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3230 = v3229 + v30;
+          const unsigned int v3231 = v3230 * v6;
+          const unsigned int v3232 = v3231 + v3224;
+          const unsigned int v3233 = v3232 << 6u;
+          const unsigned int v3234 = v3233 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3242 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3243 = v3209 + v3242;
+          const unsigned int v3244 = v3243 + v81;
+          const unsigned int v3245 = v3244 + v79;
+          iron_copy_async<16>(shm1 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), k_pages + v3234, v3220);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3255 = v3047 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v3256 = v3255 < v35;
+          const unsigned int v3259 = v3256 ? v3255 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3260 = v3259 % v6;  // kernels/sdpa/kv_sources.hpp:80
+          const unsigned int v3261 = v3259 / v6;
+          const unsigned int v3262 = v32 + v3261;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3263 = block_table[v3262];
+          const unsigned int v3265 = v3263 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3266 = v3265 + v30;
+          const unsigned int v3267 = v3266 * v6;
+          const unsigned int v3268 = v3267 + v3260;
+          const unsigned int v3269 = v3268 << 6u;
+          const unsigned int v3270 = v3269 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v3278 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:54
+          const unsigned int v3279 = v3209 + v3278;
+          const unsigned int v3280 = v3279 + v112;
+          const unsigned int v3281 = v3280 + v110;
+          iron_copy_async<16>(shm1 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), k_pages + v3270, v3256);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3301 = block_table[v3226];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3303 = v3301 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3304 = v3303 + v30;
+          const unsigned int v3305 = v3304 * v6;
+          const unsigned int v3306 = v3305 + v3224;
+          const unsigned int v3307 = v3306 << 6u;
+          const unsigned int v3308 = v3307 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), v_pages + v3308, v3220);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v3337 = block_table[v3262];  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v3339 = v3337 * v2;  // kernels/sdpa/kv_sources.hpp:100
+          const unsigned int v3340 = v3339 + v30;
+          const unsigned int v3341 = v3340 * v6;
+          const unsigned int v3342 = v3341 + v3260;
+          const unsigned int v3343 = v3342 << 6u;
+          const unsigned int v3344 = v3343 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), v_pages + v3344, v3256);  // kernels/sdpa/flash_tile.hpp:86
+        }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:92
-      iron_frag<float, 2, 16, 64> v2877;  // kernels/sdpa/flash_warpgroup.hpp:102
-      iron_frag_fill(v2877, 0.0f);
-      const unsigned int v2881 = v2720 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:105
-      iron_frag<iron_bf16, 0, 16, 16> v4428;  // kernels/sdpa/flash_warpgroup.hpp:104
-      iron_frag_fill(v4428, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4428, shm0, v4421, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4430;
-      iron_frag_fill(v4430, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4430, shm1, v2881, 64u);
-      iron_frag_mma_sync(v2877, v4428, v4430);
-      const unsigned int v4435 = v2881 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v4437;
-      iron_frag_fill(v4437, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4437, shm0, v4432, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4439;
-      iron_frag_fill(v4439, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4439, shm1, v4435, 64u);
-      iron_frag_mma_sync(v2877, v4437, v4439);
-      const unsigned int v4444 = v2881 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v4446;
-      iron_frag_fill(v4446, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4446, shm0, v4441, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4448;
-      iron_frag_fill(v4448, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4448, shm1, v4444, 64u);
-      iron_frag_mma_sync(v2877, v4446, v4448);
-      const unsigned int v4453 = v2881 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v4455;
-      iron_frag_fill(v4455, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4455, shm0, v4450, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4457;
-      iron_frag_fill(v4457, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v4457, shm1, v4453, 64u);
-      iron_frag_mma_sync(v2877, v4455, v4457);
-      const bool v2892 = v2723 <= v35;  // kernels/sdpa/flash_tile.hpp:146
-      const unsigned int v2900 = v2723 + v20;
-      const bool v2901 = v2900 <= v184;
-      const bool v2902 = v180 || v2901;
-      const bool v2903 = v2892 && v2902;
-      const unsigned int v2906 = v2716 + v9;  // kernels/sdpa/flash_tile.hpp:147
-      const unsigned int v2907 = v2906 + v20;
-      const bool v2909 = v173 <= v2907;
-      const bool v2910 = v2905 || v2909;
-      const bool v2911 = v2903 && v2910;  // kernels/sdpa/flash_tile.hpp:146
-      if (v2911) {  // kernels/sdpa/flash_tile.hpp:148
-        const float v2914 = v2877.x[0];  // kernels/sdpa/flash_tile.hpp:149
-        const float v2915 = v2914 * v199;
-        v2877.x[0] = v2915;
-        const float v2918 = v2877.x[1];
-        const float v2919 = v2918 * v199;
-        v2877.x[1] = v2919;
-        const float v2922 = v2877.x[2];
-        const float v2923 = v2922 * v199;
-        v2877.x[2] = v2923;
-        const float v2926 = v2877.x[3];
-        const float v2927 = v2926 * v199;
-        v2877.x[3] = v2927;
-        const float v2930 = v2877.x[4];
-        const float v2931 = v2930 * v199;
-        v2877.x[4] = v2931;
-        const float v2934 = v2877.x[5];
-        const float v2935 = v2934 * v199;
-        v2877.x[5] = v2935;
-        const float v2938 = v2877.x[6];
-        const float v2939 = v2938 * v199;
-        v2877.x[6] = v2939;
-        const float v2942 = v2877.x[7];
-        const float v2943 = v2942 * v199;
-        v2877.x[7] = v2943;
-        const float v2946 = v2877.x[8];
-        const float v2947 = v2946 * v199;
-        v2877.x[8] = v2947;
-        const float v2950 = v2877.x[9];
-        const float v2951 = v2950 * v199;
-        v2877.x[9] = v2951;
-        const float v2954 = v2877.x[10];
-        const float v2955 = v2954 * v199;
-        v2877.x[10] = v2955;
-        const float v2958 = v2877.x[11];
-        const float v2959 = v2958 * v199;
-        v2877.x[11] = v2959;
-        const float v2962 = v2877.x[12];
-        const float v2963 = v2962 * v199;
-        v2877.x[12] = v2963;
-        const float v2966 = v2877.x[13];
-        const float v2967 = v2966 * v199;
-        v2877.x[13] = v2967;
-        const float v2970 = v2877.x[14];
-        const float v2971 = v2970 * v199;
-        v2877.x[14] = v2971;
-        const float v2974 = v2877.x[15];
-        const float v2975 = v2974 * v199;
-        v2877.x[15] = v2975;
-        const float v2978 = v2877.x[16];
-        const float v2979 = v2978 * v199;
-        v2877.x[16] = v2979;
-        const float v2982 = v2877.x[17];
-        const float v2983 = v2982 * v199;
-        v2877.x[17] = v2983;
-        const float v2986 = v2877.x[18];
-        const float v2987 = v2986 * v199;
-        v2877.x[18] = v2987;
-        const float v2990 = v2877.x[19];
-        const float v2991 = v2990 * v199;
-        v2877.x[19] = v2991;
-        const float v2994 = v2877.x[20];
-        const float v2995 = v2994 * v199;
-        v2877.x[20] = v2995;
-        const float v2998 = v2877.x[21];
-        const float v2999 = v2998 * v199;
-        v2877.x[21] = v2999;
-        const float v3002 = v2877.x[22];
-        const float v3003 = v3002 * v199;
-        v2877.x[22] = v3003;
-        const float v3006 = v2877.x[23];
-        const float v3007 = v3006 * v199;
-        v2877.x[23] = v3007;
-        const float v3010 = v2877.x[24];
-        const float v3011 = v3010 * v199;
-        v2877.x[24] = v3011;
-        const float v3014 = v2877.x[25];
-        const float v3015 = v3014 * v199;
-        v2877.x[25] = v3015;
-        const float v3018 = v2877.x[26];
-        const float v3019 = v3018 * v199;
-        v2877.x[26] = v3019;
-        const float v3022 = v2877.x[27];
-        const float v3023 = v3022 * v199;
-        v2877.x[27] = v3023;
-        const float v3026 = v2877.x[28];
-        const float v3027 = v3026 * v199;
-        v2877.x[28] = v3027;
-        const float v3030 = v2877.x[29];
-        const float v3031 = v3030 * v199;
-        v2877.x[29] = v3031;
-        const float v3034 = v2877.x[30];
-        const float v3035 = v3034 * v199;
-        v2877.x[30] = v3035;
-        const float v3038 = v2877.x[31];
-        const float v3039 = v3038 * v199;
-        v2877.x[31] = v3039;
+      iron_frag<float, 2, 16, 64> v3357;  // kernels/sdpa/flash_warpgroup.hpp:103
+      iron_frag_fill(v3357, 0.0f);
+      const unsigned int v3361 = v3044 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:106
+      iron_frag<iron_bf16, 0, 16, 16> v4908;  // kernels/sdpa/flash_warpgroup.hpp:105
+      iron_frag_fill(v4908, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4908, shm0, v4901, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4910;
+      iron_frag_fill(v4910, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4910, shm1, v3361, 64u);
+      iron_frag_mma_sync(v3357, v4908, v4910);
+      const unsigned int v4915 = v3361 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v4917;
+      iron_frag_fill(v4917, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4917, shm0, v4912, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4919;
+      iron_frag_fill(v4919, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4919, shm1, v4915, 64u);
+      iron_frag_mma_sync(v3357, v4917, v4919);
+      const unsigned int v4924 = v3361 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v4926;
+      iron_frag_fill(v4926, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4926, shm0, v4921, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4928;
+      iron_frag_fill(v4928, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4928, shm1, v4924, 64u);
+      iron_frag_mma_sync(v3357, v4926, v4928);
+      const unsigned int v4933 = v3361 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v4935;
+      iron_frag_fill(v4935, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4935, shm0, v4930, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4937;
+      iron_frag_fill(v4937, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v4937, shm1, v4933, 64u);
+      iron_frag_mma_sync(v3357, v4935, v4937);
+      const bool v3372 = v3047 <= v35;  // kernels/sdpa/flash_tile.hpp:146
+      const unsigned int v3380 = v3047 + v20;
+      const bool v3381 = v3380 <= v196;
+      const bool v3382 = v192 || v3381;
+      const bool v3383 = v3372 && v3382;
+      const unsigned int v3386 = v3040 + v9;  // kernels/sdpa/flash_tile.hpp:147
+      const unsigned int v3387 = v3386 + v20;
+      const bool v3389 = v185 <= v3387;
+      const bool v3390 = v3385 || v3389;
+      const bool v3391 = v3383 && v3390;  // kernels/sdpa/flash_tile.hpp:146
+      if (v3391) {  // kernels/sdpa/flash_tile.hpp:148
+        const float v3394 = v3357.x[0];  // kernels/sdpa/flash_tile.hpp:149
+        const float v3395 = v3394 * v211;
+        v3357.x[0] = v3395;
+        const float v3398 = v3357.x[1];
+        const float v3399 = v3398 * v211;
+        v3357.x[1] = v3399;
+        const float v3402 = v3357.x[2];
+        const float v3403 = v3402 * v211;
+        v3357.x[2] = v3403;
+        const float v3406 = v3357.x[3];
+        const float v3407 = v3406 * v211;
+        v3357.x[3] = v3407;
+        const float v3410 = v3357.x[4];
+        const float v3411 = v3410 * v211;
+        v3357.x[4] = v3411;
+        const float v3414 = v3357.x[5];
+        const float v3415 = v3414 * v211;
+        v3357.x[5] = v3415;
+        const float v3418 = v3357.x[6];
+        const float v3419 = v3418 * v211;
+        v3357.x[6] = v3419;
+        const float v3422 = v3357.x[7];
+        const float v3423 = v3422 * v211;
+        v3357.x[7] = v3423;
+        const float v3426 = v3357.x[8];
+        const float v3427 = v3426 * v211;
+        v3357.x[8] = v3427;
+        const float v3430 = v3357.x[9];
+        const float v3431 = v3430 * v211;
+        v3357.x[9] = v3431;
+        const float v3434 = v3357.x[10];
+        const float v3435 = v3434 * v211;
+        v3357.x[10] = v3435;
+        const float v3438 = v3357.x[11];
+        const float v3439 = v3438 * v211;
+        v3357.x[11] = v3439;
+        const float v3442 = v3357.x[12];
+        const float v3443 = v3442 * v211;
+        v3357.x[12] = v3443;
+        const float v3446 = v3357.x[13];
+        const float v3447 = v3446 * v211;
+        v3357.x[13] = v3447;
+        const float v3450 = v3357.x[14];
+        const float v3451 = v3450 * v211;
+        v3357.x[14] = v3451;
+        const float v3454 = v3357.x[15];
+        const float v3455 = v3454 * v211;
+        v3357.x[15] = v3455;
+        const float v3458 = v3357.x[16];
+        const float v3459 = v3458 * v211;
+        v3357.x[16] = v3459;
+        const float v3462 = v3357.x[17];
+        const float v3463 = v3462 * v211;
+        v3357.x[17] = v3463;
+        const float v3466 = v3357.x[18];
+        const float v3467 = v3466 * v211;
+        v3357.x[18] = v3467;
+        const float v3470 = v3357.x[19];
+        const float v3471 = v3470 * v211;
+        v3357.x[19] = v3471;
+        const float v3474 = v3357.x[20];
+        const float v3475 = v3474 * v211;
+        v3357.x[20] = v3475;
+        const float v3478 = v3357.x[21];
+        const float v3479 = v3478 * v211;
+        v3357.x[21] = v3479;
+        const float v3482 = v3357.x[22];
+        const float v3483 = v3482 * v211;
+        v3357.x[22] = v3483;
+        const float v3486 = v3357.x[23];
+        const float v3487 = v3486 * v211;
+        v3357.x[23] = v3487;
+        const float v3490 = v3357.x[24];
+        const float v3491 = v3490 * v211;
+        v3357.x[24] = v3491;
+        const float v3494 = v3357.x[25];
+        const float v3495 = v3494 * v211;
+        v3357.x[25] = v3495;
+        const float v3498 = v3357.x[26];
+        const float v3499 = v3498 * v211;
+        v3357.x[26] = v3499;
+        const float v3502 = v3357.x[27];
+        const float v3503 = v3502 * v211;
+        v3357.x[27] = v3503;
+        const float v3506 = v3357.x[28];
+        const float v3507 = v3506 * v211;
+        v3357.x[28] = v3507;
+        const float v3510 = v3357.x[29];
+        const float v3511 = v3510 * v211;
+        v3357.x[29] = v3511;
+        const float v3514 = v3357.x[30];
+        const float v3515 = v3514 * v211;
+        v3357.x[30] = v3515;
+        const float v3518 = v3357.x[31];
+        const float v3519 = v3518 * v211;
+        v3357.x[31] = v3519;
       } else {
-        const unsigned int v3040 = static_cast<unsigned int>(v2877.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3041 = static_cast<unsigned int>(v2877.row(0, iron_linear_thread() & 31u));
-        const float v3042 = v2877.x[0];
-        const unsigned int v3043 = v44 + v3041;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3044 = v2716 + v3040;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3045 = v3044 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3048 = v3043 + v35;
-        const unsigned int v3049 = v3044 + v20;
-        const bool v3050 = v3049 <= v3048;
-        const bool v3051 = v180 || v3050;
-        const bool v3052 = v3045 && v3051;
-        const unsigned int v3055 = v3044 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3056 = v3055 + v20;
-        const bool v3058 = v3048 < v3056;
-        const bool v3059 = v2905 || v3058;
-        const bool v3060 = v3052 && v3059;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3062 = v3042 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3063 = v3060 ? v3062 : __uint_as_float(0xff800000u);
-        v2877.x[0] = v3063;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3064 = static_cast<unsigned int>(v2877.col(1, iron_linear_thread() & 31u));
-        const unsigned int v3065 = static_cast<unsigned int>(v2877.row(1, iron_linear_thread() & 31u));
-        const float v3066 = v2877.x[1];
-        const unsigned int v3067 = v44 + v3065;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3068 = v2716 + v3064;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3069 = v3068 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3072 = v3067 + v35;
-        const unsigned int v3073 = v3068 + v20;
-        const bool v3074 = v3073 <= v3072;
-        const bool v3075 = v180 || v3074;
-        const bool v3076 = v3069 && v3075;
-        const unsigned int v3079 = v3068 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3080 = v3079 + v20;
-        const bool v3082 = v3072 < v3080;
-        const bool v3083 = v2905 || v3082;
-        const bool v3084 = v3076 && v3083;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3086 = v3066 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3087 = v3084 ? v3086 : __uint_as_float(0xff800000u);
-        v2877.x[1] = v3087;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3088 = static_cast<unsigned int>(v2877.col(2, iron_linear_thread() & 31u));
-        const unsigned int v3089 = static_cast<unsigned int>(v2877.row(2, iron_linear_thread() & 31u));
-        const float v3090 = v2877.x[2];
-        const unsigned int v3091 = v44 + v3089;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3092 = v2716 + v3088;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3093 = v3092 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3096 = v3091 + v35;
-        const unsigned int v3097 = v3092 + v20;
-        const bool v3098 = v3097 <= v3096;
-        const bool v3099 = v180 || v3098;
-        const bool v3100 = v3093 && v3099;
-        const unsigned int v3103 = v3092 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3104 = v3103 + v20;
-        const bool v3106 = v3096 < v3104;
-        const bool v3107 = v2905 || v3106;
-        const bool v3108 = v3100 && v3107;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3110 = v3090 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3111 = v3108 ? v3110 : __uint_as_float(0xff800000u);
-        v2877.x[2] = v3111;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3112 = static_cast<unsigned int>(v2877.col(3, iron_linear_thread() & 31u));
-        const unsigned int v3113 = static_cast<unsigned int>(v2877.row(3, iron_linear_thread() & 31u));
-        const float v3114 = v2877.x[3];
-        const unsigned int v3115 = v44 + v3113;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3116 = v2716 + v3112;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3117 = v3116 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3120 = v3115 + v35;
-        const unsigned int v3121 = v3116 + v20;
-        const bool v3122 = v3121 <= v3120;
-        const bool v3123 = v180 || v3122;
-        const bool v3124 = v3117 && v3123;
-        const unsigned int v3127 = v3116 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3128 = v3127 + v20;
-        const bool v3130 = v3120 < v3128;
-        const bool v3131 = v2905 || v3130;
-        const bool v3132 = v3124 && v3131;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3134 = v3114 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3135 = v3132 ? v3134 : __uint_as_float(0xff800000u);
-        v2877.x[3] = v3135;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3136 = static_cast<unsigned int>(v2877.col(4, iron_linear_thread() & 31u));
-        const unsigned int v3137 = static_cast<unsigned int>(v2877.row(4, iron_linear_thread() & 31u));
-        const float v3138 = v2877.x[4];
-        const unsigned int v3139 = v44 + v3137;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3140 = v2716 + v3136;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3141 = v3140 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3144 = v3139 + v35;
-        const unsigned int v3145 = v3140 + v20;
-        const bool v3146 = v3145 <= v3144;
-        const bool v3147 = v180 || v3146;
-        const bool v3148 = v3141 && v3147;
-        const unsigned int v3151 = v3140 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3152 = v3151 + v20;
-        const bool v3154 = v3144 < v3152;
-        const bool v3155 = v2905 || v3154;
-        const bool v3156 = v3148 && v3155;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3158 = v3138 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3159 = v3156 ? v3158 : __uint_as_float(0xff800000u);
-        v2877.x[4] = v3159;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3160 = static_cast<unsigned int>(v2877.col(5, iron_linear_thread() & 31u));
-        const unsigned int v3161 = static_cast<unsigned int>(v2877.row(5, iron_linear_thread() & 31u));
-        const float v3162 = v2877.x[5];
-        const unsigned int v3163 = v44 + v3161;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3164 = v2716 + v3160;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3165 = v3164 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3168 = v3163 + v35;
-        const unsigned int v3169 = v3164 + v20;
-        const bool v3170 = v3169 <= v3168;
-        const bool v3171 = v180 || v3170;
-        const bool v3172 = v3165 && v3171;
-        const unsigned int v3175 = v3164 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3176 = v3175 + v20;
-        const bool v3178 = v3168 < v3176;
-        const bool v3179 = v2905 || v3178;
-        const bool v3180 = v3172 && v3179;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3182 = v3162 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3183 = v3180 ? v3182 : __uint_as_float(0xff800000u);
-        v2877.x[5] = v3183;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3184 = static_cast<unsigned int>(v2877.col(6, iron_linear_thread() & 31u));
-        const unsigned int v3185 = static_cast<unsigned int>(v2877.row(6, iron_linear_thread() & 31u));
-        const float v3186 = v2877.x[6];
-        const unsigned int v3187 = v44 + v3185;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3188 = v2716 + v3184;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3189 = v3188 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3192 = v3187 + v35;
-        const unsigned int v3193 = v3188 + v20;
-        const bool v3194 = v3193 <= v3192;
-        const bool v3195 = v180 || v3194;
-        const bool v3196 = v3189 && v3195;
-        const unsigned int v3199 = v3188 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3200 = v3199 + v20;
-        const bool v3202 = v3192 < v3200;
-        const bool v3203 = v2905 || v3202;
-        const bool v3204 = v3196 && v3203;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3206 = v3186 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3207 = v3204 ? v3206 : __uint_as_float(0xff800000u);
-        v2877.x[6] = v3207;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3208 = static_cast<unsigned int>(v2877.col(7, iron_linear_thread() & 31u));
-        const unsigned int v3209 = static_cast<unsigned int>(v2877.row(7, iron_linear_thread() & 31u));
-        const float v3210 = v2877.x[7];
-        const unsigned int v3211 = v44 + v3209;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3212 = v2716 + v3208;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3213 = v3212 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3216 = v3211 + v35;
-        const unsigned int v3217 = v3212 + v20;
-        const bool v3218 = v3217 <= v3216;
-        const bool v3219 = v180 || v3218;
-        const bool v3220 = v3213 && v3219;
-        const unsigned int v3223 = v3212 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3224 = v3223 + v20;
-        const bool v3226 = v3216 < v3224;
-        const bool v3227 = v2905 || v3226;
-        const bool v3228 = v3220 && v3227;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3230 = v3210 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3231 = v3228 ? v3230 : __uint_as_float(0xff800000u);
-        v2877.x[7] = v3231;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3232 = static_cast<unsigned int>(v2877.col(8, iron_linear_thread() & 31u));
-        const unsigned int v3233 = static_cast<unsigned int>(v2877.row(8, iron_linear_thread() & 31u));
-        const float v3234 = v2877.x[8];
-        const unsigned int v3235 = v44 + v3233;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3236 = v2716 + v3232;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3237 = v3236 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3240 = v3235 + v35;
-        const unsigned int v3241 = v3236 + v20;
-        const bool v3242 = v3241 <= v3240;
-        const bool v3243 = v180 || v3242;
-        const bool v3244 = v3237 && v3243;
-        const unsigned int v3247 = v3236 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3248 = v3247 + v20;
-        const bool v3250 = v3240 < v3248;
-        const bool v3251 = v2905 || v3250;
-        const bool v3252 = v3244 && v3251;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3254 = v3234 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3255 = v3252 ? v3254 : __uint_as_float(0xff800000u);
-        v2877.x[8] = v3255;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3256 = static_cast<unsigned int>(v2877.col(9, iron_linear_thread() & 31u));
-        const unsigned int v3257 = static_cast<unsigned int>(v2877.row(9, iron_linear_thread() & 31u));
-        const float v3258 = v2877.x[9];
-        const unsigned int v3259 = v44 + v3257;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3260 = v2716 + v3256;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3261 = v3260 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3264 = v3259 + v35;
-        const unsigned int v3265 = v3260 + v20;
-        const bool v3266 = v3265 <= v3264;
-        const bool v3267 = v180 || v3266;
-        const bool v3268 = v3261 && v3267;
-        const unsigned int v3271 = v3260 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3272 = v3271 + v20;
-        const bool v3274 = v3264 < v3272;
-        const bool v3275 = v2905 || v3274;
-        const bool v3276 = v3268 && v3275;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3278 = v3258 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3279 = v3276 ? v3278 : __uint_as_float(0xff800000u);
-        v2877.x[9] = v3279;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3280 = static_cast<unsigned int>(v2877.col(10, iron_linear_thread() & 31u));
-        const unsigned int v3281 = static_cast<unsigned int>(v2877.row(10, iron_linear_thread() & 31u));
-        const float v3282 = v2877.x[10];
-        const unsigned int v3283 = v44 + v3281;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3284 = v2716 + v3280;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3285 = v3284 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3288 = v3283 + v35;
-        const unsigned int v3289 = v3284 + v20;
-        const bool v3290 = v3289 <= v3288;
-        const bool v3291 = v180 || v3290;
-        const bool v3292 = v3285 && v3291;
-        const unsigned int v3295 = v3284 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3296 = v3295 + v20;
-        const bool v3298 = v3288 < v3296;
-        const bool v3299 = v2905 || v3298;
-        const bool v3300 = v3292 && v3299;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3302 = v3282 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3303 = v3300 ? v3302 : __uint_as_float(0xff800000u);
-        v2877.x[10] = v3303;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3304 = static_cast<unsigned int>(v2877.col(11, iron_linear_thread() & 31u));
-        const unsigned int v3305 = static_cast<unsigned int>(v2877.row(11, iron_linear_thread() & 31u));
-        const float v3306 = v2877.x[11];
-        const unsigned int v3307 = v44 + v3305;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3308 = v2716 + v3304;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3309 = v3308 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3312 = v3307 + v35;
-        const unsigned int v3313 = v3308 + v20;
-        const bool v3314 = v3313 <= v3312;
-        const bool v3315 = v180 || v3314;
-        const bool v3316 = v3309 && v3315;
-        const unsigned int v3319 = v3308 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3320 = v3319 + v20;
-        const bool v3322 = v3312 < v3320;
-        const bool v3323 = v2905 || v3322;
-        const bool v3324 = v3316 && v3323;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3326 = v3306 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3327 = v3324 ? v3326 : __uint_as_float(0xff800000u);
-        v2877.x[11] = v3327;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3328 = static_cast<unsigned int>(v2877.col(12, iron_linear_thread() & 31u));
-        const unsigned int v3329 = static_cast<unsigned int>(v2877.row(12, iron_linear_thread() & 31u));
-        const float v3330 = v2877.x[12];
-        const unsigned int v3331 = v44 + v3329;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3332 = v2716 + v3328;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3333 = v3332 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3336 = v3331 + v35;
-        const unsigned int v3337 = v3332 + v20;
-        const bool v3338 = v3337 <= v3336;
-        const bool v3339 = v180 || v3338;
-        const bool v3340 = v3333 && v3339;
-        const unsigned int v3343 = v3332 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3344 = v3343 + v20;
-        const bool v3346 = v3336 < v3344;
-        const bool v3347 = v2905 || v3346;
-        const bool v3348 = v3340 && v3347;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3350 = v3330 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3351 = v3348 ? v3350 : __uint_as_float(0xff800000u);
-        v2877.x[12] = v3351;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3352 = static_cast<unsigned int>(v2877.col(13, iron_linear_thread() & 31u));
-        const unsigned int v3353 = static_cast<unsigned int>(v2877.row(13, iron_linear_thread() & 31u));
-        const float v3354 = v2877.x[13];
-        const unsigned int v3355 = v44 + v3353;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3356 = v2716 + v3352;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3357 = v3356 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3360 = v3355 + v35;
-        const unsigned int v3361 = v3356 + v20;
-        const bool v3362 = v3361 <= v3360;
-        const bool v3363 = v180 || v3362;
-        const bool v3364 = v3357 && v3363;
-        const unsigned int v3367 = v3356 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3368 = v3367 + v20;
-        const bool v3370 = v3360 < v3368;
-        const bool v3371 = v2905 || v3370;
-        const bool v3372 = v3364 && v3371;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3374 = v3354 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3375 = v3372 ? v3374 : __uint_as_float(0xff800000u);
-        v2877.x[13] = v3375;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3376 = static_cast<unsigned int>(v2877.col(14, iron_linear_thread() & 31u));
-        const unsigned int v3377 = static_cast<unsigned int>(v2877.row(14, iron_linear_thread() & 31u));
-        const float v3378 = v2877.x[14];
-        const unsigned int v3379 = v44 + v3377;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3380 = v2716 + v3376;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3381 = v3380 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3384 = v3379 + v35;
-        const unsigned int v3385 = v3380 + v20;
-        const bool v3386 = v3385 <= v3384;
-        const bool v3387 = v180 || v3386;
-        const bool v3388 = v3381 && v3387;
-        const unsigned int v3391 = v3380 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3392 = v3391 + v20;
-        const bool v3394 = v3384 < v3392;
-        const bool v3395 = v2905 || v3394;
-        const bool v3396 = v3388 && v3395;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3398 = v3378 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3399 = v3396 ? v3398 : __uint_as_float(0xff800000u);
-        v2877.x[14] = v3399;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3400 = static_cast<unsigned int>(v2877.col(15, iron_linear_thread() & 31u));
-        const unsigned int v3401 = static_cast<unsigned int>(v2877.row(15, iron_linear_thread() & 31u));
-        const float v3402 = v2877.x[15];
-        const unsigned int v3403 = v44 + v3401;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3404 = v2716 + v3400;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3405 = v3404 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3408 = v3403 + v35;
-        const unsigned int v3409 = v3404 + v20;
-        const bool v3410 = v3409 <= v3408;
-        const bool v3411 = v180 || v3410;
-        const bool v3412 = v3405 && v3411;
-        const unsigned int v3415 = v3404 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3416 = v3415 + v20;
-        const bool v3418 = v3408 < v3416;
-        const bool v3419 = v2905 || v3418;
-        const bool v3420 = v3412 && v3419;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3422 = v3402 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3423 = v3420 ? v3422 : __uint_as_float(0xff800000u);
-        v2877.x[15] = v3423;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3424 = static_cast<unsigned int>(v2877.col(16, iron_linear_thread() & 31u));
-        const unsigned int v3425 = static_cast<unsigned int>(v2877.row(16, iron_linear_thread() & 31u));
-        const float v3426 = v2877.x[16];
-        const unsigned int v3427 = v44 + v3425;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3428 = v2716 + v3424;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3429 = v3428 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3432 = v3427 + v35;
-        const unsigned int v3433 = v3428 + v20;
-        const bool v3434 = v3433 <= v3432;
-        const bool v3435 = v180 || v3434;
-        const bool v3436 = v3429 && v3435;
-        const unsigned int v3439 = v3428 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3440 = v3439 + v20;
-        const bool v3442 = v3432 < v3440;
-        const bool v3443 = v2905 || v3442;
-        const bool v3444 = v3436 && v3443;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3446 = v3426 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3447 = v3444 ? v3446 : __uint_as_float(0xff800000u);
-        v2877.x[16] = v3447;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3448 = static_cast<unsigned int>(v2877.col(17, iron_linear_thread() & 31u));
-        const unsigned int v3449 = static_cast<unsigned int>(v2877.row(17, iron_linear_thread() & 31u));
-        const float v3450 = v2877.x[17];
-        const unsigned int v3451 = v44 + v3449;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3452 = v2716 + v3448;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3453 = v3452 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3456 = v3451 + v35;
-        const unsigned int v3457 = v3452 + v20;
-        const bool v3458 = v3457 <= v3456;
-        const bool v3459 = v180 || v3458;
-        const bool v3460 = v3453 && v3459;
-        const unsigned int v3463 = v3452 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3464 = v3463 + v20;
-        const bool v3466 = v3456 < v3464;
-        const bool v3467 = v2905 || v3466;
-        const bool v3468 = v3460 && v3467;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3470 = v3450 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3471 = v3468 ? v3470 : __uint_as_float(0xff800000u);
-        v2877.x[17] = v3471;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3472 = static_cast<unsigned int>(v2877.col(18, iron_linear_thread() & 31u));
-        const unsigned int v3473 = static_cast<unsigned int>(v2877.row(18, iron_linear_thread() & 31u));
-        const float v3474 = v2877.x[18];
-        const unsigned int v3475 = v44 + v3473;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3476 = v2716 + v3472;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3477 = v3476 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3480 = v3475 + v35;
-        const unsigned int v3481 = v3476 + v20;
-        const bool v3482 = v3481 <= v3480;
-        const bool v3483 = v180 || v3482;
-        const bool v3484 = v3477 && v3483;
-        const unsigned int v3487 = v3476 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3488 = v3487 + v20;
-        const bool v3490 = v3480 < v3488;
-        const bool v3491 = v2905 || v3490;
-        const bool v3492 = v3484 && v3491;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3494 = v3474 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3495 = v3492 ? v3494 : __uint_as_float(0xff800000u);
-        v2877.x[18] = v3495;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3496 = static_cast<unsigned int>(v2877.col(19, iron_linear_thread() & 31u));
-        const unsigned int v3497 = static_cast<unsigned int>(v2877.row(19, iron_linear_thread() & 31u));
-        const float v3498 = v2877.x[19];
-        const unsigned int v3499 = v44 + v3497;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3500 = v2716 + v3496;  // kernels/sdpa/flash_tile.hpp:154
-        const bool v3501 = v3500 < v35;  // kernels/sdpa/flash_tile.hpp:155
-        const unsigned int v3504 = v3499 + v35;
-        const unsigned int v3505 = v3500 + v20;
-        const bool v3506 = v3505 <= v3504;
-        const bool v3507 = v180 || v3506;
-        const bool v3508 = v3501 && v3507;
-        const unsigned int v3511 = v3500 + v9;  // kernels/sdpa/flash_tile.hpp:156
-        const unsigned int v3512 = v3511 + v20;
-        const bool v3514 = v3504 < v3512;
-        const bool v3515 = v2905 || v3514;
-        const bool v3516 = v3508 && v3515;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3518 = v3498 * v199;  // kernels/sdpa/flash_tile.hpp:157
-        const float v3519 = v3516 ? v3518 : __uint_as_float(0xff800000u);
-        v2877.x[19] = v3519;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3520 = static_cast<unsigned int>(v2877.col(20, iron_linear_thread() & 31u));
-        const unsigned int v3521 = static_cast<unsigned int>(v2877.row(20, iron_linear_thread() & 31u));
-        const float v3522 = v2877.x[20];
-        const unsigned int v3523 = v44 + v3521;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3524 = v2716 + v3520;  // kernels/sdpa/flash_tile.hpp:154
+        const unsigned int v3520 = static_cast<unsigned int>(v3357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3521 = static_cast<unsigned int>(v3357.row(0, iron_linear_thread() & 31u));
+        const float v3522 = v3357.x[0];
+        const unsigned int v3523 = v56 + v3521;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3524 = v3040 + v3520;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3525 = v3524 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3528 = v3523 + v35;
         const unsigned int v3529 = v3524 + v20;
         const bool v3530 = v3529 <= v3528;
-        const bool v3531 = v180 || v3530;
+        const bool v3531 = v192 || v3530;
         const bool v3532 = v3525 && v3531;
         const unsigned int v3535 = v3524 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3536 = v3535 + v20;
         const bool v3538 = v3528 < v3536;
-        const bool v3539 = v2905 || v3538;
+        const bool v3539 = v3385 || v3538;
         const bool v3540 = v3532 && v3539;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3542 = v3522 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3542 = v3522 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3543 = v3540 ? v3542 : __uint_as_float(0xff800000u);
-        v2877.x[20] = v3543;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3544 = static_cast<unsigned int>(v2877.col(21, iron_linear_thread() & 31u));
-        const unsigned int v3545 = static_cast<unsigned int>(v2877.row(21, iron_linear_thread() & 31u));
-        const float v3546 = v2877.x[21];
-        const unsigned int v3547 = v44 + v3545;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3548 = v2716 + v3544;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[0] = v3543;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3544 = static_cast<unsigned int>(v3357.col(1, iron_linear_thread() & 31u));
+        const unsigned int v3545 = static_cast<unsigned int>(v3357.row(1, iron_linear_thread() & 31u));
+        const float v3546 = v3357.x[1];
+        const unsigned int v3547 = v56 + v3545;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3548 = v3040 + v3544;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3549 = v3548 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3552 = v3547 + v35;
         const unsigned int v3553 = v3548 + v20;
         const bool v3554 = v3553 <= v3552;
-        const bool v3555 = v180 || v3554;
+        const bool v3555 = v192 || v3554;
         const bool v3556 = v3549 && v3555;
         const unsigned int v3559 = v3548 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3560 = v3559 + v20;
         const bool v3562 = v3552 < v3560;
-        const bool v3563 = v2905 || v3562;
+        const bool v3563 = v3385 || v3562;
         const bool v3564 = v3556 && v3563;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3566 = v3546 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3566 = v3546 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3567 = v3564 ? v3566 : __uint_as_float(0xff800000u);
-        v2877.x[21] = v3567;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3568 = static_cast<unsigned int>(v2877.col(22, iron_linear_thread() & 31u));
-        const unsigned int v3569 = static_cast<unsigned int>(v2877.row(22, iron_linear_thread() & 31u));
-        const float v3570 = v2877.x[22];
-        const unsigned int v3571 = v44 + v3569;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3572 = v2716 + v3568;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[1] = v3567;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3568 = static_cast<unsigned int>(v3357.col(2, iron_linear_thread() & 31u));
+        const unsigned int v3569 = static_cast<unsigned int>(v3357.row(2, iron_linear_thread() & 31u));
+        const float v3570 = v3357.x[2];
+        const unsigned int v3571 = v56 + v3569;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3572 = v3040 + v3568;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3573 = v3572 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3576 = v3571 + v35;
         const unsigned int v3577 = v3572 + v20;
         const bool v3578 = v3577 <= v3576;
-        const bool v3579 = v180 || v3578;
+        const bool v3579 = v192 || v3578;
         const bool v3580 = v3573 && v3579;
         const unsigned int v3583 = v3572 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3584 = v3583 + v20;
         const bool v3586 = v3576 < v3584;
-        const bool v3587 = v2905 || v3586;
+        const bool v3587 = v3385 || v3586;
         const bool v3588 = v3580 && v3587;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3590 = v3570 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3590 = v3570 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3591 = v3588 ? v3590 : __uint_as_float(0xff800000u);
-        v2877.x[22] = v3591;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3592 = static_cast<unsigned int>(v2877.col(23, iron_linear_thread() & 31u));
-        const unsigned int v3593 = static_cast<unsigned int>(v2877.row(23, iron_linear_thread() & 31u));
-        const float v3594 = v2877.x[23];
-        const unsigned int v3595 = v44 + v3593;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3596 = v2716 + v3592;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[2] = v3591;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3592 = static_cast<unsigned int>(v3357.col(3, iron_linear_thread() & 31u));
+        const unsigned int v3593 = static_cast<unsigned int>(v3357.row(3, iron_linear_thread() & 31u));
+        const float v3594 = v3357.x[3];
+        const unsigned int v3595 = v56 + v3593;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3596 = v3040 + v3592;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3597 = v3596 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3600 = v3595 + v35;
         const unsigned int v3601 = v3596 + v20;
         const bool v3602 = v3601 <= v3600;
-        const bool v3603 = v180 || v3602;
+        const bool v3603 = v192 || v3602;
         const bool v3604 = v3597 && v3603;
         const unsigned int v3607 = v3596 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3608 = v3607 + v20;
         const bool v3610 = v3600 < v3608;
-        const bool v3611 = v2905 || v3610;
+        const bool v3611 = v3385 || v3610;
         const bool v3612 = v3604 && v3611;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3614 = v3594 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3614 = v3594 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3615 = v3612 ? v3614 : __uint_as_float(0xff800000u);
-        v2877.x[23] = v3615;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3616 = static_cast<unsigned int>(v2877.col(24, iron_linear_thread() & 31u));
-        const unsigned int v3617 = static_cast<unsigned int>(v2877.row(24, iron_linear_thread() & 31u));
-        const float v3618 = v2877.x[24];
-        const unsigned int v3619 = v44 + v3617;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3620 = v2716 + v3616;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[3] = v3615;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3616 = static_cast<unsigned int>(v3357.col(4, iron_linear_thread() & 31u));
+        const unsigned int v3617 = static_cast<unsigned int>(v3357.row(4, iron_linear_thread() & 31u));
+        const float v3618 = v3357.x[4];
+        const unsigned int v3619 = v56 + v3617;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3620 = v3040 + v3616;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3621 = v3620 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3624 = v3619 + v35;
         const unsigned int v3625 = v3620 + v20;
         const bool v3626 = v3625 <= v3624;
-        const bool v3627 = v180 || v3626;
+        const bool v3627 = v192 || v3626;
         const bool v3628 = v3621 && v3627;
         const unsigned int v3631 = v3620 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3632 = v3631 + v20;
         const bool v3634 = v3624 < v3632;
-        const bool v3635 = v2905 || v3634;
+        const bool v3635 = v3385 || v3634;
         const bool v3636 = v3628 && v3635;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3638 = v3618 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3638 = v3618 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3639 = v3636 ? v3638 : __uint_as_float(0xff800000u);
-        v2877.x[24] = v3639;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3640 = static_cast<unsigned int>(v2877.col(25, iron_linear_thread() & 31u));
-        const unsigned int v3641 = static_cast<unsigned int>(v2877.row(25, iron_linear_thread() & 31u));
-        const float v3642 = v2877.x[25];
-        const unsigned int v3643 = v44 + v3641;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3644 = v2716 + v3640;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[4] = v3639;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3640 = static_cast<unsigned int>(v3357.col(5, iron_linear_thread() & 31u));
+        const unsigned int v3641 = static_cast<unsigned int>(v3357.row(5, iron_linear_thread() & 31u));
+        const float v3642 = v3357.x[5];
+        const unsigned int v3643 = v56 + v3641;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3644 = v3040 + v3640;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3645 = v3644 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3648 = v3643 + v35;
         const unsigned int v3649 = v3644 + v20;
         const bool v3650 = v3649 <= v3648;
-        const bool v3651 = v180 || v3650;
+        const bool v3651 = v192 || v3650;
         const bool v3652 = v3645 && v3651;
         const unsigned int v3655 = v3644 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3656 = v3655 + v20;
         const bool v3658 = v3648 < v3656;
-        const bool v3659 = v2905 || v3658;
+        const bool v3659 = v3385 || v3658;
         const bool v3660 = v3652 && v3659;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3662 = v3642 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3662 = v3642 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3663 = v3660 ? v3662 : __uint_as_float(0xff800000u);
-        v2877.x[25] = v3663;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3664 = static_cast<unsigned int>(v2877.col(26, iron_linear_thread() & 31u));
-        const unsigned int v3665 = static_cast<unsigned int>(v2877.row(26, iron_linear_thread() & 31u));
-        const float v3666 = v2877.x[26];
-        const unsigned int v3667 = v44 + v3665;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3668 = v2716 + v3664;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[5] = v3663;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3664 = static_cast<unsigned int>(v3357.col(6, iron_linear_thread() & 31u));
+        const unsigned int v3665 = static_cast<unsigned int>(v3357.row(6, iron_linear_thread() & 31u));
+        const float v3666 = v3357.x[6];
+        const unsigned int v3667 = v56 + v3665;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3668 = v3040 + v3664;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3669 = v3668 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3672 = v3667 + v35;
         const unsigned int v3673 = v3668 + v20;
         const bool v3674 = v3673 <= v3672;
-        const bool v3675 = v180 || v3674;
+        const bool v3675 = v192 || v3674;
         const bool v3676 = v3669 && v3675;
         const unsigned int v3679 = v3668 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3680 = v3679 + v20;
         const bool v3682 = v3672 < v3680;
-        const bool v3683 = v2905 || v3682;
+        const bool v3683 = v3385 || v3682;
         const bool v3684 = v3676 && v3683;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3686 = v3666 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3686 = v3666 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3687 = v3684 ? v3686 : __uint_as_float(0xff800000u);
-        v2877.x[26] = v3687;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3688 = static_cast<unsigned int>(v2877.col(27, iron_linear_thread() & 31u));
-        const unsigned int v3689 = static_cast<unsigned int>(v2877.row(27, iron_linear_thread() & 31u));
-        const float v3690 = v2877.x[27];
-        const unsigned int v3691 = v44 + v3689;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3692 = v2716 + v3688;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[6] = v3687;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3688 = static_cast<unsigned int>(v3357.col(7, iron_linear_thread() & 31u));
+        const unsigned int v3689 = static_cast<unsigned int>(v3357.row(7, iron_linear_thread() & 31u));
+        const float v3690 = v3357.x[7];
+        const unsigned int v3691 = v56 + v3689;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3692 = v3040 + v3688;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3693 = v3692 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3696 = v3691 + v35;
         const unsigned int v3697 = v3692 + v20;
         const bool v3698 = v3697 <= v3696;
-        const bool v3699 = v180 || v3698;
+        const bool v3699 = v192 || v3698;
         const bool v3700 = v3693 && v3699;
         const unsigned int v3703 = v3692 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3704 = v3703 + v20;
         const bool v3706 = v3696 < v3704;
-        const bool v3707 = v2905 || v3706;
+        const bool v3707 = v3385 || v3706;
         const bool v3708 = v3700 && v3707;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3710 = v3690 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3710 = v3690 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3711 = v3708 ? v3710 : __uint_as_float(0xff800000u);
-        v2877.x[27] = v3711;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3712 = static_cast<unsigned int>(v2877.col(28, iron_linear_thread() & 31u));
-        const unsigned int v3713 = static_cast<unsigned int>(v2877.row(28, iron_linear_thread() & 31u));
-        const float v3714 = v2877.x[28];
-        const unsigned int v3715 = v44 + v3713;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3716 = v2716 + v3712;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[7] = v3711;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3712 = static_cast<unsigned int>(v3357.col(8, iron_linear_thread() & 31u));
+        const unsigned int v3713 = static_cast<unsigned int>(v3357.row(8, iron_linear_thread() & 31u));
+        const float v3714 = v3357.x[8];
+        const unsigned int v3715 = v56 + v3713;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3716 = v3040 + v3712;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3717 = v3716 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3720 = v3715 + v35;
         const unsigned int v3721 = v3716 + v20;
         const bool v3722 = v3721 <= v3720;
-        const bool v3723 = v180 || v3722;
+        const bool v3723 = v192 || v3722;
         const bool v3724 = v3717 && v3723;
         const unsigned int v3727 = v3716 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3728 = v3727 + v20;
         const bool v3730 = v3720 < v3728;
-        const bool v3731 = v2905 || v3730;
+        const bool v3731 = v3385 || v3730;
         const bool v3732 = v3724 && v3731;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3734 = v3714 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3734 = v3714 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3735 = v3732 ? v3734 : __uint_as_float(0xff800000u);
-        v2877.x[28] = v3735;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3736 = static_cast<unsigned int>(v2877.col(29, iron_linear_thread() & 31u));
-        const unsigned int v3737 = static_cast<unsigned int>(v2877.row(29, iron_linear_thread() & 31u));
-        const float v3738 = v2877.x[29];
-        const unsigned int v3739 = v44 + v3737;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3740 = v2716 + v3736;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[8] = v3735;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3736 = static_cast<unsigned int>(v3357.col(9, iron_linear_thread() & 31u));
+        const unsigned int v3737 = static_cast<unsigned int>(v3357.row(9, iron_linear_thread() & 31u));
+        const float v3738 = v3357.x[9];
+        const unsigned int v3739 = v56 + v3737;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3740 = v3040 + v3736;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3741 = v3740 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3744 = v3739 + v35;
         const unsigned int v3745 = v3740 + v20;
         const bool v3746 = v3745 <= v3744;
-        const bool v3747 = v180 || v3746;
+        const bool v3747 = v192 || v3746;
         const bool v3748 = v3741 && v3747;
         const unsigned int v3751 = v3740 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3752 = v3751 + v20;
         const bool v3754 = v3744 < v3752;
-        const bool v3755 = v2905 || v3754;
+        const bool v3755 = v3385 || v3754;
         const bool v3756 = v3748 && v3755;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3758 = v3738 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3758 = v3738 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3759 = v3756 ? v3758 : __uint_as_float(0xff800000u);
-        v2877.x[29] = v3759;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3760 = static_cast<unsigned int>(v2877.col(30, iron_linear_thread() & 31u));
-        const unsigned int v3761 = static_cast<unsigned int>(v2877.row(30, iron_linear_thread() & 31u));
-        const float v3762 = v2877.x[30];
-        const unsigned int v3763 = v44 + v3761;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3764 = v2716 + v3760;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[9] = v3759;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3760 = static_cast<unsigned int>(v3357.col(10, iron_linear_thread() & 31u));
+        const unsigned int v3761 = static_cast<unsigned int>(v3357.row(10, iron_linear_thread() & 31u));
+        const float v3762 = v3357.x[10];
+        const unsigned int v3763 = v56 + v3761;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3764 = v3040 + v3760;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3765 = v3764 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3768 = v3763 + v35;
         const unsigned int v3769 = v3764 + v20;
         const bool v3770 = v3769 <= v3768;
-        const bool v3771 = v180 || v3770;
+        const bool v3771 = v192 || v3770;
         const bool v3772 = v3765 && v3771;
         const unsigned int v3775 = v3764 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3776 = v3775 + v20;
         const bool v3778 = v3768 < v3776;
-        const bool v3779 = v2905 || v3778;
+        const bool v3779 = v3385 || v3778;
         const bool v3780 = v3772 && v3779;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3782 = v3762 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3782 = v3762 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3783 = v3780 ? v3782 : __uint_as_float(0xff800000u);
-        v2877.x[30] = v3783;  // kernels/sdpa/flash_tile.hpp:152
-        const unsigned int v3784 = static_cast<unsigned int>(v2877.col(31, iron_linear_thread() & 31u));
-        const unsigned int v3785 = static_cast<unsigned int>(v2877.row(31, iron_linear_thread() & 31u));
-        const float v3786 = v2877.x[31];
-        const unsigned int v3787 = v44 + v3785;  // kernels/sdpa/flash_tile.hpp:153
-        const unsigned int v3788 = v2716 + v3784;  // kernels/sdpa/flash_tile.hpp:154
+        v3357.x[10] = v3783;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3784 = static_cast<unsigned int>(v3357.col(11, iron_linear_thread() & 31u));
+        const unsigned int v3785 = static_cast<unsigned int>(v3357.row(11, iron_linear_thread() & 31u));
+        const float v3786 = v3357.x[11];
+        const unsigned int v3787 = v56 + v3785;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3788 = v3040 + v3784;  // kernels/sdpa/flash_tile.hpp:154
         const bool v3789 = v3788 < v35;  // kernels/sdpa/flash_tile.hpp:155
         const unsigned int v3792 = v3787 + v35;
         const unsigned int v3793 = v3788 + v20;
         const bool v3794 = v3793 <= v3792;
-        const bool v3795 = v180 || v3794;
+        const bool v3795 = v192 || v3794;
         const bool v3796 = v3789 && v3795;
         const unsigned int v3799 = v3788 + v9;  // kernels/sdpa/flash_tile.hpp:156
         const unsigned int v3800 = v3799 + v20;
         const bool v3802 = v3792 < v3800;
-        const bool v3803 = v2905 || v3802;
+        const bool v3803 = v3385 || v3802;
         const bool v3804 = v3796 && v3803;  // kernels/sdpa/flash_tile.hpp:155
-        const float v3806 = v3786 * v199;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3806 = v3786 * v211;  // kernels/sdpa/flash_tile.hpp:157
         const float v3807 = v3804 ? v3806 : __uint_as_float(0xff800000u);
-        v2877.x[31] = v3807;  // kernels/sdpa/flash_tile.hpp:152
+        v3357.x[11] = v3807;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3808 = static_cast<unsigned int>(v3357.col(12, iron_linear_thread() & 31u));
+        const unsigned int v3809 = static_cast<unsigned int>(v3357.row(12, iron_linear_thread() & 31u));
+        const float v3810 = v3357.x[12];
+        const unsigned int v3811 = v56 + v3809;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3812 = v3040 + v3808;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3813 = v3812 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3816 = v3811 + v35;
+        const unsigned int v3817 = v3812 + v20;
+        const bool v3818 = v3817 <= v3816;
+        const bool v3819 = v192 || v3818;
+        const bool v3820 = v3813 && v3819;
+        const unsigned int v3823 = v3812 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3824 = v3823 + v20;
+        const bool v3826 = v3816 < v3824;
+        const bool v3827 = v3385 || v3826;
+        const bool v3828 = v3820 && v3827;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3830 = v3810 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3831 = v3828 ? v3830 : __uint_as_float(0xff800000u);
+        v3357.x[12] = v3831;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3832 = static_cast<unsigned int>(v3357.col(13, iron_linear_thread() & 31u));
+        const unsigned int v3833 = static_cast<unsigned int>(v3357.row(13, iron_linear_thread() & 31u));
+        const float v3834 = v3357.x[13];
+        const unsigned int v3835 = v56 + v3833;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3836 = v3040 + v3832;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3837 = v3836 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3840 = v3835 + v35;
+        const unsigned int v3841 = v3836 + v20;
+        const bool v3842 = v3841 <= v3840;
+        const bool v3843 = v192 || v3842;
+        const bool v3844 = v3837 && v3843;
+        const unsigned int v3847 = v3836 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3848 = v3847 + v20;
+        const bool v3850 = v3840 < v3848;
+        const bool v3851 = v3385 || v3850;
+        const bool v3852 = v3844 && v3851;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3854 = v3834 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3855 = v3852 ? v3854 : __uint_as_float(0xff800000u);
+        v3357.x[13] = v3855;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3856 = static_cast<unsigned int>(v3357.col(14, iron_linear_thread() & 31u));
+        const unsigned int v3857 = static_cast<unsigned int>(v3357.row(14, iron_linear_thread() & 31u));
+        const float v3858 = v3357.x[14];
+        const unsigned int v3859 = v56 + v3857;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3860 = v3040 + v3856;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3861 = v3860 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3864 = v3859 + v35;
+        const unsigned int v3865 = v3860 + v20;
+        const bool v3866 = v3865 <= v3864;
+        const bool v3867 = v192 || v3866;
+        const bool v3868 = v3861 && v3867;
+        const unsigned int v3871 = v3860 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3872 = v3871 + v20;
+        const bool v3874 = v3864 < v3872;
+        const bool v3875 = v3385 || v3874;
+        const bool v3876 = v3868 && v3875;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3878 = v3858 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3879 = v3876 ? v3878 : __uint_as_float(0xff800000u);
+        v3357.x[14] = v3879;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3880 = static_cast<unsigned int>(v3357.col(15, iron_linear_thread() & 31u));
+        const unsigned int v3881 = static_cast<unsigned int>(v3357.row(15, iron_linear_thread() & 31u));
+        const float v3882 = v3357.x[15];
+        const unsigned int v3883 = v56 + v3881;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3884 = v3040 + v3880;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3885 = v3884 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3888 = v3883 + v35;
+        const unsigned int v3889 = v3884 + v20;
+        const bool v3890 = v3889 <= v3888;
+        const bool v3891 = v192 || v3890;
+        const bool v3892 = v3885 && v3891;
+        const unsigned int v3895 = v3884 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3896 = v3895 + v20;
+        const bool v3898 = v3888 < v3896;
+        const bool v3899 = v3385 || v3898;
+        const bool v3900 = v3892 && v3899;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3902 = v3882 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3903 = v3900 ? v3902 : __uint_as_float(0xff800000u);
+        v3357.x[15] = v3903;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3904 = static_cast<unsigned int>(v3357.col(16, iron_linear_thread() & 31u));
+        const unsigned int v3905 = static_cast<unsigned int>(v3357.row(16, iron_linear_thread() & 31u));
+        const float v3906 = v3357.x[16];
+        const unsigned int v3907 = v56 + v3905;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3908 = v3040 + v3904;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3909 = v3908 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3912 = v3907 + v35;
+        const unsigned int v3913 = v3908 + v20;
+        const bool v3914 = v3913 <= v3912;
+        const bool v3915 = v192 || v3914;
+        const bool v3916 = v3909 && v3915;
+        const unsigned int v3919 = v3908 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3920 = v3919 + v20;
+        const bool v3922 = v3912 < v3920;
+        const bool v3923 = v3385 || v3922;
+        const bool v3924 = v3916 && v3923;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3926 = v3906 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3927 = v3924 ? v3926 : __uint_as_float(0xff800000u);
+        v3357.x[16] = v3927;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3928 = static_cast<unsigned int>(v3357.col(17, iron_linear_thread() & 31u));
+        const unsigned int v3929 = static_cast<unsigned int>(v3357.row(17, iron_linear_thread() & 31u));
+        const float v3930 = v3357.x[17];
+        const unsigned int v3931 = v56 + v3929;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3932 = v3040 + v3928;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3933 = v3932 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3936 = v3931 + v35;
+        const unsigned int v3937 = v3932 + v20;
+        const bool v3938 = v3937 <= v3936;
+        const bool v3939 = v192 || v3938;
+        const bool v3940 = v3933 && v3939;
+        const unsigned int v3943 = v3932 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3944 = v3943 + v20;
+        const bool v3946 = v3936 < v3944;
+        const bool v3947 = v3385 || v3946;
+        const bool v3948 = v3940 && v3947;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3950 = v3930 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3951 = v3948 ? v3950 : __uint_as_float(0xff800000u);
+        v3357.x[17] = v3951;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3952 = static_cast<unsigned int>(v3357.col(18, iron_linear_thread() & 31u));
+        const unsigned int v3953 = static_cast<unsigned int>(v3357.row(18, iron_linear_thread() & 31u));
+        const float v3954 = v3357.x[18];
+        const unsigned int v3955 = v56 + v3953;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3956 = v3040 + v3952;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3957 = v3956 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3960 = v3955 + v35;
+        const unsigned int v3961 = v3956 + v20;
+        const bool v3962 = v3961 <= v3960;
+        const bool v3963 = v192 || v3962;
+        const bool v3964 = v3957 && v3963;
+        const unsigned int v3967 = v3956 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3968 = v3967 + v20;
+        const bool v3970 = v3960 < v3968;
+        const bool v3971 = v3385 || v3970;
+        const bool v3972 = v3964 && v3971;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3974 = v3954 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3975 = v3972 ? v3974 : __uint_as_float(0xff800000u);
+        v3357.x[18] = v3975;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v3976 = static_cast<unsigned int>(v3357.col(19, iron_linear_thread() & 31u));
+        const unsigned int v3977 = static_cast<unsigned int>(v3357.row(19, iron_linear_thread() & 31u));
+        const float v3978 = v3357.x[19];
+        const unsigned int v3979 = v56 + v3977;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v3980 = v3040 + v3976;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v3981 = v3980 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v3984 = v3979 + v35;
+        const unsigned int v3985 = v3980 + v20;
+        const bool v3986 = v3985 <= v3984;
+        const bool v3987 = v192 || v3986;
+        const bool v3988 = v3981 && v3987;
+        const unsigned int v3991 = v3980 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v3992 = v3991 + v20;
+        const bool v3994 = v3984 < v3992;
+        const bool v3995 = v3385 || v3994;
+        const bool v3996 = v3988 && v3995;  // kernels/sdpa/flash_tile.hpp:155
+        const float v3998 = v3978 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v3999 = v3996 ? v3998 : __uint_as_float(0xff800000u);
+        v3357.x[19] = v3999;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4000 = static_cast<unsigned int>(v3357.col(20, iron_linear_thread() & 31u));
+        const unsigned int v4001 = static_cast<unsigned int>(v3357.row(20, iron_linear_thread() & 31u));
+        const float v4002 = v3357.x[20];
+        const unsigned int v4003 = v56 + v4001;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4004 = v3040 + v4000;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4005 = v4004 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4008 = v4003 + v35;
+        const unsigned int v4009 = v4004 + v20;
+        const bool v4010 = v4009 <= v4008;
+        const bool v4011 = v192 || v4010;
+        const bool v4012 = v4005 && v4011;
+        const unsigned int v4015 = v4004 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4016 = v4015 + v20;
+        const bool v4018 = v4008 < v4016;
+        const bool v4019 = v3385 || v4018;
+        const bool v4020 = v4012 && v4019;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4022 = v4002 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4023 = v4020 ? v4022 : __uint_as_float(0xff800000u);
+        v3357.x[20] = v4023;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4024 = static_cast<unsigned int>(v3357.col(21, iron_linear_thread() & 31u));
+        const unsigned int v4025 = static_cast<unsigned int>(v3357.row(21, iron_linear_thread() & 31u));
+        const float v4026 = v3357.x[21];
+        const unsigned int v4027 = v56 + v4025;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4028 = v3040 + v4024;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4029 = v4028 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4032 = v4027 + v35;
+        const unsigned int v4033 = v4028 + v20;
+        const bool v4034 = v4033 <= v4032;
+        const bool v4035 = v192 || v4034;
+        const bool v4036 = v4029 && v4035;
+        const unsigned int v4039 = v4028 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4040 = v4039 + v20;
+        const bool v4042 = v4032 < v4040;
+        const bool v4043 = v3385 || v4042;
+        const bool v4044 = v4036 && v4043;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4046 = v4026 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4047 = v4044 ? v4046 : __uint_as_float(0xff800000u);
+        v3357.x[21] = v4047;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4048 = static_cast<unsigned int>(v3357.col(22, iron_linear_thread() & 31u));
+        const unsigned int v4049 = static_cast<unsigned int>(v3357.row(22, iron_linear_thread() & 31u));
+        const float v4050 = v3357.x[22];
+        const unsigned int v4051 = v56 + v4049;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4052 = v3040 + v4048;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4053 = v4052 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4056 = v4051 + v35;
+        const unsigned int v4057 = v4052 + v20;
+        const bool v4058 = v4057 <= v4056;
+        const bool v4059 = v192 || v4058;
+        const bool v4060 = v4053 && v4059;
+        const unsigned int v4063 = v4052 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4064 = v4063 + v20;
+        const bool v4066 = v4056 < v4064;
+        const bool v4067 = v3385 || v4066;
+        const bool v4068 = v4060 && v4067;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4070 = v4050 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4071 = v4068 ? v4070 : __uint_as_float(0xff800000u);
+        v3357.x[22] = v4071;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4072 = static_cast<unsigned int>(v3357.col(23, iron_linear_thread() & 31u));
+        const unsigned int v4073 = static_cast<unsigned int>(v3357.row(23, iron_linear_thread() & 31u));
+        const float v4074 = v3357.x[23];
+        const unsigned int v4075 = v56 + v4073;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4076 = v3040 + v4072;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4077 = v4076 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4080 = v4075 + v35;
+        const unsigned int v4081 = v4076 + v20;
+        const bool v4082 = v4081 <= v4080;
+        const bool v4083 = v192 || v4082;
+        const bool v4084 = v4077 && v4083;
+        const unsigned int v4087 = v4076 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4088 = v4087 + v20;
+        const bool v4090 = v4080 < v4088;
+        const bool v4091 = v3385 || v4090;
+        const bool v4092 = v4084 && v4091;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4094 = v4074 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4095 = v4092 ? v4094 : __uint_as_float(0xff800000u);
+        v3357.x[23] = v4095;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4096 = static_cast<unsigned int>(v3357.col(24, iron_linear_thread() & 31u));
+        const unsigned int v4097 = static_cast<unsigned int>(v3357.row(24, iron_linear_thread() & 31u));
+        const float v4098 = v3357.x[24];
+        const unsigned int v4099 = v56 + v4097;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4100 = v3040 + v4096;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4101 = v4100 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4104 = v4099 + v35;
+        const unsigned int v4105 = v4100 + v20;
+        const bool v4106 = v4105 <= v4104;
+        const bool v4107 = v192 || v4106;
+        const bool v4108 = v4101 && v4107;
+        const unsigned int v4111 = v4100 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4112 = v4111 + v20;
+        const bool v4114 = v4104 < v4112;
+        const bool v4115 = v3385 || v4114;
+        const bool v4116 = v4108 && v4115;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4118 = v4098 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4119 = v4116 ? v4118 : __uint_as_float(0xff800000u);
+        v3357.x[24] = v4119;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4120 = static_cast<unsigned int>(v3357.col(25, iron_linear_thread() & 31u));
+        const unsigned int v4121 = static_cast<unsigned int>(v3357.row(25, iron_linear_thread() & 31u));
+        const float v4122 = v3357.x[25];
+        const unsigned int v4123 = v56 + v4121;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4124 = v3040 + v4120;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4125 = v4124 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4128 = v4123 + v35;
+        const unsigned int v4129 = v4124 + v20;
+        const bool v4130 = v4129 <= v4128;
+        const bool v4131 = v192 || v4130;
+        const bool v4132 = v4125 && v4131;
+        const unsigned int v4135 = v4124 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4136 = v4135 + v20;
+        const bool v4138 = v4128 < v4136;
+        const bool v4139 = v3385 || v4138;
+        const bool v4140 = v4132 && v4139;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4142 = v4122 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4143 = v4140 ? v4142 : __uint_as_float(0xff800000u);
+        v3357.x[25] = v4143;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4144 = static_cast<unsigned int>(v3357.col(26, iron_linear_thread() & 31u));
+        const unsigned int v4145 = static_cast<unsigned int>(v3357.row(26, iron_linear_thread() & 31u));
+        const float v4146 = v3357.x[26];
+        const unsigned int v4147 = v56 + v4145;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4148 = v3040 + v4144;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4149 = v4148 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4152 = v4147 + v35;
+        const unsigned int v4153 = v4148 + v20;
+        const bool v4154 = v4153 <= v4152;
+        const bool v4155 = v192 || v4154;
+        const bool v4156 = v4149 && v4155;
+        const unsigned int v4159 = v4148 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4160 = v4159 + v20;
+        const bool v4162 = v4152 < v4160;
+        const bool v4163 = v3385 || v4162;
+        const bool v4164 = v4156 && v4163;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4166 = v4146 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4167 = v4164 ? v4166 : __uint_as_float(0xff800000u);
+        v3357.x[26] = v4167;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4168 = static_cast<unsigned int>(v3357.col(27, iron_linear_thread() & 31u));
+        const unsigned int v4169 = static_cast<unsigned int>(v3357.row(27, iron_linear_thread() & 31u));
+        const float v4170 = v3357.x[27];
+        const unsigned int v4171 = v56 + v4169;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4172 = v3040 + v4168;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4173 = v4172 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4176 = v4171 + v35;
+        const unsigned int v4177 = v4172 + v20;
+        const bool v4178 = v4177 <= v4176;
+        const bool v4179 = v192 || v4178;
+        const bool v4180 = v4173 && v4179;
+        const unsigned int v4183 = v4172 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4184 = v4183 + v20;
+        const bool v4186 = v4176 < v4184;
+        const bool v4187 = v3385 || v4186;
+        const bool v4188 = v4180 && v4187;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4190 = v4170 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4191 = v4188 ? v4190 : __uint_as_float(0xff800000u);
+        v3357.x[27] = v4191;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4192 = static_cast<unsigned int>(v3357.col(28, iron_linear_thread() & 31u));
+        const unsigned int v4193 = static_cast<unsigned int>(v3357.row(28, iron_linear_thread() & 31u));
+        const float v4194 = v3357.x[28];
+        const unsigned int v4195 = v56 + v4193;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4196 = v3040 + v4192;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4197 = v4196 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4200 = v4195 + v35;
+        const unsigned int v4201 = v4196 + v20;
+        const bool v4202 = v4201 <= v4200;
+        const bool v4203 = v192 || v4202;
+        const bool v4204 = v4197 && v4203;
+        const unsigned int v4207 = v4196 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4208 = v4207 + v20;
+        const bool v4210 = v4200 < v4208;
+        const bool v4211 = v3385 || v4210;
+        const bool v4212 = v4204 && v4211;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4214 = v4194 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4215 = v4212 ? v4214 : __uint_as_float(0xff800000u);
+        v3357.x[28] = v4215;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4216 = static_cast<unsigned int>(v3357.col(29, iron_linear_thread() & 31u));
+        const unsigned int v4217 = static_cast<unsigned int>(v3357.row(29, iron_linear_thread() & 31u));
+        const float v4218 = v3357.x[29];
+        const unsigned int v4219 = v56 + v4217;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4220 = v3040 + v4216;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4221 = v4220 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4224 = v4219 + v35;
+        const unsigned int v4225 = v4220 + v20;
+        const bool v4226 = v4225 <= v4224;
+        const bool v4227 = v192 || v4226;
+        const bool v4228 = v4221 && v4227;
+        const unsigned int v4231 = v4220 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4232 = v4231 + v20;
+        const bool v4234 = v4224 < v4232;
+        const bool v4235 = v3385 || v4234;
+        const bool v4236 = v4228 && v4235;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4238 = v4218 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4239 = v4236 ? v4238 : __uint_as_float(0xff800000u);
+        v3357.x[29] = v4239;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4240 = static_cast<unsigned int>(v3357.col(30, iron_linear_thread() & 31u));
+        const unsigned int v4241 = static_cast<unsigned int>(v3357.row(30, iron_linear_thread() & 31u));
+        const float v4242 = v3357.x[30];
+        const unsigned int v4243 = v56 + v4241;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4244 = v3040 + v4240;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4245 = v4244 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4248 = v4243 + v35;
+        const unsigned int v4249 = v4244 + v20;
+        const bool v4250 = v4249 <= v4248;
+        const bool v4251 = v192 || v4250;
+        const bool v4252 = v4245 && v4251;
+        const unsigned int v4255 = v4244 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4256 = v4255 + v20;
+        const bool v4258 = v4248 < v4256;
+        const bool v4259 = v3385 || v4258;
+        const bool v4260 = v4252 && v4259;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4262 = v4242 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4263 = v4260 ? v4262 : __uint_as_float(0xff800000u);
+        v3357.x[30] = v4263;  // kernels/sdpa/flash_tile.hpp:152
+        const unsigned int v4264 = static_cast<unsigned int>(v3357.col(31, iron_linear_thread() & 31u));
+        const unsigned int v4265 = static_cast<unsigned int>(v3357.row(31, iron_linear_thread() & 31u));
+        const float v4266 = v3357.x[31];
+        const unsigned int v4267 = v56 + v4265;  // kernels/sdpa/flash_tile.hpp:153
+        const unsigned int v4268 = v3040 + v4264;  // kernels/sdpa/flash_tile.hpp:154
+        const bool v4269 = v4268 < v35;  // kernels/sdpa/flash_tile.hpp:155
+        const unsigned int v4272 = v4267 + v35;
+        const unsigned int v4273 = v4268 + v20;
+        const bool v4274 = v4273 <= v4272;
+        const bool v4275 = v192 || v4274;
+        const bool v4276 = v4269 && v4275;
+        const unsigned int v4279 = v4268 + v9;  // kernels/sdpa/flash_tile.hpp:156
+        const unsigned int v4280 = v4279 + v20;
+        const bool v4282 = v4272 < v4280;
+        const bool v4283 = v3385 || v4282;
+        const bool v4284 = v4276 && v4283;  // kernels/sdpa/flash_tile.hpp:155
+        const float v4286 = v4266 * v211;  // kernels/sdpa/flash_tile.hpp:157
+        const float v4287 = v4284 ? v4286 : __uint_as_float(0xff800000u);
+        v3357.x[31] = v4287;  // kernels/sdpa/flash_tile.hpp:152
       }
-      iron_frag<float, 2, 16, 8> v3809;  // kernels/sdpa/flash_tile.hpp:173
-      iron_frag_fill(v3809, 0.0f);
-      iron_frag<float, 2, 16, 8> v3811;  // kernels/sdpa/flash_tile.hpp:183
-      iron_frag_fill(v3811, 0.0f);
-      iron_frag_row_reduce<false>(v3811, v2877);
-      const float v3815 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3816 = v3811.x[0];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3817 = fmaxf(v3815, v3816);
-      const bool v3820 = v3817 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3821 = v3820 ? 0.0f : v3817;
-      const float v3822 = v3815 - v3821;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3823 = iron_exp2_approx(v3822);
-      v3809.x[0] = v3823;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3827 = v201.x[1];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3828 = v3811.x[1];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3829 = fmaxf(v3827, v3828);
-      const bool v3832 = v3829 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3833 = v3832 ? 0.0f : v3829;
-      const float v3834 = v3827 - v3833;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3835 = iron_exp2_approx(v3834);
-      v3809.x[1] = v3835;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3839 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3840 = v3811.x[2];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3841 = fmaxf(v3839, v3840);
-      const bool v3844 = v3841 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3845 = v3844 ? 0.0f : v3841;
-      const float v3846 = v3839 - v3845;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3847 = iron_exp2_approx(v3846);
-      v3809.x[2] = v3847;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3851 = v201.x[3];  // kernels/sdpa/flash_tile.hpp:185
-      const float v3852 = v3811.x[3];  // kernels/sdpa/flash_tile.hpp:186
-      const float v3853 = fmaxf(v3851, v3852);
-      const bool v3856 = v3853 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3857 = v3856 ? 0.0f : v3853;
-      const float v3858 = v3851 - v3857;  // kernels/sdpa/flash_tile.hpp:186
-      const float v3859 = iron_exp2_approx(v3858);
-      v3809.x[3] = v3859;  // kernels/sdpa/flash_tile.hpp:184
-      const float v3862 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:188
-      const float v3863 = v3811.x[0];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3864 = fmaxf(v3862, v3863);
-      v201.x[0] = v3864;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3867 = v201.x[1];
-      const float v3868 = v3811.x[1];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3869 = fmaxf(v3867, v3868);
-      v201.x[1] = v3869;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3872 = v201.x[2];
-      const float v3873 = v3811.x[2];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3874 = fmaxf(v3872, v3873);
-      v201.x[2] = v3874;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3877 = v201.x[3];
-      const float v3878 = v3811.x[3];  // kernels/sdpa/flash_tile.hpp:189
-      const float v3879 = fmaxf(v3877, v3878);
-      v201.x[3] = v3879;  // kernels/sdpa/flash_tile.hpp:188
-      const float v3882 = v2877.x[0];  // kernels/sdpa/flash_tile.hpp:191
-      const float v3883 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3886 = v3883 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3887 = v3886 ? 0.0f : v3883;
-      const float v3888 = v3882 - v3887;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3889 = iron_exp2_approx(v3888);
-      v2877.x[0] = v3889;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3892 = v2877.x[1];
-      const float v3893 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3896 = v3893 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3897 = v3896 ? 0.0f : v3893;
-      const float v3898 = v3892 - v3897;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3899 = iron_exp2_approx(v3898);
-      v2877.x[1] = v3899;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3902 = v2877.x[2];
-      const float v3903 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3906 = v3903 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3907 = v3906 ? 0.0f : v3903;
-      const float v3908 = v3902 - v3907;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3909 = iron_exp2_approx(v3908);
-      v2877.x[2] = v3909;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3912 = v2877.x[3];
-      const float v3913 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3916 = v3913 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3917 = v3916 ? 0.0f : v3913;
-      const float v3918 = v3912 - v3917;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3919 = iron_exp2_approx(v3918);
-      v2877.x[3] = v3919;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3922 = v2877.x[4];
-      const float v3923 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3926 = v3923 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3927 = v3926 ? 0.0f : v3923;
-      const float v3928 = v3922 - v3927;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3929 = iron_exp2_approx(v3928);
-      v2877.x[4] = v3929;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3932 = v2877.x[5];
-      const float v3933 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3936 = v3933 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3937 = v3936 ? 0.0f : v3933;
-      const float v3938 = v3932 - v3937;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3939 = iron_exp2_approx(v3938);
-      v2877.x[5] = v3939;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3942 = v2877.x[6];
-      const float v3943 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3946 = v3943 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3947 = v3946 ? 0.0f : v3943;
-      const float v3948 = v3942 - v3947;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3949 = iron_exp2_approx(v3948);
-      v2877.x[6] = v3949;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3952 = v2877.x[7];
-      const float v3953 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3956 = v3953 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3957 = v3956 ? 0.0f : v3953;
-      const float v3958 = v3952 - v3957;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3959 = iron_exp2_approx(v3958);
-      v2877.x[7] = v3959;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3962 = v2877.x[8];
-      const float v3963 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3966 = v3963 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3967 = v3966 ? 0.0f : v3963;
-      const float v3968 = v3962 - v3967;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3969 = iron_exp2_approx(v3968);
-      v2877.x[8] = v3969;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3972 = v2877.x[9];
-      const float v3973 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3976 = v3973 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3977 = v3976 ? 0.0f : v3973;
-      const float v3978 = v3972 - v3977;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3979 = iron_exp2_approx(v3978);
-      v2877.x[9] = v3979;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3982 = v2877.x[10];
-      const float v3983 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3986 = v3983 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3987 = v3986 ? 0.0f : v3983;
-      const float v3988 = v3982 - v3987;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3989 = iron_exp2_approx(v3988);
-      v2877.x[10] = v3989;  // kernels/sdpa/flash_tile.hpp:191
-      const float v3992 = v2877.x[11];
-      const float v3993 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v3996 = v3993 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v3997 = v3996 ? 0.0f : v3993;
-      const float v3998 = v3992 - v3997;  // kernels/sdpa/flash_tile.hpp:192
-      const float v3999 = iron_exp2_approx(v3998);
-      v2877.x[11] = v3999;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4002 = v2877.x[12];
-      const float v4003 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4006 = v4003 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4007 = v4006 ? 0.0f : v4003;
-      const float v4008 = v4002 - v4007;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4009 = iron_exp2_approx(v4008);
-      v2877.x[12] = v4009;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4012 = v2877.x[13];
-      const float v4013 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4016 = v4013 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4017 = v4016 ? 0.0f : v4013;
-      const float v4018 = v4012 - v4017;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4019 = iron_exp2_approx(v4018);
-      v2877.x[13] = v4019;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4022 = v2877.x[14];
-      const float v4023 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4026 = v4023 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4027 = v4026 ? 0.0f : v4023;
-      const float v4028 = v4022 - v4027;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4029 = iron_exp2_approx(v4028);
-      v2877.x[14] = v4029;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4032 = v2877.x[15];
-      const float v4033 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4036 = v4033 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4037 = v4036 ? 0.0f : v4033;
-      const float v4038 = v4032 - v4037;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4039 = iron_exp2_approx(v4038);
-      v2877.x[15] = v4039;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4042 = v2877.x[16];
-      const float v4043 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4046 = v4043 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4047 = v4046 ? 0.0f : v4043;
-      const float v4048 = v4042 - v4047;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4049 = iron_exp2_approx(v4048);
-      v2877.x[16] = v4049;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4052 = v2877.x[17];
-      const float v4053 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4056 = v4053 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4057 = v4056 ? 0.0f : v4053;
-      const float v4058 = v4052 - v4057;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4059 = iron_exp2_approx(v4058);
-      v2877.x[17] = v4059;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4062 = v2877.x[18];
-      const float v4063 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4066 = v4063 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4067 = v4066 ? 0.0f : v4063;
-      const float v4068 = v4062 - v4067;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4069 = iron_exp2_approx(v4068);
-      v2877.x[18] = v4069;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4072 = v2877.x[19];
-      const float v4073 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4076 = v4073 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4077 = v4076 ? 0.0f : v4073;
-      const float v4078 = v4072 - v4077;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4079 = iron_exp2_approx(v4078);
-      v2877.x[19] = v4079;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4082 = v2877.x[20];
-      const float v4083 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4086 = v4083 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4087 = v4086 ? 0.0f : v4083;
-      const float v4088 = v4082 - v4087;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4089 = iron_exp2_approx(v4088);
-      v2877.x[20] = v4089;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4092 = v2877.x[21];
-      const float v4093 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4096 = v4093 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4097 = v4096 ? 0.0f : v4093;
-      const float v4098 = v4092 - v4097;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4099 = iron_exp2_approx(v4098);
-      v2877.x[21] = v4099;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4102 = v2877.x[22];
-      const float v4103 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4106 = v4103 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4107 = v4106 ? 0.0f : v4103;
-      const float v4108 = v4102 - v4107;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4109 = iron_exp2_approx(v4108);
-      v2877.x[22] = v4109;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4112 = v2877.x[23];
-      const float v4113 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4116 = v4113 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4117 = v4116 ? 0.0f : v4113;
-      const float v4118 = v4112 - v4117;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4119 = iron_exp2_approx(v4118);
-      v2877.x[23] = v4119;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4122 = v2877.x[24];
-      const float v4123 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4126 = v4123 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4127 = v4126 ? 0.0f : v4123;
-      const float v4128 = v4122 - v4127;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4129 = iron_exp2_approx(v4128);
-      v2877.x[24] = v4129;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4132 = v2877.x[25];
-      const float v4133 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4136 = v4133 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4137 = v4136 ? 0.0f : v4133;
-      const float v4138 = v4132 - v4137;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4139 = iron_exp2_approx(v4138);
-      v2877.x[25] = v4139;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4142 = v2877.x[26];
-      const float v4143 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4146 = v4143 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4147 = v4146 ? 0.0f : v4143;
-      const float v4148 = v4142 - v4147;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4149 = iron_exp2_approx(v4148);
-      v2877.x[26] = v4149;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4152 = v2877.x[27];
-      const float v4153 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4156 = v4153 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4157 = v4156 ? 0.0f : v4153;
-      const float v4158 = v4152 - v4157;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4159 = iron_exp2_approx(v4158);
-      v2877.x[27] = v4159;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4162 = v2877.x[28];
-      const float v4163 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4166 = v4163 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4167 = v4166 ? 0.0f : v4163;
-      const float v4168 = v4162 - v4167;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4169 = iron_exp2_approx(v4168);
-      v2877.x[28] = v4169;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4172 = v2877.x[29];
-      const float v4173 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4176 = v4173 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4177 = v4176 ? 0.0f : v4173;
-      const float v4178 = v4172 - v4177;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4179 = iron_exp2_approx(v4178);
-      v2877.x[29] = v4179;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4182 = v2877.x[30];
-      const float v4183 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4186 = v4183 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4187 = v4186 ? 0.0f : v4183;
-      const float v4188 = v4182 - v4187;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4189 = iron_exp2_approx(v4188);
-      v2877.x[30] = v4189;  // kernels/sdpa/flash_tile.hpp:191
-      const float v4192 = v2877.x[31];
-      const float v4193 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:192
-      const bool v4196 = v4193 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v4197 = v4196 ? 0.0f : v4193;
-      const float v4198 = v4192 - v4197;  // kernels/sdpa/flash_tile.hpp:192
-      const float v4199 = iron_exp2_approx(v4198);
-      v2877.x[31] = v4199;  // kernels/sdpa/flash_tile.hpp:191
-      iron_frag<float, 2, 16, 8> v4201;  // kernels/sdpa/flash_tile.hpp:194
-      iron_frag_fill(v4201, 0.0f);
-      iron_frag_row_reduce<true>(v4201, v2877);
-      const float v4204 = v203.x[0];  // kernels/sdpa/flash_tile.hpp:195
-      const float v4205 = v4201.x[0];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4206 = v3809.x[0];
-      const float v4207 = v4204 * v4206;
-      const float v4208 = v4207 + v4205;
-      v203.x[0] = v4208;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4211 = v203.x[1];
-      const float v4212 = v4201.x[1];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4213 = v3809.x[1];
-      const float v4214 = v4211 * v4213;
-      const float v4215 = v4214 + v4212;
-      v203.x[1] = v4215;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4218 = v203.x[2];
-      const float v4219 = v4201.x[2];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4220 = v3809.x[2];
-      const float v4221 = v4218 * v4220;
-      const float v4222 = v4221 + v4219;
-      v203.x[2] = v4222;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4225 = v203.x[3];
-      const float v4226 = v4201.x[3];  // kernels/sdpa/flash_tile.hpp:196
-      const float v4227 = v3809.x[3];
-      const float v4228 = v4225 * v4227;
-      const float v4229 = v4228 + v4226;
-      v203.x[3] = v4229;  // kernels/sdpa/flash_tile.hpp:195
-      const float v4232 = v205.x[0];  // kernels/sdpa/flash_tile.hpp:205
-      const float v4233 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4234 = v4232 * v4233;
-      v205.x[0] = v4234;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4237 = v205.x[1];
-      const float v4238 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4239 = v4237 * v4238;
-      v205.x[1] = v4239;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4242 = v205.x[2];
-      const float v4243 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4244 = v4242 * v4243;
-      v205.x[2] = v4244;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4247 = v205.x[3];
-      const float v4248 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4249 = v4247 * v4248;
-      v205.x[3] = v4249;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4252 = v205.x[4];
-      const float v4253 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4254 = v4252 * v4253;
-      v205.x[4] = v4254;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4257 = v205.x[5];
-      const float v4258 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4259 = v4257 * v4258;
-      v205.x[5] = v4259;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4262 = v205.x[6];
-      const float v4263 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4264 = v4262 * v4263;
-      v205.x[6] = v4264;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4267 = v205.x[7];
-      const float v4268 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4269 = v4267 * v4268;
-      v205.x[7] = v4269;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4272 = v205.x[8];
-      const float v4273 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4274 = v4272 * v4273;
-      v205.x[8] = v4274;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4277 = v205.x[9];
-      const float v4278 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4279 = v4277 * v4278;
-      v205.x[9] = v4279;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4282 = v205.x[10];
-      const float v4283 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4284 = v4282 * v4283;
-      v205.x[10] = v4284;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4287 = v205.x[11];
-      const float v4288 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4289 = v4287 * v4288;
-      v205.x[11] = v4289;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4292 = v205.x[12];
-      const float v4293 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4294 = v4292 * v4293;
-      v205.x[12] = v4294;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4297 = v205.x[13];
-      const float v4298 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4299 = v4297 * v4298;
-      v205.x[13] = v4299;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4302 = v205.x[14];
-      const float v4303 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4304 = v4302 * v4303;
-      v205.x[14] = v4304;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4307 = v205.x[15];
-      const float v4308 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4309 = v4307 * v4308;
-      v205.x[15] = v4309;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4312 = v205.x[16];
-      const float v4313 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4314 = v4312 * v4313;
-      v205.x[16] = v4314;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4317 = v205.x[17];
-      const float v4318 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4319 = v4317 * v4318;
-      v205.x[17] = v4319;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4322 = v205.x[18];
-      const float v4323 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4324 = v4322 * v4323;
-      v205.x[18] = v4324;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4327 = v205.x[19];
-      const float v4328 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4329 = v4327 * v4328;
-      v205.x[19] = v4329;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4332 = v205.x[20];
-      const float v4333 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4334 = v4332 * v4333;
-      v205.x[20] = v4334;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4337 = v205.x[21];
-      const float v4338 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4339 = v4337 * v4338;
-      v205.x[21] = v4339;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4342 = v205.x[22];
-      const float v4343 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4344 = v4342 * v4343;
-      v205.x[22] = v4344;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4347 = v205.x[23];
-      const float v4348 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4349 = v4347 * v4348;
-      v205.x[23] = v4349;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4352 = v205.x[24];
-      const float v4353 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4354 = v4352 * v4353;
-      v205.x[24] = v4354;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4357 = v205.x[25];
-      const float v4358 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4359 = v4357 * v4358;
-      v205.x[25] = v4359;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4362 = v205.x[26];
-      const float v4363 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4364 = v4362 * v4363;
-      v205.x[26] = v4364;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4367 = v205.x[27];
-      const float v4368 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4369 = v4367 * v4368;
-      v205.x[27] = v4369;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4372 = v205.x[28];
-      const float v4373 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4374 = v4372 * v4373;
-      v205.x[28] = v4374;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4377 = v205.x[29];
-      const float v4378 = v3809.x[0];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4379 = v4377 * v4378;
-      v205.x[29] = v4379;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4382 = v205.x[30];
-      const float v4383 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4384 = v4382 * v4383;
-      v205.x[30] = v4384;  // kernels/sdpa/flash_tile.hpp:205
-      const float v4387 = v205.x[31];
-      const float v4388 = v3809.x[2];  // kernels/sdpa/flash_tile.hpp:206
-      const float v4389 = v4387 * v4388;
-      v205.x[31] = v4389;  // kernels/sdpa/flash_tile.hpp:205
-      iron_frag<iron_bf16, 0, 16, 64> v4391;  // kernels/sdpa/flash_warpgroup.hpp:114
-      iron_frag_fill(v4391, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v4391, v2877);
-      iron_frag_store<false>(v4391, shm3, v4398, 64u);  // kernels/sdpa/flash_warpgroup.hpp:121
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:123
-      iron_frag<iron_bf16, 0, 16, 16> v4475;  // kernels/sdpa/flash_warpgroup.hpp:126
-      iron_frag_fill(v4475, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4475, shm3, v4421, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4477;
-      iron_frag_fill(v4477, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4477, shm2, v2881, 64u);
-      iron_frag_mma_sync(v205, v4475, v4477);
-      const unsigned int v4484 = v2881 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v4486;
-      iron_frag_fill(v4486, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4486, shm3, v4432, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4488;
-      iron_frag_fill(v4488, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4488, shm2, v4484, 64u);
-      iron_frag_mma_sync(v205, v4486, v4488);
-      const unsigned int v4495 = v2881 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v4497;
-      iron_frag_fill(v4497, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4497, shm3, v4441, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4499;
-      iron_frag_fill(v4499, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4499, shm2, v4495, 64u);
-      iron_frag_mma_sync(v205, v4497, v4499);
-      const unsigned int v4506 = v2881 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v4508;
-      iron_frag_fill(v4508, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v4508, shm3, v4450, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v4510;
-      iron_frag_fill(v4510, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v4510, shm2, v4506, 64u);
-      iron_frag_mma_sync(v205, v4508, v4510);
+      iron_frag<float, 2, 16, 8> v4289;  // kernels/sdpa/flash_tile.hpp:173
+      iron_frag_fill(v4289, 0.0f);
+      iron_frag<float, 2, 16, 8> v4291;  // kernels/sdpa/flash_tile.hpp:183
+      iron_frag_fill(v4291, 0.0f);
+      iron_frag_row_reduce<false>(v4291, v3357);
+      const float v4295 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:185
+      const float v4296 = v4291.x[0];  // kernels/sdpa/flash_tile.hpp:186
+      const float v4297 = fmaxf(v4295, v4296);
+      const bool v4300 = v4297 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4301 = v4300 ? 0.0f : v4297;
+      const float v4302 = v4295 - v4301;  // kernels/sdpa/flash_tile.hpp:186
+      const float v4303 = iron_exp2_approx(v4302);
+      v4289.x[0] = v4303;  // kernels/sdpa/flash_tile.hpp:184
+      const float v4307 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:185
+      const float v4308 = v4291.x[1];  // kernels/sdpa/flash_tile.hpp:186
+      const float v4309 = fmaxf(v4307, v4308);
+      const bool v4312 = v4309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4313 = v4312 ? 0.0f : v4309;
+      const float v4314 = v4307 - v4313;  // kernels/sdpa/flash_tile.hpp:186
+      const float v4315 = iron_exp2_approx(v4314);
+      v4289.x[1] = v4315;  // kernels/sdpa/flash_tile.hpp:184
+      const float v4319 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:185
+      const float v4320 = v4291.x[2];  // kernels/sdpa/flash_tile.hpp:186
+      const float v4321 = fmaxf(v4319, v4320);
+      const bool v4324 = v4321 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4325 = v4324 ? 0.0f : v4321;
+      const float v4326 = v4319 - v4325;  // kernels/sdpa/flash_tile.hpp:186
+      const float v4327 = iron_exp2_approx(v4326);
+      v4289.x[2] = v4327;  // kernels/sdpa/flash_tile.hpp:184
+      const float v4331 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:185
+      const float v4332 = v4291.x[3];  // kernels/sdpa/flash_tile.hpp:186
+      const float v4333 = fmaxf(v4331, v4332);
+      const bool v4336 = v4333 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4337 = v4336 ? 0.0f : v4333;
+      const float v4338 = v4331 - v4337;  // kernels/sdpa/flash_tile.hpp:186
+      const float v4339 = iron_exp2_approx(v4338);
+      v4289.x[3] = v4339;  // kernels/sdpa/flash_tile.hpp:184
+      const float v4342 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:188
+      const float v4343 = v4291.x[0];  // kernels/sdpa/flash_tile.hpp:189
+      const float v4344 = fmaxf(v4342, v4343);
+      v213.x[0] = v4344;  // kernels/sdpa/flash_tile.hpp:188
+      const float v4347 = v213.x[1];
+      const float v4348 = v4291.x[1];  // kernels/sdpa/flash_tile.hpp:189
+      const float v4349 = fmaxf(v4347, v4348);
+      v213.x[1] = v4349;  // kernels/sdpa/flash_tile.hpp:188
+      const float v4352 = v213.x[2];
+      const float v4353 = v4291.x[2];  // kernels/sdpa/flash_tile.hpp:189
+      const float v4354 = fmaxf(v4352, v4353);
+      v213.x[2] = v4354;  // kernels/sdpa/flash_tile.hpp:188
+      const float v4357 = v213.x[3];
+      const float v4358 = v4291.x[3];  // kernels/sdpa/flash_tile.hpp:189
+      const float v4359 = fmaxf(v4357, v4358);
+      v213.x[3] = v4359;  // kernels/sdpa/flash_tile.hpp:188
+      const float v4362 = v3357.x[0];  // kernels/sdpa/flash_tile.hpp:191
+      const float v4363 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4366 = v4363 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4367 = v4366 ? 0.0f : v4363;
+      const float v4368 = v4362 - v4367;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4369 = iron_exp2_approx(v4368);
+      v3357.x[0] = v4369;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4372 = v3357.x[1];
+      const float v4373 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4376 = v4373 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4377 = v4376 ? 0.0f : v4373;
+      const float v4378 = v4372 - v4377;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4379 = iron_exp2_approx(v4378);
+      v3357.x[1] = v4379;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4382 = v3357.x[2];
+      const float v4383 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4386 = v4383 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4387 = v4386 ? 0.0f : v4383;
+      const float v4388 = v4382 - v4387;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4389 = iron_exp2_approx(v4388);
+      v3357.x[2] = v4389;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4392 = v3357.x[3];
+      const float v4393 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4396 = v4393 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4397 = v4396 ? 0.0f : v4393;
+      const float v4398 = v4392 - v4397;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4399 = iron_exp2_approx(v4398);
+      v3357.x[3] = v4399;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4402 = v3357.x[4];
+      const float v4403 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4406 = v4403 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4407 = v4406 ? 0.0f : v4403;
+      const float v4408 = v4402 - v4407;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4409 = iron_exp2_approx(v4408);
+      v3357.x[4] = v4409;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4412 = v3357.x[5];
+      const float v4413 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4416 = v4413 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4417 = v4416 ? 0.0f : v4413;
+      const float v4418 = v4412 - v4417;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4419 = iron_exp2_approx(v4418);
+      v3357.x[5] = v4419;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4422 = v3357.x[6];
+      const float v4423 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4426 = v4423 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4427 = v4426 ? 0.0f : v4423;
+      const float v4428 = v4422 - v4427;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4429 = iron_exp2_approx(v4428);
+      v3357.x[6] = v4429;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4432 = v3357.x[7];
+      const float v4433 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4436 = v4433 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4437 = v4436 ? 0.0f : v4433;
+      const float v4438 = v4432 - v4437;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4439 = iron_exp2_approx(v4438);
+      v3357.x[7] = v4439;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4442 = v3357.x[8];
+      const float v4443 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4446 = v4443 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4447 = v4446 ? 0.0f : v4443;
+      const float v4448 = v4442 - v4447;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4449 = iron_exp2_approx(v4448);
+      v3357.x[8] = v4449;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4452 = v3357.x[9];
+      const float v4453 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4456 = v4453 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4457 = v4456 ? 0.0f : v4453;
+      const float v4458 = v4452 - v4457;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4459 = iron_exp2_approx(v4458);
+      v3357.x[9] = v4459;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4462 = v3357.x[10];
+      const float v4463 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4466 = v4463 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4467 = v4466 ? 0.0f : v4463;
+      const float v4468 = v4462 - v4467;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4469 = iron_exp2_approx(v4468);
+      v3357.x[10] = v4469;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4472 = v3357.x[11];
+      const float v4473 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4476 = v4473 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4477 = v4476 ? 0.0f : v4473;
+      const float v4478 = v4472 - v4477;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4479 = iron_exp2_approx(v4478);
+      v3357.x[11] = v4479;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4482 = v3357.x[12];
+      const float v4483 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4486 = v4483 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4487 = v4486 ? 0.0f : v4483;
+      const float v4488 = v4482 - v4487;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4489 = iron_exp2_approx(v4488);
+      v3357.x[12] = v4489;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4492 = v3357.x[13];
+      const float v4493 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4496 = v4493 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4497 = v4496 ? 0.0f : v4493;
+      const float v4498 = v4492 - v4497;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4499 = iron_exp2_approx(v4498);
+      v3357.x[13] = v4499;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4502 = v3357.x[14];
+      const float v4503 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4506 = v4503 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4507 = v4506 ? 0.0f : v4503;
+      const float v4508 = v4502 - v4507;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4509 = iron_exp2_approx(v4508);
+      v3357.x[14] = v4509;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4512 = v3357.x[15];
+      const float v4513 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4516 = v4513 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4517 = v4516 ? 0.0f : v4513;
+      const float v4518 = v4512 - v4517;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4519 = iron_exp2_approx(v4518);
+      v3357.x[15] = v4519;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4522 = v3357.x[16];
+      const float v4523 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4526 = v4523 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4527 = v4526 ? 0.0f : v4523;
+      const float v4528 = v4522 - v4527;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4529 = iron_exp2_approx(v4528);
+      v3357.x[16] = v4529;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4532 = v3357.x[17];
+      const float v4533 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4536 = v4533 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4537 = v4536 ? 0.0f : v4533;
+      const float v4538 = v4532 - v4537;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4539 = iron_exp2_approx(v4538);
+      v3357.x[17] = v4539;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4542 = v3357.x[18];
+      const float v4543 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4546 = v4543 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4547 = v4546 ? 0.0f : v4543;
+      const float v4548 = v4542 - v4547;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4549 = iron_exp2_approx(v4548);
+      v3357.x[18] = v4549;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4552 = v3357.x[19];
+      const float v4553 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4556 = v4553 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4557 = v4556 ? 0.0f : v4553;
+      const float v4558 = v4552 - v4557;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4559 = iron_exp2_approx(v4558);
+      v3357.x[19] = v4559;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4562 = v3357.x[20];
+      const float v4563 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4566 = v4563 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4567 = v4566 ? 0.0f : v4563;
+      const float v4568 = v4562 - v4567;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4569 = iron_exp2_approx(v4568);
+      v3357.x[20] = v4569;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4572 = v3357.x[21];
+      const float v4573 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4576 = v4573 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4577 = v4576 ? 0.0f : v4573;
+      const float v4578 = v4572 - v4577;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4579 = iron_exp2_approx(v4578);
+      v3357.x[21] = v4579;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4582 = v3357.x[22];
+      const float v4583 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4586 = v4583 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4587 = v4586 ? 0.0f : v4583;
+      const float v4588 = v4582 - v4587;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4589 = iron_exp2_approx(v4588);
+      v3357.x[22] = v4589;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4592 = v3357.x[23];
+      const float v4593 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4596 = v4593 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4597 = v4596 ? 0.0f : v4593;
+      const float v4598 = v4592 - v4597;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4599 = iron_exp2_approx(v4598);
+      v3357.x[23] = v4599;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4602 = v3357.x[24];
+      const float v4603 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4606 = v4603 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4607 = v4606 ? 0.0f : v4603;
+      const float v4608 = v4602 - v4607;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4609 = iron_exp2_approx(v4608);
+      v3357.x[24] = v4609;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4612 = v3357.x[25];
+      const float v4613 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4616 = v4613 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4617 = v4616 ? 0.0f : v4613;
+      const float v4618 = v4612 - v4617;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4619 = iron_exp2_approx(v4618);
+      v3357.x[25] = v4619;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4622 = v3357.x[26];
+      const float v4623 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4626 = v4623 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4627 = v4626 ? 0.0f : v4623;
+      const float v4628 = v4622 - v4627;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4629 = iron_exp2_approx(v4628);
+      v3357.x[26] = v4629;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4632 = v3357.x[27];
+      const float v4633 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4636 = v4633 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4637 = v4636 ? 0.0f : v4633;
+      const float v4638 = v4632 - v4637;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4639 = iron_exp2_approx(v4638);
+      v3357.x[27] = v4639;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4642 = v3357.x[28];
+      const float v4643 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4646 = v4643 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4647 = v4646 ? 0.0f : v4643;
+      const float v4648 = v4642 - v4647;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4649 = iron_exp2_approx(v4648);
+      v3357.x[28] = v4649;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4652 = v3357.x[29];
+      const float v4653 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4656 = v4653 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4657 = v4656 ? 0.0f : v4653;
+      const float v4658 = v4652 - v4657;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4659 = iron_exp2_approx(v4658);
+      v3357.x[29] = v4659;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4662 = v3357.x[30];
+      const float v4663 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4666 = v4663 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4667 = v4666 ? 0.0f : v4663;
+      const float v4668 = v4662 - v4667;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4669 = iron_exp2_approx(v4668);
+      v3357.x[30] = v4669;  // kernels/sdpa/flash_tile.hpp:191
+      const float v4672 = v3357.x[31];
+      const float v4673 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:192
+      const bool v4676 = v4673 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v4677 = v4676 ? 0.0f : v4673;
+      const float v4678 = v4672 - v4677;  // kernels/sdpa/flash_tile.hpp:192
+      const float v4679 = iron_exp2_approx(v4678);
+      v3357.x[31] = v4679;  // kernels/sdpa/flash_tile.hpp:191
+      iron_frag<float, 2, 16, 8> v4681;  // kernels/sdpa/flash_tile.hpp:194
+      iron_frag_fill(v4681, 0.0f);
+      iron_frag_row_reduce<true>(v4681, v3357);
+      const float v4684 = v215.x[0];  // kernels/sdpa/flash_tile.hpp:195
+      const float v4685 = v4681.x[0];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4686 = v4289.x[0];
+      const float v4687 = v4684 * v4686;
+      const float v4688 = v4687 + v4685;
+      v215.x[0] = v4688;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4691 = v215.x[1];
+      const float v4692 = v4681.x[1];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4693 = v4289.x[1];
+      const float v4694 = v4691 * v4693;
+      const float v4695 = v4694 + v4692;
+      v215.x[1] = v4695;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4698 = v215.x[2];
+      const float v4699 = v4681.x[2];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4700 = v4289.x[2];
+      const float v4701 = v4698 * v4700;
+      const float v4702 = v4701 + v4699;
+      v215.x[2] = v4702;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4705 = v215.x[3];
+      const float v4706 = v4681.x[3];  // kernels/sdpa/flash_tile.hpp:196
+      const float v4707 = v4289.x[3];
+      const float v4708 = v4705 * v4707;
+      const float v4709 = v4708 + v4706;
+      v215.x[3] = v4709;  // kernels/sdpa/flash_tile.hpp:195
+      const float v4712 = v217.x[0];  // kernels/sdpa/flash_tile.hpp:205
+      const float v4713 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4714 = v4712 * v4713;
+      v217.x[0] = v4714;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4717 = v217.x[1];
+      const float v4718 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4719 = v4717 * v4718;
+      v217.x[1] = v4719;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4722 = v217.x[2];
+      const float v4723 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4724 = v4722 * v4723;
+      v217.x[2] = v4724;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4727 = v217.x[3];
+      const float v4728 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4729 = v4727 * v4728;
+      v217.x[3] = v4729;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4732 = v217.x[4];
+      const float v4733 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4734 = v4732 * v4733;
+      v217.x[4] = v4734;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4737 = v217.x[5];
+      const float v4738 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4739 = v4737 * v4738;
+      v217.x[5] = v4739;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4742 = v217.x[6];
+      const float v4743 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4744 = v4742 * v4743;
+      v217.x[6] = v4744;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4747 = v217.x[7];
+      const float v4748 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4749 = v4747 * v4748;
+      v217.x[7] = v4749;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4752 = v217.x[8];
+      const float v4753 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4754 = v4752 * v4753;
+      v217.x[8] = v4754;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4757 = v217.x[9];
+      const float v4758 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4759 = v4757 * v4758;
+      v217.x[9] = v4759;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4762 = v217.x[10];
+      const float v4763 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4764 = v4762 * v4763;
+      v217.x[10] = v4764;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4767 = v217.x[11];
+      const float v4768 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4769 = v4767 * v4768;
+      v217.x[11] = v4769;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4772 = v217.x[12];
+      const float v4773 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4774 = v4772 * v4773;
+      v217.x[12] = v4774;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4777 = v217.x[13];
+      const float v4778 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4779 = v4777 * v4778;
+      v217.x[13] = v4779;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4782 = v217.x[14];
+      const float v4783 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4784 = v4782 * v4783;
+      v217.x[14] = v4784;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4787 = v217.x[15];
+      const float v4788 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4789 = v4787 * v4788;
+      v217.x[15] = v4789;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4792 = v217.x[16];
+      const float v4793 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4794 = v4792 * v4793;
+      v217.x[16] = v4794;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4797 = v217.x[17];
+      const float v4798 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4799 = v4797 * v4798;
+      v217.x[17] = v4799;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4802 = v217.x[18];
+      const float v4803 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4804 = v4802 * v4803;
+      v217.x[18] = v4804;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4807 = v217.x[19];
+      const float v4808 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4809 = v4807 * v4808;
+      v217.x[19] = v4809;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4812 = v217.x[20];
+      const float v4813 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4814 = v4812 * v4813;
+      v217.x[20] = v4814;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4817 = v217.x[21];
+      const float v4818 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4819 = v4817 * v4818;
+      v217.x[21] = v4819;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4822 = v217.x[22];
+      const float v4823 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4824 = v4822 * v4823;
+      v217.x[22] = v4824;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4827 = v217.x[23];
+      const float v4828 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4829 = v4827 * v4828;
+      v217.x[23] = v4829;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4832 = v217.x[24];
+      const float v4833 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4834 = v4832 * v4833;
+      v217.x[24] = v4834;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4837 = v217.x[25];
+      const float v4838 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4839 = v4837 * v4838;
+      v217.x[25] = v4839;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4842 = v217.x[26];
+      const float v4843 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4844 = v4842 * v4843;
+      v217.x[26] = v4844;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4847 = v217.x[27];
+      const float v4848 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4849 = v4847 * v4848;
+      v217.x[27] = v4849;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4852 = v217.x[28];
+      const float v4853 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4854 = v4852 * v4853;
+      v217.x[28] = v4854;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4857 = v217.x[29];
+      const float v4858 = v4289.x[0];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4859 = v4857 * v4858;
+      v217.x[29] = v4859;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4862 = v217.x[30];
+      const float v4863 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4864 = v4862 * v4863;
+      v217.x[30] = v4864;  // kernels/sdpa/flash_tile.hpp:205
+      const float v4867 = v217.x[31];
+      const float v4868 = v4289.x[2];  // kernels/sdpa/flash_tile.hpp:206
+      const float v4869 = v4867 * v4868;
+      v217.x[31] = v4869;  // kernels/sdpa/flash_tile.hpp:205
+      iron_frag<iron_bf16, 0, 16, 64> v4871;  // kernels/sdpa/flash_warpgroup.hpp:115
+      iron_frag_fill(v4871, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v4871, v3357);
+      iron_frag_store<false>(v4871, shm3, v4878, 64u);  // kernels/sdpa/flash_warpgroup.hpp:122
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:124
+      iron_frag<iron_bf16, 0, 16, 16> v4955;  // kernels/sdpa/flash_warpgroup.hpp:127
+      iron_frag_fill(v4955, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4955, shm3, v4901, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4957;
+      iron_frag_fill(v4957, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4957, shm2, v3361, 64u);
+      iron_frag_mma_sync(v217, v4955, v4957);
+      const unsigned int v4964 = v3361 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v4966;
+      iron_frag_fill(v4966, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4966, shm3, v4912, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4968;
+      iron_frag_fill(v4968, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4968, shm2, v4964, 64u);
+      iron_frag_mma_sync(v217, v4966, v4968);
+      const unsigned int v4975 = v3361 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v4977;
+      iron_frag_fill(v4977, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4977, shm3, v4921, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4979;
+      iron_frag_fill(v4979, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4979, shm2, v4975, 64u);
+      iron_frag_mma_sync(v217, v4977, v4979);
+      const unsigned int v4986 = v3361 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v4988;
+      iron_frag_fill(v4988, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v4988, shm3, v4930, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v4990;
+      iron_frag_fill(v4990, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v4990, shm2, v4986, 64u);
+      iron_frag_mma_sync(v217, v4988, v4990);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:92
-    const float v1902 = v37 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
-    iron_frag<float, 2, 16, 8> v1904;  // kernels/sdpa/flash_tile.hpp:220
-    iron_frag_fill(v1904, 0.0f);
-    const float v1908 = v201.x[0];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1909 = fmaxf(v1908, v1902);
-    const bool v1912 = v1909 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1913 = v1912 ? 0.0f : v1909;
-    v1904.x[0] = v1913;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1917 = v201.x[1];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1918 = fmaxf(v1917, v1902);
-    const bool v1921 = v1918 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1922 = v1921 ? 0.0f : v1918;
-    v1904.x[1] = v1922;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1926 = v201.x[2];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1927 = fmaxf(v1926, v1902);
-    const bool v1930 = v1927 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1931 = v1930 ? 0.0f : v1927;
-    v1904.x[2] = v1931;  // kernels/sdpa/flash_tile.hpp:221
-    const float v1935 = v201.x[3];  // kernels/sdpa/flash_tile.hpp:222
-    const float v1936 = fmaxf(v1935, v1902);
-    const bool v1939 = v1936 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v1940 = v1939 ? 0.0f : v1936;
-    v1904.x[3] = v1940;  // kernels/sdpa/flash_tile.hpp:221
-    iron_frag<float, 2, 16, 8> v1942;  // kernels/sdpa/flash_tile.hpp:224
-    iron_frag_fill(v1942, 0.0f);
-    const float v1946 = v1904.x[0];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1947 = v1902 - v1946;
-    const float v1948 = exp2f(v1947);
-    const float v1950 = v201.x[0];
-    const float v1951 = v1950 - v1946;
-    const float v1952 = exp2f(v1951);
-    const float v1953 = v203.x[0];
-    const float v1954 = v1953 * v1952;
-    const float v1955 = v1954 + v1948;
-    v1942.x[0] = v1955;  // kernels/sdpa/flash_tile.hpp:225
-    const float v1959 = v1904.x[1];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1960 = v1902 - v1959;
-    const float v1961 = exp2f(v1960);
-    const float v1963 = v201.x[1];
-    const float v1964 = v1963 - v1959;
-    const float v1965 = exp2f(v1964);
-    const float v1966 = v203.x[1];
-    const float v1967 = v1966 * v1965;
-    const float v1968 = v1967 + v1961;
-    v1942.x[1] = v1968;  // kernels/sdpa/flash_tile.hpp:225
-    const float v1972 = v1904.x[2];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1973 = v1902 - v1972;
-    const float v1974 = exp2f(v1973);
-    const float v1976 = v201.x[2];
-    const float v1977 = v1976 - v1972;
-    const float v1978 = exp2f(v1977);
-    const float v1979 = v203.x[2];
-    const float v1980 = v1979 * v1978;
-    const float v1981 = v1980 + v1974;
-    v1942.x[2] = v1981;  // kernels/sdpa/flash_tile.hpp:225
-    const float v1985 = v1904.x[3];  // kernels/sdpa/flash_tile.hpp:226
-    const float v1986 = v1902 - v1985;
-    const float v1987 = exp2f(v1986);
-    const float v1989 = v201.x[3];
-    const float v1990 = v1989 - v1985;
-    const float v1991 = exp2f(v1990);
-    const float v1992 = v203.x[3];
-    const float v1993 = v1992 * v1991;
-    const float v1994 = v1993 + v1987;
-    v1942.x[3] = v1994;  // kernels/sdpa/flash_tile.hpp:225
-    iron_frag<float, 2, 16, 8> v1996;  // kernels/sdpa/flash_tile.hpp:228
-    iron_frag_fill(v1996, 0.0f);
-    const float v2000 = v1942.x[0];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2002 = v1904.x[0];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2003 = v201.x[0];
-    const float v2004 = v2003 - v2002;
-    const float v2005 = exp2f(v2004);
-    const float v2006 = v2005 / v2000;
-    const bool v2008 = v2000 > 0.0f;
-    const float v2009 = v2008 ? v2006 : 0.0f;
-    v1996.x[0] = v2009;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2013 = v1942.x[1];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2015 = v1904.x[1];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2016 = v201.x[1];
-    const float v2017 = v2016 - v2015;
-    const float v2018 = exp2f(v2017);
-    const float v2019 = v2018 / v2013;
-    const bool v2021 = v2013 > 0.0f;
-    const float v2022 = v2021 ? v2019 : 0.0f;
-    v1996.x[1] = v2022;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2026 = v1942.x[2];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2028 = v1904.x[2];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2029 = v201.x[2];
-    const float v2030 = v2029 - v2028;
-    const float v2031 = exp2f(v2030);
-    const float v2032 = v2031 / v2026;
-    const bool v2034 = v2026 > 0.0f;
-    const float v2035 = v2034 ? v2032 : 0.0f;
-    v1996.x[2] = v2035;  // kernels/sdpa/flash_tile.hpp:229
-    const float v2039 = v1942.x[3];  // kernels/sdpa/flash_tile.hpp:230
-    const float v2041 = v1904.x[3];  // kernels/sdpa/flash_tile.hpp:231
-    const float v2042 = v201.x[3];
-    const float v2043 = v2042 - v2041;
-    const float v2044 = exp2f(v2043);
-    const float v2045 = v2044 / v2039;
-    const bool v2047 = v2039 > 0.0f;
-    const float v2048 = v2047 ? v2045 : 0.0f;
-    v1996.x[3] = v2048;  // kernels/sdpa/flash_tile.hpp:229
-    const unsigned int v2050 = v44 + v4231;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2051 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2052 = v205.x[0];
-    const float v2053 = v2052 * v2051;
-    const bool v2054 = v2050 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2054) {
-      const iron_bf16 v2058 = iron_f32_to_bf16(v2053);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2060 = v13 + v2050;
-      const unsigned int v2061 = v2060 * v1;
-      const unsigned int v2062 = v2061 + v28;
-      const unsigned int v2063 = v2062 << 6u;
-      const unsigned int v2064 = v2063 + v4230;
-      out[v2064] = v2058;
+    const float v2070 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:219
+    iron_frag<float, 2, 16, 8> v2072;  // kernels/sdpa/flash_tile.hpp:220
+    iron_frag_fill(v2072, 0.0f);
+    const float v2076 = v213.x[0];  // kernels/sdpa/flash_tile.hpp:222
+    const float v2077 = fmaxf(v2076, v2070);
+    const bool v2080 = v2077 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v2081 = v2080 ? 0.0f : v2077;
+    v2072.x[0] = v2081;  // kernels/sdpa/flash_tile.hpp:221
+    const float v2085 = v213.x[1];  // kernels/sdpa/flash_tile.hpp:222
+    const float v2086 = fmaxf(v2085, v2070);
+    const bool v2089 = v2086 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v2090 = v2089 ? 0.0f : v2086;
+    v2072.x[1] = v2090;  // kernels/sdpa/flash_tile.hpp:221
+    const float v2094 = v213.x[2];  // kernels/sdpa/flash_tile.hpp:222
+    const float v2095 = fmaxf(v2094, v2070);
+    const bool v2098 = v2095 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v2099 = v2098 ? 0.0f : v2095;
+    v2072.x[2] = v2099;  // kernels/sdpa/flash_tile.hpp:221
+    const float v2103 = v213.x[3];  // kernels/sdpa/flash_tile.hpp:222
+    const float v2104 = fmaxf(v2103, v2070);
+    const bool v2107 = v2104 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v2108 = v2107 ? 0.0f : v2104;
+    v2072.x[3] = v2108;  // kernels/sdpa/flash_tile.hpp:221
+    iron_frag<float, 2, 16, 8> v2110;  // kernels/sdpa/flash_tile.hpp:224
+    iron_frag_fill(v2110, 0.0f);
+    const float v2114 = v2072.x[0];  // kernels/sdpa/flash_tile.hpp:226
+    const float v2115 = v2070 - v2114;
+    const float v2116 = exp2f(v2115);
+    const float v2118 = v213.x[0];
+    const float v2119 = v2118 - v2114;
+    const float v2120 = exp2f(v2119);
+    const float v2121 = v215.x[0];
+    const float v2122 = v2121 * v2120;
+    const float v2123 = v2122 + v2116;
+    v2110.x[0] = v2123;  // kernels/sdpa/flash_tile.hpp:225
+    const float v2127 = v2072.x[1];  // kernels/sdpa/flash_tile.hpp:226
+    const float v2128 = v2070 - v2127;
+    const float v2129 = exp2f(v2128);
+    const float v2131 = v213.x[1];
+    const float v2132 = v2131 - v2127;
+    const float v2133 = exp2f(v2132);
+    const float v2134 = v215.x[1];
+    const float v2135 = v2134 * v2133;
+    const float v2136 = v2135 + v2129;
+    v2110.x[1] = v2136;  // kernels/sdpa/flash_tile.hpp:225
+    const float v2140 = v2072.x[2];  // kernels/sdpa/flash_tile.hpp:226
+    const float v2141 = v2070 - v2140;
+    const float v2142 = exp2f(v2141);
+    const float v2144 = v213.x[2];
+    const float v2145 = v2144 - v2140;
+    const float v2146 = exp2f(v2145);
+    const float v2147 = v215.x[2];
+    const float v2148 = v2147 * v2146;
+    const float v2149 = v2148 + v2142;
+    v2110.x[2] = v2149;  // kernels/sdpa/flash_tile.hpp:225
+    const float v2153 = v2072.x[3];  // kernels/sdpa/flash_tile.hpp:226
+    const float v2154 = v2070 - v2153;
+    const float v2155 = exp2f(v2154);
+    const float v2157 = v213.x[3];
+    const float v2158 = v2157 - v2153;
+    const float v2159 = exp2f(v2158);
+    const float v2160 = v215.x[3];
+    const float v2161 = v2160 * v2159;
+    const float v2162 = v2161 + v2155;
+    v2110.x[3] = v2162;  // kernels/sdpa/flash_tile.hpp:225
+    iron_frag<float, 2, 16, 8> v2164;  // kernels/sdpa/flash_tile.hpp:228
+    iron_frag_fill(v2164, 0.0f);
+    const float v2168 = v2110.x[0];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2170 = v2072.x[0];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2171 = v213.x[0];
+    const float v2172 = v2171 - v2170;
+    const float v2173 = exp2f(v2172);
+    const float v2174 = v2173 / v2168;
+    const bool v2176 = v2168 > 0.0f;
+    const float v2177 = v2176 ? v2174 : 0.0f;
+    v2164.x[0] = v2177;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2181 = v2110.x[1];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2183 = v2072.x[1];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2184 = v213.x[1];
+    const float v2185 = v2184 - v2183;
+    const float v2186 = exp2f(v2185);
+    const float v2187 = v2186 / v2181;
+    const bool v2189 = v2181 > 0.0f;
+    const float v2190 = v2189 ? v2187 : 0.0f;
+    v2164.x[1] = v2190;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2194 = v2110.x[2];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2196 = v2072.x[2];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2197 = v213.x[2];
+    const float v2198 = v2197 - v2196;
+    const float v2199 = exp2f(v2198);
+    const float v2200 = v2199 / v2194;
+    const bool v2202 = v2194 > 0.0f;
+    const float v2203 = v2202 ? v2200 : 0.0f;
+    v2164.x[2] = v2203;  // kernels/sdpa/flash_tile.hpp:229
+    const float v2207 = v2110.x[3];  // kernels/sdpa/flash_tile.hpp:230
+    const float v2209 = v2072.x[3];  // kernels/sdpa/flash_tile.hpp:231
+    const float v2210 = v213.x[3];
+    const float v2211 = v2210 - v2209;
+    const float v2212 = exp2f(v2211);
+    const float v2213 = v2212 / v2207;
+    const bool v2215 = v2207 > 0.0f;
+    const float v2216 = v2215 ? v2213 : 0.0f;
+    v2164.x[3] = v2216;  // kernels/sdpa/flash_tile.hpp:229
+    const unsigned int v2218 = v56 + v4711;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2219 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2220 = v217.x[0];
+    const float v2221 = v2220 * v2219;
+    const bool v2222 = v2218 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2222) {
+      const iron_bf16 v2226 = iron_f32_to_bf16(v2221);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2228 = v13 + v2218;
+      const unsigned int v2229 = v2228 * v1;
+      const unsigned int v2230 = v2229 + v28;
+      const unsigned int v2231 = v2230 << 6u;
+      const unsigned int v2232 = v2231 + v4710;
+      out[v2232] = v2226;
     }
-    const unsigned int v2066 = v44 + v4236;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2067 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2068 = v205.x[1];
-    const float v2069 = v2068 * v2067;
-    const bool v2070 = v2066 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2070) {
-      const iron_bf16 v2074 = iron_f32_to_bf16(v2069);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2076 = v13 + v2066;
-      const unsigned int v2077 = v2076 * v1;
-      const unsigned int v2078 = v2077 + v28;
-      const unsigned int v2079 = v2078 << 6u;
-      const unsigned int v2080 = v2079 + v4235;
-      out[v2080] = v2074;
+    const unsigned int v2234 = v56 + v4716;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2235 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2236 = v217.x[1];
+    const float v2237 = v2236 * v2235;
+    const bool v2238 = v2234 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2238) {
+      const iron_bf16 v2242 = iron_f32_to_bf16(v2237);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2244 = v13 + v2234;
+      const unsigned int v2245 = v2244 * v1;
+      const unsigned int v2246 = v2245 + v28;
+      const unsigned int v2247 = v2246 << 6u;
+      const unsigned int v2248 = v2247 + v4715;
+      out[v2248] = v2242;
     }
-    const unsigned int v2082 = v44 + v4241;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2083 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2084 = v205.x[2];
-    const float v2085 = v2084 * v2083;
-    const bool v2086 = v2082 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2086) {
-      const iron_bf16 v2090 = iron_f32_to_bf16(v2085);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2092 = v13 + v2082;
-      const unsigned int v2093 = v2092 * v1;
-      const unsigned int v2094 = v2093 + v28;
-      const unsigned int v2095 = v2094 << 6u;
-      const unsigned int v2096 = v2095 + v4240;
-      out[v2096] = v2090;
+    const unsigned int v2250 = v56 + v4721;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2251 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2252 = v217.x[2];
+    const float v2253 = v2252 * v2251;
+    const bool v2254 = v2250 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2254) {
+      const iron_bf16 v2258 = iron_f32_to_bf16(v2253);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2260 = v13 + v2250;
+      const unsigned int v2261 = v2260 * v1;
+      const unsigned int v2262 = v2261 + v28;
+      const unsigned int v2263 = v2262 << 6u;
+      const unsigned int v2264 = v2263 + v4720;
+      out[v2264] = v2258;
     }
-    const unsigned int v2098 = v44 + v4246;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2099 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2100 = v205.x[3];
-    const float v2101 = v2100 * v2099;
-    const bool v2102 = v2098 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2102) {
-      const iron_bf16 v2106 = iron_f32_to_bf16(v2101);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2108 = v13 + v2098;
-      const unsigned int v2109 = v2108 * v1;
-      const unsigned int v2110 = v2109 + v28;
-      const unsigned int v2111 = v2110 << 6u;
-      const unsigned int v2112 = v2111 + v4245;
-      out[v2112] = v2106;
+    const unsigned int v2266 = v56 + v4726;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2267 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2268 = v217.x[3];
+    const float v2269 = v2268 * v2267;
+    const bool v2270 = v2266 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2270) {
+      const iron_bf16 v2274 = iron_f32_to_bf16(v2269);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2276 = v13 + v2266;
+      const unsigned int v2277 = v2276 * v1;
+      const unsigned int v2278 = v2277 + v28;
+      const unsigned int v2279 = v2278 << 6u;
+      const unsigned int v2280 = v2279 + v4725;
+      out[v2280] = v2274;
     }
-    const unsigned int v2114 = v44 + v4251;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2115 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2116 = v205.x[4];
-    const float v2117 = v2116 * v2115;
-    const bool v2118 = v2114 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2118) {
-      const iron_bf16 v2122 = iron_f32_to_bf16(v2117);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2124 = v13 + v2114;
-      const unsigned int v2125 = v2124 * v1;
-      const unsigned int v2126 = v2125 + v28;
-      const unsigned int v2127 = v2126 << 6u;
-      const unsigned int v2128 = v2127 + v4250;
-      out[v2128] = v2122;
+    const unsigned int v2282 = v56 + v4731;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2283 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2284 = v217.x[4];
+    const float v2285 = v2284 * v2283;
+    const bool v2286 = v2282 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2286) {
+      const iron_bf16 v2290 = iron_f32_to_bf16(v2285);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2292 = v13 + v2282;
+      const unsigned int v2293 = v2292 * v1;
+      const unsigned int v2294 = v2293 + v28;
+      const unsigned int v2295 = v2294 << 6u;
+      const unsigned int v2296 = v2295 + v4730;
+      out[v2296] = v2290;
     }
-    const unsigned int v2130 = v44 + v4256;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2131 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2132 = v205.x[5];
-    const float v2133 = v2132 * v2131;
-    const bool v2134 = v2130 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2134) {
-      const iron_bf16 v2138 = iron_f32_to_bf16(v2133);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2140 = v13 + v2130;
-      const unsigned int v2141 = v2140 * v1;
-      const unsigned int v2142 = v2141 + v28;
-      const unsigned int v2143 = v2142 << 6u;
-      const unsigned int v2144 = v2143 + v4255;
-      out[v2144] = v2138;
+    const unsigned int v2298 = v56 + v4736;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2299 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2300 = v217.x[5];
+    const float v2301 = v2300 * v2299;
+    const bool v2302 = v2298 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2302) {
+      const iron_bf16 v2306 = iron_f32_to_bf16(v2301);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2308 = v13 + v2298;
+      const unsigned int v2309 = v2308 * v1;
+      const unsigned int v2310 = v2309 + v28;
+      const unsigned int v2311 = v2310 << 6u;
+      const unsigned int v2312 = v2311 + v4735;
+      out[v2312] = v2306;
     }
-    const unsigned int v2146 = v44 + v4261;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2147 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2148 = v205.x[6];
-    const float v2149 = v2148 * v2147;
-    const bool v2150 = v2146 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2150) {
-      const iron_bf16 v2154 = iron_f32_to_bf16(v2149);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2156 = v13 + v2146;
-      const unsigned int v2157 = v2156 * v1;
-      const unsigned int v2158 = v2157 + v28;
-      const unsigned int v2159 = v2158 << 6u;
-      const unsigned int v2160 = v2159 + v4260;
-      out[v2160] = v2154;
+    const unsigned int v2314 = v56 + v4741;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2315 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2316 = v217.x[6];
+    const float v2317 = v2316 * v2315;
+    const bool v2318 = v2314 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2318) {
+      const iron_bf16 v2322 = iron_f32_to_bf16(v2317);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2324 = v13 + v2314;
+      const unsigned int v2325 = v2324 * v1;
+      const unsigned int v2326 = v2325 + v28;
+      const unsigned int v2327 = v2326 << 6u;
+      const unsigned int v2328 = v2327 + v4740;
+      out[v2328] = v2322;
     }
-    const unsigned int v2162 = v44 + v4266;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2163 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2164 = v205.x[7];
-    const float v2165 = v2164 * v2163;
-    const bool v2166 = v2162 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2166) {
-      const iron_bf16 v2170 = iron_f32_to_bf16(v2165);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2172 = v13 + v2162;
-      const unsigned int v2173 = v2172 * v1;
-      const unsigned int v2174 = v2173 + v28;
-      const unsigned int v2175 = v2174 << 6u;
-      const unsigned int v2176 = v2175 + v4265;
-      out[v2176] = v2170;
+    const unsigned int v2330 = v56 + v4746;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2331 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2332 = v217.x[7];
+    const float v2333 = v2332 * v2331;
+    const bool v2334 = v2330 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2334) {
+      const iron_bf16 v2338 = iron_f32_to_bf16(v2333);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2340 = v13 + v2330;
+      const unsigned int v2341 = v2340 * v1;
+      const unsigned int v2342 = v2341 + v28;
+      const unsigned int v2343 = v2342 << 6u;
+      const unsigned int v2344 = v2343 + v4745;
+      out[v2344] = v2338;
     }
-    const unsigned int v2178 = v44 + v4271;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2179 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2180 = v205.x[8];
-    const float v2181 = v2180 * v2179;
-    const bool v2182 = v2178 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2182) {
-      const iron_bf16 v2186 = iron_f32_to_bf16(v2181);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2188 = v13 + v2178;
-      const unsigned int v2189 = v2188 * v1;
-      const unsigned int v2190 = v2189 + v28;
-      const unsigned int v2191 = v2190 << 6u;
-      const unsigned int v2192 = v2191 + v4270;
-      out[v2192] = v2186;
+    const unsigned int v2346 = v56 + v4751;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2347 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2348 = v217.x[8];
+    const float v2349 = v2348 * v2347;
+    const bool v2350 = v2346 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2350) {
+      const iron_bf16 v2354 = iron_f32_to_bf16(v2349);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2356 = v13 + v2346;
+      const unsigned int v2357 = v2356 * v1;
+      const unsigned int v2358 = v2357 + v28;
+      const unsigned int v2359 = v2358 << 6u;
+      const unsigned int v2360 = v2359 + v4750;
+      out[v2360] = v2354;
     }
-    const unsigned int v2194 = v44 + v4276;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2195 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2196 = v205.x[9];
-    const float v2197 = v2196 * v2195;
-    const bool v2198 = v2194 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2198) {
-      const iron_bf16 v2202 = iron_f32_to_bf16(v2197);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2204 = v13 + v2194;
-      const unsigned int v2205 = v2204 * v1;
-      const unsigned int v2206 = v2205 + v28;
-      const unsigned int v2207 = v2206 << 6u;
-      const unsigned int v2208 = v2207 + v4275;
-      out[v2208] = v2202;
+    const unsigned int v2362 = v56 + v4756;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2363 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2364 = v217.x[9];
+    const float v2365 = v2364 * v2363;
+    const bool v2366 = v2362 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2366) {
+      const iron_bf16 v2370 = iron_f32_to_bf16(v2365);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2372 = v13 + v2362;
+      const unsigned int v2373 = v2372 * v1;
+      const unsigned int v2374 = v2373 + v28;
+      const unsigned int v2375 = v2374 << 6u;
+      const unsigned int v2376 = v2375 + v4755;
+      out[v2376] = v2370;
     }
-    const unsigned int v2210 = v44 + v4281;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2211 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2212 = v205.x[10];
-    const float v2213 = v2212 * v2211;
-    const bool v2214 = v2210 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2214) {
-      const iron_bf16 v2218 = iron_f32_to_bf16(v2213);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2220 = v13 + v2210;
-      const unsigned int v2221 = v2220 * v1;
-      const unsigned int v2222 = v2221 + v28;
-      const unsigned int v2223 = v2222 << 6u;
-      const unsigned int v2224 = v2223 + v4280;
-      out[v2224] = v2218;
+    const unsigned int v2378 = v56 + v4761;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2379 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2380 = v217.x[10];
+    const float v2381 = v2380 * v2379;
+    const bool v2382 = v2378 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2382) {
+      const iron_bf16 v2386 = iron_f32_to_bf16(v2381);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2388 = v13 + v2378;
+      const unsigned int v2389 = v2388 * v1;
+      const unsigned int v2390 = v2389 + v28;
+      const unsigned int v2391 = v2390 << 6u;
+      const unsigned int v2392 = v2391 + v4760;
+      out[v2392] = v2386;
     }
-    const unsigned int v2226 = v44 + v4286;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2227 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2228 = v205.x[11];
-    const float v2229 = v2228 * v2227;
-    const bool v2230 = v2226 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2230) {
-      const iron_bf16 v2234 = iron_f32_to_bf16(v2229);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2236 = v13 + v2226;
-      const unsigned int v2237 = v2236 * v1;
-      const unsigned int v2238 = v2237 + v28;
-      const unsigned int v2239 = v2238 << 6u;
-      const unsigned int v2240 = v2239 + v4285;
-      out[v2240] = v2234;
+    const unsigned int v2394 = v56 + v4766;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2395 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2396 = v217.x[11];
+    const float v2397 = v2396 * v2395;
+    const bool v2398 = v2394 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2398) {
+      const iron_bf16 v2402 = iron_f32_to_bf16(v2397);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2404 = v13 + v2394;
+      const unsigned int v2405 = v2404 * v1;
+      const unsigned int v2406 = v2405 + v28;
+      const unsigned int v2407 = v2406 << 6u;
+      const unsigned int v2408 = v2407 + v4765;
+      out[v2408] = v2402;
     }
-    const unsigned int v2242 = v44 + v4291;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2243 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2244 = v205.x[12];
-    const float v2245 = v2244 * v2243;
-    const bool v2246 = v2242 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2246) {
-      const iron_bf16 v2250 = iron_f32_to_bf16(v2245);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2252 = v13 + v2242;
-      const unsigned int v2253 = v2252 * v1;
-      const unsigned int v2254 = v2253 + v28;
-      const unsigned int v2255 = v2254 << 6u;
-      const unsigned int v2256 = v2255 + v4290;
-      out[v2256] = v2250;
+    const unsigned int v2410 = v56 + v4771;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2411 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2412 = v217.x[12];
+    const float v2413 = v2412 * v2411;
+    const bool v2414 = v2410 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2414) {
+      const iron_bf16 v2418 = iron_f32_to_bf16(v2413);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2420 = v13 + v2410;
+      const unsigned int v2421 = v2420 * v1;
+      const unsigned int v2422 = v2421 + v28;
+      const unsigned int v2423 = v2422 << 6u;
+      const unsigned int v2424 = v2423 + v4770;
+      out[v2424] = v2418;
     }
-    const unsigned int v2258 = v44 + v4296;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2259 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2260 = v205.x[13];
-    const float v2261 = v2260 * v2259;
-    const bool v2262 = v2258 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2262) {
-      const iron_bf16 v2266 = iron_f32_to_bf16(v2261);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2268 = v13 + v2258;
-      const unsigned int v2269 = v2268 * v1;
-      const unsigned int v2270 = v2269 + v28;
-      const unsigned int v2271 = v2270 << 6u;
-      const unsigned int v2272 = v2271 + v4295;
-      out[v2272] = v2266;
+    const unsigned int v2426 = v56 + v4776;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2427 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2428 = v217.x[13];
+    const float v2429 = v2428 * v2427;
+    const bool v2430 = v2426 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2430) {
+      const iron_bf16 v2434 = iron_f32_to_bf16(v2429);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2436 = v13 + v2426;
+      const unsigned int v2437 = v2436 * v1;
+      const unsigned int v2438 = v2437 + v28;
+      const unsigned int v2439 = v2438 << 6u;
+      const unsigned int v2440 = v2439 + v4775;
+      out[v2440] = v2434;
     }
-    const unsigned int v2274 = v44 + v4301;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2275 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2276 = v205.x[14];
-    const float v2277 = v2276 * v2275;
-    const bool v2278 = v2274 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2278) {
-      const iron_bf16 v2282 = iron_f32_to_bf16(v2277);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2284 = v13 + v2274;
-      const unsigned int v2285 = v2284 * v1;
-      const unsigned int v2286 = v2285 + v28;
-      const unsigned int v2287 = v2286 << 6u;
-      const unsigned int v2288 = v2287 + v4300;
-      out[v2288] = v2282;
+    const unsigned int v2442 = v56 + v4781;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2443 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2444 = v217.x[14];
+    const float v2445 = v2444 * v2443;
+    const bool v2446 = v2442 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2446) {
+      const iron_bf16 v2450 = iron_f32_to_bf16(v2445);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2452 = v13 + v2442;
+      const unsigned int v2453 = v2452 * v1;
+      const unsigned int v2454 = v2453 + v28;
+      const unsigned int v2455 = v2454 << 6u;
+      const unsigned int v2456 = v2455 + v4780;
+      out[v2456] = v2450;
     }
-    const unsigned int v2290 = v44 + v4306;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2291 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2292 = v205.x[15];
-    const float v2293 = v2292 * v2291;
-    const bool v2294 = v2290 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2294) {
-      const iron_bf16 v2298 = iron_f32_to_bf16(v2293);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2300 = v13 + v2290;
-      const unsigned int v2301 = v2300 * v1;
-      const unsigned int v2302 = v2301 + v28;
-      const unsigned int v2303 = v2302 << 6u;
-      const unsigned int v2304 = v2303 + v4305;
-      out[v2304] = v2298;
+    const unsigned int v2458 = v56 + v4786;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2459 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2460 = v217.x[15];
+    const float v2461 = v2460 * v2459;
+    const bool v2462 = v2458 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2462) {
+      const iron_bf16 v2466 = iron_f32_to_bf16(v2461);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2468 = v13 + v2458;
+      const unsigned int v2469 = v2468 * v1;
+      const unsigned int v2470 = v2469 + v28;
+      const unsigned int v2471 = v2470 << 6u;
+      const unsigned int v2472 = v2471 + v4785;
+      out[v2472] = v2466;
     }
-    const unsigned int v2306 = v44 + v4311;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2307 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2308 = v205.x[16];
-    const float v2309 = v2308 * v2307;
-    const bool v2310 = v2306 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2310) {
-      const iron_bf16 v2314 = iron_f32_to_bf16(v2309);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2316 = v13 + v2306;
-      const unsigned int v2317 = v2316 * v1;
-      const unsigned int v2318 = v2317 + v28;
-      const unsigned int v2319 = v2318 << 6u;
-      const unsigned int v2320 = v2319 + v4310;
-      out[v2320] = v2314;
+    const unsigned int v2474 = v56 + v4791;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2475 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2476 = v217.x[16];
+    const float v2477 = v2476 * v2475;
+    const bool v2478 = v2474 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2478) {
+      const iron_bf16 v2482 = iron_f32_to_bf16(v2477);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2484 = v13 + v2474;
+      const unsigned int v2485 = v2484 * v1;
+      const unsigned int v2486 = v2485 + v28;
+      const unsigned int v2487 = v2486 << 6u;
+      const unsigned int v2488 = v2487 + v4790;
+      out[v2488] = v2482;
     }
-    const unsigned int v2322 = v44 + v4316;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2323 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2324 = v205.x[17];
-    const float v2325 = v2324 * v2323;
-    const bool v2326 = v2322 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2326) {
-      const iron_bf16 v2330 = iron_f32_to_bf16(v2325);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2332 = v13 + v2322;
-      const unsigned int v2333 = v2332 * v1;
-      const unsigned int v2334 = v2333 + v28;
-      const unsigned int v2335 = v2334 << 6u;
-      const unsigned int v2336 = v2335 + v4315;
-      out[v2336] = v2330;
+    const unsigned int v2490 = v56 + v4796;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2491 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2492 = v217.x[17];
+    const float v2493 = v2492 * v2491;
+    const bool v2494 = v2490 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2494) {
+      const iron_bf16 v2498 = iron_f32_to_bf16(v2493);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2500 = v13 + v2490;
+      const unsigned int v2501 = v2500 * v1;
+      const unsigned int v2502 = v2501 + v28;
+      const unsigned int v2503 = v2502 << 6u;
+      const unsigned int v2504 = v2503 + v4795;
+      out[v2504] = v2498;
     }
-    const unsigned int v2338 = v44 + v4321;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2339 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2340 = v205.x[18];
-    const float v2341 = v2340 * v2339;
-    const bool v2342 = v2338 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2342) {
-      const iron_bf16 v2346 = iron_f32_to_bf16(v2341);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2348 = v13 + v2338;
-      const unsigned int v2349 = v2348 * v1;
-      const unsigned int v2350 = v2349 + v28;
-      const unsigned int v2351 = v2350 << 6u;
-      const unsigned int v2352 = v2351 + v4320;
-      out[v2352] = v2346;
+    const unsigned int v2506 = v56 + v4801;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2507 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2508 = v217.x[18];
+    const float v2509 = v2508 * v2507;
+    const bool v2510 = v2506 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2510) {
+      const iron_bf16 v2514 = iron_f32_to_bf16(v2509);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2516 = v13 + v2506;
+      const unsigned int v2517 = v2516 * v1;
+      const unsigned int v2518 = v2517 + v28;
+      const unsigned int v2519 = v2518 << 6u;
+      const unsigned int v2520 = v2519 + v4800;
+      out[v2520] = v2514;
     }
-    const unsigned int v2354 = v44 + v4326;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2355 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2356 = v205.x[19];
-    const float v2357 = v2356 * v2355;
-    const bool v2358 = v2354 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2358) {
-      const iron_bf16 v2362 = iron_f32_to_bf16(v2357);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2364 = v13 + v2354;
-      const unsigned int v2365 = v2364 * v1;
-      const unsigned int v2366 = v2365 + v28;
-      const unsigned int v2367 = v2366 << 6u;
-      const unsigned int v2368 = v2367 + v4325;
-      out[v2368] = v2362;
+    const unsigned int v2522 = v56 + v4806;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2523 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2524 = v217.x[19];
+    const float v2525 = v2524 * v2523;
+    const bool v2526 = v2522 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2526) {
+      const iron_bf16 v2530 = iron_f32_to_bf16(v2525);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2532 = v13 + v2522;
+      const unsigned int v2533 = v2532 * v1;
+      const unsigned int v2534 = v2533 + v28;
+      const unsigned int v2535 = v2534 << 6u;
+      const unsigned int v2536 = v2535 + v4805;
+      out[v2536] = v2530;
     }
-    const unsigned int v2370 = v44 + v4331;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2371 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2372 = v205.x[20];
-    const float v2373 = v2372 * v2371;
-    const bool v2374 = v2370 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2374) {
-      const iron_bf16 v2378 = iron_f32_to_bf16(v2373);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2380 = v13 + v2370;
-      const unsigned int v2381 = v2380 * v1;
-      const unsigned int v2382 = v2381 + v28;
-      const unsigned int v2383 = v2382 << 6u;
-      const unsigned int v2384 = v2383 + v4330;
-      out[v2384] = v2378;
+    const unsigned int v2538 = v56 + v4811;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2539 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2540 = v217.x[20];
+    const float v2541 = v2540 * v2539;
+    const bool v2542 = v2538 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2542) {
+      const iron_bf16 v2546 = iron_f32_to_bf16(v2541);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2548 = v13 + v2538;
+      const unsigned int v2549 = v2548 * v1;
+      const unsigned int v2550 = v2549 + v28;
+      const unsigned int v2551 = v2550 << 6u;
+      const unsigned int v2552 = v2551 + v4810;
+      out[v2552] = v2546;
     }
-    const unsigned int v2386 = v44 + v4336;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2387 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2388 = v205.x[21];
-    const float v2389 = v2388 * v2387;
-    const bool v2390 = v2386 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2390) {
-      const iron_bf16 v2394 = iron_f32_to_bf16(v2389);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2396 = v13 + v2386;
-      const unsigned int v2397 = v2396 * v1;
-      const unsigned int v2398 = v2397 + v28;
-      const unsigned int v2399 = v2398 << 6u;
-      const unsigned int v2400 = v2399 + v4335;
-      out[v2400] = v2394;
+    const unsigned int v2554 = v56 + v4816;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2555 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2556 = v217.x[21];
+    const float v2557 = v2556 * v2555;
+    const bool v2558 = v2554 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2558) {
+      const iron_bf16 v2562 = iron_f32_to_bf16(v2557);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2564 = v13 + v2554;
+      const unsigned int v2565 = v2564 * v1;
+      const unsigned int v2566 = v2565 + v28;
+      const unsigned int v2567 = v2566 << 6u;
+      const unsigned int v2568 = v2567 + v4815;
+      out[v2568] = v2562;
     }
-    const unsigned int v2402 = v44 + v4341;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2403 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2404 = v205.x[22];
-    const float v2405 = v2404 * v2403;
-    const bool v2406 = v2402 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2406) {
-      const iron_bf16 v2410 = iron_f32_to_bf16(v2405);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2412 = v13 + v2402;
-      const unsigned int v2413 = v2412 * v1;
-      const unsigned int v2414 = v2413 + v28;
-      const unsigned int v2415 = v2414 << 6u;
-      const unsigned int v2416 = v2415 + v4340;
-      out[v2416] = v2410;
+    const unsigned int v2570 = v56 + v4821;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2571 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2572 = v217.x[22];
+    const float v2573 = v2572 * v2571;
+    const bool v2574 = v2570 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2574) {
+      const iron_bf16 v2578 = iron_f32_to_bf16(v2573);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2580 = v13 + v2570;
+      const unsigned int v2581 = v2580 * v1;
+      const unsigned int v2582 = v2581 + v28;
+      const unsigned int v2583 = v2582 << 6u;
+      const unsigned int v2584 = v2583 + v4820;
+      out[v2584] = v2578;
     }
-    const unsigned int v2418 = v44 + v4346;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2419 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2420 = v205.x[23];
-    const float v2421 = v2420 * v2419;
-    const bool v2422 = v2418 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2422) {
-      const iron_bf16 v2426 = iron_f32_to_bf16(v2421);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2428 = v13 + v2418;
-      const unsigned int v2429 = v2428 * v1;
-      const unsigned int v2430 = v2429 + v28;
-      const unsigned int v2431 = v2430 << 6u;
-      const unsigned int v2432 = v2431 + v4345;
-      out[v2432] = v2426;
+    const unsigned int v2586 = v56 + v4826;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2587 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2588 = v217.x[23];
+    const float v2589 = v2588 * v2587;
+    const bool v2590 = v2586 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2590) {
+      const iron_bf16 v2594 = iron_f32_to_bf16(v2589);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2596 = v13 + v2586;
+      const unsigned int v2597 = v2596 * v1;
+      const unsigned int v2598 = v2597 + v28;
+      const unsigned int v2599 = v2598 << 6u;
+      const unsigned int v2600 = v2599 + v4825;
+      out[v2600] = v2594;
     }
-    const unsigned int v2434 = v44 + v4351;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2435 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2436 = v205.x[24];
-    const float v2437 = v2436 * v2435;
-    const bool v2438 = v2434 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2438) {
-      const iron_bf16 v2442 = iron_f32_to_bf16(v2437);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2444 = v13 + v2434;
-      const unsigned int v2445 = v2444 * v1;
-      const unsigned int v2446 = v2445 + v28;
-      const unsigned int v2447 = v2446 << 6u;
-      const unsigned int v2448 = v2447 + v4350;
-      out[v2448] = v2442;
+    const unsigned int v2602 = v56 + v4831;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2603 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2604 = v217.x[24];
+    const float v2605 = v2604 * v2603;
+    const bool v2606 = v2602 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2606) {
+      const iron_bf16 v2610 = iron_f32_to_bf16(v2605);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2612 = v13 + v2602;
+      const unsigned int v2613 = v2612 * v1;
+      const unsigned int v2614 = v2613 + v28;
+      const unsigned int v2615 = v2614 << 6u;
+      const unsigned int v2616 = v2615 + v4830;
+      out[v2616] = v2610;
     }
-    const unsigned int v2450 = v44 + v4356;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2451 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2452 = v205.x[25];
-    const float v2453 = v2452 * v2451;
-    const bool v2454 = v2450 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2454) {
-      const iron_bf16 v2458 = iron_f32_to_bf16(v2453);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2460 = v13 + v2450;
-      const unsigned int v2461 = v2460 * v1;
-      const unsigned int v2462 = v2461 + v28;
-      const unsigned int v2463 = v2462 << 6u;
-      const unsigned int v2464 = v2463 + v4355;
-      out[v2464] = v2458;
+    const unsigned int v2618 = v56 + v4836;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2619 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2620 = v217.x[25];
+    const float v2621 = v2620 * v2619;
+    const bool v2622 = v2618 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2622) {
+      const iron_bf16 v2626 = iron_f32_to_bf16(v2621);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2628 = v13 + v2618;
+      const unsigned int v2629 = v2628 * v1;
+      const unsigned int v2630 = v2629 + v28;
+      const unsigned int v2631 = v2630 << 6u;
+      const unsigned int v2632 = v2631 + v4835;
+      out[v2632] = v2626;
     }
-    const unsigned int v2466 = v44 + v4361;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2467 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2468 = v205.x[26];
-    const float v2469 = v2468 * v2467;
-    const bool v2470 = v2466 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2470) {
-      const iron_bf16 v2474 = iron_f32_to_bf16(v2469);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2476 = v13 + v2466;
-      const unsigned int v2477 = v2476 * v1;
-      const unsigned int v2478 = v2477 + v28;
-      const unsigned int v2479 = v2478 << 6u;
-      const unsigned int v2480 = v2479 + v4360;
-      out[v2480] = v2474;
+    const unsigned int v2634 = v56 + v4841;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2635 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2636 = v217.x[26];
+    const float v2637 = v2636 * v2635;
+    const bool v2638 = v2634 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2638) {
+      const iron_bf16 v2642 = iron_f32_to_bf16(v2637);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2644 = v13 + v2634;
+      const unsigned int v2645 = v2644 * v1;
+      const unsigned int v2646 = v2645 + v28;
+      const unsigned int v2647 = v2646 << 6u;
+      const unsigned int v2648 = v2647 + v4840;
+      out[v2648] = v2642;
     }
-    const unsigned int v2482 = v44 + v4366;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2483 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2484 = v205.x[27];
-    const float v2485 = v2484 * v2483;
-    const bool v2486 = v2482 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2486) {
-      const iron_bf16 v2490 = iron_f32_to_bf16(v2485);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2492 = v13 + v2482;
-      const unsigned int v2493 = v2492 * v1;
-      const unsigned int v2494 = v2493 + v28;
-      const unsigned int v2495 = v2494 << 6u;
-      const unsigned int v2496 = v2495 + v4365;
-      out[v2496] = v2490;
+    const unsigned int v2650 = v56 + v4846;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2651 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2652 = v217.x[27];
+    const float v2653 = v2652 * v2651;
+    const bool v2654 = v2650 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2654) {
+      const iron_bf16 v2658 = iron_f32_to_bf16(v2653);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2660 = v13 + v2650;
+      const unsigned int v2661 = v2660 * v1;
+      const unsigned int v2662 = v2661 + v28;
+      const unsigned int v2663 = v2662 << 6u;
+      const unsigned int v2664 = v2663 + v4845;
+      out[v2664] = v2658;
     }
-    const unsigned int v2498 = v44 + v4371;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2499 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2500 = v205.x[28];
-    const float v2501 = v2500 * v2499;
-    const bool v2502 = v2498 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2502) {
-      const iron_bf16 v2506 = iron_f32_to_bf16(v2501);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2508 = v13 + v2498;
-      const unsigned int v2509 = v2508 * v1;
-      const unsigned int v2510 = v2509 + v28;
-      const unsigned int v2511 = v2510 << 6u;
-      const unsigned int v2512 = v2511 + v4370;
-      out[v2512] = v2506;
+    const unsigned int v2666 = v56 + v4851;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2667 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2668 = v217.x[28];
+    const float v2669 = v2668 * v2667;
+    const bool v2670 = v2666 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2670) {
+      const iron_bf16 v2674 = iron_f32_to_bf16(v2669);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2676 = v13 + v2666;
+      const unsigned int v2677 = v2676 * v1;
+      const unsigned int v2678 = v2677 + v28;
+      const unsigned int v2679 = v2678 << 6u;
+      const unsigned int v2680 = v2679 + v4850;
+      out[v2680] = v2674;
     }
-    const unsigned int v2514 = v44 + v4376;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2515 = v1996.x[0];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2516 = v205.x[29];
-    const float v2517 = v2516 * v2515;
-    const bool v2518 = v2514 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2518) {
-      const iron_bf16 v2522 = iron_f32_to_bf16(v2517);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2524 = v13 + v2514;
-      const unsigned int v2525 = v2524 * v1;
-      const unsigned int v2526 = v2525 + v28;
-      const unsigned int v2527 = v2526 << 6u;
-      const unsigned int v2528 = v2527 + v4375;
-      out[v2528] = v2522;
+    const unsigned int v2682 = v56 + v4856;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2683 = v2164.x[0];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2684 = v217.x[29];
+    const float v2685 = v2684 * v2683;
+    const bool v2686 = v2682 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2686) {
+      const iron_bf16 v2690 = iron_f32_to_bf16(v2685);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2692 = v13 + v2682;
+      const unsigned int v2693 = v2692 * v1;
+      const unsigned int v2694 = v2693 + v28;
+      const unsigned int v2695 = v2694 << 6u;
+      const unsigned int v2696 = v2695 + v4855;
+      out[v2696] = v2690;
     }
-    const unsigned int v2530 = v44 + v4381;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2531 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2532 = v205.x[30];
-    const float v2533 = v2532 * v2531;
-    const bool v2534 = v2530 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2534) {
-      const iron_bf16 v2538 = iron_f32_to_bf16(v2533);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2540 = v13 + v2530;
-      const unsigned int v2541 = v2540 * v1;
-      const unsigned int v2542 = v2541 + v28;
-      const unsigned int v2543 = v2542 << 6u;
-      const unsigned int v2544 = v2543 + v4380;
-      out[v2544] = v2538;
+    const unsigned int v2698 = v56 + v4861;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2699 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2700 = v217.x[30];
+    const float v2701 = v2700 * v2699;
+    const bool v2702 = v2698 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2702) {
+      const iron_bf16 v2706 = iron_f32_to_bf16(v2701);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2708 = v13 + v2698;
+      const unsigned int v2709 = v2708 * v1;
+      const unsigned int v2710 = v2709 + v28;
+      const unsigned int v2711 = v2710 << 6u;
+      const unsigned int v2712 = v2711 + v4860;
+      out[v2712] = v2706;
     }
-    const unsigned int v2546 = v44 + v4386;  // kernels/sdpa/flash_tile.hpp:235
-    const float v2547 = v1996.x[2];  // kernels/sdpa/flash_tile.hpp:236
-    const float v2548 = v205.x[31];
-    const float v2549 = v2548 * v2547;
-    const bool v2550 = v2546 < v20;  // kernels/sdpa/flash_tile.hpp:237
-    if (v2550) {
-      const iron_bf16 v2554 = iron_f32_to_bf16(v2549);  // kernels/sdpa/prefill.cpp:126
-      const unsigned int v2556 = v13 + v2546;
-      const unsigned int v2557 = v2556 * v1;
-      const unsigned int v2558 = v2557 + v28;
-      const unsigned int v2559 = v2558 << 6u;
-      const unsigned int v2560 = v2559 + v4385;
-      out[v2560] = v2554;
+    const unsigned int v2714 = v56 + v4866;  // kernels/sdpa/flash_tile.hpp:235
+    const float v2715 = v2164.x[2];  // kernels/sdpa/flash_tile.hpp:236
+    const float v2716 = v217.x[31];
+    const float v2717 = v2716 * v2715;
+    const bool v2718 = v2714 < v20;  // kernels/sdpa/flash_tile.hpp:237
+    if (v2718) {
+      const iron_bf16 v2722 = iron_f32_to_bf16(v2717);  // kernels/sdpa/prefill.cpp:126
+      const unsigned int v2724 = v13 + v2714;
+      const unsigned int v2725 = v2724 * v1;
+      const unsigned int v2726 = v2725 + v28;
+      const unsigned int v2727 = v2726 << 6u;
+      const unsigned int v2728 = v2727 + v4865;
+      out[v2728] = v2722;
     }
   }
 }
